@@ -1,0 +1,1 @@
+"""memstrata.agents: see ARCHITECTURE.md; filled in by the construction and recall work."""

@@ -1,0 +1,36 @@
+"""The one exception hierarchy of memstrata.
+
+Every error the package raises on purpose derives from :class:`MemstrataError`. Input
+errors also derive from the built-in ``ValueError`` / ``TypeError`` so callers that
+already catch those keep working.
+"""
+
+from __future__ import annotations
+
+
+class MemstrataError(Exception):
+    """Base class for every error memstrata raises on purpose."""
+
+
+class InvalidInputError(MemstrataError, ValueError):
+    """Input was rejected before anything was stored; the message says how to fix it."""
+
+
+class InvalidTypeError(MemstrataError, TypeError):
+    """An argument had the wrong type; the message says which type was expected."""
+
+
+class NamespaceError(InvalidInputError):
+    """A namespace was missing, malformed, or did not match the record being written."""
+
+
+class RecordNotFoundError(MemstrataError, KeyError):
+    """A record id does not exist in the requested namespace and granularity."""
+
+
+class EmbeddingError(MemstrataError):
+    """The embedding model could not be loaded or failed to embed."""
+
+
+class StoreConfigurationError(MemstrataError):
+    """A store was opened with settings that contradict what it persisted."""

@@ -1,0 +1,1 @@
+"""memstrata.graphs: see ARCHITECTURE.md; filled in by the construction and recall work."""

@@ -1,0 +1,93 @@
+"""The ``MemoryStore`` protocol that every node talks to, and its result type."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol, runtime_checkable
+
+from .filters import TimeWindow
+from .records import FactRecord, Granularity, MemoryRecord, MetadataValue
+
+SearchMode = Literal["hybrid", "dense", "bm25"]
+Where = Mapping[str, MetadataValue | Sequence[MetadataValue]]
+
+
+@dataclass(frozen=True)
+class ScoredRecord:
+    """A search result: the record, its fused score, and each channel's rank and score."""
+
+    record: MemoryRecord
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    """1-based rank per channel (``dense``, ``bm25``); absent if that channel missed it."""
+    channel_scores: dict[str, float] = field(default_factory=dict)
+    """Raw score per channel: cosine similarity for ``dense``, Okapi score for ``bm25``."""
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Storage for the four granularities. Every call is scoped to one namespace."""
+
+    def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
+        """Insert or replace records (idempotent by id); return their ids."""
+        ...
+
+    def get(
+        self,
+        granularity: Granularity | str,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Return records by id and/or filter."""
+        ...
+
+    def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
+        """Replace an existing record; raise if it does not exist."""
+        ...
+
+    def mark_superseded(
+        self,
+        namespace: str,
+        fact_id: str,
+        *,
+        superseded_by: str,
+        at: datetime | None = None,
+    ) -> FactRecord:
+        """Close a fact's validity and point it at its replacement, keeping it."""
+        ...
+
+    def delete(
+        self,
+        granularity: Granularity | str,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+    ) -> int:
+        """Delete records by id and/or filter; return how many were deleted."""
+        ...
+
+    def search(
+        self,
+        query: str,
+        granularity: Granularity | str,
+        namespace: str,
+        *,
+        k: int = 10,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[ScoredRecord]:
+        """Rank records for ``query`` with dense, lexical or fused (RRF) retrieval."""
+        ...
+
+    def count(self, granularity: Granularity | str, namespace: str) -> int:
+        """Return how many records of a granularity a namespace holds."""
+        ...

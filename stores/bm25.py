@@ -1,0 +1,240 @@
+"""An incremental BM25 index: an inverted index feeding rank-bm25's Okapi scoring.
+
+``rank_bm25.BM25Okapi`` scores every document on every query (a Python loop over the
+whole corpus per query term), which is far too slow at 100k records. This index keeps
+postings per term, so a query touches only the documents that contain its terms, and
+keeps rank-bm25's IDF (``_calc_idf``, with its epsilon floor) and its Okapi formula, so
+scores equal ``BM25Okapi.get_scores`` for every matching document. Writes mark the
+index dirty; IDF and the per-term posting arrays are recomputed lazily on the next query.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from .lexical import Analyzer
+
+
+@dataclass(frozen=True, kw_only=True)
+class BM25Params:
+    """Okapi parameters (rank-bm25's defaults)."""
+
+    k1: float = 1.5
+    """Term-frequency saturation."""
+    b: float = 0.75
+    """Document-length normalisation."""
+    epsilon: float = 0.25
+    """IDF floor for very common terms, as a fraction of the mean IDF."""
+
+
+class _OkapiScorer(BM25Okapi):  # type: ignore[misc]
+    """rank-bm25's Okapi model, fed document frequencies instead of a corpus."""
+
+    def __init__(self, params: BM25Params) -> None:
+        # Deliberately skip BM25.__init__: it wants the whole corpus up front.
+        self.k1, self.b, self.epsilon = params.k1, params.b, params.epsilon
+        self.corpus_size = 0
+        self.avgdl = 0.0
+        self.idf: dict[str, float] = {}
+        self.average_idf = 0.0
+
+    def refit(self, doc_freq: Mapping[str, int], corpus_size: int, avgdl: float) -> None:
+        self.corpus_size, self.avgdl, self.idf = corpus_size, avgdl, {}
+        if doc_freq:
+            self._calc_idf(doc_freq)
+
+
+@dataclass(frozen=True)
+class LexicalHit:
+    """One BM25 result."""
+
+    record_id: str
+    score: float
+
+
+class BM25Index:
+    """BM25 over the documents of one collection and namespace.
+
+    Thread-safe. ``metadata`` given with each document is kept so search-time filters
+    (time window, speaker...) run on the same fields as Chroma's ``where``.
+    """
+
+    def __init__(self, analyzer: Analyzer | None = None, params: BM25Params | None = None) -> None:
+        self.analyzer = analyzer or Analyzer()
+        self._scorer = _OkapiScorer(params or BM25Params())
+        self._lock = threading.RLock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._slot_of: dict[str, int] = {}
+        self._ids: list[str | None] = []
+        self._terms: list[Counter[str] | None] = []
+        self._meta: list[Mapping[str, Any] | None] = []
+        self._doc_len = np.zeros(0, dtype=np.float64)
+        self._postings: dict[str, dict[int, int]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._total_len = 0
+        self._dirty = True
+
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, record_id: object) -> bool:
+        return record_id in self._slot_of
+
+    def ids(self) -> set[str]:
+        """Return the ids currently indexed."""
+        with self._lock:
+            return set(self._slot_of)
+
+    def upsert(self, docs: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
+        """Add or replace ``(record_id, index_text, metadata)`` documents."""
+        analysed = [(rid, Counter(self.analyzer(text)), meta) for rid, text, meta in docs]
+        with self._lock:
+            for rid, terms, meta in analysed:
+                self._remove(rid)
+                self._insert(rid, terms, meta)
+            self._dirty = True
+            self._maybe_compact()
+
+    def _insert(self, rid: str, terms: Counter[str], meta: Mapping[str, Any]) -> None:
+        slot = len(self._ids)
+        self._ids.append(rid)
+        self._terms.append(terms)
+        self._meta.append(meta)
+        self._slot_of[rid] = slot
+        if slot >= len(self._doc_len):
+            grown = np.zeros(max(1024, 2 * len(self._doc_len)), dtype=np.float64)
+            grown[: len(self._doc_len)] = self._doc_len
+            self._doc_len = grown
+        length = sum(terms.values())
+        self._doc_len[slot] = length
+        self._total_len += length
+        for term, tf in terms.items():
+            self._postings.setdefault(term, {})[slot] = tf
+            self._arrays.pop(term, None)
+
+    def delete(self, record_ids: Iterable[str]) -> None:
+        """Remove documents; unknown ids are ignored."""
+        with self._lock:
+            for rid in record_ids:
+                self._remove(rid)
+            self._dirty = True
+            self._maybe_compact()
+
+    def _remove(self, rid: str) -> None:
+        slot = self._slot_of.pop(rid, None)
+        if slot is None:
+            return
+        terms = self._terms[slot]
+        assert terms is not None
+        for term in terms:
+            postings = self._postings[term]
+            del postings[slot]
+            if not postings:
+                del self._postings[term]
+            self._arrays.pop(term, None)
+        self._total_len -= int(self._doc_len[slot])
+        self._doc_len[slot] = 0
+        self._ids[slot] = self._terms[slot] = self._meta[slot] = None
+
+    def _maybe_compact(self) -> None:
+        """Drop dead slots once they outnumber the live ones."""
+        dead = len(self._ids) - len(self._slot_of)
+        if dead <= 1024 or dead <= len(self._slot_of):
+            return
+        live = [
+            (rid, self._terms[slot], self._meta[slot])
+            for rid, slot in sorted(self._slot_of.items(), key=lambda kv: kv[1])
+        ]
+        self._reset()
+        for rid, terms, meta in live:
+            assert terms is not None and meta is not None
+            self._insert(rid, terms, meta)
+
+    def _refit(self) -> None:
+        if not self._dirty:
+            return
+        n = len(self._slot_of)
+        doc_freq = {term: len(p) for term, p in self._postings.items()}
+        self._scorer.refit(doc_freq, n, self._total_len / n if n else 0.0)
+        self._dirty = False
+
+    def _posting_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            postings = self._postings.get(term)
+            if not postings:
+                return None
+            slots = np.fromiter(postings.keys(), dtype=np.int64, count=len(postings))
+            tfs = np.fromiter(postings.values(), dtype=np.float64, count=len(postings))
+            arrays = self._arrays[term] = (slots, tfs)
+        return arrays
+
+    def scores(self, query: str) -> dict[str, float]:
+        """Return the Okapi score of every document that shares a term with ``query``."""
+        with self._lock:
+            slots, values = self._score_slots(self.analyzer(query))
+            return {self._ids[s]: float(v) for s, v in zip(slots, values, strict=True)}  # type: ignore[misc]
+
+    def _score_slots(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        self._refit()
+        sc = self._scorer
+        if not self._slot_of or not terms:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        acc = np.zeros(len(self._ids), dtype=np.float64)
+        touched = np.zeros(len(self._ids), dtype=bool)
+        for term in terms:  # duplicates count twice, as in rank-bm25
+            arrays = self._posting_arrays(term)
+            if arrays is None:
+                continue
+            slots, tf = arrays
+            norm = sc.k1 * (1 - sc.b + sc.b * self._doc_len[slots] / sc.avgdl)
+            acc[slots] += sc.idf.get(term, 0.0) * (tf * (sc.k1 + 1) / (tf + norm))
+            touched[slots] = True
+        hit = np.flatnonzero(touched)
+        return hit, acc[hit]
+
+    def search(
+        self,
+        query: str,
+        k: int,
+        predicate: Callable[[Mapping[str, Any]], bool] | None = None,
+    ) -> list[LexicalHit]:
+        """Return the ``k`` best documents that pass ``predicate`` (score order)."""
+        if k <= 0:
+            return []
+        terms = self.analyzer(query)
+        with self._lock:
+            slots, values = self._score_slots(terms)
+            hits: list[LexicalHit] = []
+            want = k if predicate is None else 4 * k
+            while True:
+                if len(slots) > want:
+                    # everything tied with the want-th score, so ties break by id below
+                    cutoff = -np.partition(-values, want - 1)[want - 1]
+                    chosen = np.flatnonzero(values >= cutoff)
+                else:
+                    chosen = np.arange(len(slots))
+                order = sorted(chosen.tolist(), key=lambda i: (-values[i], self._ids[slots[i]]))
+                hits = []
+                for i in order:
+                    slot = int(slots[i])
+                    meta = self._meta[slot]
+                    if predicate is not None and (meta is None or not predicate(meta)):
+                        continue
+                    rid = self._ids[slot]
+                    assert rid is not None
+                    hits.append(LexicalHit(rid, float(values[i])))
+                    if len(hits) >= k:
+                        return hits
+                if len(chosen) >= len(slots):
+                    return hits
+                want *= 8

@@ -1,0 +1,420 @@
+"""``ChromaMemoryStore``: four Chroma collections plus a BM25 mirror of each.
+
+Chroma is the one source of truth. The BM25 index of a (granularity, namespace) pair is
+built from Chroma on first use and then kept in step with every add, update and delete
+made through this store. Another process writing to the same Chroma is not seen by this
+store's BM25 mirror until :meth:`ChromaMemoryStore.refresh_lexical` is called.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import chromadb
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from langchain_core.embeddings import Embeddings
+
+from ..errors import (
+    InvalidInputError,
+    InvalidTypeError,
+    RecordNotFoundError,
+    StoreConfigurationError,
+)
+from .base import ScoredRecord, SearchMode, Where
+from .bm25 import BM25Index, BM25Params
+from .codec import RECORD_KEY, from_metadata, row_id, to_metadata
+from .embedding_identity import chroma_function_for, embedding_name
+from .filters import SearchFilter, TimeWindow
+from .fusion import FusionConfig, reciprocal_rank_fusion
+from .indexing import IndexTextPolicy
+from .lexical import Analyzer
+from .records import (
+    RECORD_TYPES,
+    FactRecord,
+    Granularity,
+    MemoryRecord,
+    parse_granularity,
+    utc_now,
+    validate_namespace,
+)
+
+SCHEMA_VERSION = 1
+_MODES = ("hybrid", "dense", "bm25")
+
+
+class ChromaMemoryStore:
+    """A :class:`~memstrata.stores.base.MemoryStore` over an injected Chroma client."""
+
+    def __init__(
+        self,
+        client: ClientAPI,
+        *,
+        embeddings: Embeddings | None = None,
+        collection_prefix: str = "memstrata",
+        index_policy: IndexTextPolicy | None = None,
+        fusion: FusionConfig | None = None,
+        bm25: BM25Params | None = None,
+        analyzer: Analyzer | None = None,
+    ) -> None:
+        if embeddings is None:
+            from .embeddings import MiniLMEmbeddings
+
+            embeddings = MiniLMEmbeddings()
+        if not isinstance(embeddings, Embeddings):
+            raise InvalidTypeError(
+                "embeddings must be a langchain_core Embeddings, e.g. "
+                f"memstrata.stores.MiniLMEmbeddings(); got {type(embeddings).__name__}"
+            )
+        self.client = client
+        self.embeddings = embeddings
+        self.index_policy = index_policy or IndexTextPolicy()
+        self.fusion = fusion or FusionConfig()
+        self._bm25_params = bm25 or BM25Params()
+        self._analyzer = analyzer or Analyzer()
+        self._lock = threading.RLock()
+        self._lexical: dict[tuple[Granularity, str], BM25Index] = {}
+        expected = {
+            "memstrata_schema": SCHEMA_VERSION,
+            "embedding": embedding_name(embeddings),
+            "index_policy": json.dumps(asdict(self.index_policy), sort_keys=True),
+        }
+        function = chroma_function_for(embeddings)
+        self._collections: dict[Granularity, Collection] = {}
+        for granularity in Granularity:
+            collection = client.get_or_create_collection(
+                f"{collection_prefix}_{granularity.value}",
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata=expected,
+                embedding_function=function,  # type: ignore[arg-type]
+            )
+            stored = {k: (collection.metadata or {}).get(k) for k in expected}
+            if stored != expected:
+                raise StoreConfigurationError(
+                    f"collection {collection.name!r} was written with {stored}, but this store "
+                    f"is configured with {expected}. Open it with the same embeddings and "
+                    "index_policy, or use another collection_prefix and re-ingest."
+                )
+            self._collections[granularity] = collection
+
+    @classmethod
+    def persistent(cls, path: str | Path = ".memstrata/chroma", **kwargs: Any) -> ChromaMemoryStore:
+        """Open (or create) a store on disk at ``path``. This is the default deployment."""
+        return cls(chromadb.PersistentClient(path=str(path)), **kwargs)
+
+    @classmethod
+    def ephemeral(cls, **kwargs: Any) -> ChromaMemoryStore:
+        """Open an in-memory store (for tests). Each call gets an isolated client."""
+        import uuid
+
+        settings = chromadb.Settings(allow_reset=True, anonymized_telemetry=False)
+        client = chromadb.EphemeralClient(settings=settings)
+        prefix = kwargs.pop("collection_prefix", f"memstrata_{uuid.uuid4().hex[:12]}")
+        return cls(client, collection_prefix=prefix, **kwargs)
+
+    @classmethod
+    def http(
+        cls, host: str = "127.0.0.1", port: int = 8000, *, ssl: bool = False, **kwargs: Any
+    ) -> ChromaMemoryStore:
+        """Connect to a ``chroma run`` server."""
+        return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl), **kwargs)
+
+    # ----------------------------------------------------------------- writes
+    def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
+        """Insert or replace ``records`` (idempotent by id). All are validated first."""
+        validate_namespace(namespace)
+        checked = [self._checked(namespace, r) for r in _as_sequence(records)]
+        if not checked:
+            return []
+        by_granularity: dict[Granularity, list[MemoryRecord]] = {}
+        for record in checked:
+            by_granularity.setdefault(record.granularity, []).append(record)
+        with self._lock:
+            for granularity, group in by_granularity.items():
+                self._write(granularity, namespace, _dedupe(group))
+        return [r.id for r in checked]
+
+    def _write(self, granularity: Granularity, namespace: str, records: list[MemoryRecord]) -> None:
+        texts = [self.index_policy.render(r) for r in records]
+        vectors = self.embeddings.embed_documents(texts)  # before any write: all or nothing
+        if len(vectors) != len(records):
+            raise InvalidInputError("the embeddings returned a different number of vectors")
+        metadatas = [to_metadata(r) for r in records]
+        collection = self._collections[granularity]
+        step = max(1, self.client.get_max_batch_size())
+        for i in range(0, len(records), step):
+            collection.upsert(
+                ids=[row_id(namespace, r.id) for r in records[i : i + step]],
+                embeddings=vectors[i : i + step],  # type: ignore[arg-type]
+                documents=[r.text for r in records[i : i + step]],
+                metadatas=metadatas[i : i + step],
+            )
+        index = self._lexical.get((granularity, namespace))
+        if index is not None:
+            index.upsert(
+                (r.id, text, _lexical_meta(meta))
+                for r, text, meta in zip(records, texts, metadatas, strict=True)
+            )
+
+    def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
+        """Replace an existing record; raise :class:`RecordNotFoundError` if it is missing."""
+        checked = self._checked(namespace, record)
+        with self._lock:
+            if not self.get(checked.granularity, namespace, [checked.id]):
+                raise RecordNotFoundError(
+                    f"no {checked.granularity.value} record {checked.id!r} in namespace "
+                    f"{namespace!r}; use add() to create it"
+                )
+            self._write(checked.granularity, namespace, [checked])
+        return checked
+
+    def mark_superseded(
+        self, namespace: str, fact_id: str, *, superseded_by: str, at: datetime | None = None
+    ) -> FactRecord:
+        """Set ``superseded_by`` and close ``valid_to`` (default now); the fact is kept."""
+        if not isinstance(superseded_by, str) or not superseded_by.strip():
+            raise InvalidInputError("superseded_by must be the id of the replacing fact")
+        if superseded_by == fact_id:
+            raise InvalidInputError("a fact cannot supersede itself")
+        when = at if at is not None else utc_now()
+        TimeWindow(before=when)  # validates awareness
+        with self._lock:
+            found = self.get(Granularity.FACT, namespace, [fact_id])
+            if not found:
+                raise RecordNotFoundError(f"no fact {fact_id!r} in namespace {namespace!r}")
+            fact = found[0]
+            assert isinstance(fact, FactRecord)
+            valid_to = fact.valid_to if fact.valid_to is not None and fact.valid_to < when else when
+            if fact.valid_from is not None and valid_to < fact.valid_from:
+                valid_to = fact.valid_from
+            updated = fact.model_copy(update={"superseded_by": superseded_by, "valid_to": valid_to})
+            updated = FactRecord.model_validate(updated.model_dump())
+            self._write(Granularity.FACT, namespace, [updated])
+        return updated
+
+    def delete(
+        self,
+        granularity: Granularity | str,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+    ) -> int:
+        """Delete matching records of one namespace; return how many were deleted."""
+        gran = parse_granularity(granularity)
+        if ids is None and window is None and not where:
+            raise InvalidInputError(
+                "delete() needs ids, a window or where; to wipe a namespace use delete_namespace()"
+            )
+        with self._lock:
+            doomed = [r.id for r in self.get(gran, namespace, ids, window=window, where=where)]
+            if doomed:
+                self._collections[gran].delete(ids=[row_id(namespace, i) for i in doomed])
+                index = self._lexical.get((gran, namespace))
+                if index is not None:
+                    index.delete(doomed)
+        return len(doomed)
+
+    def delete_namespace(self, namespace: str) -> int:
+        """Delete every record of ``namespace`` in every granularity; return the count."""
+        validate_namespace(namespace)
+        total = 0
+        with self._lock:
+            for gran in Granularity:
+                doomed = self._all_ids(gran, namespace)
+                if doomed:
+                    self._collections[gran].delete(where={"namespace": {"$eq": namespace}})
+                total += len(doomed)
+                self._lexical.pop((gran, namespace), None)
+        return total
+
+    # ------------------------------------------------------------------ reads
+    def get(
+        self,
+        granularity: Granularity | str,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Return records by id (in the order asked) or by filter (in time order)."""
+        gran = parse_granularity(granularity)
+        flt = SearchFilter(namespace, window, where or {})
+        if limit is not None and limit < 1:
+            raise InvalidInputError(f"limit must be >= 1, got {limit}")
+        kwargs: dict[str, Any] = {"where": flt.to_chroma_where(gran), "include": ["metadatas"]}
+        if ids is not None:
+            ids = _as_ids(ids)
+            if not ids:
+                return []
+            kwargs["ids"] = [row_id(namespace, i) for i in ids]
+        rows = self._collections[gran].get(**kwargs)
+        records = [from_metadata(gran, dict(m)) for m in rows["metadatas"] or []]
+        if ids is not None:
+            position = {rid: n for n, rid in enumerate(ids)}
+            records.sort(key=lambda r: position[r.id])
+        else:
+            records.sort(key=lambda r: (r.occurred_at, r.id))
+        return records[:limit] if limit is not None else records
+
+    def count(self, granularity: Granularity | str, namespace: str) -> int:
+        """Return how many records of a granularity a namespace holds."""
+        gran = parse_granularity(granularity)
+        return len(self._all_ids(gran, validate_namespace(namespace)))
+
+    def _all_ids(self, gran: Granularity, namespace: str) -> list[str]:
+        rows = self._collections[gran].get(where={"namespace": {"$eq": namespace}}, include=[])
+        return [rid.split("|", 1)[1] for rid in rows["ids"]]
+
+    def search(
+        self,
+        query: str,
+        granularity: Granularity | str,
+        namespace: str,
+        *,
+        k: int = 10,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[ScoredRecord]:
+        """Rank records for ``query``: ``dense``, ``bm25`` or ``hybrid`` (RRF of both)."""
+        gran = parse_granularity(granularity)
+        flt = SearchFilter(namespace, window, where or {})
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("query must be a non-empty string")
+        if mode not in _MODES:
+            raise InvalidInputError(f"unknown search mode {mode!r}; use one of {_MODES}")
+        if not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k must be a positive int, got {k!r}")
+        depth = max(k, self.fusion.candidates) if mode == "hybrid" else k
+        rankings: dict[str, list[str]] = {}
+        channel_scores: dict[str, dict[str, float]] = {}
+        records: dict[str, MemoryRecord] = {}
+        if mode in ("hybrid", "dense"):
+            hits = self._dense(query, gran, flt, depth)
+            rankings["dense"] = [r.id for r, _ in hits]
+            channel_scores["dense"] = {r.id: s for r, s in hits}
+            records.update((r.id, r) for r, _ in hits)
+        if mode in ("hybrid", "bm25"):
+            lexical = self.lexical_index(gran, namespace).search(
+                query, depth, flt.predicate(gran)
+            )
+            rankings["bm25"] = [h.record_id for h in lexical]
+            channel_scores["bm25"] = {h.record_id: h.score for h in lexical}
+        fused = reciprocal_rank_fusion(rankings, self.fusion)[:k]
+        missing = [h.record_id for h in fused if h.record_id not in records]
+        if missing:
+            records.update((r.id, r) for r in self.get(gran, namespace, missing))
+        return [
+            ScoredRecord(
+                record=records[h.record_id],
+                score=h.score,
+                ranks=h.ranks,
+                channel_scores={
+                    ch: s[h.record_id] for ch, s in channel_scores.items() if h.record_id in s
+                },
+            )
+            for h in fused
+            if h.record_id in records
+        ]
+
+    def _dense(
+        self, query: str, gran: Granularity, flt: SearchFilter, depth: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        vector = self.embeddings.embed_query(query)
+        result = self._collections[gran].query(
+            query_embeddings=[vector],  # type: ignore[list-item]
+            n_results=depth,
+            where=flt.to_chroma_where(gran),
+            include=["metadatas", "distances"],
+        )
+        metas = (result["metadatas"] or [[]])[0]
+        dists = (result["distances"] or [[]])[0]
+        hits = [(from_metadata(gran, dict(m)), 1.0 - float(d)) for m, d in zip(metas, dists, strict=True)]
+        hits.sort(key=lambda h: (-h[1], h[0].id))
+        return hits
+
+    # ------------------------------------------------------------- lexical
+    def lexical_index(self, granularity: Granularity | str, namespace: str) -> BM25Index:
+        """Return the BM25 mirror of one collection and namespace, building it if needed."""
+        gran = parse_granularity(granularity)
+        key = (gran, validate_namespace(namespace))
+        index = self._lexical.get(key)
+        if index is None:
+            with self._lock:
+                index = self._lexical.get(key)
+                if index is None:
+                    index = self._build_lexical(gran, namespace)
+                    self._lexical[key] = index
+        return index
+
+    def _build_lexical(self, gran: Granularity, namespace: str) -> BM25Index:
+        index = BM25Index(self._analyzer, self._bm25_params)
+        rows = self._collections[gran].get(
+            where={"namespace": {"$eq": namespace}}, include=["metadatas"]
+        )
+        docs = []
+        for meta in rows["metadatas"] or []:
+            record = from_metadata(gran, dict(meta))
+            docs.append((record.id, self.index_policy.render(record), _lexical_meta(meta)))
+        docs.sort(key=lambda d: d[0])
+        index.upsert(docs)
+        return index
+
+    def refresh_lexical(self) -> None:
+        """Drop every BM25 mirror; each is rebuilt from Chroma on next use."""
+        with self._lock:
+            self._lexical.clear()
+
+    # --------------------------------------------------------------- helpers
+    def _checked(self, namespace: str, record: object) -> MemoryRecord:
+        if not isinstance(record, MemoryRecord) or type(record) not in RECORD_TYPES.values():
+            raise InvalidTypeError(
+                "records must be RawTurn, FactRecord, EpisodeRecord or SceneRecord instances, "
+                f"got {type(record).__name__}"
+            )
+        # re-validate: model_construct() or attribute tricks must not smuggle bad data in
+        checked = type(record).model_validate(record.model_dump())
+        if checked.namespace != namespace:
+            raise InvalidInputError(
+                f"record {checked.id!r} belongs to namespace {checked.namespace!r}, "
+                f"not {namespace!r}; one call writes to one namespace"
+            )
+        return checked
+
+
+def _lexical_meta(meta: Any) -> dict[str, Any]:
+    return {k: v for k, v in dict(meta).items() if k != RECORD_KEY}
+
+
+def _dedupe(records: list[MemoryRecord]) -> list[MemoryRecord]:
+    """Keep the last record per id, so a batch that repeats an id is still one upsert."""
+    return list({r.id: r for r in records}.values())
+
+
+def _as_sequence(records: object) -> Sequence[MemoryRecord]:
+    if isinstance(records, MemoryRecord):
+        return [records]
+    if isinstance(records, str | bytes) or not isinstance(records, Sequence):
+        raise InvalidTypeError(
+            f"records must be a list of memory records, got {type(records).__name__}"
+        )
+    return records
+
+
+def _as_ids(ids: object) -> list[str]:
+    if isinstance(ids, str) or not isinstance(ids, Sequence):
+        raise InvalidTypeError(f"ids must be a list of strings, got {type(ids).__name__}")
+    bad = [i for i in ids if not isinstance(i, str)]
+    if bad:
+        raise InvalidTypeError(f"ids must be strings, got {bad[:3]!r}")
+    return list(dict.fromkeys(ids))

@@ -1,0 +1,83 @@
+"""Map records to Chroma rows (id, document, metadata) and back.
+
+A Chroma row id is ``"<namespace>|<record id>"`` so two tenants can use the same record
+id without ever overwriting each other. The full record is kept as JSON in the
+``record`` metadata key; scalar fields are duplicated as metadata keys for filtering.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InvalidInputError
+from .filters import OCCURRED_TS, USER_META_PREFIX
+from .records import (
+    RECORD_TYPES,
+    FactRecord,
+    Granularity,
+    MemoryRecord,
+    RawTurn,
+)
+
+RECORD_KEY = "record"
+
+_FILTERABLE: dict[Granularity, frozenset[str]] = {
+    Granularity.RAW: frozenset({"speaker", "session_id", "turn_index"}),
+    Granularity.FACT: frozenset({"kind", "subject", "superseded"}),
+    Granularity.EPISODE: frozenset(),
+    Granularity.SCENE: frozenset(),
+}
+
+
+def filterable_fields(granularity: Granularity) -> frozenset[str]:
+    """Record fields that :class:`~memstrata.stores.filters.SearchFilter` may test."""
+    return _FILTERABLE[granularity] | {"record_id"}
+
+
+def row_id(namespace: str, record_id: str) -> str:
+    """Return the Chroma row id of a record."""
+    return f"{namespace}|{record_id}"
+
+
+def to_metadata(record: MemoryRecord) -> dict[str, Any]:
+    """Return the Chroma metadata of ``record``."""
+    meta: dict[str, Any] = {
+        "namespace": record.namespace,
+        "record_id": record.id,
+        "granularity": record.granularity.value,
+        OCCURRED_TS: record.occurred_at.timestamp(),
+        "recorded_ts": record.recorded_at.timestamp(),
+        RECORD_KEY: record.model_dump_json(),
+    }
+    if record.source_ids:
+        meta["source_ids"] = list(record.source_ids)
+    for key, value in record.metadata.items():
+        meta[USER_META_PREFIX + key] = value
+    if isinstance(record, RawTurn):
+        meta.update(
+            speaker=record.speaker, session_id=record.session_id, turn_index=record.turn_index
+        )
+    elif isinstance(record, FactRecord):
+        meta.update(kind=record.kind, superseded=record.superseded_by is not None)
+        if record.subject is not None:
+            meta["subject"] = record.subject
+        if record.valid_from is not None:
+            meta["valid_from_ts"] = record.valid_from.timestamp()
+        if record.valid_to is not None:
+            meta["valid_to_ts"] = record.valid_to.timestamp()
+    return meta
+
+
+def from_metadata(granularity: Granularity, metadata: dict[str, Any]) -> MemoryRecord:
+    """Rebuild a record from its Chroma metadata."""
+    cls = RECORD_TYPES[granularity]
+    try:
+        return cls.model_validate(json.loads(metadata[RECORD_KEY]))
+    except (KeyError, json.JSONDecodeError, ValidationError) as e:
+        raise InvalidInputError(
+            f"stored {granularity.value} row {metadata.get('record_id')!r} is not a memstrata "
+            "record; was the collection written by another program?"
+        ) from e

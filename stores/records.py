@@ -1,0 +1,270 @@
+"""Pydantic record types for every memory granularity.
+
+Every record carries ``namespace`` (tenant scope, enforced on every read and write),
+``source_ids`` (the raw turns it came from), ``occurred_at`` (when the event happened)
+and ``recorded_at`` (when memory learned it). Both times are timezone-aware and
+normalised to UTC; naive datetimes are rejected because their meaning is ambiguous.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar, Literal
+
+from ..errors import InvalidInputError, NamespaceError
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
+
+NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/\-]{0,255}$")
+"""Allowed namespace strings: a letter or digit, then letters, digits and ``_.:@/-``."""
+
+MetadataValue = str | int | float | bool
+"""A scalar that Chroma can store and filter on."""
+
+
+class Granularity(StrEnum):
+    """The four memory granularities, one Chroma collection each."""
+
+    RAW = "raw"
+    FACT = "fact"
+    EPISODE = "episode"
+    SCENE = "scene"
+
+
+def utc_now() -> datetime:
+    """Return the current time as an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+def validate_namespace(namespace: object) -> str:
+    """Return ``namespace`` if it is a well-formed namespace string, else raise.
+
+    Raises:
+        NamespaceError: if the value is not a string or has characters outside
+            ``[A-Za-z0-9_.:@/-]`` (so it can never inject into a filter expression).
+    """
+    if not isinstance(namespace, str):
+        raise NamespaceError(
+            f"namespace must be a str such as 'user:alice', got {type(namespace).__name__}"
+        )
+    if not NAMESPACE_PATTERN.fullmatch(namespace):
+        raise NamespaceError(
+            f"invalid namespace {namespace!r}: use 1-256 characters from A-Z a-z 0-9 _ . : @ / - "
+            "starting with a letter or digit, e.g. 'user:alice' or 'org-1/user-7'"
+        )
+    return namespace
+
+
+def _to_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or whitespace only")
+    return value
+
+
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
+"""An aware datetime, converted to UTC. Naive datetimes fail validation."""
+
+Text = Annotated[StrictStr, AfterValidator(_non_blank)]
+Namespace = Annotated[StrictStr, AfterValidator(validate_namespace)]
+
+
+def stable_id(*parts: str) -> str:
+    """Return a deterministic id built from ``parts`` (sha256, 32 hex characters)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return digest[:32]
+
+
+class MemoryRecord(BaseModel):
+    """Fields shared by every granularity."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    granularity: ClassVar[Granularity]
+
+    id: StrictStr = Field(
+        default_factory=lambda: uuid.uuid4().hex,
+        min_length=1,
+        max_length=256,
+        description="Unique id within the namespace and granularity.",
+    )
+    namespace: Namespace = Field(description="Tenant scope, e.g. 'user:alice'.")
+    text: Text = Field(description="The memory's content, verbatim for raw turns.")
+    source_ids: list[StrictStr] = Field(
+        default_factory=list, description="Ids of the raw turns this record came from."
+    )
+    occurred_at: UtcDatetime = Field(description="When the event happened (UTC).")
+    recorded_at: UtcDatetime = Field(
+        default_factory=utc_now, description="When memory learned it (UTC)."
+    )
+    metadata: dict[StrictStr, MetadataValue] = Field(
+        default_factory=dict, description="Free-form scalar metadata, filterable."
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _id_charset(cls, value: str) -> str:
+        if "|" in value or not value.strip():
+            raise ValueError("id must be non-blank and must not contain '|'")
+        return value
+
+    def index_text(self) -> str:
+        """Return the text that is embedded and indexed for lexical search."""
+        return self.text
+
+
+class RawTurn(MemoryRecord):
+    """One conversation turn, verbatim, written before any LLM call."""
+
+    granularity: ClassVar[Granularity] = Granularity.RAW
+
+    speaker: Text = Field(description="Who said it.")
+    session_id: Text = Field(description="The conversation session the turn belongs to.")
+    turn_index: int = Field(ge=0, description="Position of the turn within its session.")
+    media_caption: StrictStr | None = Field(
+        default=None, description="Caption of an image or file shared with the turn."
+    )
+    context: StrictStr | None = Field(
+        default=None,
+        description="Neighbouring text (e.g. the previous turn) indexed to aid retrieval; "
+        "not part of the verbatim turn.",
+    )
+
+    @classmethod
+    def turn_id(cls, namespace: str, session_id: str, turn_index: int) -> str:
+        """Return the stable id of a turn, so re-sending it is a no-op."""
+        return stable_id("raw", namespace, session_id, str(turn_index))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "id" not in data:
+            try:
+                data = {
+                    **data,
+                    "id": cls.turn_id(
+                        str(data["namespace"]), str(data["session_id"]), int(data["turn_index"])
+                    ),
+                }
+            except (KeyError, TypeError, ValueError):
+                pass  # field validation reports the real problem
+        return data
+
+
+FactKind = Literal["fact", "foresight", "preference"]
+
+
+class FactRecord(MemoryRecord):
+    """One atomic subject-verb-object statement, optionally time-qualified."""
+
+    granularity: ClassVar[Granularity] = Granularity.FACT
+
+    kind: FactKind = Field(default="fact", description="fact, foresight or preference.")
+    subject: StrictStr | None = Field(default=None, description="Who or what it is about.")
+    point_in_time: UtcDatetime | None = Field(default=None, description="When it held.")
+    start_time: UtcDatetime | None = Field(default=None, description="When it began.")
+    end_time: UtcDatetime | None = Field(default=None, description="When it ended.")
+    valid_from: UtcDatetime | None = Field(default=None, description="Start of validity.")
+    valid_to: UtcDatetime | None = Field(default=None, description="End of validity.")
+    superseded_by: StrictStr | None = Field(
+        default=None, description="Id of the fact that replaced this one; history is kept."
+    )
+
+    @model_validator(mode="after")
+    def _ordered_intervals(self) -> FactRecord:
+        for lo, hi in (("start_time", "end_time"), ("valid_from", "valid_to")):
+            a, b = getattr(self, lo), getattr(self, hi)
+            if a is not None and b is not None and b < a:
+                raise ValueError(f"{hi} ({b.isoformat()}) is before {lo} ({a.isoformat()})")
+        return self
+
+    def is_valid_at(self, when: datetime) -> bool:
+        """Return True if the fact was valid (and not yet superseded) at ``when``."""
+        if self.valid_from is not None and when < self.valid_from:
+            return False
+        return self.valid_to is None or when < self.valid_to
+
+
+class EpisodeRecord(MemoryRecord):
+    """A third-person narrative of one coherent event."""
+
+    granularity: ClassVar[Granularity] = Granularity.EPISODE
+
+    title: Text = Field(description="A short title.")
+    start_at: UtcDatetime | None = Field(default=None, description="Start of the time span.")
+    end_at: UtcDatetime | None = Field(default=None, description="End of the time span.")
+
+    @model_validator(mode="after")
+    def _ordered_span(self) -> EpisodeRecord:
+        if self.start_at and self.end_at and self.end_at < self.start_at:
+            raise ValueError("end_at is before start_at")
+        return self
+
+    def index_text(self) -> str:
+        """Index the title with the narrative."""
+        return f"{self.title}. {self.text}"
+
+
+class SceneRecord(MemoryRecord):
+    """A thematic cluster of episodes; ``text`` is the scene summary."""
+
+    granularity: ClassVar[Granularity] = Granularity.SCENE
+
+    title: StrictStr = Field(default="", description="A short label for the theme.")
+    members: list[StrictStr] = Field(default_factory=list, description="Member episode ids.")
+    centroid: list[float] | None = Field(
+        default=None, description="Mean embedding of the member episodes."
+    )
+
+    @property
+    def summary(self) -> str:
+        """The scene summary (stored as the record text)."""
+        return self.text
+
+
+class ProfileRecord(BaseModel):
+    """The user profile of one namespace, distilled from scene summaries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: Namespace
+    explicit_facts: list[StrictStr] = Field(default_factory=list)
+    implicit_traits: list[StrictStr] = Field(default_factory=list)
+    source_ids: list[StrictStr] = Field(
+        default_factory=list, description="Ids of the scenes it was distilled from."
+    )
+    occurred_at: UtcDatetime | None = None
+    recorded_at: UtcDatetime = Field(default_factory=utc_now)
+
+
+RECORD_TYPES: dict[Granularity, type[MemoryRecord]] = {
+    Granularity.RAW: RawTurn,
+    Granularity.FACT: FactRecord,
+    Granularity.EPISODE: EpisodeRecord,
+    Granularity.SCENE: SceneRecord,
+}
+
+
+def parse_granularity(value: object) -> Granularity:
+    """Return ``value`` as a :class:`Granularity`, or raise a fix-it error."""
+    try:
+        return Granularity(value)
+    except ValueError as e:
+        allowed = ", ".join(g.value for g in Granularity)
+        raise InvalidInputError(f"unknown granularity {value!r}; use one of: {allowed}") from e
