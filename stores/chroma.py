@@ -20,6 +20,7 @@ import chromadb
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from langchain_core.embeddings import Embeddings
+from pydantic import ValidationError
 
 from ..errors import (
     InvalidInputError,
@@ -383,7 +384,10 @@ class ChromaMemoryStore:
                 f"got {type(record).__name__}"
             )
         # re-validate: model_construct() or attribute tricks must not smuggle bad data in
-        checked = type(record).model_validate(record.model_dump())
+        try:
+            checked = type(record).model_validate(record.model_dump())
+        except ValidationError as e:
+            raise InvalidInputError(f"invalid {record.granularity.value} record: {e}") from e
         if checked.namespace != namespace:
             raise InvalidInputError(
                 f"record {checked.id!r} belongs to namespace {checked.namespace!r}, "

@@ -1,0 +1,129 @@
+"""Shared fixtures: environment isolation, fake embeddings, stores on every backend."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memstrata.stores import ChromaMemoryStore, RawTurn
+from memstrata.testing import FakeEmbeddings
+
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run every test in its own working directory with no model/provider env vars."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "MEMSTRATA_", "CHROMA_")):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+
+
+@pytest.fixture
+def fake_embeddings() -> FakeEmbeddings:
+    return FakeEmbeddings()
+
+
+def _make_turn(
+    namespace: str,
+    text: str,
+    turn_index: int,
+    *,
+    speaker: str = "Alice",
+    session_id: str = "s1",
+    minutes: int | None = None,
+    **extra: object,
+) -> RawTurn:
+    """A raw turn at T0 + ``minutes`` (default: ``turn_index`` minutes)."""
+    offset = turn_index if minutes is None else minutes
+    return RawTurn(
+        namespace=namespace,
+        text=text,
+        speaker=speaker,
+        session_id=session_id,
+        turn_index=turn_index,
+        occurred_at=T0 + timedelta(minutes=offset),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def make_turn():  # type: ignore[no-untyped-def]
+    """Factory for raw turns at ``T0 + minutes``."""
+    return _make_turn
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """Start ``chroma run`` on 127.0.0.1 for the session and stop it afterwards."""
+    exe = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
+    if exe is None:
+        pytest.fail("the `chroma` CLI (from chromadb) is not installed")
+    port = _free_port()
+    path = tmp_path_factory.mktemp("chroma-server")
+    log = open(path / "server.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                url = f"http://127.0.0.1:{port}/api/v2/heartbeat"
+                with urllib.request.urlopen(url, timeout=1):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    raise RuntimeError(
+                        "chroma server did not start: " + (path / "server.log").read_text()[-2000:]
+                    ) from None
+                time.sleep(0.2)
+        yield "127.0.0.1", port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(
+    params=[
+        "ephemeral",
+        pytest.param("persistent", marks=pytest.mark.integration),
+        pytest.param("http", marks=pytest.mark.integration),
+    ]
+)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ChromaMemoryStore:
+    """The same store contract on an in-memory, an on-disk and a server Chroma."""
+    embeddings = FakeEmbeddings()
+    if request.param == "ephemeral":
+        return ChromaMemoryStore.ephemeral(embeddings=embeddings)
+    if request.param == "persistent":
+        return ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=embeddings)
+    host, port = request.getfixturevalue("chroma_server")
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    return ChromaMemoryStore.http(host, port, embeddings=embeddings, collection_prefix=prefix)

@@ -1,0 +1,224 @@
+"""The store contract, run on an ephemeral, a persistent and a `chroma run` server Chroma."""
+
+from datetime import timedelta
+
+import pytest
+
+from memstrata.errors import (
+    InvalidInputError,
+    InvalidTypeError,
+    NamespaceError,
+    RecordNotFoundError,
+)
+from memstrata.stores import (
+    ChromaMemoryStore,
+    EpisodeRecord,
+    FactRecord,
+    Granularity,
+    RawTurn,
+    SceneRecord,
+    TimeWindow,
+)
+from memstrata.stores.bm25 import BM25Index
+
+T0 = RawTurn(
+    namespace="x", text="x", speaker="x", session_id="x", turn_index=0,
+    occurred_at="2024-03-01T12:00:00Z",  # type: ignore[arg-type]
+).occurred_at
+NS, OTHER = "user:alice", "user:bob"
+
+TEXTS = [
+    "I adopted a golden retriever puppy named Rex",
+    "We went hiking in Yosemite and saw a waterfall",
+    "My sister is getting married in June",
+    "I started painting landscapes with watercolors",
+    "Rex chewed my running shoes again",
+]
+
+
+def seed(store: ChromaMemoryStore, make_turn, ns: str = NS) -> list[RawTurn]:  # type: ignore[no-untyped-def]
+    turns = [make_turn(ns, t, i, speaker="Alice" if i % 2 == 0 else "Bob", minutes=i * 60 * 24)
+             for i, t in enumerate(TEXTS)]
+    store.add(ns, turns)
+    return turns
+
+
+def fresh_lexical_scores(store: ChromaMemoryStore, gran: Granularity, ns: str, q: str) -> dict[str, float]:
+    """BM25 scores from an index rebuilt from Chroma alone."""
+    rebuilt = store._build_lexical(gran, ns)
+    return rebuilt.scores(q)
+
+
+def test_add_get_roundtrip_and_idempotent_upsert(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    turns = seed(store, make_turn)
+    assert store.count("raw", NS) == 5
+    got = store.get("raw", NS, [turns[2].id, turns[0].id, "missing"])
+    assert [r.id for r in got] == [turns[2].id, turns[0].id]
+    assert got[1] == turns[0]
+    store.add(NS, turns)  # same ids again: a no-op
+    assert store.count("raw", NS) == 5
+    again = make_turn(NS, "I adopted a golden retriever puppy named Rex", 0, speaker="Alice", minutes=0)
+    assert again.id == turns[0].id
+
+
+def test_all_granularities_roundtrip(store) -> None:  # type: ignore[no-untyped-def]
+    fact = FactRecord(namespace=NS, text="Alice owns a dog named Rex", occurred_at=T0,
+                      source_ids=["r1"], kind="fact", subject="Alice", valid_from=T0)
+    episode = EpisodeRecord(namespace=NS, text="Alice adopted Rex.", title="Adoption",
+                            occurred_at=T0, start_at=T0, end_at=T0 + timedelta(hours=1),
+                            source_ids=["r1", "r2"])
+    scene = SceneRecord(namespace=NS, text="Pets", members=[episode.id], centroid=[0.1, 0.2],
+                        occurred_at=T0, metadata={"theme": "pets"})
+    store.add(NS, [fact, episode, scene])
+    assert store.get("fact", NS, [fact.id]) == [fact]
+    assert store.get(Granularity.EPISODE, NS, [episode.id]) == [episode]
+    assert store.get("scene", NS, [scene.id]) == [scene]
+    assert store.get("scene", NS, where={"metadata.theme": "pets"}) == [scene]
+    assert store.search("dog Rex", "fact", NS)[0].record == fact
+
+
+def test_search_modes_report_channel_ranks(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    turns = seed(store, make_turn)
+    hybrid = store.search("Rex the puppy", "raw", NS, k=3)
+    assert hybrid[0].record.id == turns[0].id
+    assert set(hybrid[0].ranks) == {"dense", "bm25"}
+    assert hybrid[0].score == pytest.approx(sum(1 / (60 + r) for r in hybrid[0].ranks.values()))
+    assert hybrid == sorted(hybrid, key=lambda h: -h.score)
+    dense = store.search("Rex the puppy", "raw", NS, k=2, mode="dense")
+    assert len(dense) == 2 and all(set(h.ranks) == {"dense"} for h in dense)
+    assert -1.0 <= dense[0].channel_scores["dense"] <= 1.0
+    lexical = store.search("Rex", "raw", NS, k=5, mode="bm25")
+    assert {h.record.id for h in lexical} == {turns[0].id, turns[4].id}
+
+
+def test_filters_apply_to_both_channels(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    turns = seed(store, make_turn)
+    window = TimeWindow.between(T0 + timedelta(days=3), T0 + timedelta(days=10))
+    for mode in ("hybrid", "dense", "bm25"):
+        hits = store.search("Rex puppy shoes", "raw", NS, k=5, window=window, mode=mode)  # type: ignore[arg-type]
+        assert {h.record.id for h in hits} <= {turns[3].id, turns[4].id}, mode
+        only_bob = store.search("Rex", "raw", NS, k=5, where={"speaker": "Bob"}, mode=mode)  # type: ignore[arg-type]
+        assert all(h.record.speaker == "Bob" for h in only_bob), mode  # type: ignore[attr-defined]
+    before = store.get("raw", NS, window=TimeWindow.before_(T0 + timedelta(days=2)))
+    assert [r.id for r in before] == [turns[0].id, turns[1].id]
+    after = store.get("raw", NS, window=TimeWindow.after_(T0 + timedelta(days=4)), limit=5)
+    assert [r.id for r in after] == [turns[4].id]
+
+
+def test_update_and_bm25_stay_consistent(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    turns = seed(store, make_turn)
+    store.search("warmup", "raw", NS, mode="bm25")  # build the mirror first
+    edited = turns[1].model_copy(update={"text": "We went kayaking on Lake Tahoe"})
+    store.update(NS, edited)
+    assert store.get("raw", NS, [edited.id])[0].text == "We went kayaking on Lake Tahoe"
+    assert [h.record.id for h in store.search("kayaking Tahoe", "raw", NS, mode="bm25")] == [edited.id]
+    assert store.search("Yosemite waterfall", "raw", NS, mode="bm25") == []
+    index = store.lexical_index("raw", NS)
+    assert index.ids() == {r.id for r in store.get("raw", NS)}
+    assert index.scores("kayaking Rex") == fresh_lexical_scores(store, Granularity.RAW, NS, "kayaking Rex")
+    with pytest.raises(RecordNotFoundError, match="use add"):
+        store.update(NS, make_turn(NS, "never stored", 99))
+
+
+def test_delete_by_id_and_filter(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    turns = seed(store, make_turn)
+    store.search("Rex", "raw", NS, mode="bm25")
+    assert store.delete("raw", NS, [turns[0].id, "missing"]) == 1
+    assert store.delete("raw", NS, where={"speaker": "Bob"}) == 2
+    remaining = {r.id for r in store.get("raw", NS)}
+    assert remaining == {turns[2].id, turns[4].id}
+    assert store.lexical_index("raw", NS).ids() == remaining
+    assert {h.record.id for h in store.search("Rex", "raw", NS, mode="bm25")} == {turns[4].id}
+    with pytest.raises(InvalidInputError, match="delete_namespace"):
+        store.delete("raw", NS)
+
+
+def test_mark_superseded_keeps_history(store) -> None:  # type: ignore[no-untyped-def]
+    old = FactRecord(namespace=NS, text="Alice lives in Boston", occurred_at=T0, valid_from=T0)
+    new = FactRecord(namespace=NS, text="Alice lives in Denver", occurred_at=T0 + timedelta(days=30),
+                     valid_from=T0 + timedelta(days=30))
+    store.add(NS, [old, new])
+    closed = store.mark_superseded(NS, old.id, superseded_by=new.id, at=new.valid_from)
+    assert closed.superseded_by == new.id and closed.valid_to == new.valid_from
+    kept = store.get("fact", NS, [old.id])[0]
+    assert kept == closed
+    assert not closed.is_valid_at(T0 + timedelta(days=31))
+    assert closed.is_valid_at(T0 + timedelta(days=1))
+    current = store.get("fact", NS, where={"superseded": False})
+    assert [f.id for f in current] == [new.id]
+    with pytest.raises(RecordNotFoundError):
+        store.mark_superseded(NS, "nope", superseded_by=new.id)
+    with pytest.raises(InvalidInputError, match="itself"):
+        store.mark_superseded(NS, new.id, superseded_by=new.id)
+
+
+def test_namespaces_are_isolated_on_every_path(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    alice = seed(store, make_turn, NS)
+    bob = store.add(OTHER, [make_turn(OTHER, "Bob adopted a puppy named Rex too", 0, speaker="Bob")])
+    assert alice[0].id != bob[0]
+    for mode in ("hybrid", "dense", "bm25"):
+        assert {h.record.namespace for h in store.search("Rex puppy", "raw", OTHER, k=10, mode=mode)} == {OTHER}  # type: ignore[arg-type]
+    assert store.get("raw", OTHER, [a.id for a in alice]) == []
+    assert store.count("raw", OTHER) == 1
+    assert {r.namespace for r in store.get("raw", OTHER)} == {OTHER}
+    assert store.delete("raw", OTHER, [a.id for a in alice]) == 0
+    assert store.count("raw", NS) == 5
+    with pytest.raises(RecordNotFoundError):
+        store.update(OTHER, alice[0].model_copy(update={"namespace": OTHER}))
+    with pytest.raises(RecordNotFoundError):
+        store.mark_superseded(OTHER, alice[0].id, superseded_by="x")
+    assert store.search("Rex", "raw", "user:nobody") == []
+    assert store.delete_namespace(OTHER) == 1
+    assert store.count("raw", NS) == 5 and store.count("raw", OTHER) == 0
+
+
+def test_same_record_id_in_two_namespaces_does_not_collide(store) -> None:  # type: ignore[no-untyped-def]
+    a = FactRecord(id="f1", namespace=NS, text="Alice likes tea", occurred_at=T0)
+    b = FactRecord(id="f1", namespace=OTHER, text="Bob likes coffee", occurred_at=T0)
+    store.add(NS, [a])
+    store.add(OTHER, [b])
+    assert store.get("fact", NS, ["f1"])[0].text == "Alice likes tea"
+    assert store.get("fact", OTHER, ["f1"])[0].text == "Bob likes coffee"
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda s, t: s.add(NS, [t, "not a record"]), InvalidTypeError),
+        (lambda s, t: s.add(NS, {"text": "dict"}), InvalidTypeError),
+        (lambda s, t: s.add(OTHER, [t]), InvalidInputError),
+        (lambda s, t: s.add("bad ns!", [t]), NamespaceError),
+        (lambda s, t: s.add(NS, [t, t.model_construct(**{**t.model_dump(), "text": ""})]), InvalidInputError),
+        (lambda s, t: s.get("facts", NS), InvalidInputError),
+        (lambda s, t: s.search("", "raw", NS), InvalidInputError),
+        (lambda s, t: s.search("q", "raw", NS, k=0), InvalidInputError),
+        (lambda s, t: s.search("q", "raw", NS, mode="fuzzy"), InvalidInputError),
+        (lambda s, t: s.search("q", "bogus", NS), InvalidInputError),
+        (lambda s, t: s.get("raw", NS, "just-one-id"), InvalidTypeError),
+        (lambda s, t: s.get("raw", NS, where={"mood": "x"}), InvalidInputError),
+    ],
+)
+def test_bad_input_raises_and_stores_nothing(store, make_turn, call, error) -> None:  # type: ignore[no-untyped-def]
+    turn = make_turn(NS, "a valid turn", 0)
+    with pytest.raises(error):
+        call(store, turn)
+    for gran in Granularity:
+        assert store.count(gran, NS) == 0
+        assert store.count(gran, OTHER) == 0
+
+
+def test_failed_embedding_stores_nothing(store, make_turn, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    seed(store, make_turn)
+
+    def boom(texts: list[str]) -> list[list[float]]:
+        raise RuntimeError("embedding service down")
+
+    monkeypatch.setattr(store.embeddings, "embed_documents", boom)
+    with pytest.raises(RuntimeError, match="down"):
+        store.add(NS, [make_turn(NS, "new turn", 10)])
+    assert store.count("raw", NS) == 5
+    assert store.lexical_index("raw", NS).ids() == {r.id for r in store.get("raw", NS)}
+
+
+def test_lexical_index_is_a_bm25_index(store) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(store.lexical_index("raw", NS), BM25Index)
