@@ -182,7 +182,9 @@ class BM25Index:
         """Return the Okapi score of every document that shares a term with ``query``."""
         with self._lock:
             slots, values = self._score_slots(self.analyzer(query))
-            return {self._ids[s]: float(v) for s, v in zip(slots, values, strict=True)}  # type: ignore[misc]
+            return {
+                str(self._ids[s]): float(v) for s, v in zip(slots.tolist(), values, strict=True)
+            }
 
     def _score_slots(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
         self._refit()

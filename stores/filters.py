@@ -94,9 +94,7 @@ class SearchFilter:
     def __post_init__(self) -> None:
         validate_namespace(self.namespace)
         if self.window is not None and not isinstance(self.window, TimeWindow):
-            raise InvalidTypeError(
-                f"window must be a TimeWindow, got {type(self.window).__name__}"
-            )
+            raise InvalidTypeError(f"window must be a TimeWindow, got {type(self.window).__name__}")
         if not isinstance(self.where, Mapping):
             raise InvalidTypeError(f"where must be a mapping, got {type(self.where).__name__}")
         for key, value in self.where.items():

@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from ..errors import InvalidInputError, NamespaceError
-
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -27,6 +25,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from ..errors import InvalidInputError, NamespaceError
 
 NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/\-]{0,255}$")
 """Allowed namespace strings: a letter or digit, then letters, digits and ``_.:@/-``."""
@@ -263,8 +263,10 @@ RECORD_TYPES: dict[Granularity, type[MemoryRecord]] = {
 
 def parse_granularity(value: object) -> Granularity:
     """Return ``value`` as a :class:`Granularity`, or raise a fix-it error."""
+    if isinstance(value, Granularity):
+        return value
     try:
-        return Granularity(value)
+        return Granularity(str(value)) if isinstance(value, str) else Granularity(value)  # type: ignore[arg-type]
     except ValueError as e:
         allowed = ", ".join(g.value for g in Granularity)
         raise InvalidInputError(f"unknown granularity {value!r}; use one of: {allowed}") from e

@@ -8,8 +8,8 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path

@@ -20,7 +20,9 @@ def reference_scores(texts: dict[str, str], query: str, analyzer: Analyzer) -> d
     model = BM25Okapi([analyzer(texts[i]) for i in ids])
     scores = model.get_scores(analyzer(query))
     terms = set(analyzer(query))
-    return {i: float(s) for i, s in zip(ids, scores, strict=True) if terms & set(analyzer(texts[i]))}
+    return {
+        i: float(s) for i, s in zip(ids, scores, strict=True) if terms & set(analyzer(texts[i]))
+    }
 
 
 def index_of(texts: dict[str, str], analyzer: Analyzer) -> BM25Index:

@@ -32,9 +32,7 @@ def test_duplicates_within_a_list_count_once() -> None:
     assert fused[0].ranks == {"dense": 1}
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{"k": -1}, {"candidates": 0}, {"weights": {"dense": -1.0}}]
-)
+@pytest.mark.parametrize("kwargs", [{"k": -1}, {"candidates": 0}, {"weights": {"dense": -1.0}}])
 def test_bad_config_is_rejected(kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidInputError):
         FusionConfig(**kwargs)  # type: ignore[arg-type]

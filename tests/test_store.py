@@ -22,7 +22,11 @@ from memstrata.stores import (
 from memstrata.stores.bm25 import BM25Index
 
 T0 = RawTurn(
-    namespace="x", text="x", speaker="x", session_id="x", turn_index=0,
+    namespace="x",
+    text="x",
+    speaker="x",
+    session_id="x",
+    turn_index=0,
     occurred_at="2024-03-01T12:00:00Z",  # type: ignore[arg-type]
 ).occurred_at
 NS, OTHER = "user:alice", "user:bob"
@@ -37,13 +41,17 @@ TEXTS = [
 
 
 def seed(store: ChromaMemoryStore, make_turn, ns: str = NS) -> list[RawTurn]:  # type: ignore[no-untyped-def]
-    turns = [make_turn(ns, t, i, speaker="Alice" if i % 2 == 0 else "Bob", minutes=i * 60 * 24)
-             for i, t in enumerate(TEXTS)]
+    turns = [
+        make_turn(ns, t, i, speaker="Alice" if i % 2 == 0 else "Bob", minutes=i * 60 * 24)
+        for i, t in enumerate(TEXTS)
+    ]
     store.add(ns, turns)
     return turns
 
 
-def fresh_lexical_scores(store: ChromaMemoryStore, gran: Granularity, ns: str, q: str) -> dict[str, float]:
+def fresh_lexical_scores(
+    store: ChromaMemoryStore, gran: Granularity, ns: str, q: str
+) -> dict[str, float]:
     """BM25 scores from an index rebuilt from Chroma alone."""
     rebuilt = store._build_lexical(gran, ns)
     return rebuilt.scores(q)
@@ -57,18 +65,39 @@ def test_add_get_roundtrip_and_idempotent_upsert(store, make_turn) -> None:  # t
     assert got[1] == turns[0]
     store.add(NS, turns)  # same ids again: a no-op
     assert store.count("raw", NS) == 5
-    again = make_turn(NS, "I adopted a golden retriever puppy named Rex", 0, speaker="Alice", minutes=0)
+    again = make_turn(
+        NS, "I adopted a golden retriever puppy named Rex", 0, speaker="Alice", minutes=0
+    )
     assert again.id == turns[0].id
 
 
 def test_all_granularities_roundtrip(store) -> None:  # type: ignore[no-untyped-def]
-    fact = FactRecord(namespace=NS, text="Alice owns a dog named Rex", occurred_at=T0,
-                      source_ids=["r1"], kind="fact", subject="Alice", valid_from=T0)
-    episode = EpisodeRecord(namespace=NS, text="Alice adopted Rex.", title="Adoption",
-                            occurred_at=T0, start_at=T0, end_at=T0 + timedelta(hours=1),
-                            source_ids=["r1", "r2"])
-    scene = SceneRecord(namespace=NS, text="Pets", members=[episode.id], centroid=[0.1, 0.2],
-                        occurred_at=T0, metadata={"theme": "pets"})
+    fact = FactRecord(
+        namespace=NS,
+        text="Alice owns a dog named Rex",
+        occurred_at=T0,
+        source_ids=["r1"],
+        kind="fact",
+        subject="Alice",
+        valid_from=T0,
+    )
+    episode = EpisodeRecord(
+        namespace=NS,
+        text="Alice adopted Rex.",
+        title="Adoption",
+        occurred_at=T0,
+        start_at=T0,
+        end_at=T0 + timedelta(hours=1),
+        source_ids=["r1", "r2"],
+    )
+    scene = SceneRecord(
+        namespace=NS,
+        text="Pets",
+        members=[episode.id],
+        centroid=[0.1, 0.2],
+        occurred_at=T0,
+        metadata={"theme": "pets"},
+    )
     store.add(NS, [fact, episode, scene])
     assert store.get("fact", NS, [fact.id]) == [fact]
     assert store.get(Granularity.EPISODE, NS, [episode.id]) == [episode]
@@ -111,11 +140,15 @@ def test_update_and_bm25_stay_consistent(store, make_turn) -> None:  # type: ign
     edited = turns[1].model_copy(update={"text": "We went kayaking on Lake Tahoe"})
     store.update(NS, edited)
     assert store.get("raw", NS, [edited.id])[0].text == "We went kayaking on Lake Tahoe"
-    assert [h.record.id for h in store.search("kayaking Tahoe", "raw", NS, mode="bm25")] == [edited.id]
+    assert [h.record.id for h in store.search("kayaking Tahoe", "raw", NS, mode="bm25")] == [
+        edited.id
+    ]
     assert store.search("Yosemite waterfall", "raw", NS, mode="bm25") == []
     index = store.lexical_index("raw", NS)
     assert index.ids() == {r.id for r in store.get("raw", NS)}
-    assert index.scores("kayaking Rex") == fresh_lexical_scores(store, Granularity.RAW, NS, "kayaking Rex")
+    assert index.scores("kayaking Rex") == fresh_lexical_scores(
+        store, Granularity.RAW, NS, "kayaking Rex"
+    )
     with pytest.raises(RecordNotFoundError, match="use add"):
         store.update(NS, make_turn(NS, "never stored", 99))
 
@@ -135,8 +168,12 @@ def test_delete_by_id_and_filter(store, make_turn) -> None:  # type: ignore[no-u
 
 def test_mark_superseded_keeps_history(store) -> None:  # type: ignore[no-untyped-def]
     old = FactRecord(namespace=NS, text="Alice lives in Boston", occurred_at=T0, valid_from=T0)
-    new = FactRecord(namespace=NS, text="Alice lives in Denver", occurred_at=T0 + timedelta(days=30),
-                     valid_from=T0 + timedelta(days=30))
+    new = FactRecord(
+        namespace=NS,
+        text="Alice lives in Denver",
+        occurred_at=T0 + timedelta(days=30),
+        valid_from=T0 + timedelta(days=30),
+    )
     store.add(NS, [old, new])
     closed = store.mark_superseded(NS, old.id, superseded_by=new.id, at=new.valid_from)
     assert closed.superseded_by == new.id and closed.valid_to == new.valid_from
@@ -154,10 +191,14 @@ def test_mark_superseded_keeps_history(store) -> None:  # type: ignore[no-untype
 
 def test_namespaces_are_isolated_on_every_path(store, make_turn) -> None:  # type: ignore[no-untyped-def]
     alice = seed(store, make_turn, NS)
-    bob = store.add(OTHER, [make_turn(OTHER, "Bob adopted a puppy named Rex too", 0, speaker="Bob")])
+    bob = store.add(
+        OTHER, [make_turn(OTHER, "Bob adopted a puppy named Rex too", 0, speaker="Bob")]
+    )
     assert alice[0].id != bob[0]
     for mode in ("hybrid", "dense", "bm25"):
-        assert {h.record.namespace for h in store.search("Rex puppy", "raw", OTHER, k=10, mode=mode)} == {OTHER}  # type: ignore[arg-type]
+        assert {
+            h.record.namespace for h in store.search("Rex puppy", "raw", OTHER, k=10, mode=mode)
+        } == {OTHER}  # type: ignore[arg-type]
     assert store.get("raw", OTHER, [a.id for a in alice]) == []
     assert store.count("raw", OTHER) == 1
     assert {r.namespace for r in store.get("raw", OTHER)} == {OTHER}
@@ -188,7 +229,10 @@ def test_same_record_id_in_two_namespaces_does_not_collide(store) -> None:  # ty
         (lambda s, t: s.add(NS, {"text": "dict"}), InvalidTypeError),
         (lambda s, t: s.add(OTHER, [t]), InvalidInputError),
         (lambda s, t: s.add("bad ns!", [t]), NamespaceError),
-        (lambda s, t: s.add(NS, [t, t.model_construct(**{**t.model_dump(), "text": ""})]), InvalidInputError),
+        (
+            lambda s, t: s.add(NS, [t, t.model_construct(**{**t.model_dump(), "text": ""})]),
+            InvalidInputError,
+        ),
         (lambda s, t: s.get("facts", NS), InvalidInputError),
         (lambda s, t: s.search("", "raw", NS), InvalidInputError),
         (lambda s, t: s.search("q", "raw", NS, k=0), InvalidInputError),

@@ -1,0 +1,1 @@
+"""Package data: the WordPiece vocabulary of the offline embedder (see NOTICE)."""

@@ -34,8 +34,14 @@ QUERIES = ["When does Carol's pottery class start?", "marathon training", "Dan's
 
 def turns() -> list[RawTurn]:
     return [
-        RawTurn(namespace=NS, text=text, speaker=speaker, session_id="s1", turn_index=i,
-                occurred_at=T0 + timedelta(minutes=i))
+        RawTurn(
+            namespace=NS,
+            text=text,
+            speaker=speaker,
+            session_id="s1",
+            turn_index=i,
+            occurred_at=T0 + timedelta(minutes=i),
+        )
         for i, (speaker, text) in enumerate(LINES)
     ]
 
@@ -69,7 +75,9 @@ def test_reopen_gives_identical_data_and_bm25_results(tmp_path: Path) -> None:
 
 
 def test_collection_records_the_embedding_function(tmp_path: Path) -> None:
-    ChromaMemoryStore.persistent(tmp_path / "db", embeddings=MiniLMEmbeddings()).add(NS, turns()[:1])
+    ChromaMemoryStore.persistent(tmp_path / "db", embeddings=MiniLMEmbeddings()).add(
+        NS, turns()[:1]
+    )
     client = chromadb.PersistentClient(path=str(tmp_path / "db"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")

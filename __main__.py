@@ -1,0 +1,5 @@
+"""``python -m memstrata`` runs the command line."""
+
+from .cli import main
+
+raise SystemExit(main())
