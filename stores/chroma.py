@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -82,6 +82,7 @@ class ChromaMemoryStore:
         self._analyzer = analyzer or Analyzer()
         self._lock = threading.RLock()
         self._lexical: dict[tuple[Granularity, str], BM25Index] = {}
+        self._max_batch: int | None = None
         expected = {
             "memstrata_schema": SCHEMA_VERSION,
             "embedding": embedding_name(embeddings),
@@ -129,7 +130,11 @@ class ChromaMemoryStore:
 
     # ----------------------------------------------------------------- writes
     def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
-        """Insert or replace ``records`` (idempotent by id). All are validated first."""
+        """Insert or replace ``records`` (idempotent by id).
+
+        Every record is validated and embedded before the first write, so bad input or a
+        failing embedding model leaves the store untouched.
+        """
         validate_namespace(namespace)
         checked = [self._checked(namespace, r) for r in _as_sequence(records)]
         if not checked:
@@ -137,31 +142,41 @@ class ChromaMemoryStore:
         by_granularity: dict[Granularity, list[MemoryRecord]] = {}
         for record in checked:
             by_granularity.setdefault(record.granularity, []).append(record)
+        batches = [
+            self._prepare(granularity, _dedupe(group))
+            for granularity, group in by_granularity.items()
+        ]
         with self._lock:
-            for granularity, group in by_granularity.items():
-                self._write(granularity, namespace, _dedupe(group))
+            for batch in batches:
+                self._write(namespace, batch)
         return [r.id for r in checked]
 
-    def _write(self, granularity: Granularity, namespace: str, records: list[MemoryRecord]) -> None:
+    def _prepare(self, granularity: Granularity, records: list[MemoryRecord]) -> _Batch:
         texts = [self.index_policy.render(r) for r in records]
-        vectors = self.embeddings.embed_documents(texts)  # before any write: all or nothing
+        vectors = self.embeddings.embed_documents(texts)
         if len(vectors) != len(records):
-            raise InvalidInputError("the embeddings returned a different number of vectors")
-        metadatas = [to_metadata(r) for r in records]
-        collection = self._collections[granularity]
-        step = max(1, self.client.get_max_batch_size())
-        for i in range(0, len(records), step):
-            collection.upsert(
-                ids=[row_id(namespace, r.id) for r in records[i : i + step]],
-                embeddings=cast(Any, vectors[i : i + step]),
-                documents=[r.text for r in records[i : i + step]],
-                metadatas=cast(Any, metadatas[i : i + step]),
+            raise InvalidInputError(
+                f"the embeddings returned {len(vectors)} vectors for {len(records)} texts"
             )
-        index = self._lexical.get((granularity, namespace))
+        return _Batch(granularity, records, texts, vectors, [to_metadata(r) for r in records])
+
+    def _write(self, namespace: str, batch: _Batch) -> None:
+        collection = self._collections[batch.granularity]
+        if self._max_batch is None:
+            self._max_batch = max(1, self.client.get_max_batch_size())
+        step = self._max_batch
+        for i in range(0, len(batch.records), step):
+            collection.upsert(
+                ids=[row_id(namespace, r.id) for r in batch.records[i : i + step]],
+                embeddings=cast(Any, batch.vectors[i : i + step]),
+                documents=[r.text for r in batch.records[i : i + step]],
+                metadatas=cast(Any, batch.metadatas[i : i + step]),
+            )
+        index = self._lexical.get((batch.granularity, namespace))
         if index is not None:
             index.upsert(
                 (r.id, text, _lexical_meta(meta))
-                for r, text, meta in zip(records, texts, metadatas, strict=True)
+                for r, text, meta in zip(batch.records, batch.texts, batch.metadatas, strict=True)
             )
 
     def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
@@ -173,7 +188,7 @@ class ChromaMemoryStore:
                     f"no {checked.granularity.value} record {checked.id!r} in namespace "
                     f"{namespace!r}; use add() to create it"
                 )
-            self._write(checked.granularity, namespace, [checked])
+            self._write(namespace, self._prepare(checked.granularity, [checked]))
         return checked
 
     def mark_superseded(
@@ -197,7 +212,7 @@ class ChromaMemoryStore:
                 valid_to = fact.valid_from
             updated = fact.model_copy(update={"superseded_by": superseded_by, "valid_to": valid_to})
             updated = FactRecord.model_validate(updated.model_dump())
-            self._write(Granularity.FACT, namespace, [updated])
+            self._write(namespace, self._prepare(Granularity.FACT, [updated]))
         return updated
 
     def delete(
@@ -394,6 +409,17 @@ class ChromaMemoryStore:
                 f"not {namespace!r}; one call writes to one namespace"
             )
         return checked
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Records of one granularity, embedded and encoded, ready to write."""
+
+    granularity: Granularity
+    records: list[MemoryRecord]
+    texts: list[str]
+    vectors: list[list[float]]
+    metadatas: list[dict[str, Any]]
 
 
 def _namespace_where(namespace: str) -> Any:

@@ -266,3 +266,20 @@ def test_failed_embedding_stores_nothing(store, make_turn, monkeypatch) -> None:
 
 def test_lexical_index_is_a_bm25_index(store) -> None:  # type: ignore[no-untyped-def]
     assert isinstance(store.lexical_index("raw", NS), BM25Index)
+
+
+def test_mixed_batch_is_all_or_nothing(store, make_turn, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    real = store.embeddings.embed_documents
+    calls: list[int] = []
+
+    def fail_second(texts: list[str]) -> list[list[float]]:
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise RuntimeError("second group fails")
+        return real(texts)
+
+    monkeypatch.setattr(store.embeddings, "embed_documents", fail_second)
+    fact = FactRecord(namespace=NS, text="Alice likes tea", occurred_at=T0)
+    with pytest.raises(RuntimeError, match="second group"):
+        store.add(NS, [make_turn(NS, "hello", 0), fact])
+    assert store.count("raw", NS) == 0 and store.count("fact", NS) == 0
