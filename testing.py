@@ -1,4 +1,4 @@
-"""Test doubles for code that uses memstrata: deterministic fake embeddings.
+"""Test doubles for code that uses memstrata: fake embeddings and a scripted chat model.
 
 They need no model and no network, so unit tests stay fast and exact.
 """
@@ -8,8 +8,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from typing import Any
 
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -56,3 +62,49 @@ class FakeEmbeddings(Embeddings):
         """Embed one query."""
         self.calls.append([text])
         return self._embed(text)
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that replies from a queue and records every call.
+
+    Queue strings (the reply text) or exceptions (raised by that call). It has no native
+    structured output, so memstrata's structured-output helper asks for JSON in the
+    prompt and parses the reply, the same path a weak local model takes.
+    """
+
+    replies: list[str | BaseException] = Field(default_factory=list)
+    calls: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def enqueue(self, *replies: str | BaseException) -> ScriptedChatModel:
+        """Append replies to the queue; return self for chaining."""
+        self.replies.extend(replies)
+        return self
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.calls.append(list(messages))
+        if not self.replies:
+            raise AssertionError("ScriptedChatModel ran out of replies")
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        prompt_tokens = sum(len(str(m.content).split()) for m in messages)
+        completion_tokens = len(reply.split())
+        message = AIMessage(
+            reply,
+            usage_metadata={
+                "input_tokens": prompt_tokens,
+                "output_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
