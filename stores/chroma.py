@@ -143,7 +143,7 @@ class ChromaMemoryStore:
         for record in checked:
             by_granularity.setdefault(record.granularity, []).append(record)
         batches = [
-            self._prepare(granularity, _dedupe(group))
+            self._prepare(granularity, namespace, _dedupe(group))
             for granularity, group in by_granularity.items()
         ]
         with self._lock:
@@ -151,14 +151,54 @@ class ChromaMemoryStore:
                 self._write(namespace, batch)
         return [r.id for r in checked]
 
-    def _prepare(self, granularity: Granularity, records: list[MemoryRecord]) -> _Batch:
+    def _prepare(
+        self, granularity: Granularity, namespace: str, records: list[MemoryRecord]
+    ) -> _Batch:
+        """Render and embed ``records``.
+
+        A stored record whose index text is unchanged keeps its vector, so re-adding a
+        record or updating only its metadata costs no embedding call.
+        """
         texts = [self.index_policy.render(r) for r in records]
-        vectors = self.embeddings.embed_documents(texts)
-        if len(vectors) != len(records):
-            raise InvalidInputError(
-                f"the embeddings returned {len(vectors)} vectors for {len(records)} texts"
-            )
-        return _Batch(granularity, records, texts, vectors, [to_metadata(r) for r in records])
+        stored = self._stored_vectors(granularity, namespace, [r.id for r in records])
+        vectors: list[list[float] | None] = []
+        for record, text in zip(records, texts, strict=True):
+            old_text, old_vector = stored.get(record.id, ("", None))
+            vectors.append(old_vector if old_text == text else None)
+        todo = [i for i, v in enumerate(vectors) if v is None]
+        if todo:
+            fresh = self.embeddings.embed_documents([texts[i] for i in todo])
+            if len(fresh) != len(todo):
+                raise InvalidInputError(
+                    f"the embeddings returned {len(fresh)} vectors for {len(todo)} texts"
+                )
+            for i, vector in zip(todo, fresh, strict=True):
+                vectors[i] = list(vector)
+        return _Batch(
+            granularity,
+            records,
+            texts,
+            [v for v in vectors if v is not None],
+            [to_metadata(r) for r in records],
+        )
+
+    def _stored_vectors(
+        self, granularity: Granularity, namespace: str, ids: list[str]
+    ) -> dict[str, tuple[str, list[float]]]:
+        """Return ``{id: (index text, vector)}`` of the records that already exist."""
+        rows = self._collections[granularity].get(
+            ids=[row_id(namespace, i) for i in ids],
+            where=_namespace_where(namespace),
+            include=["metadatas", "embeddings"],
+        )
+        found: dict[str, tuple[str, list[float]]] = {}
+        embeddings = rows["embeddings"]
+        for n, meta in enumerate(rows["metadatas"] or []):
+            if embeddings is None:
+                break
+            record = from_metadata(granularity, dict(meta))
+            found[record.id] = (self.index_policy.render(record), list(map(float, embeddings[n])))
+        return found
 
     def _write(self, namespace: str, batch: _Batch) -> None:
         collection = self._collections[batch.granularity]
@@ -188,7 +228,7 @@ class ChromaMemoryStore:
                     f"no {checked.granularity.value} record {checked.id!r} in namespace "
                     f"{namespace!r}; use add() to create it"
                 )
-            self._write(namespace, self._prepare(checked.granularity, [checked]))
+            self._write(namespace, self._prepare(checked.granularity, namespace, [checked]))
         return checked
 
     def mark_superseded(
@@ -212,7 +252,7 @@ class ChromaMemoryStore:
                 valid_to = fact.valid_from
             updated = fact.model_copy(update={"superseded_by": superseded_by, "valid_to": valid_to})
             updated = FactRecord.model_validate(updated.model_dump())
-            self._write(namespace, self._prepare(Granularity.FACT, [updated]))
+            self._write(namespace, self._prepare(Granularity.FACT, namespace, [updated]))
         return updated
 
     def delete(

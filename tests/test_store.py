@@ -283,3 +283,16 @@ def test_mixed_batch_is_all_or_nothing(store, make_turn, monkeypatch) -> None:  
     with pytest.raises(RuntimeError, match="second group"):
         store.add(NS, [make_turn(NS, "hello", 0), fact])
     assert store.count("raw", NS) == 0 and store.count("fact", NS) == 0
+
+
+def test_unchanged_text_reuses_the_stored_vector(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    turns = seed(store, make_turn)
+    calls = store.embeddings.calls
+    before = len(calls)
+    store.add(NS, turns)  # re-ingest: nothing to embed
+    assert len(calls) == before
+    store.update(NS, turns[0].model_copy(update={"metadata": {"checked": True}}))
+    assert len(calls) == before
+    store.update(NS, turns[0].model_copy(update={"text": "Rex learned to sit"}))
+    assert calls[-1] == [store.index_policy.render(store.get("raw", NS, [turns[0].id])[0])]
+    assert store.search("sit", "raw", NS, k=1, mode="dense")[0].record.id == turns[0].id
