@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from .filters import TimeWindow
-from .records import FactRecord, Granularity, MemoryRecord, MetadataValue
+from .records import FactRecord, Granularity, MemoryRecord, MetadataValue, ProfileRecord
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 Where = Mapping[str, MetadataValue | Sequence[MetadataValue]]
@@ -90,4 +90,12 @@ class MemoryStore(Protocol):
 
     def count(self, granularity: Granularity | str, namespace: str) -> int:
         """Return how many records of a granularity a namespace holds."""
+        ...
+
+    def put_profile(self, profile: ProfileRecord) -> ProfileRecord:
+        """Store a namespace's profile, replacing the previous one."""
+        ...
+
+    def get_profile(self, namespace: str) -> ProfileRecord | None:
+        """Return a namespace's profile, or None."""
         ...

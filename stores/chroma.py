@@ -42,12 +42,14 @@ from .records import (
     FactRecord,
     Granularity,
     MemoryRecord,
+    ProfileRecord,
     parse_granularity,
     utc_now,
     validate_namespace,
 )
 
 SCHEMA_VERSION = 1
+_PROFILE_VECTOR = [1.0, 0.0]
 _MODES = ("hybrid", "dense", "bm25")
 
 
@@ -105,6 +107,12 @@ class ChromaMemoryStore:
                     "index_policy, or use another collection_prefix and re-ingest."
                 )
             self._collections[granularity] = collection
+        # Profiles are looked up by namespace only, never by similarity: no embedding model.
+        self._profiles = client.get_or_create_collection(
+            f"{collection_prefix}_profile",
+            metadata={"memstrata_schema": SCHEMA_VERSION},
+            embedding_function=None,
+        )
 
     @classmethod
     def persistent(cls, path: str | Path = ".memstrata/chroma", **kwargs: Any) -> ChromaMemoryStore:
@@ -290,7 +298,38 @@ class ChromaMemoryStore:
                     self._collections[gran].delete(where=_namespace_where(namespace))
                 total += len(doomed)
                 self._lexical.pop((gran, namespace), None)
+            self._profiles.delete(ids=[namespace])
         return total
+
+    # ---------------------------------------------------------------- profile
+    def put_profile(self, profile: ProfileRecord) -> ProfileRecord:
+        """Store the profile of ``profile.namespace``, replacing the previous one."""
+        if not isinstance(profile, ProfileRecord):
+            raise InvalidTypeError(f"expected a ProfileRecord, got {type(profile).__name__}")
+        try:
+            checked = ProfileRecord.model_validate(profile.model_dump())
+        except ValidationError as e:
+            raise InvalidInputError(f"invalid profile: {e}") from e
+        with self._lock:
+            self._profiles.upsert(
+                ids=[checked.namespace],
+                embeddings=cast(Any, [_PROFILE_VECTOR]),
+                documents=[checked.render()],
+                metadatas=cast(
+                    Any, [{"namespace": checked.namespace, RECORD_KEY: checked.model_dump_json()}]
+                ),
+            )
+        return checked
+
+    def get_profile(self, namespace: str) -> ProfileRecord | None:
+        """Return the stored profile of ``namespace``, or None."""
+        rows = self._profiles.get(
+            ids=[validate_namespace(namespace)],
+            where=_namespace_where(namespace),
+            include=["metadatas"],
+        )
+        metas = rows["metadatas"] or []
+        return ProfileRecord.model_validate_json(str(metas[0][RECORD_KEY])) if metas else None
 
     # ------------------------------------------------------------------ reads
     def get(

@@ -25,7 +25,7 @@ from .records import (
 RECORD_KEY = "record"
 
 _FILTERABLE: dict[Granularity, frozenset[str]] = {
-    Granularity.RAW: frozenset({"speaker", "session_id", "turn_index"}),
+    Granularity.RAW: frozenset({"speaker", "session_id", "turn_index", "consolidated"}),
     Granularity.FACT: frozenset({"kind", "subject", "superseded"}),
     Granularity.EPISODE: frozenset(),
     Granularity.SCENE: frozenset(),
@@ -58,7 +58,10 @@ def to_metadata(record: MemoryRecord) -> dict[str, Any]:
         meta[USER_META_PREFIX + key] = value
     if isinstance(record, RawTurn):
         meta.update(
-            speaker=record.speaker, session_id=record.session_id, turn_index=record.turn_index
+            speaker=record.speaker,
+            session_id=record.session_id,
+            turn_index=record.turn_index,
+            consolidated=bool(record.consolidated_into),
         )
     elif isinstance(record, FactRecord):
         meta.update(kind=record.kind, superseded=record.superseded_by is not None)

@@ -145,6 +145,10 @@ class RawTurn(MemoryRecord):
         description="Neighbouring text (e.g. the previous turn) indexed to aid retrieval; "
         "not part of the verbatim turn.",
     )
+    consolidated_into: list[StrictStr] = Field(
+        default_factory=list,
+        description="Ids of the episodes this turn was consolidated into (empty: not yet).",
+    )
 
     @classmethod
     def turn_id(cls, namespace: str, session_id: str, turn_index: int) -> str:
@@ -251,6 +255,12 @@ class ProfileRecord(BaseModel):
     )
     occurred_at: UtcDatetime | None = None
     recorded_at: UtcDatetime = Field(default_factory=utc_now)
+
+    def render(self) -> str:
+        """Return the profile as prompt-ready text."""
+        lines = ["Explicit facts:"] + [f"- {f}" for f in self.explicit_facts]
+        lines += ["Implicit traits:"] + [f"- {t}" for t in self.implicit_traits]
+        return "\n".join(lines)
 
 
 RECORD_TYPES: dict[Granularity, type[MemoryRecord]] = {

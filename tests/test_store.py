@@ -296,3 +296,31 @@ def test_unchanged_text_reuses_the_stored_vector(store, make_turn) -> None:  # t
     store.update(NS, turns[0].model_copy(update={"text": "Rex learned to sit"}))
     assert calls[-1] == [store.index_policy.render(store.get("raw", NS, [turns[0].id])[0])]
     assert store.search("sit", "raw", NS, k=1, mode="dense")[0].record.id == turns[0].id
+
+
+def test_profile_roundtrip_and_isolation(store) -> None:  # type: ignore[no-untyped-def]
+    from memstrata.stores import ProfileRecord
+
+    assert store.get_profile(NS) is None
+    profile = ProfileRecord(
+        namespace=NS, explicit_facts=["Owns a dog named Rex"], implicit_traits=["Outdoorsy"]
+    )
+    store.put_profile(profile)
+    assert store.get_profile(NS) == profile
+    assert store.get_profile(OTHER) is None
+    updated = profile.model_copy(update={"implicit_traits": ["Outdoorsy", "Artistic"]})
+    store.put_profile(updated)
+    assert store.get_profile(NS) == updated
+    store.delete_namespace(NS)
+    assert store.get_profile(NS) is None
+    with pytest.raises(InvalidTypeError):
+        store.put_profile({"namespace": NS})
+
+
+def test_consolidation_flag_is_filterable(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    turns = seed(store, make_turn)
+    store.update(NS, turns[1].model_copy(update={"consolidated_into": ["ep1"]}))
+    pending = store.search("Rex", "raw", NS, k=10, where={"consolidated": False})
+    assert turns[1].id not in {h.record.id for h in pending}
+    done = store.get("raw", NS, where={"consolidated": True})
+    assert [r.id for r in done] == [turns[1].id]
