@@ -1,5 +1,6 @@
 """Chroma-backed memory stores, BM25 mirror, hybrid fusion and the offline embedder."""
 
+from .audit import AuditEntry
 from .base import MemoryStore, ScoredRecord, SearchMode
 from .bm25 import BM25Index, BM25Params
 from .chroma import ChromaMemoryStore
@@ -20,6 +21,7 @@ from .records import (
 
 __all__ = [
     "Analyzer",
+    "AuditEntry",
     "BM25Index",
     "BM25Params",
     "ChromaMemoryStore",

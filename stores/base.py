@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
+from .audit import AuditEntry
 from .filters import TimeWindow
 from .records import FactRecord, Granularity, MemoryRecord, MetadataValue, ProfileRecord
 
@@ -98,4 +99,12 @@ class MemoryStore(Protocol):
 
     def get_profile(self, namespace: str) -> ProfileRecord | None:
         """Return a namespace's profile, or None."""
+        ...
+
+    def append_audit(self, entry: AuditEntry) -> AuditEntry:
+        """Append one entry to a namespace's audit log."""
+        ...
+
+    def list_audit(self, namespace: str) -> list[AuditEntry]:
+        """Return a namespace's audit log, oldest first."""
         ...

@@ -29,6 +29,8 @@ from ..errors import (
     RecordNotFoundError,
     StoreConfigurationError,
 )
+from .arguments import as_ids, as_records, dedupe
+from .audit import AuditEntry
 from .base import ScoredRecord, SearchMode, Where
 from .bm25 import BM25Index, BM25Params
 from .codec import RECORD_KEY, from_metadata, row_id, to_metadata
@@ -36,6 +38,7 @@ from .embedding_identity import chroma_function_for, embedding_name
 from .filters import SearchFilter, TimeWindow
 from .fusion import FusionConfig, reciprocal_rank_fusion
 from .indexing import IndexTextPolicy
+from .keyed import KeyedDocuments, checked_model, namespace_where
 from .lexical import Analyzer
 from .records import (
     RECORD_TYPES,
@@ -49,7 +52,6 @@ from .records import (
 )
 
 SCHEMA_VERSION = 1
-_PROFILE_VECTOR = [1.0, 0.0]
 _MODES = ("hybrid", "dense", "bm25")
 
 
@@ -107,12 +109,8 @@ class ChromaMemoryStore:
                     "index_policy, or use another collection_prefix and re-ingest."
                 )
             self._collections[granularity] = collection
-        # Profiles are looked up by namespace only, never by similarity: no embedding model.
-        self._profiles = client.get_or_create_collection(
-            f"{collection_prefix}_profile",
-            metadata={"memstrata_schema": SCHEMA_VERSION},
-            embedding_function=None,
-        )
+        self._profiles = KeyedDocuments(client, f"{collection_prefix}_profile", SCHEMA_VERSION)
+        self._audit = KeyedDocuments(client, f"{collection_prefix}_audit", SCHEMA_VERSION)
 
     @classmethod
     def persistent(cls, path: str | Path = ".memstrata/chroma", **kwargs: Any) -> ChromaMemoryStore:
@@ -144,14 +142,14 @@ class ChromaMemoryStore:
         failing embedding model leaves the store untouched.
         """
         validate_namespace(namespace)
-        checked = [self._checked(namespace, r) for r in _as_sequence(records)]
+        checked = [self._checked(namespace, r) for r in as_records(records)]
         if not checked:
             return []
         by_granularity: dict[Granularity, list[MemoryRecord]] = {}
         for record in checked:
             by_granularity.setdefault(record.granularity, []).append(record)
         batches = [
-            self._prepare(granularity, namespace, _dedupe(group))
+            self._prepare(granularity, namespace, dedupe(group))
             for granularity, group in by_granularity.items()
         ]
         with self._lock:
@@ -190,13 +188,21 @@ class ChromaMemoryStore:
             [to_metadata(r) for r in records],
         )
 
+    def vectors(
+        self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
+    ) -> dict[str, list[float]]:
+        """Return the stored embedding of each record id that exists in ``namespace``."""
+        gran = parse_granularity(granularity)
+        found = self._stored_vectors(gran, validate_namespace(namespace), as_ids(ids))
+        return {rid: vector for rid, (_, vector) in found.items()}
+
     def _stored_vectors(
         self, granularity: Granularity, namespace: str, ids: list[str]
     ) -> dict[str, tuple[str, list[float]]]:
         """Return ``{id: (index text, vector)}`` of the records that already exist."""
         rows = self._collections[granularity].get(
             ids=[row_id(namespace, i) for i in ids],
-            where=_namespace_where(namespace),
+            where=namespace_where(namespace),
             include=["metadatas", "embeddings"],
         )
         found: dict[str, tuple[str, list[float]]] = {}
@@ -295,41 +301,35 @@ class ChromaMemoryStore:
             for gran in Granularity:
                 doomed = self._all_ids(gran, namespace)
                 if doomed:
-                    self._collections[gran].delete(where=_namespace_where(namespace))
+                    self._collections[gran].delete(where=namespace_where(namespace))
                 total += len(doomed)
                 self._lexical.pop((gran, namespace), None)
-            self._profiles.delete(ids=[namespace])
+            self._profiles.delete_namespace(namespace)
+            self._audit.delete_namespace(namespace)
         return total
 
-    # ---------------------------------------------------------------- profile
+    # ------------------------------------------------------ profile and audit
     def put_profile(self, profile: ProfileRecord) -> ProfileRecord:
         """Store the profile of ``profile.namespace``, replacing the previous one."""
-        if not isinstance(profile, ProfileRecord):
-            raise InvalidTypeError(f"expected a ProfileRecord, got {type(profile).__name__}")
-        try:
-            checked = ProfileRecord.model_validate(profile.model_dump())
-        except ValidationError as e:
-            raise InvalidInputError(f"invalid profile: {e}") from e
+        checked = checked_model(profile, ProfileRecord, "profile")
         with self._lock:
-            self._profiles.upsert(
-                ids=[checked.namespace],
-                embeddings=cast(Any, [_PROFILE_VECTOR]),
-                documents=[checked.render()],
-                metadatas=cast(
-                    Any, [{"namespace": checked.namespace, RECORD_KEY: checked.model_dump_json()}]
-                ),
-            )
+            self._profiles.put(checked.namespace, "profile", checked, text=checked.render())
         return checked
 
     def get_profile(self, namespace: str) -> ProfileRecord | None:
         """Return the stored profile of ``namespace``, or None."""
-        rows = self._profiles.get(
-            ids=[validate_namespace(namespace)],
-            where=_namespace_where(namespace),
-            include=["metadatas"],
-        )
-        metas = rows["metadatas"] or []
-        return ProfileRecord.model_validate_json(str(metas[0][RECORD_KEY])) if metas else None
+        return self._profiles.get(namespace, "profile", ProfileRecord)
+
+    def append_audit(self, entry: AuditEntry) -> AuditEntry:
+        """Append one entry to the namespace's audit log."""
+        checked = checked_model(entry, AuditEntry, "audit entry")
+        with self._lock:
+            self._audit.put(checked.namespace, checked.id, checked, sort_key=checked.at.timestamp())
+        return checked
+
+    def list_audit(self, namespace: str) -> list[AuditEntry]:
+        """Return the namespace's audit log, oldest first."""
+        return self._audit.list(namespace, AuditEntry)
 
     # ------------------------------------------------------------------ reads
     def get(
@@ -349,7 +349,7 @@ class ChromaMemoryStore:
             raise InvalidInputError(f"limit must be >= 1, got {limit}")
         kwargs: dict[str, Any] = {"where": flt.to_chroma_where(gran), "include": ["metadatas"]}
         if ids is not None:
-            ids = _as_ids(ids)
+            ids = as_ids(ids)
             if not ids:
                 return []
             kwargs["ids"] = [row_id(namespace, i) for i in ids]
@@ -368,7 +368,7 @@ class ChromaMemoryStore:
         return len(self._all_ids(gran, validate_namespace(namespace)))
 
     def _all_ids(self, gran: Granularity, namespace: str) -> list[str]:
-        rows = self._collections[gran].get(where=_namespace_where(namespace), include=[])
+        rows = self._collections[gran].get(where=namespace_where(namespace), include=[])
         return [rid.split("|", 1)[1] for rid in rows["ids"]]
 
     def search(
@@ -456,7 +456,7 @@ class ChromaMemoryStore:
 
     def _build_lexical(self, gran: Granularity, namespace: str) -> BM25Index:
         index = BM25Index(self._analyzer, self._bm25_params)
-        rows = self._collections[gran].get(where=_namespace_where(namespace), include=["metadatas"])
+        rows = self._collections[gran].get(where=namespace_where(namespace), include=["metadatas"])
         docs = []
         for meta in rows["metadatas"] or []:
             record = from_metadata(gran, dict(meta))
@@ -501,33 +501,5 @@ class _Batch:
     metadatas: list[dict[str, Any]]
 
 
-def _namespace_where(namespace: str) -> Any:
-    return {"namespace": {"$eq": namespace}}
-
-
 def _lexical_meta(meta: Any) -> dict[str, Any]:
     return {k: v for k, v in dict(meta).items() if k != RECORD_KEY}
-
-
-def _dedupe(records: list[MemoryRecord]) -> list[MemoryRecord]:
-    """Keep the last record per id, so a batch that repeats an id is still one upsert."""
-    return list({r.id: r for r in records}.values())
-
-
-def _as_sequence(records: object) -> Sequence[MemoryRecord]:
-    if isinstance(records, MemoryRecord):
-        return [records]
-    if isinstance(records, str | bytes) or not isinstance(records, Sequence):
-        raise InvalidTypeError(
-            f"records must be a list of memory records, got {type(records).__name__}"
-        )
-    return records
-
-
-def _as_ids(ids: object) -> list[str]:
-    if isinstance(ids, str) or not isinstance(ids, Sequence):
-        raise InvalidTypeError(f"ids must be a list of strings, got {type(ids).__name__}")
-    bad = [i for i in ids if not isinstance(i, str)]
-    if bad:
-        raise InvalidTypeError(f"ids must be strings, got {bad[:3]!r}")
-    return list(dict.fromkeys(ids))

@@ -324,3 +324,32 @@ def test_consolidation_flag_is_filterable(store, make_turn) -> None:  # type: ig
     assert turns[1].id not in {h.record.id for h in pending}
     done = store.get("raw", NS, where={"consolidated": True})
     assert [r.id for r in done] == [turns[1].id]
+
+
+def test_audit_log_is_append_only_ordered_and_scoped(store) -> None:  # type: ignore[no-untyped-def]
+    from memstrata.stores import AuditEntry
+
+    first = AuditEntry(
+        namespace=NS,
+        actor="refresher",
+        action="supersede",
+        granularity="fact",
+        target_id="f1",
+        reason="moved",
+        before="Alice lives in Boston",
+        after="superseded by f2",
+        at=T0 + timedelta(days=1),
+    )
+    second = AuditEntry(
+        namespace=NS,
+        actor="refresher",
+        action="update",
+        granularity="episode",
+        target_id="e1",
+        at=T0,
+    )
+    store.append_audit(first)
+    store.append_audit(second)
+    assert [e.id for e in store.list_audit(NS)] == [second.id, first.id]  # by time
+    assert store.list_audit(OTHER) == []
+    assert store.vectors("raw", NS, ["missing"]) == {}
