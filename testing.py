@@ -6,8 +6,10 @@ They need no model and no network, so unit tests stay fast and exact.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -64,6 +66,19 @@ class FakeEmbeddings(Embeddings):
         return self._embed(text)
 
 
+def _result(messages: list[BaseMessage], text: str) -> ChatResult:
+    """Wrap a reply with whitespace-word token counts as usage metadata."""
+    prompt_tokens = sum(len(str(m.content).split()) for m in messages)
+    completion_tokens = len(text.split())
+    usage = {
+        "input_tokens": prompt_tokens,
+        "output_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    message = AIMessage(text, usage_metadata=usage)
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
 class ScriptedChatModel(BaseChatModel):
     """A chat model that replies from a queue and records every call.
 
@@ -97,14 +112,93 @@ class ScriptedChatModel(BaseChatModel):
         reply = self.replies.pop(0)
         if isinstance(reply, BaseException):
             raise reply
-        prompt_tokens = sum(len(str(m.content).split()) for m in messages)
-        completion_tokens = len(reply.split())
-        message = AIMessage(
-            reply,
-            usage_metadata={
-                "input_tokens": prompt_tokens,
-                "output_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return _result(messages, reply)
+
+
+Responder = str | BaseException | Callable[[list[BaseMessage]], str]
+
+
+def requested_schema(messages: list[BaseMessage]) -> dict[str, Any] | None:
+    """The JSON schema memstrata's structured helper put in the prompt, if any."""
+    for message in reversed(messages):
+        text = str(message.content)
+        start = text.find("{")
+        if "JSON schema" in text and start >= 0:
+            try:
+                schema = json.loads(text[start:])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(schema, dict):
+                return schema
+    return None
+
+
+def minimal_instance(schema: dict[str, Any], root: dict[str, Any] | None = None) -> Any:
+    """A minimal value valid for a JSON schema: required fields only, shortest values."""
+    root = root or schema
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return minimal_instance(root["$defs"][name], root)
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    if "anyOf" in schema:
+        options = [o for o in schema["anyOf"] if o.get("type") != "null"] or schema["anyOf"]
+        return minimal_instance(options[0], root)
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: minimal_instance(props[k], root) for k in schema.get("required", [])}
+    if kind == "array":
+        item = schema.get("items", {})
+        return [minimal_instance(item, root) for _ in range(schema.get("minItems", 0))]
+    if kind == "string":
+        return "x" * max(1, schema.get("minLength", 1))
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return None
+
+
+class SchemaChatModel(BaseChatModel):
+    """Replies according to the schema each call asks for.
+
+    ``scripts`` maps a schema title (e.g. ``"EpisodeDraft"``) to queued replies: strings,
+    exceptions to raise, or functions of the messages. A schema with nothing queued gets
+    a minimal valid object (required fields only). ``calls`` records (schema title,
+    messages) for every call, so tests and cost benchmarks can count and inspect them.
+    """
+
+    scripts: dict[str, list[Responder]] = Field(default_factory=dict)
+    calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+
+    def script(self, title: str, *replies: Responder) -> SchemaChatModel:
+        """Queue replies for one schema; return self for chaining."""
+        self.scripts.setdefault(title, []).extend(replies)
+        return self
+
+    def count(self, title: str) -> int:
+        """How many calls asked for ``title``."""
+        return sum(1 for t, _ in self.calls if t == title)
+
+    @property
+    def _llm_type(self) -> str:
+        return "schema-scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        schema = requested_schema(messages) or {}
+        title = str(schema.get("title", ""))
+        self.calls.append((title, list(messages)))
+        queue = self.scripts.get(title) or []
+        reply: Responder = queue.pop(0) if queue else json.dumps(minimal_instance(schema))
+        if isinstance(reply, BaseException):
+            raise reply
+        return _result(messages, reply(messages) if callable(reply) else reply)

@@ -1,0 +1,133 @@
+"""The Constructor node: consolidate the jobs the episode trigger planned.
+
+For an ``episode`` job it first tries merge-first (an existing episode similar enough
+absorbs the turns), otherwise synthesises a new episode; then marks the turns
+consolidated, refines atomic facts, and files the episode into a scene. ``merge`` jobs
+fold turns into a named episode. ``turn_facts`` jobs (eager policy) extract facts from
+one turn. A failing step is recorded and skipped: turns whose consolidation failed stay
+unconsolidated in the raw layer and are picked up by a later trigger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from ..graphs.context import MemoryContext
+from ..graphs.state import IngestState, Job, Written
+from ..stores.records import EpisodeRecord, FactRecord, RawTurn
+from . import episodes, refinement, scenes
+from .deps import NodeDeps, StepLog, context_of
+
+NODE = "constructor"
+WINDOW_TURNS = 6
+"""Recent turns shown as context when extracting facts from a single turn."""
+
+
+class _Run:
+    """One Constructor pass: the step log plus what it wrote."""
+
+    def __init__(self, deps: NodeDeps, ctx: MemoryContext) -> None:
+        self.deps, self.ctx = deps, ctx
+        self.log = StepLog(NODE, deps)
+        self.written: list[Written] = []
+        self.new_facts: list[str] = []
+        self.scenes_changed = False
+
+    def turns(self, ids: list[str]) -> list[RawTurn]:
+        found = self.deps.store.get("raw", self.ctx.namespace, ids)
+        turns = [t for t in found if isinstance(t, RawTurn)]
+        return sorted(turns, key=lambda t: (t.occurred_at, t.session_id, t.turn_index))
+
+    def store_facts(self, facts: list[FactRecord]) -> None:
+        fresh = refinement.deduplicate(self.log, self.ctx, facts)
+        if fresh:
+            self.deps.store.add(self.ctx.namespace, fresh)
+            self.new_facts.extend(f.id for f in fresh)
+            self.written.extend(
+                Written(granularity="fact", id=f.id, action="created") for f in fresh
+            )
+
+    def consolidate(self, episode: EpisodeRecord, turns: list[RawTurn], action: str) -> None:
+        store, ns = self.deps.store, self.ctx.namespace
+        store.add(ns, [episode])
+        self.written.append(Written(granularity="episode", id=episode.id, action=action))  # type: ignore[arg-type]
+        marked = [
+            t.model_copy(
+                update={
+                    "consolidated_into": list(dict.fromkeys([*t.consolidated_into, episode.id]))
+                }
+            )
+            for t in turns
+        ]
+        store.add(ns, marked)
+        self.store_facts(refinement.refine(self.log, self.ctx, turns, episode))
+        scene, created = scenes.assign(self.log, self.ctx, episode)
+        action = "created" if created else "updated"
+        self.written.append(Written(granularity="scene", id=scene.id, action=action))
+        self.scenes_changed = True
+
+    def episode_job(self, job: Job) -> None:
+        turns = self.turns(job.raw_ids)
+        if not turns:
+            return
+        near = episodes.nearest_episode(self.log, self.ctx, turns)
+        if near is not None and near[1] >= self.ctx.merge_threshold:
+            merged = episodes.merge(self.log, self.ctx, near[0], turns)
+            if merged is not None:
+                self.consolidate(merged, turns, "merged")
+            return
+        episode = episodes.synthesize(self.log, self.ctx, turns)
+        if episode is not None:
+            self.consolidate(episode, turns, "created")
+
+    def merge_job(self, job: Job) -> None:
+        turns = self.turns(job.raw_ids)
+        found = self.deps.store.get("episode", self.ctx.namespace, [job.episode_id or ""])
+        if not turns or not found or not isinstance(found[0], EpisodeRecord):
+            self.log.fail("merge", f"episode {job.episode_id!r} or its turns are gone")
+            return
+        merged = episodes.merge(self.log, self.ctx, found[0], turns)
+        if merged is not None:
+            self.consolidate(merged, turns, "merged")
+
+    def turn_facts_job(self, job: Job) -> None:
+        for turn in self.turns(job.raw_ids):
+            stored = self.deps.store.get(
+                "raw", self.ctx.namespace, where={"session_id": turn.session_id}
+            )
+            window = [
+                t for t in stored if isinstance(t, RawTurn) and t.turn_index < turn.turn_index
+            ]
+            self.store_facts(
+                refinement.turn_facts(self.log, self.ctx, turn, window[-WINDOW_TURNS:])
+            )
+
+
+def make_constructor(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
+    """Build the ``constructor`` node."""
+
+    def constructor(state: IngestState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
+        """Run each planned job; record what was written and what failed."""
+        run = _Run(deps, context_of(runtime))
+        trigger = state.get("trigger")
+        handlers = {
+            "episode": run.episode_job,
+            "merge": run.merge_job,
+            "turn_facts": run.turn_facts_job,
+        }
+        for job in trigger.jobs if trigger else []:
+            try:
+                handlers[job.kind](job)
+            except Exception as e:  # a store or model failure must not crash the graph
+                run.log.fail(job.kind, e)
+        if run.scenes_changed:
+            try:
+                scenes.update_profile(run.log, run.ctx)
+            except Exception as e:
+                run.log.fail("profile", e)
+        return {"written": run.written, "new_fact_ids": run.new_facts, **run.log.update()}
+
+    return constructor

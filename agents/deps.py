@@ -1,0 +1,77 @@
+"""What every node needs, passed in once when the graph is built."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from langchain_core.messages import BaseMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from ..graphs.context import MemoryContext
+from ..graphs.state import Failure
+from ..stores.chroma import ChromaMemoryStore
+from ..stores.records import utc_now
+from .structured import LLMCall, StructuredCaller, StructuredOutputError
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class NodeDeps:
+    """The store, the structured LLM caller and a clock shared by the nodes."""
+
+    store: ChromaMemoryStore
+    caller: StructuredCaller
+    clock: Callable[[], datetime] = field(default=utc_now)
+    model_name: str = "unknown"
+    """Recorded in audit entries."""
+
+
+def context_of(runtime: Runtime[MemoryContext] | None) -> MemoryContext:
+    """The run's context, or the defaults when the caller passed none."""
+    ctx = getattr(runtime, "context", None)
+    if isinstance(ctx, MemoryContext):
+        return ctx
+    if isinstance(ctx, dict):  # e.g. sent as JSON by LangGraph Studio or the HTTP API
+        return MemoryContext(**ctx)
+    return MemoryContext()
+
+
+@dataclass
+class StepLog:
+    """Runs a node's LLM steps, collecting call records and failures for the state.
+
+    A step whose structured call fails is recorded and returns None: the node goes on
+    without it, and the raw data it was working from stays untouched.
+    """
+
+    node: str
+    deps: NodeDeps
+    calls: list[LLMCall] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+
+    def ask(self, schema: type[T], messages: Sequence[BaseMessage], step: str) -> T | None:
+        """Return a validated ``schema`` object, or None after recording the failure."""
+        try:
+            result = self.deps.caller.invoke(schema, messages, node=self.node)
+        except StructuredOutputError as e:
+            self.calls.extend(e.attempts)
+            self.fail(step, e)
+            return None
+        self.calls.extend(result.calls)
+        return result.value
+
+    def fail(self, step: str, error: BaseException | str) -> None:
+        """Record a failed step."""
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        self.failures.append(
+            Failure(node=self.node, step=step, error=text[:2000], at=self.deps.clock())
+        )
+
+    def update(self) -> dict[str, Any]:
+        """The state update carrying this node's call records and failures."""
+        return {"llm_calls": list(self.calls), "failures": list(self.failures)}

@@ -1,0 +1,87 @@
+"""Shared helpers that turn records into delimited prompt text and model dates back."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, time
+from zoneinfo import ZoneInfo
+
+from ..stores.records import FactRecord, MemoryRecord, RawTurn
+
+_DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
+_MAX_FIELD = 4000
+
+
+def clip(text: str, limit: int = _MAX_FIELD) -> str:
+    """Shorten ``text`` to ``limit`` characters so one memory cannot flood a prompt."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def local_time(when: datetime, tz: ZoneInfo) -> str:
+    """Format an aware datetime as ``2023-05-08 13:56 (Mon)`` in ``tz``."""
+    return when.astimezone(tz).strftime("%Y-%m-%d %H:%M (%a)")
+
+
+def format_turns(
+    turns: Sequence[RawTurn], tz: ZoneInfo, prefix: str = "t"
+) -> tuple[str, dict[str, str]]:
+    """Render turns one per line with short labels; return the text and label -> id."""
+    lines, labels = [], {}
+    for n, turn in enumerate(turns, start=1):
+        label = f"{prefix}{n}"
+        labels[label] = turn.id
+        line = f"[{label}] {local_time(turn.occurred_at, tz)} {turn.speaker}: {clip(turn.text)}"
+        if turn.media_caption:
+            line += f" [shared image: {clip(turn.media_caption, 300)}]"
+        lines.append(line)
+    return "\n".join(lines), labels
+
+
+def format_facts(
+    facts: Sequence[FactRecord], tz: ZoneInfo, prefix: str
+) -> tuple[str, dict[str, str]]:
+    """Render facts one per line with short labels; return the text and label -> id."""
+    lines, labels = [], {}
+    for n, fact in enumerate(facts, start=1):
+        label = f"{prefix}{n}"
+        labels[label] = fact.id
+        when = fact.point_in_time or fact.valid_from or fact.occurred_at
+        lines.append(f"[{label}] ({when.astimezone(tz):%Y-%m-%d}) {clip(fact.text, 600)}")
+    return "\n".join(lines) or "(none)", labels
+
+
+def format_record(record: MemoryRecord, tz: ZoneInfo) -> str:
+    """Render one episode or scene as ``title (date): text``."""
+    title = getattr(record, "title", "") or record.granularity.value
+    return f"{title} ({record.occurred_at.astimezone(tz):%Y-%m-%d}): {clip(record.text)}"
+
+
+def parse_date(value: str | None, tz: ZoneInfo) -> datetime | None:
+    """Parse ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` (optionally with a time) to aware UTC.
+
+    Anything else, including impossible dates, gives None rather than an error: a model's
+    date guess is optional metadata, never a reason to drop a memory.
+    """
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=tz)
+        return parsed.astimezone(UTC)
+    except ValueError:
+        pass
+    match = _DATE.match(value)
+    if not match:
+        return None
+    year, month, day = (int(g) if g else 1 for g in match.groups())
+    try:
+        return datetime.combine(datetime(year, month, day).date(), time(), tz).astimezone(UTC)
+    except ValueError:
+        return None
+
+
+def approx_tokens(text: str) -> int:
+    """A cheap token estimate (words x 1.3) for saturation heuristics."""
+    return int(len(text.split()) * 1.3) + 1

@@ -1,0 +1,98 @@
+"""The run-time context of the memory graphs: identity, thresholds and budgets.
+
+Nodes read these through ``runtime.context``; nothing inside a node reads the
+environment. Defaults follow the papers (RecMem theta_sim 0.7 / theta_count 5, EverMemOS
+scene tau 0.7 and 7-day max gap on LoCoMo).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..errors import InvalidInputError
+from ..stores.records import validate_namespace
+
+TriggerPolicy = Literal["eager", "recurrence", "boundary", "session"]
+TRIGGER_POLICIES: tuple[TriggerPolicy, ...] = ("eager", "recurrence", "boundary", "session")
+
+
+@dataclass(kw_only=True)
+class MemoryContext:
+    """Identity, thresholds and budgets for one run of a memory graph."""
+
+    namespace: str = "default"
+    """Tenant scope (user/agent) every read and write of the run is confined to."""
+    timezone: str = "UTC"
+    """Time zone used to show dates to the model and to resolve "yesterday"."""
+
+    trigger_policy: TriggerPolicy = "recurrence"
+    """When consolidation runs: eager (every turn), recurrence, boundary or session."""
+    theta_sim: float = 0.7
+    """Recurrence: cosine a raw neighbour needs to count as a recurrence."""
+    theta_count: int = 5
+    """Recurrence: neighbours needed before the cluster is consolidated."""
+    neighbour_k: int = 10
+    """Recurrence: how many raw neighbours are inspected per incoming turn."""
+    merge_threshold: float = 0.7
+    """Merge-first: cosine at which an existing episode absorbs new content."""
+    boundary_gap_minutes: float = 240.0
+    """Boundary: a silence longer than this closes the current episode."""
+    boundary_max_tokens: int = 1200
+    """Boundary: buffered text longer than this (approx. tokens) closes the episode."""
+    boundary_llm_check: bool = False
+    """Boundary: ask the LLM boundary judge when no heuristic fires."""
+
+    known_facts_k: int = 8
+    """Semantic refinement: existing facts shown to the model to avoid duplicates."""
+    duplicate_threshold: float = 0.95
+    """A new fact this close (cosine) to a stored one is a duplicate and is dropped."""
+    conflict_k: int = 4
+    """Conflict check: existing facts compared with each new fact."""
+    scene_tau: float = 0.7
+    """Scenes: cosine to a scene centroid needed to join it."""
+    scene_max_gap_days: float = 7.0
+    """Scenes: an episode joins a scene only within this many days of a member."""
+    profile_scenes: int = 8
+    """Profile: how many most recent scene summaries the profile is distilled from."""
+
+    max_llm_attempts: int = 3
+    """Attempts per structured LLM call (the validation error is shown on retry)."""
+    extra: dict[str, str] = field(default_factory=dict)
+    """Free-form tags recorded with audit entries (e.g. the calling agent)."""
+
+    def __post_init__(self) -> None:
+        validate_namespace(self.namespace)
+        if self.trigger_policy not in TRIGGER_POLICIES:
+            raise InvalidInputError(
+                f"unknown trigger_policy {self.trigger_policy!r}; use one of {TRIGGER_POLICIES}"
+            )
+        for name in ("theta_sim", "merge_threshold", "scene_tau", "duplicate_threshold"):
+            value = getattr(self, name)
+            if not -1.0 <= value <= 1.0:
+                raise InvalidInputError(f"{name} is a cosine in [-1, 1], got {value}")
+        for name in (
+            "theta_count",
+            "neighbour_k",
+            "known_facts_k",
+            "conflict_k",
+            "max_llm_attempts",
+        ):
+            if getattr(self, name) < 1:
+                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.theta_count > self.neighbour_k:
+            raise InvalidInputError(
+                f"theta_count ({self.theta_count}) cannot exceed neighbour_k ({self.neighbour_k})"
+            )
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as e:
+            raise InvalidInputError(
+                f"unknown timezone {self.timezone!r}; use an IANA name like 'Europe/Berlin'"
+            ) from e
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The context's time zone."""
+        return ZoneInfo(self.timezone)

@@ -1,0 +1,88 @@
+"""The ingest graph: raw write -> episode trigger -> Constructor -> Judge -> Refresher."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+
+from ..agents.constructor import make_constructor
+from ..agents.deps import NodeDeps
+from ..agents.episode_trigger import make_episode_trigger
+from ..agents.judge import make_judge
+from ..agents.raw_writer import make_raw_write
+from ..agents.refresher import make_refresher
+from ..agents.structured import StructuredCaller, StructuredMethod
+from ..stores.chroma import ChromaMemoryStore
+from .context import MemoryContext
+from .nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
+from .state import IngestInput, IngestOutput, IngestState
+
+
+def route_after_trigger(state: IngestState) -> Literal["constructor", "__end__"]:
+    """Consolidate only when the trigger planned jobs."""
+    trigger = state.get("trigger")
+    return CONSTRUCTOR if trigger is not None and trigger.jobs else FINISH
+
+
+def route_after_constructor(state: IngestState) -> Literal["judge", "__end__"]:
+    """Check conflicts only when new facts were written."""
+    return JUDGE if state.get("new_fact_ids") else FINISH
+
+
+def route_after_judge(state: IngestState) -> Literal["refresher", "__end__"]:
+    """Refresh only when the Judge found contradictions."""
+    return REFRESHER if state.get("conflicts") else FINISH
+
+
+def node_deps(
+    *,
+    chat_model: BaseChatModel,
+    store: ChromaMemoryStore,
+    structured_method: StructuredMethod = "json_schema",
+    max_attempts: int = 3,
+) -> NodeDeps:
+    """Bundle the injected dependencies the nodes share."""
+    name = getattr(chat_model, "model_name", None) or getattr(chat_model, "model", None)
+    return NodeDeps(
+        store=store,
+        caller=StructuredCaller(chat_model, method=structured_method, max_attempts=max_attempts),
+        model_name=str(name or type(chat_model).__name__),
+    )
+
+
+def build_ingest_graph(
+    *,
+    chat_model: BaseChatModel,
+    store: ChromaMemoryStore,
+    structured_method: StructuredMethod = "json_schema",
+    max_attempts: int = 3,
+) -> StateGraph[IngestState, MemoryContext, IngestInput, IngestOutput]:
+    """Return the uncompiled ingest graph; compile it with your checkpointer."""
+    deps = node_deps(
+        chat_model=chat_model,
+        store=store,
+        structured_method=structured_method,
+        max_attempts=max_attempts,
+    )
+    graph = StateGraph(
+        IngestState,
+        context_schema=MemoryContext,
+        input_schema=IngestInput,
+        output_schema=IngestOutput,
+    )
+    graph.add_node(RAW_WRITE, make_raw_write(deps))
+    graph.add_node(EPISODE_TRIGGER, make_episode_trigger(deps))
+    graph.add_node(CONSTRUCTOR, make_constructor(deps))
+    graph.add_node(JUDGE, make_judge(deps))
+    graph.add_node(REFRESHER, make_refresher(deps))
+    graph.add_edge(START, RAW_WRITE)
+    graph.add_edge(RAW_WRITE, EPISODE_TRIGGER)
+    graph.add_conditional_edges(
+        EPISODE_TRIGGER, route_after_trigger, {CONSTRUCTOR: CONSTRUCTOR, FINISH: END}
+    )
+    graph.add_conditional_edges(CONSTRUCTOR, route_after_constructor, {JUDGE: JUDGE, FINISH: END})
+    graph.add_conditional_edges(JUDGE, route_after_judge, {REFRESHER: REFRESHER, FINISH: END})
+    graph.add_edge(REFRESHER, END)
+    return graph

@@ -1,0 +1,120 @@
+"""State, input and output schemas of the memory graphs.
+
+Values that accumulate over a run (LLM call records, failures, written records) use an
+``operator.add`` reducer; decisions are overwritten on each pass.
+"""
+
+from __future__ import annotations
+
+import operator
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictStr
+from typing_extensions import TypedDict
+
+from ..agents.structured import LLMCall
+
+
+class TurnInput(BaseModel):
+    """One incoming conversation turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    speaker: StrictStr = Field(min_length=1)
+    text: StrictStr = Field(min_length=1)
+    occurred_at: AwareDatetime
+    session_id: StrictStr = Field(min_length=1)
+    turn_index: int | None = Field(default=None, ge=0)
+    media_caption: StrictStr | None = None
+    metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class Job(BaseModel):
+    """One unit of consolidation work the episode trigger hands to the Constructor."""
+
+    kind: Literal["episode", "merge", "turn_facts"]
+    raw_ids: list[str]
+    episode_id: str | None = None
+    reason: str = ""
+
+
+class TriggerDecision(BaseModel):
+    """What the episode trigger decided, and why (visible in streams and Studio)."""
+
+    policy: str
+    consolidate: bool
+    reason: str
+    jobs: list[Job] = Field(default_factory=list)
+
+
+class Written(BaseModel):
+    """A derived record the run created or changed."""
+
+    granularity: str
+    id: str
+    action: Literal["created", "merged", "updated", "superseded"]
+
+
+class Failure(BaseModel):
+    """A step that failed; the graph went on without it."""
+
+    node: str
+    step: str
+    error: str
+    at: datetime
+
+
+class Conflict(BaseModel):
+    """A stored fact contradicted by a new one."""
+
+    old_id: str
+    new_id: str
+    reason: str = ""
+
+
+class IngestInput(TypedDict, total=False):
+    """Input of the ingest graph."""
+
+    turns: list[TurnInput | dict[str, Any]]
+    session_closed: bool
+
+
+class IngestState(TypedDict, total=False):
+    """State of the ingest graph."""
+
+    turns: list[TurnInput | dict[str, Any]]
+    session_closed: bool
+    new_raw_ids: list[str]
+    duplicate_raw_ids: list[str]
+    trigger: TriggerDecision
+    new_fact_ids: list[str]
+    conflicts: list[Conflict]
+    written: Annotated[list[Written], operator.add]
+    llm_calls: Annotated[list[LLMCall], operator.add]
+    failures: Annotated[list[Failure], operator.add]
+
+
+class IngestOutput(TypedDict, total=False):
+    """What an ingest run reports."""
+
+    new_raw_ids: list[str]
+    duplicate_raw_ids: list[str]
+    trigger: TriggerDecision
+    written: list[Written]
+    conflicts: list[Conflict]
+    llm_calls: list[LLMCall]
+    failures: list[Failure]
+
+
+__all__ = [
+    "Conflict",
+    "Failure",
+    "IngestInput",
+    "IngestOutput",
+    "IngestState",
+    "Job",
+    "TriggerDecision",
+    "TurnInput",
+    "Written",
+]
