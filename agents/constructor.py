@@ -11,7 +11,7 @@ unconsolidated in the raw layer and are picked up by a later trigger.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
@@ -50,10 +50,12 @@ class _Run:
                 Written(granularity="fact", id=f.id, action="created") for f in fresh
             )
 
-    def consolidate(self, episode: EpisodeRecord, turns: list[RawTurn], action: str) -> None:
+    def consolidate(
+        self, episode: EpisodeRecord, turns: list[RawTurn], action: Literal["created", "merged"]
+    ) -> None:
         store, ns = self.deps.store, self.ctx.namespace
         store.add(ns, [episode])
-        self.written.append(Written(granularity="episode", id=episode.id, action=action))  # type: ignore[arg-type]
+        self.written.append(Written(granularity="episode", id=episode.id, action=action))
         marked = [
             t.model_copy(
                 update={
@@ -65,8 +67,9 @@ class _Run:
         store.add(ns, marked)
         self.store_facts(refinement.refine(self.log, self.ctx, turns, episode))
         scene, created = scenes.assign(self.log, self.ctx, episode)
-        action = "created" if created else "updated"
-        self.written.append(Written(granularity="scene", id=scene.id, action=action))
+        self.written.append(
+            Written(granularity="scene", id=scene.id, action="created" if created else "updated")
+        )
         self.scenes_changed = True
 
     def episode_job(self, job: Job) -> None:
