@@ -1,0 +1,471 @@
+"""The ingest graph with scripted chat models: policies, consolidation, failures."""
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from memstrata.agents.refinement import fact_id
+from memstrata.graphs.context import MemoryContext
+from memstrata.graphs.ingest import build_ingest_graph
+from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, SceneRecord
+from memstrata.testing import FakeEmbeddings, SchemaChatModel
+
+NS = "user:alice"
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+HIKE = "I love hiking in the mountains with my hiking boots"
+
+
+@pytest.fixture
+def store() -> ChromaMemoryStore:
+    return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+
+
+@pytest.fixture
+def model() -> SchemaChatModel:
+    return SchemaChatModel()
+
+
+def run(store, model, turns, *, closed=False, **ctx: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    graph = build_ingest_graph(chat_model=model, store=store).compile()
+    context = MemoryContext(namespace=ctx.pop("namespace", NS), **ctx)
+    return graph.invoke({"turns": turns, "session_closed": closed}, context=context)  # type: ignore[no-any-return]
+
+
+def turn(text: str, minute: int, session: str = "s1", speaker: str = "Alice") -> dict[str, Any]:
+    return {
+        "speaker": speaker,
+        "text": text,
+        "occurred_at": T0 + timedelta(minutes=minute),
+        "session_id": session,
+    }
+
+
+def episode_reply(title: str = "Hiking", narrative: str = "Alice talked about hiking.") -> str:
+    return json.dumps({"title": title, "narrative": narrative, "date": "2024-03-01"})
+
+
+def facts_reply(*statements: str) -> str:
+    return json.dumps({"facts": [{"statement": s, "sources": ["t1"]} for s in statements]})
+
+
+# ------------------------------------------------------------------- raw first
+def test_raw_turns_are_stored_even_when_every_llm_call_fails(store, model) -> None:  # type: ignore[no-untyped-def]
+    for title in ("EpisodeDraft", "FactList", "ProfileUpdate"):
+        model.script(title, *[ConnectionError("HTTP 500")] * 9)
+    out = run(
+        store,
+        model,
+        [turn("hello there", 0), turn("how are you", 1)],
+        closed=True,
+        trigger_policy="session",
+    )
+    assert len(out["new_raw_ids"]) == 2
+    assert store.count("raw", NS) == 2
+    assert out["failures"] and out["failures"][0].node == "constructor"
+    assert all(not c.ok for c in out["llm_calls"])
+    assert store.count("episode", NS) == 0
+    # the turns stay unconsolidated, so a later trigger retries them
+    assert store.count("raw", NS) == len(store.get("raw", NS, where={"consolidated": False}))
+
+
+@pytest.mark.parametrize(
+    "bad", ["not json at all", '{"title": "only a title"}', "", '{"title": 3, "narrative": []}']
+)
+def test_malformed_output_is_retried_then_recorded_without_data_loss(store, model, bad) -> None:  # type: ignore[no-untyped-def]
+    model.script("EpisodeDraft", bad, bad, bad)
+    out = run(store, model, [turn("we baked bread", 0)], closed=True, trigger_policy="session")
+    assert model.count("EpisodeDraft") == 3  # bounded retries
+    assert [f.step for f in out["failures"]] == ["episode"]
+    assert store.count("raw", NS) == 1 and store.count("episode", NS) == 0
+
+
+def test_malformed_then_valid_output_recovers(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("EpisodeDraft", "```json\n{oops", episode_reply())
+    out = run(store, model, [turn("we baked bread", 0)], closed=True, trigger_policy="session")
+    assert store.count("episode", NS) == 1
+    assert out["failures"] == []
+    repair = model.calls[1][1][-1].content
+    assert "could not be used" in str(repair)
+
+
+def test_reingesting_the_same_turns_is_a_no_op(store, model) -> None:  # type: ignore[no-untyped-def]
+    turns = [turn("we baked bread", 0), turn("it was sourdough", 1)]
+    first = run(store, model, turns, closed=True, trigger_policy="session")
+    calls = len(model.calls)
+    second = run(store, model, turns, closed=True, trigger_policy="session")
+    assert second["new_raw_ids"] == [] and sorted(second["duplicate_raw_ids"]) == sorted(
+        first["new_raw_ids"]
+    )
+    assert len(model.calls) == calls  # nothing new to consolidate
+    assert store.count("raw", NS) == 2 and store.count("episode", NS) == 1
+
+
+def test_explicit_turn_indexes_give_stable_ids(store, model) -> None:  # type: ignore[no-untyped-def]
+    t = {**turn("hi", 0), "turn_index": 7}
+    a = run(store, model, [t], trigger_policy="session")
+    b = run(store, model, [{**t, "text": "hi (edited)"}], trigger_policy="session")
+    assert a["new_raw_ids"] == b["duplicate_raw_ids"]
+    assert store.get("raw", NS)[0].text == "hi"  # the stored turn is never overwritten
+
+
+def test_bad_turns_are_rejected_before_anything_is_stored(store, model) -> None:  # type: ignore[no-untyped-def]
+    from memstrata.errors import InvalidInputError
+
+    naive = {**turn("x", 0), "occurred_at": datetime(2024, 3, 1)}
+    with pytest.raises(InvalidInputError, match="turn #1"):
+        run(store, model, [turn("fine", 0), naive])
+    with pytest.raises(InvalidInputError, match="non-empty list"):
+        run(store, model, [])
+    assert store.count("raw", NS) == 0
+
+
+# -------------------------------------------------------------- trigger policies
+def test_recurrence_waits_without_llm_calls_until_theta_count(store, model) -> None:  # type: ignore[no-untyped-def]
+    ctx = {"trigger_policy": "recurrence", "theta_sim": 0.6, "theta_count": 3}
+    out = run(
+        store,
+        model,
+        [turn("the stock market fell", 0), turn("my cat sleeps a lot", 1), turn(HIKE + " 1", 2)],
+        **ctx,
+    )
+    assert not out["trigger"].consolidate and "kept in the raw layer" in out["trigger"].reason
+    assert model.calls == []
+    out = run(store, model, [turn(f"{HIKE} {i}", i) for i in range(3, 6)], **ctx)
+    decision = out["trigger"]
+    assert decision.consolidate and "recurrence" in decision.reason
+    (job,) = decision.jobs
+    assert job.kind == "episode" and len(job.raw_ids) == 4
+    ep = store.get("episode", NS)[0]
+    assert sorted(ep.source_ids) == sorted(job.raw_ids)
+    assert len(store.get("raw", NS, where={"consolidated": True})) == 4
+
+
+def test_recurrence_merges_into_a_similar_episode_first(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            EpisodeRecord(
+                id="hike", namespace=NS, title="Hiking", text=f"Alice: {HIKE}", occurred_at=T0
+            )
+        ],
+    )
+    model.script("EpisodeDraft", episode_reply(narrative="Alice hikes, now with new boots."))
+    out = run(
+        store,
+        model,
+        [turn(HIKE, 10)],
+        trigger_policy="recurrence",
+        theta_sim=0.5,
+        merge_threshold=0.5,
+    )
+    (job,) = out["trigger"].jobs
+    assert job.kind == "merge" and job.episode_id == "hike"
+    merged = store.get("episode", NS, ["hike"])[0]
+    assert merged.text == "Alice hikes, now with new boots."
+    assert out["new_raw_ids"][0] in merged.source_ids
+    assert store.count("episode", NS) == 1
+    merge_prompt = str(model.calls[0][1][-2].content)
+    assert "Existing episode" in merge_prompt and "<data>" in merge_prompt
+
+
+def test_eager_extracts_facts_every_turn_and_asks_the_boundary_judge(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script(
+        "BoundaryDecision",
+        json.dumps({"new_episode": False}),
+        json.dumps({"new_episode": True, "reason": "topic shift to cooking"}),
+    )
+    model.script(
+        "FactList",
+        facts_reply("Alice hikes"),
+        facts_reply("Alice hikes often"),
+        facts_reply("Alice cooks pasta"),
+    )
+    turns = [turn(HIKE, 0), turn(HIKE + " again", 1), turn("I cooked pasta tonight", 2)]
+    out = run(store, model, turns, trigger_policy="eager")
+    kinds = [j.kind for j in out["trigger"].jobs]
+    assert kinds.count("turn_facts") == 3 and kinds.count("episode") == 1
+    episode_job = next(j for j in out["trigger"].jobs if j.kind == "episode")
+    assert len(episode_job.raw_ids) == 2
+    assert "topic shift to cooking" in out["trigger"].reason
+    assert model.count("BoundaryDecision") == 2  # no judge for the very first turn
+    assert {f.text for f in store.get("fact", NS)} >= {"Alice hikes", "Alice cooks pasta"}
+
+
+@pytest.mark.parametrize(
+    ("second", "ctx", "why"),
+    [
+        (turn("next day chat", 1, session="s2"), {}, "session s1 ended"),
+        (turn("much later", 600), {}, "time gap"),
+        (turn("word " * 50, 1), {"boundary_max_tokens": 40}, "saturation"),
+    ],
+)
+def test_boundary_heuristics(store, model, second, ctx, why) -> None:  # type: ignore[no-untyped-def]
+    out = run(store, model, [turn("first topic", 0), second], trigger_policy="boundary", **ctx)
+    (job,) = [j for j in out["trigger"].jobs if j.kind == "episode"]
+    assert why in out["trigger"].reason and len(job.raw_ids) == 1
+    assert model.count("BoundaryDecision") == 0
+
+
+def test_boundary_llm_check_is_optional(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("BoundaryDecision", json.dumps({"new_episode": True, "reason": "new task"}))
+    out = run(
+        store,
+        model,
+        [turn("first topic", 0), turn("other topic", 1)],
+        trigger_policy="boundary",
+        boundary_llm_check=True,
+    )
+    assert model.count("BoundaryDecision") == 1 and "new task" in out["trigger"].reason
+
+
+def test_session_policy_consolidates_closed_sessions(store, model) -> None:  # type: ignore[no-untyped-def]
+    turns = [turn("a", 0, "s1"), turn("b", 1, "s1"), turn("c", 2, "s2")]
+    out = run(store, model, turns, trigger_policy="session")
+    (job,) = out["trigger"].jobs
+    assert len(job.raw_ids) == 2 and "session s1 closed" in out["trigger"].reason
+    out = run(store, model, [turn("d", 3, "s2")], trigger_policy="session", closed=True)
+    (job,) = out["trigger"].jobs
+    assert len(job.raw_ids) == 2
+
+
+def test_trigger_decision_shows_in_the_update_stream(store, model) -> None:  # type: ignore[no-untyped-def]
+    graph = build_ingest_graph(chat_model=model, store=store).compile()
+    updates = list(
+        graph.stream(
+            {"turns": [turn("x", 0)]}, stream_mode="updates", context=MemoryContext(namespace=NS)
+        )
+    )
+    trigger = next(u["episode_trigger"] for u in updates if "episode_trigger" in u)
+    assert trigger["trigger"].policy == "recurrence" and trigger["trigger"].reason
+
+
+# ----------------------------------------------------------------- consolidation
+def test_constructor_merges_a_cluster_into_a_near_duplicate_episode(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            EpisodeRecord(
+                id="bread",
+                namespace=NS,
+                title="Bread",
+                text="Alice: we baked bread Alice: it was sourdough",
+                occurred_at=T0,
+            )
+        ],
+    )
+    out = run(
+        store,
+        model,
+        [turn("we baked bread", 0), turn("it was sourdough", 1)],
+        closed=True,
+        trigger_policy="session",
+        merge_threshold=0.5,
+    )
+    assert [w.action for w in out["written"] if w.granularity == "episode"] == ["merged"]
+    assert store.count("episode", NS) == 1
+
+
+def test_refined_facts_are_deduplicated(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            FactRecord(
+                namespace=NS,
+                text="Alice bakes bread",
+                occurred_at=T0,
+                id=__import__("memstrata.agents.refinement", fromlist=["x"]).fact_id(
+                    NS, "Alice bakes bread"
+                ),
+            )
+        ],
+    )
+    model.script(
+        "FactList",
+        facts_reply(
+            "Alice bakes bread.",
+            "Alice likes sourdough",
+            "alice likes  sourdough",
+            "Alice likes sourdough",
+        ),
+    )
+    out = run(
+        store, model, [turn("we baked sourdough bread", 0)], closed=True, trigger_policy="session"
+    )
+    texts = sorted(f.text for f in store.get("fact", NS))
+    assert texts == ["Alice bakes bread", "Alice likes sourdough"]
+    assert [w.granularity for w in out["written"]].count("fact") == 1
+    refine_prompt = str(next(m for t, m in model.calls if t == "FactList")[-2].content)
+    assert "Alice bakes bread" in refine_prompt  # known facts were shown to the model
+
+
+def test_facts_carry_time_qualifiers_kind_and_sources(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script(
+        "FactList",
+        json.dumps(
+            {
+                "facts": [
+                    {
+                        "statement": "Alice will run a marathon",
+                        "kind": "foresight",
+                        "point_in_time": "2024-10-06",
+                        "valid_until": "2024-10-07",
+                        "sources": ["t2"],
+                    },
+                    {
+                        "statement": "Alice ran track from 2010 to 2014",
+                        "start": "2010",
+                        "end": "2014-06",
+                        "sources": ["t9"],
+                    },
+                ]
+            }
+        ),
+    )
+    out = run(
+        store,
+        model,
+        [turn("hi", 0), turn("marathon in October!", 1)],
+        closed=True,
+        trigger_policy="session",
+    )
+    facts = {f.text: f for f in store.get("fact", NS)}
+    plan = facts["Alice will run a marathon"]
+    assert plan.kind == "foresight" and plan.point_in_time == datetime(2024, 10, 6, tzinfo=UTC)
+    assert plan.valid_to == datetime(2024, 10, 7, tzinfo=UTC)
+    assert plan.source_ids == [out["new_raw_ids"][1]]
+    history = facts["Alice ran track from 2010 to 2014"]
+    assert history.start_time == datetime(2010, 1, 1, tzinfo=UTC)
+    assert history.end_time == datetime(2014, 6, 1, tzinfo=UTC)
+    assert sorted(history.source_ids) == sorted(out["new_raw_ids"])  # unknown label: all turns
+
+
+def test_episode_prompt_carries_timestamps_for_relative_dates(store, model) -> None:  # type: ignore[no-untyped-def]
+    run(
+        store,
+        model,
+        [turn("I adopted a puppy yesterday", 0)],
+        closed=True,
+        trigger_policy="session",
+    )
+    prompt = next(m for t, m in model.calls if t == "EpisodeDraft")
+    assert "2024-03-01 12:00 (Fri)" in str(prompt[-2].content)
+    assert "absolute dates" in str(prompt[0].content)
+
+
+def test_scenes_assimilate_similar_episodes_and_split_others(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script(
+        "EpisodeDraft",
+        episode_reply("Hiking", HIKE),
+        episode_reply("Hiking 2", HIKE + " again"),
+        episode_reply("Taxes", "Alice filed her quarterly tax report"),
+    )
+    model.script("SceneSummary", json.dumps({"title": "Hiking", "summary": "Alice hikes a lot."}))
+    ctx = {"trigger_policy": "session", "scene_tau": 0.6, "merge_threshold": 0.99}
+    run(store, model, [turn("hiking talk", 0, "s1")], closed=True, **ctx)
+    run(store, model, [turn("more hiking talk", 60, "s2")], closed=True, **ctx)
+    (scene,) = store.get("scene", NS)
+    assert isinstance(scene, SceneRecord) and len(scene.members) == 2
+    assert scene.text == "Alice hikes a lot." and scene.centroid
+    run(store, model, [turn("tax talk", 120, "s3")], closed=True, **ctx)
+    assert store.count("scene", NS) == 2
+    assert store.get_profile(NS) is not None and model.count("ProfileUpdate") == 3
+
+
+def test_scene_max_time_gap_starts_a_new_scene(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("EpisodeDraft", episode_reply("Hiking", HIKE), episode_reply("Hiking", HIKE))
+    ctx = {
+        "trigger_policy": "session",
+        "scene_tau": 0.6,
+        "merge_threshold": 0.99,
+        "scene_max_gap_days": 7,
+    }
+    run(store, model, [turn("hiking talk", 0, "s1")], closed=True, **ctx)
+    late = turn("hiking talk again", 60 * 24 * 30, "s2")
+    model.scripts["EpisodeDraft"] = [
+        json.dumps({"title": "Hiking", "narrative": HIKE, "date": "2024-03-31"})
+    ]
+    run(store, model, [late], closed=True, **ctx)
+    assert store.count("scene", NS) == 2
+
+
+def test_contradicted_facts_are_superseded_and_audited(store, model) -> None:  # type: ignore[no-untyped-def]
+    old = FactRecord(
+        id=fact_id(NS, "Alice lives in Boston"),
+        namespace=NS,
+        text="Alice lives in Boston",
+        occurred_at=T0 - timedelta(days=90),
+        valid_from=T0 - timedelta(days=90),
+    )
+    store.add(NS, [old])
+    model.script(
+        "FactList",
+        json.dumps(
+            {
+                "facts": [
+                    {
+                        "statement": "Alice lives in Denver",
+                        "point_in_time": "2024-03-01",
+                        "sources": ["t1"],
+                    }
+                ]
+            }
+        ),
+    )
+    model.script(
+        "ConflictReport", json.dumps({"conflicts": [{"new": "n1", "old": "o1", "reason": "moved"}]})
+    )
+    out = run(store, model, [turn("I moved to Denver!", 0)], closed=True, trigger_policy="session")
+    assert [c.old_id for c in out["conflicts"]] == [old.id]
+    kept = store.get("fact", NS, [old.id])[0]
+    assert kept.superseded_by == fact_id(NS, "Alice lives in Denver")
+    assert kept.valid_to == datetime(2024, 3, 1, tzinfo=UTC)
+    assert kept.is_valid_at(T0 - timedelta(days=30)) and not kept.is_valid_at(
+        T0 + timedelta(days=1)
+    )
+    (entry,) = store.list_audit(NS)
+    assert (
+        entry.action == "supersede"
+        and entry.before == "Alice lives in Boston"
+        and entry.reason == "moved"
+    )
+    assert entry.source_ids == out["new_raw_ids"]
+    assert [f.text for f in store.get("fact", NS, where={"superseded": False})] == [
+        "Alice lives in Denver"
+    ]
+
+
+def test_no_conflict_check_call_without_similar_facts(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("FactList", facts_reply("Alice bakes bread"))
+    run(store, model, [turn("bread", 0)], closed=True, trigger_policy="session")
+    assert model.count("ConflictReport") == 0
+
+
+def test_namespaces_do_not_mix_during_consolidation(store, model) -> None:  # type: ignore[no-untyped-def]
+    run(store, model, [turn(HIKE, 0)], closed=True, trigger_policy="session", namespace="user:bob")
+    run(store, model, [turn(HIKE, 0)], closed=True, trigger_policy="session")
+    for gran in ("raw", "episode", "scene"):
+        assert {r.namespace for r in store.get(gran, NS)} == {NS}
+        assert store.count(gran, "user:bob") == store.count(gran, NS) == 1
+
+
+def test_graph_topology_snapshot(store, model) -> None:  # type: ignore[no-untyped-def]
+    from langgraph.graph import END
+
+    from memstrata.graphs.nodes import FINISH
+
+    assert FINISH == END
+    mermaid = build_ingest_graph(chat_model=model, store=store).compile().get_graph().draw_mermaid()
+    edges = sorted(line.strip() for line in mermaid.splitlines() if "-->" in line or "-.->" in line)
+    assert edges == [
+        "__start__ --> raw_write;",
+        "constructor -.-> __end__;",
+        "constructor -.-> judge;",
+        "episode_trigger -.-> __end__;",
+        "episode_trigger -.-> constructor;",
+        "judge -.-> __end__;",
+        "judge -.-> refresher;",
+        "raw_write --> episode_trigger;",
+        "refresher --> __end__;",
+    ]
