@@ -173,6 +173,7 @@ class SchemaChatModel(BaseChatModel):
 
     scripts: dict[str, list[Responder]] = Field(default_factory=dict)
     calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+    completions: list[str] = Field(default_factory=list)
 
     def script(self, title: str, *replies: Responder) -> SchemaChatModel:
         """Queue replies for one schema; return self for chaining."""
@@ -201,4 +202,6 @@ class SchemaChatModel(BaseChatModel):
         reply: Responder = queue.pop(0) if queue else json.dumps(minimal_instance(schema))
         if isinstance(reply, BaseException):
             raise reply
-        return _result(messages, reply(messages) if callable(reply) else reply)
+        text = reply(messages) if callable(reply) else reply
+        self.completions.append(text)
+        return _result(messages, text)

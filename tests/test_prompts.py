@@ -1,0 +1,37 @@
+"""Each prompt template takes exactly the variables its node supplies."""
+
+import pytest
+from langchain_core.prompts import ChatPromptTemplate
+
+from memstrata.prompts import construction
+
+EXPECTED = {
+    "BOUNDARY": {"history", "new"},
+    "TURN_FACTS": {"window", "turn"},
+    "EPISODE": {"turns"},
+    "MERGE": {"episode", "turns"},
+    "REFINE": {"turns", "episode", "known_facts"},
+    "SCENE_SUMMARY": {"summary", "episode"},
+    "PROFILE": {"profile", "scenes"},
+    "CONFLICT": {"new_facts", "old_facts"},
+}
+
+
+@pytest.mark.parametrize(("name", "variables"), sorted(EXPECTED.items()))
+def test_template_variables(name: str, variables: set[str]) -> None:
+    template = getattr(construction, name)
+    assert isinstance(template, ChatPromptTemplate)
+    assert set(template.input_variables) == variables
+
+
+def test_every_template_is_covered_and_marks_data() -> None:
+    templates = {
+        n for n in dir(construction) if isinstance(getattr(construction, n), ChatPromptTemplate)
+    }
+    assert templates == set(EXPECTED)
+    for name in templates:
+        template = getattr(construction, name)
+        system = template.messages[0].prompt.template  # type: ignore[union-attr]
+        human = template.messages[1].prompt.template  # type: ignore[union-attr]
+        assert construction.DATA_RULE in system
+        assert human.count("<data>") == human.count("</data>") == len(EXPECTED[name])
