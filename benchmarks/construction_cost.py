@@ -1,0 +1,289 @@
+"""Construction cost per episode-trigger policy on LoCoMo (issue: memory construction).
+
+Each conversation is streamed turn by turn through the ingest graph, as a chat agent
+would send it; the last turn of each session is sent with ``session_closed=True``.
+LLM calls go to a counting fake model that answers every structured call with a
+minimal valid object, so the figures measure how often each policy calls the model
+and how large its prompts are. Tokens are counted with a fixed tokenizer (the bundled
+bert-base-uncased WordPiece vocabulary) on the actual prompts and completions.
+
+With ``--model local`` the same ingest runs against a real OpenAI-compatible model
+(e.g. the local Qwen server) and samples of what it produced are printed.
+
+Usage:
+    python benchmarks/construction_cost.py --conversations conv-26 --json out.json
+    python benchmarks/construction_cost.py --all --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from tokenizers import BertWordPieceTokenizer
+
+from memstrata.datasets.locomo import Conversation, default_locomo_path, load_locomo
+from memstrata.graphs.context import MemoryContext
+from memstrata.graphs.ingest import build_ingest_graph
+from memstrata.stores import ChromaMemoryStore, MiniLMEmbeddings
+from memstrata.testing import SchemaChatModel
+
+POLICIES = ("eager", "recurrence", "session", "boundary")
+TURN_SPACING = timedelta(seconds=30)
+"""LoCoMo only dates sessions; turns are spaced this far apart inside one."""
+
+
+def fixed_tokenizer() -> BertWordPieceTokenizer:
+    """The bundled WordPiece vocabulary, without truncation: a fixed, offline token count."""
+    vocab = resources.files("memstrata.stores.resources").joinpath("vocab.txt")
+    with resources.as_file(vocab) as path:
+        return BertWordPieceTokenizer(str(path), lowercase=True)
+
+
+def count_tokens(tokenizer: BertWordPieceTokenizer, text: str) -> int:
+    """Tokens of ``text`` without the [CLS]/[SEP] markers."""
+    return max(0, len(tokenizer.encode(text).ids) - 2)
+
+
+def turn_inputs(conv: Conversation) -> list[tuple[dict[str, Any], bool]]:
+    """Every turn as an ingest input, with whether it closes its session."""
+    out = []
+    for i, turn in enumerate(conv.turns):
+        last = i + 1 == len(conv.turns) or conv.turns[i + 1].session_id != turn.session_id
+        out.append(
+            (
+                {
+                    "speaker": turn.speaker,
+                    "text": turn.text,
+                    "occurred_at": turn.occurred_at + turn.turn_index * TURN_SPACING,
+                    "session_id": turn.session_id,
+                    "turn_index": turn.turn_index,
+                    "media_caption": turn.caption,
+                },
+                last,
+            )
+        )
+    return out
+
+
+@dataclass
+class PolicyCost:
+    """What one policy cost on one set of conversations."""
+
+    policy: str
+    turns: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    calls_by_step: Counter[str] = field(default_factory=Counter)
+    records: Counter[str] = field(default_factory=Counter)
+    failures: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+def run_policy(
+    policy: str,
+    conversations: Sequence[Conversation],
+    embeddings: MiniLMEmbeddings,
+    tokenizer: BertWordPieceTokenizer,
+    *,
+    model: BaseChatModel | None = None,
+    sessions: int | None = None,
+    context: dict[str, Any] | None = None,
+) -> tuple[PolicyCost, ChromaMemoryStore]:
+    """Stream the conversations through the ingest graph under ``policy``."""
+    counting = model is None
+    chat = model if model is not None else SchemaChatModel()
+    store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
+    graph = build_ingest_graph(
+        chat_model=chat, store=store, structured_method="json_schema"
+    ).compile()
+    cost = PolicyCost(policy)
+    started = time.perf_counter()
+    for conv in conversations:
+        keep = set(conv.sessions()[:sessions]) if sessions else None
+        ctx = MemoryContext(namespace=conv.namespace, trigger_policy=policy, **(context or {}))  # type: ignore[arg-type]
+        for turn, closes in turn_inputs(conv):
+            if keep is not None and turn["session_id"] not in keep:
+                continue
+            out = graph.invoke({"turns": [turn], "session_closed": closes}, context=ctx)
+            cost.turns += 1
+            cost.failures += len(out.get("failures", []))
+            for call in out.get("llm_calls", []):
+                cost.calls_by_step[f"{call.node}:{call.schema}"] += 1
+                if not counting:
+                    cost.prompt_tokens += call.prompt_tokens or 0
+                    cost.completion_tokens += call.completion_tokens or 0
+        for gran in ("raw", "fact", "episode", "scene"):
+            cost.records[gran] += store.count(gran, conv.namespace)
+    cost.seconds = time.perf_counter() - started
+    if isinstance(chat, SchemaChatModel):
+        cost.calls = len(chat.calls)
+        cost.prompt_tokens = sum(
+            count_tokens(tokenizer, str(m.content)) for _, msgs in chat.calls for m in msgs
+        )
+        cost.completion_tokens = sum(count_tokens(tokenizer, c) for c in chat.completions)
+    else:
+        cost.calls = sum(cost.calls_by_step.values())
+    return cost, store
+
+
+def summary(cost: PolicyCost, eager: PolicyCost | None) -> dict[str, Any]:
+    """One policy's figures, with its share of eager's calls and tokens."""
+    out: dict[str, Any] = {
+        "policy": cost.policy,
+        "turns": cost.turns,
+        "llm_calls": cost.calls,
+        "prompt_tokens": cost.prompt_tokens,
+        "completion_tokens": cost.completion_tokens,
+        "total_tokens": cost.tokens,
+        "seconds": round(cost.seconds, 1),
+        "calls_by_step": dict(sorted(cost.calls_by_step.items())),
+        "records": dict(cost.records),
+        "failures": cost.failures,
+    }
+    if eager is not None and eager.calls and eager.tokens:
+        out["calls_vs_eager"] = round(cost.calls / eager.calls, 4)
+        out["tokens_vs_eager"] = round(cost.tokens / eager.tokens, 4)
+    return out
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    """Print the per-policy table."""
+    header = f"{'policy':<11}{'turns':>7}{'calls':>8}{'prompt tok':>12}{'compl tok':>11}"
+    header += f"{'calls/eager':>13}{'tokens/eager':>14}{'episodes':>10}{'facts':>7}{'scenes':>8}"
+    print(header)
+    for r in rows:
+        print(
+            f"{r['policy']:<11}{r['turns']:>7}{r['llm_calls']:>8}{r['prompt_tokens']:>12}"
+            f"{r['completion_tokens']:>11}{r.get('calls_vs_eager', float('nan')):>13.3f}"
+            f"{r.get('tokens_vs_eager', float('nan')):>14.3f}{r['records'].get('episode', 0):>10}"
+            f"{r['records'].get('fact', 0):>7}{r['records'].get('scene', 0):>8}"
+        )
+
+
+def samples(store: ChromaMemoryStore, namespace: str, n: int = 5) -> list[str]:
+    """A few stored episodes and facts, verbatim, for the closing note."""
+    episodes = [f"episode: {e.text}" for e in store.get("episode", namespace)]
+    facts = [f"fact: {f.text}" for f in store.get("fact", namespace)]
+    return (episodes[:2] + facts)[:n]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--data", type=Path, default=default_locomo_path(), help="LoCoMo JSON file")
+    p.add_argument("--conversations", nargs="*", default=["conv-26"], help="sample ids")
+    p.add_argument("--all", action="store_true", help="all conversations in the file")
+    p.add_argument(
+        "--policies", nargs="*", default=["eager", "recurrence", "session"], choices=POLICIES
+    )
+    p.add_argument("--sessions", type=int, default=None, help="only the first N sessions")
+    p.add_argument("--theta-sim", type=float, default=None, help="recurrence cosine threshold")
+    p.add_argument("--theta-count", type=int, default=None, help="recurrence count threshold")
+    p.add_argument(
+        "--model",
+        choices=["fake", "local"],
+        default="fake",
+        help="fake: counting model with minimal outputs; local: an OpenAI-compatible server",
+    )
+    p.add_argument(
+        "--base-url", help="with --model local: the server, e.g. http://127.0.0.1:8080/v1"
+    )
+    p.add_argument("--json", type=Path, help="also write the figures here")
+    return p.parse_args(argv)
+
+
+def local_model(base_url: str) -> BaseChatModel:
+    """A ChatOpenAI client for a local OpenAI-compatible server."""
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        base_url=base_url, api_key="not-needed", model="local", temperature=0, timeout=300
+    )  # type: ignore[arg-type]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; print and optionally save the figures."""
+    args = parse_args(argv)
+    ids = None if args.all else args.conversations
+    conversations = load_locomo(args.data, sample_ids=ids)
+    if not conversations:
+        print(f"no conversations {ids} in {args.data}", file=sys.stderr)
+        return 2
+    context: dict[str, Any] = {}
+    if args.theta_sim is not None:
+        context["theta_sim"] = args.theta_sim
+    if args.theta_count is not None:
+        context["theta_count"] = args.theta_count
+    model = None
+    if args.model == "local":
+        if not args.base_url:
+            print("--model local needs --base-url", file=sys.stderr)
+            return 2
+        model = local_model(args.base_url)
+    embeddings = MiniLMEmbeddings()
+    tokenizer = fixed_tokenizer()
+    costs: dict[str, PolicyCost] = {}
+    produced: dict[str, list[str]] = {}
+    for policy in args.policies:
+        cost, store = run_policy(
+            policy,
+            conversations,
+            embeddings,
+            tokenizer,
+            model=model,
+            sessions=args.sessions,
+            context=context,
+        )
+        costs[policy] = cost
+        produced[policy] = samples(store, conversations[0].namespace)
+        print(
+            f"{policy}: {cost.calls} calls, {cost.tokens} tokens, {cost.seconds:.1f}s", flush=True
+        )
+    rows = [summary(c, costs.get("eager")) for c in costs.values()]
+    print(
+        f"\nconversations: {[c.sample_id for c in conversations]}"
+        f"  sessions: {args.sessions or 'all'}  model: {args.model}"
+        f"  context: {context or 'defaults'}"
+    )
+    print_table(rows)
+    if args.model == "local":
+        for policy, lines in produced.items():
+            print(f"\nsamples ({policy}):")
+            for line in lines:
+                print(f"  {line}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "conversations": [c.sample_id for c in conversations],
+            "sessions": args.sessions,
+            "model": args.model,
+            "context": context,
+            "token_counter": "bert-base-uncased WordPiece (bundled vocab), prompts + completions",
+            "policies": rows,
+            "samples": produced if args.model == "local" else {},
+        }
+        args.json.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Loaders for conversation datasets used by benchmarks, evaluation and the CLI."""
