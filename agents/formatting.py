@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, time
 from zoneinfo import ZoneInfo
 
+from ..graphs.state import Candidate
 from ..stores.records import FactRecord, MemoryRecord, RawTurn
 
 _DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
@@ -85,3 +86,20 @@ def parse_date(value: str | None, tz: ZoneInfo) -> datetime | None:
 def approx_tokens(text: str) -> int:
     """A cheap token estimate (words x 1.3) for saturation heuristics."""
     return int(len(text.split()) * 1.3) + 1
+
+
+def format_candidates(candidates: Sequence[Candidate], tz: ZoneInfo) -> tuple[str, dict[str, str]]:
+    """Render retrieved memories with labels ``m1..``; return the text and label -> id."""
+    lines, labels = [], {}
+    for n, c in enumerate(candidates, start=1):
+        label = f"m{n}"
+        labels[label] = c.id
+        head = f"[{label}] ({c.granularity}, {c.occurred_at.astimezone(tz):%Y-%m-%d}"
+        if c.superseded_by or c.valid_to:
+            until = f"{c.valid_to.astimezone(tz):%Y-%m-%d}" if c.valid_to else "?"
+            head += f", valid until {until}"
+        head += ")"
+        who = f"{c.speaker}: " if c.speaker else ""
+        title = f"{c.title}: " if c.title and c.granularity != "raw" else ""
+        lines.append(f"{head} {title}{who}{clip(c.text, 1500)}")
+    return "\n".join(lines) or "(no memories found)", labels

@@ -1,7 +1,9 @@
-"""The Judge node.
+"""The Judge node, on both paths.
 
-On the write path it flags contradictions between new facts and the facts already stored
-(AMA's conflict detection); the Refresher acts on them.
+Write path: flags contradictions between new facts and the facts already stored (AMA's
+conflict detection); the Refresher supersedes them. Read path: decides Pass, Retry (with
+2-3 complementary queries for what is missing) or Refresh (memories contradict each
+other), combining AMA's judge with EverMemOS's sufficiency check.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ..graphs.context import MemoryContext
-from ..graphs.state import Conflict, IngestState
+from ..graphs.state import Conflict, IngestState, RecallState
 from ..prompts.construction import CONFLICT
+from ..prompts.recall import JUDGE
 from ..stores.records import FactRecord
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import format_facts
+from .formatting import format_candidates, format_facts
+from .recall_schemas import Verdict
 from .schemas import ConflictReport
 
 NODE = "judge"
@@ -70,5 +74,30 @@ def make_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             log.fail("conflicts", e)
             conflicts = []
         return {"conflicts": conflicts, **log.update()}
+
+    return judge
+
+
+def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
+    """Build the recall ``judge`` node: Pass, Retry or Refresh, with what is missing."""
+
+    def judge(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
+        """Decide whether the candidates answer the question (AMA + EverMemOS check)."""
+        ctx = context_of(runtime)
+        log = StepLog(NODE, deps)
+        candidates = state.get("candidates", [])
+        memories, labels = format_candidates(candidates, ctx.tz)
+        messages = JUDGE.format_messages(question=state.get("question", ""), memories=memories)
+        verdict = log.ask(Verdict, messages, "verdict")
+        if verdict is None:  # a failing judge degrades to answering with what was found
+            verdict = Verdict(action="pass", reason="judge unavailable; using retrieved memories")
+        if verdict.action == "refresh":
+            ids = [labels[x] for x in verdict.conflicting if x in labels]
+            if len(ids) < 2:  # nothing concrete to reconcile
+                verdict = verdict.model_copy(update={"action": "pass"})
+        decided = verdict.model_dump()
+        decided["conflicting_ids"] = [labels[x] for x in verdict.conflicting if x in labels]
+        decided["round"] = state.get("rounds", 0)
+        return {"verdict": decided, "verdicts": [decided], **log.update()}
 
     return judge

@@ -1,8 +1,10 @@
-"""The Refresher node: resolves conflicts by superseding, never by silent deletion.
+"""The Refresher node: keeps memory consistent without losing history.
 
 A contradicted fact gets ``valid_to`` and ``superseded_by`` and is kept, so history can
-be queried as of an earlier date. Every change is appended to the audit log with who,
-what, why, before and after, the source turns, the model and the time.
+be queried as of an earlier date; an updated episode, scene or raw turn keeps its old
+text in the audit log. Deletion happens only when the user explicitly asked to forget.
+Every change is appended to the audit log with who, what, why, before and after, the
+source turns, the model and the time.
 """
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ..graphs.context import MemoryContext
-from ..graphs.state import Conflict, IngestState, Written
+from ..graphs.state import Conflict, IngestState, RecallState, Written
+from ..prompts.recall import REFRESH
 from ..stores.audit import AuditEntry
-from ..stores.records import FactRecord
+from ..stores.records import FactRecord, MemoryRecord
 from .deps import NodeDeps, StepLog, context_of
+from .formatting import format_candidates
+from .recall_schemas import RefreshPlan
+from .refinement import fact_id
 
 NODE = "refresher"
 
@@ -67,5 +73,97 @@ def make_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             if done is not None:
                 written.append(done)
         return {"written": written, **log.update()}
+
+    return refresher
+
+
+def _apply_edit(
+    log: StepLog, ctx: MemoryContext, record: MemoryRecord, action: str, content: str, why: str
+) -> Written | None:
+    """Update (keeping history) or delete one record, and audit the change."""
+    store, ns = log.deps.store, ctx.namespace
+    gran = record.granularity.value
+    now = log.deps.clock()
+    entry = AuditEntry(
+        namespace=ns,
+        at=now,
+        actor=NODE,
+        action="update",
+        granularity=gran,
+        target_id=record.id,
+        reason=why,
+        before=record.text,
+        source_ids=list(record.source_ids),
+        model=log.deps.model_name,
+    )
+    if action == "delete":
+        store.delete(gran, ns, [record.id])
+        store.append_audit(entry.model_copy(update={"action": "delete"}))
+        return Written(granularity=gran, id=record.id, action="deleted")
+    content = content.strip()
+    if not content or content == record.text:
+        return None
+    if isinstance(record, FactRecord):
+        replacement = FactRecord.model_validate(
+            {
+                **record.model_dump(),
+                "id": fact_id(ns, content),
+                "text": content,
+                "valid_from": now,
+                "valid_to": None,
+                "superseded_by": None,
+                "recorded_at": now,
+                "occurred_at": now,
+            }
+        )
+        store.add(ns, [replacement])
+        store.mark_superseded(ns, record.id, superseded_by=replacement.id, at=now)
+        after = f"superseded by {replacement.id}: {content}"
+        store.append_audit(entry.model_copy(update={"action": "supersede", "after": after}))
+        return Written(granularity=gran, id=record.id, action="superseded")
+    updated = type(record).model_validate(
+        {**record.model_dump(), "text": content, "recorded_at": now}
+    )
+    store.update(ns, updated)
+    store.append_audit(entry.model_copy(update={"after": content}))
+    return Written(granularity=gran, id=record.id, action="updated")
+
+
+def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
+    """Build the recall ``refresher`` node: Update, Delete or No-op on any granularity."""
+
+    def refresher(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
+        """Resolve the memories the Judge found contradicting each other."""
+        ctx = context_of(runtime)
+        log = StepLog(NODE, deps)
+        ids = set((state.get("verdict") or {}).get("conflicting_ids", []))
+        conflicting = [c for c in state.get("candidates", []) if c.id in ids]
+        memories, labels = format_candidates(conflicting, ctx.tz)
+        question = state.get("question", "")
+        plan = log.ask(
+            RefreshPlan, REFRESH.format_messages(question=question, memories=memories), "refresh"
+        )
+        written: list[Written] = []
+        if plan is not None and plan.action != "noop":
+            by_id = {c.id: c for c in conflicting}
+            for edit in plan.edits:
+                cid = labels.get(edit.label)
+                if cid is None:
+                    continue
+                found = deps.store.get(by_id[cid].granularity, ctx.namespace, [cid])
+                if not found:
+                    continue
+                try:
+                    done = _apply_edit(
+                        log, ctx, found[0], plan.action, edit.new_content, plan.reason
+                    )
+                except Exception as e:  # never crash the graph on a store failure
+                    log.fail("refresh", e)
+                    continue
+                if done is not None:
+                    written.append(done)
+        changed = {w.id for w in written}
+        kept = [c for c in state.get("candidates", []) if c.id not in changed]
+        return {"written": written, "candidates": kept, **log.update()}
 
     return refresher

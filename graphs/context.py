@@ -57,6 +57,15 @@ class MemoryContext:
     profile_scenes: int = 8
     """Profile: how many most recent scene summaries the profile is distilled from."""
 
+    k_min: int = 5
+    """Recall: minimum memories retrieved per granularity (AMA's K_min)."""
+    max_retrieval_rounds: int = 2
+    """Recall: retrieval rounds before answering with what was found (AMA's K_r)."""
+    scene_top: int = 3
+    """Recall: scenes whose episodes are pooled during scene expansion."""
+    max_candidates: int = 20
+    """Recall: memories kept across rounds and shown to the Judge and the answer."""
+
     max_llm_attempts: int = 3
     """Attempts per structured LLM call (the validation error is shown on retry)."""
     extra: dict[str, str] = field(default_factory=dict)

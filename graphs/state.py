@@ -53,7 +53,7 @@ class Written(BaseModel):
 
     granularity: str
     id: str
-    action: Literal["created", "merged", "updated", "superseded"]
+    action: Literal["created", "merged", "updated", "superseded", "deleted"]
 
 
 class Failure(BaseModel):
@@ -117,4 +117,77 @@ __all__ = [
     "TriggerDecision",
     "TurnInput",
     "Written",
+    "Candidate",
+    "RecallInput",
+    "RecallOutput",
+    "RecallState",
 ]
+
+
+# ----------------------------------------------------------------- recall / answer
+class Candidate(BaseModel):
+    """A retrieved memory with its provenance."""
+
+    granularity: str
+    id: str
+    text: str
+    occurred_at: datetime
+    score: float
+    title: str | None = None
+    speaker: str | None = None
+    source_ids: list[str] = Field(default_factory=list)
+    ranks: dict[str, int] = Field(default_factory=dict)
+    query: str = ""
+    via: str = "search"
+    """How it was found: ``search`` or ``scene`` (scene expansion)."""
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+
+
+class RecallInput(TypedDict, total=False):
+    """Input of the recall graph."""
+
+    question: str
+    window: list[str]
+    """Recent conversation lines, used to rewrite the question to stand alone."""
+    mode: Literal["answer", "retrieve"]
+    as_of: datetime | None
+
+
+class RecallState(TypedDict, total=False):
+    """State of the recall graph."""
+
+    question: str
+    window: list[str]
+    mode: Literal["answer", "retrieve"]
+    as_of: datetime | None
+    plan: dict[str, Any]
+    queries: list[str]
+    queries_tried: Annotated[list[str], operator.add]
+    granularities: list[str]
+    tried: list[str]
+    rounds: int
+    candidates: list[Candidate]
+    verdict: dict[str, Any]
+    verdicts: Annotated[list[dict[str, Any]], operator.add]
+    answer: str
+    citations: list[str]
+    refused: bool
+    written: Annotated[list[Written], operator.add]
+    llm_calls: Annotated[list[LLMCall], operator.add]
+    failures: Annotated[list[Failure], operator.add]
+
+
+class RecallOutput(TypedDict, total=False):
+    """What a recall run reports."""
+
+    answer: str
+    citations: list[str]
+    refused: bool
+    candidates: list[Candidate]
+    verdicts: list[dict[str, Any]]
+    rounds: int
+    queries_tried: list[str]
+    written: list[Written]
+    llm_calls: list[LLMCall]
+    failures: list[Failure]

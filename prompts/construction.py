@@ -72,13 +72,11 @@ MERGE = ChatPromptTemplate.from_messages(
             "You maintain episodic memory. Integrate the new turns into the existing episode: "
             "keep everything still true, add the new developments in chronological order, "
             "and rewrite relative dates as absolute dates from each turn's timestamp. Keep it "
-            "one third-person narrative; update the title only if the topic widened. "
-            + DATA_RULE,
+            "one third-person narrative; update the title only if the topic widened. " + DATA_RULE,
         ),
         (
             "human",
-            "Existing episode:\n<data>\n{episode}\n</data>\n\n"
-            "New turns:\n<data>\n{turns}\n</data>",
+            "Existing episode:\n<data>\n{episode}\n</data>\n\nNew turns:\n<data>\n{turns}\n</data>",
         ),
     ]
 )
@@ -109,8 +107,7 @@ SCENE_SUMMARY = ChatPromptTemplate.from_messages(
         (
             "system",
             "You keep a thematic scene summary up to date. Rewrite the scene summary so it "
-            "also covers the new episode. Keep it compact and factual, with dates. "
-            + DATA_RULE,
+            "also covers the new episode. Keep it compact and factual, with dates. " + DATA_RULE,
         ),
         (
             "human",
