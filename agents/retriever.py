@@ -196,11 +196,17 @@ def make_retriever(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         k = max(plan.k, ctx.k_min)
         search = _Search(deps, ctx, as_of)
         found: list[Candidate] = []
-        for granularity in granularities:
+        # the routed granularities first; if they hold nothing, fall through the others
+        fallbacks = [g for g in ORDER if g not in granularities]
+        for granularity in [*granularities, *fallbacks]:
+            if found and granularity in fallbacks:
+                break
             try:
                 found += search.run(granularity, queries, k, _window(plan, ctx))
             except Exception as e:  # a failing store degrades recall, never crashes it
                 log.fail(f"search:{granularity}", e)
+            if granularity in fallbacks and found:
+                granularities = [*granularities, granularity]
         return {
             "plan": plan.model_dump(),
             "queries": queries,

@@ -285,3 +285,12 @@ def test_recall_topology_snapshot(store, model) -> None:  # type: ignore[no-unty
         "refresher -.-> answer;",
         "retriever --> judge;",
     ]
+
+
+def test_empty_routed_granularity_falls_through(model) -> None:  # type: ignore[no-untyped-def]
+    only_raw = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    only_raw.add(NS, [raw("I adopted Rex on 2 March 2024", 0)])
+    model.script("RetrievalPlan", plan("dog Rex adopted", atomic=True))  # routes to facts
+    model.script("Verdict", verdict("pass"))
+    out = ask(only_raw, model, "dog?", mode="retrieve")
+    assert [c.granularity for c in out["candidates"]] == ["raw"]

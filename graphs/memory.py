@@ -1,0 +1,76 @@
+"""``build_memory_graph``: one graph for Studio and checkpointed runs.
+
+START routes a request to the ``ingest`` subgraph (input ``{"turns": [...]}``) or the
+``recall`` subgraph (input ``{"question": "..."}``). Both subgraphs are compiled into the
+parent, so every node (raw_write, episode_trigger, constructor, judge, refresher,
+retriever, answer) shows in LangGraph Studio and streams with ``subgraphs=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+
+from ..agents.structured import StructuredMethod
+from ..errors import InvalidInputError
+from ..stores.chroma import ChromaMemoryStore
+from .context import MemoryContext
+from .ingest import build_ingest_graph
+from .recall import build_recall_graph
+from .state import IngestInput, IngestOutput, IngestState, RecallInput, RecallOutput, RecallState
+
+INGEST: Final = "ingest"
+RECALL: Final = "recall"
+
+
+class MemoryInput(IngestInput, RecallInput, total=False):
+    """Either ``turns`` (remember) or ``question`` (recall)."""
+
+
+class MemoryState(IngestState, RecallState, total=False):
+    """The union of the ingest and recall states."""
+
+
+class MemoryOutput(IngestOutput, RecallOutput, total=False):
+    """What either path reports."""
+
+
+def route_request(state: MemoryState) -> Literal["ingest", "recall"]:
+    """Send questions to recall and turns to ingest."""
+    if state.get("question"):
+        return RECALL
+    if state.get("turns"):
+        return INGEST
+    raise InvalidInputError(
+        "send {'turns': [...]} to remember a conversation or {'question': '...'} to recall"
+    )
+
+
+def build_memory_graph(
+    *,
+    chat_model: BaseChatModel,
+    store: ChromaMemoryStore,
+    structured_method: StructuredMethod = "json_schema",
+    max_attempts: int = 3,
+) -> StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]:
+    """Return the uncompiled memory graph; compile it with your checkpointer."""
+    options = {
+        "chat_model": chat_model,
+        "store": store,
+        "structured_method": structured_method,
+        "max_attempts": max_attempts,
+    }
+    graph = StateGraph(
+        MemoryState,
+        context_schema=MemoryContext,
+        input_schema=MemoryInput,
+        output_schema=MemoryOutput,
+    )
+    graph.add_node(INGEST, build_ingest_graph(**options).compile())  # type: ignore[arg-type]
+    graph.add_node(RECALL, build_recall_graph(**options).compile())  # type: ignore[arg-type]
+    graph.add_conditional_edges(START, route_request, {INGEST: INGEST, RECALL: RECALL})
+    graph.add_edge(INGEST, END)
+    graph.add_edge(RECALL, END)
+    return graph
