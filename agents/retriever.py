@@ -81,8 +81,14 @@ class _Search:
         return record.superseded_by is None
 
     def run(
-        self, granularity: str, queries: list[str], k: int, window: TimeWindow | None
+        self,
+        granularity: str,
+        queries: list[str],
+        k: int,
+        window: TimeWindow | None,
+        neighbours: int = 0,
     ) -> list[Candidate]:
+        """Fused hybrid results of ``queries`` on one granularity, with expansions."""
         where = {"superseded": False} if granularity == "fact" and self.as_of is None else None
         rankings: dict[str, list[str]] = {}
         found: dict[str, tuple[MemoryRecord, dict[str, int], str]] = {}
@@ -103,7 +109,27 @@ class _Search:
         ]
         if granularity == "episode" and out:
             out = self._expand_scenes(out, queries[0], k)
+        if granularity == "raw" and out and neighbours > 0:
+            out = self._expand_neighbours(out, neighbours, k)
         return out
+
+    def _expand_neighbours(self, hits: list[Candidate], n: int, k: int) -> list[Candidate]:
+        """Follow each raw hit with the turns just before and after it in its session."""
+        seen = {h.id for h in hits}
+        out: list[Candidate] = []
+        for hit in hits:
+            out.append(hit)
+            record = self.store.get("raw", self.ctx.namespace, [hit.id])
+            if not record or not isinstance(record[0], RawTurn):
+                continue
+            turn = record[0]
+            near = [turn.turn_index + d for d in range(-n, n + 1) if d and turn.turn_index + d >= 0]
+            where: dict[str, Any] = {"session_id": turn.session_id, "turn_index": near}
+            for other in self.store.get("raw", self.ctx.namespace, where=where):
+                if other.id not in seen:
+                    seen.add(other.id)
+                    out.append(to_candidate(other, hit.score * 0.9, hit.query, via="neighbour"))
+        return out[: 2 * k]
 
     def _expand_scenes(self, hits: list[Candidate], query: str, k: int) -> list[Candidate]:
         """Score scenes by their best member hit, pool their episodes, re-rank by cosine.
@@ -202,7 +228,8 @@ def make_retriever(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             if found and granularity in fallbacks:
                 break
             try:
-                found += search.run(granularity, queries, k, _window(plan, ctx))
+                expand = ctx.neighbour_turns if rounds > 0 else 0
+                found += search.run(granularity, queries, k, _window(plan, ctx), expand)
             except Exception as e:  # a failing store degrades recall, never crashes it
                 log.fail(f"search:{granularity}", e)
             if granularity in fallbacks and found:

@@ -63,6 +63,8 @@ class MemoryContext:
     """Recall: retrieval rounds before answering with what was found (AMA's K_r)."""
     scene_top: int = 3
     """Recall: scenes whose episodes are pooled during scene expansion."""
+    neighbour_turns: int = 1
+    """Recall: on retry rounds a raw hit brings the turns this close to it in its session."""
     max_candidates: int = 20
     """Recall: memories kept across rounds and shown to the Judge and the answer."""
 

@@ -139,7 +139,8 @@ class Candidate(BaseModel):
     ranks: dict[str, int] = Field(default_factory=dict)
     query: str = ""
     via: str = "search"
-    """How it was found: ``search`` or ``scene`` (scene expansion)."""
+    """How it was found: ``search``, ``scene`` (scene expansion) or ``neighbour`` (a turn
+    next to a raw hit)."""
     valid_to: datetime | None = None
     superseded_by: str | None = None
 

@@ -294,3 +294,12 @@ def test_empty_routed_granularity_falls_through(model) -> None:  # type: ignore[
     model.script("Verdict", verdict("pass"))
     out = ask(only_raw, model, "dog?", mode="retrieve")
     assert [c.granularity for c in out["candidates"]] == ["raw"]
+
+
+def test_retry_expands_raw_hits_to_neighbouring_turns(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("RetrievalPlan", plan("golden retriever", fine=True, k=1))
+    model.script("Verdict", verdict("retry", queries=["golden retriever"]), verdict("pass"))
+    out = ask(store, model, "breed?", mode="retrieve", k_min=1)
+    via = {c.text: c.via for c in out["candidates"]}
+    assert via["Rex is a golden retriever"] == "search"
+    assert via.get("I adopted Rex on 2 March 2024") == "neighbour"
