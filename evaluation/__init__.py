@@ -1,0 +1,1 @@
+"""Evaluation helpers: answer metrics and retrieval recall."""
