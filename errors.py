@@ -34,3 +34,7 @@ class EmbeddingError(MemstrataError):
 
 class StoreConfigurationError(MemstrataError):
     """A store was opened with settings that contradict what it persisted."""
+
+
+class LocalModelError(MemstrataError):
+    """A local chat model could not be found, assembled, or served."""

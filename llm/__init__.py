@@ -1,0 +1,25 @@
+"""Offline chat models: GGUF files from PyPI packages, served in-process by llama.cpp."""
+
+from .gguf import (
+    QWEN_GGUF_SIZE,
+    assemble_qwen_gguf,
+    check_gguf,
+    concat_parts,
+    default_model_dir,
+    qwen_part_paths,
+    smollm2_gguf_path,
+)
+from .local import LocalLLMServer, ServerHandle, default_threads
+
+__all__ = [
+    "QWEN_GGUF_SIZE",
+    "LocalLLMServer",
+    "ServerHandle",
+    "assemble_qwen_gguf",
+    "check_gguf",
+    "concat_parts",
+    "default_model_dir",
+    "default_threads",
+    "qwen_part_paths",
+    "smollm2_gguf_path",
+]
