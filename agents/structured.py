@@ -106,6 +106,14 @@ def _usage(message: Any) -> tuple[int | None, int | None]:
     return usage.get("input_tokens"), usage.get("output_tokens")
 
 
+def _exception_usage(exc: BaseException) -> tuple[int | None, int | None]:
+    """Token counts an OpenAI client error carries (e.g. a reply cut at the length limit)."""
+    usage = getattr(getattr(exc, "completion", None), "usage", None)
+    if usage is None:
+        return None, None
+    return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+
+
 class StructuredCaller:
     """Calls a chat model for one pydantic schema, with tolerant parsing and retries."""
 
@@ -201,6 +209,7 @@ class _Attempts(Generic[T]):
         node: str,
     ) -> None:
         self.schema, self.node, self.max_attempts = schema, node, caller.max_attempts
+        self._caller, self._messages = caller, list(messages)
         self.runnable, self.method = caller._plan(schema)
         self.convo = caller._messages(schema, messages, self.method)
         self.calls: list[LLMCall] = []
@@ -212,8 +221,10 @@ class _Attempts(Generic[T]):
             self._started = time.perf_counter()
             yield self.convo
 
-    def _record(self, raw: Any, error: str | None) -> None:
-        prompt_tokens, completion_tokens = _usage(raw)
+    def _record(
+        self, raw: Any, error: str | None, usage: tuple[int | None, int | None] | None = None
+    ) -> None:
+        prompt_tokens, completion_tokens = usage or _usage(raw)
         self.calls.append(
             LLMCall(
                 node=self.node,
@@ -229,8 +240,15 @@ class _Attempts(Generic[T]):
         )
 
     def failed(self, exc: BaseException) -> None:
-        """Record an attempt that raised (the conversation is retried unchanged)."""
-        self._record(None, f"{type(exc).__name__}: {exc}"[:2000])
+        """Record an attempt that raised; later attempts ask for JSON in the prompt.
+
+        A native structured call can raise where a plain one would return text (e.g. the
+        reply hit the token limit), so the fallback gets the tolerant parser's chance.
+        """
+        self._record(None, f"{type(exc).__name__}: {exc}"[:2000], _exception_usage(exc))
+        if self.method != "prompt":
+            self.runnable, self.method = self._caller.model, "prompt"
+            self.convo = self._caller._messages(self.schema, self._messages, "prompt")
 
     def received(self, output: Any) -> T | None:
         """Record a reply; return the value if valid, else queue a repair request."""

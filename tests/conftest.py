@@ -127,3 +127,17 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> ChromaMemoryStore:
     host, port = request.getfixturevalue("chroma_server")
     prefix = f"t{uuid.uuid4().hex[:12]}"
     return ChromaMemoryStore.http(host, port, embeddings=embeddings, collection_prefix=prefix)
+
+
+@pytest.fixture(scope="session")
+def local_llm():  # type: ignore[no-untyped-def]
+    """A real llama.cpp server on the SmolLM2 test model, shared by the session."""
+    from memstrata.errors import LocalModelError
+    from memstrata.llm import LocalLLMServer, smollm2_gguf_path
+
+    try:
+        path = smollm2_gguf_path()
+    except LocalModelError as e:
+        pytest.skip(f"the SmolLM2 test model is not installed: {e}")
+    with LocalLLMServer(path, n_ctx=4096, warmup=False, request_timeout=180) as server:
+        yield server

@@ -140,3 +140,29 @@ def test_native_parse_failure_falls_back_to_tolerant_parsing() -> None:
     model = NativeModel(methods=[]).enqueue(f"Here you go: {VALID}")
     result = StructuredCaller(model).invoke(Verdict, ASK, node="judge")
     assert result.value.reason == "enough" and len(result.calls) == 1
+
+
+class _LengthError(Exception):
+    """Like openai.LengthFinishReasonError: carries the completion and its usage."""
+
+    def __init__(self) -> None:
+        super().__init__("length limit was reached")
+        usage = type("Usage", (), {"prompt_tokens": 177, "completion_tokens": 256})()
+        self.completion = type("Completion", (), {"usage": usage})()
+
+
+def test_native_exception_falls_back_to_prompt_json_and_keeps_usage() -> None:
+    class Failing(NativeModel):
+        def with_structured_output(self, schema, *, include_raw=False, **kwargs):  # type: ignore[no-untyped-def,override]
+            from langchain_core.runnables import RunnableLambda
+
+            def boom(messages):  # type: ignore[no-untyped-def]
+                raise _LengthError()
+
+            return RunnableLambda(boom)
+
+    failing = Failing(methods=[]).enqueue(VALID)
+    result = StructuredCaller(failing).invoke(Verdict, ASK, node="judge")
+    assert [c.method for c in result.calls] == ["json_schema", "prompt"]
+    assert (result.calls[0].prompt_tokens, result.calls[0].completion_tokens) == (177, 256)
+    assert '"action"' in str(failing.calls[0][-1].content)  # the fallback asked for JSON
