@@ -40,6 +40,29 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve_llm(args: argparse.Namespace) -> int:
+    import threading
+
+    from .llm import LocalLLMServer, assemble_qwen_gguf, smollm2_gguf_path
+
+    if args.model == "qwen":
+        path = assemble_qwen_gguf()
+    elif args.model == "smollm2":
+        path = smollm2_gguf_path()
+    else:
+        path = Path(args.model)
+    server = LocalLLMServer(
+        path, host=args.host, port=args.port, threads=args.threads, n_ctx=args.ctx
+    )
+    with server:
+        print(f"serving {path.name} at {server.base_url} (Ctrl-C to stop)", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``memstrata`` command."""
     parser = argparse.ArgumentParser(
@@ -56,6 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("-k", type=int, default=3, help="results per query (default 3)")
     demo.add_argument("--query", action="append", help="a query to run (repeatable)")
     demo.set_defaults(func=_demo)
+    serve = sub.add_parser(
+        "serve-llm", help="serve the local model as an OpenAI-compatible API on 127.0.0.1"
+    )
+    serve.add_argument(
+        "--model", default="qwen", help="qwen (default), smollm2, or a path to a GGUF file"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--threads", type=int, help="CPU threads (default: half the cores)")
+    serve.add_argument("--ctx", type=int, default=8192, help="context window in tokens")
+    serve.set_defaults(func=_serve_llm)
     return parser
 
 

@@ -38,3 +38,8 @@ def test_bad_arguments_exit_with_usage(capsys: pytest.CaptureFixture[str]) -> No
         main(["demo", "-k", "many"])
     assert excinfo.value.code == 2
     assert "invalid int value" in capsys.readouterr().err
+
+
+def test_serve_llm_rejects_a_missing_model_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["serve-llm", "--model", str(tmp_path / "missing.gguf")]) == 2
+    assert "memstrata: error:" in capsys.readouterr().err
