@@ -52,6 +52,8 @@ bench: install
 	mkdir -p $(BENCH_OUT)
 	$(BIN)/python benchmarks/locomo_retrieval.py --json $(BENCH_OUT)/locomo_retrieval.json
 	$(BIN)/python benchmarks/scale.py --json $(BENCH_OUT)/scale.json
+	$(BIN)/python benchmarks/construction_cost.py --json $(BENCH_OUT)/construction_cost.json
+	$(BIN)/python benchmarks/recall_eval.py --json $(BENCH_OUT)/recall_eval.json
 
 clean:
 	rm -rf build .mypy_cache .ruff_cache .pytest_cache $(BENCH_OUT)
