@@ -52,6 +52,10 @@ from .records import (
 )
 
 SCHEMA_VERSION = 1
+_PAGE = 2000
+"""Ids per Chroma call: SQLite caps the number of variables in one statement."""
+_OVERSAMPLE_CAP = 4096
+"""Largest unfiltered ``n_results`` tried before Chroma's own filtering takes over."""
 _MODES = ("hybrid", "dense", "bm25")
 
 
@@ -196,22 +200,35 @@ class ChromaMemoryStore:
         found = self._stored_vectors(gran, validate_namespace(namespace), as_ids(ids))
         return {rid: vector for rid, (_, vector) in found.items()}
 
+    def _rows_by_id(
+        self, granularity: Granularity, namespace: str, ids: Sequence[str], include: list[str]
+    ) -> list[tuple[dict[str, Any], Any]]:
+        """``(metadata, embedding or None)`` of the stored rows among ``ids``, in pages.
+
+        Row ids carry the namespace, so no ``where`` is needed; the namespace in each
+        row's metadata is checked again all the same.
+        """
+        out: list[tuple[dict[str, Any], Any]] = []
+        collection = self._collections[granularity]
+        for i in range(0, len(ids), _PAGE):
+            rows = collection.get(
+                ids=[row_id(namespace, x) for x in ids[i : i + _PAGE]],
+                include=cast(Any, ["metadatas", *include]),
+            )
+            vectors = rows.get("embeddings")
+            for n, meta in enumerate(rows["metadatas"] or []):
+                if meta.get("namespace") == namespace:
+                    out.append((dict(meta), None if vectors is None else vectors[n]))
+        return out
+
     def _stored_vectors(
         self, granularity: Granularity, namespace: str, ids: list[str]
     ) -> dict[str, tuple[str, list[float]]]:
         """Return ``{id: (index text, vector)}`` of the records that already exist."""
-        rows = self._collections[granularity].get(
-            ids=[row_id(namespace, i) for i in ids],
-            where=namespace_where(namespace),
-            include=["metadatas", "embeddings"],
-        )
         found: dict[str, tuple[str, list[float]]] = {}
-        embeddings = rows["embeddings"]
-        for n, meta in enumerate(rows["metadatas"] or []):
-            if embeddings is None:
-                break
-            record = from_metadata(granularity, dict(meta))
-            found[record.id] = (self.index_policy.render(record), list(map(float, embeddings[n])))
+        for meta, vector in self._rows_by_id(granularity, namespace, ids, ["embeddings"]):
+            record = from_metadata(granularity, meta)
+            found[record.id] = (self.index_policy.render(record), [float(x) for x in vector])
         return found
 
     def _write(self, namespace: str, batch: _Batch) -> None:
@@ -347,18 +364,18 @@ class ChromaMemoryStore:
         flt = SearchFilter(namespace, window, where or {})
         if limit is not None and limit < 1:
             raise InvalidInputError(f"limit must be >= 1, got {limit}")
-        kwargs: dict[str, Any] = {"where": flt.to_chroma_where(gran), "include": ["metadatas"]}
         if ids is not None:
-            ids = as_ids(ids)
-            if not ids:
-                return []
-            kwargs["ids"] = [row_id(namespace, i) for i in ids]
-        rows = self._collections[gran].get(**kwargs)
-        records = [from_metadata(gran, dict(m)) for m in rows["metadatas"] or []]
-        if ids is not None:
-            position = {rid: n for n, rid in enumerate(ids)}
+            wanted = as_ids(ids)
+            test = flt.predicate(gran)
+            metas = [m for m, _ in self._rows_by_id(gran, namespace, wanted, []) if test(m)]
+            records = [from_metadata(gran, m) for m in metas]
+            position = {rid: n for n, rid in enumerate(wanted)}
             records.sort(key=lambda r: position[r.id])
         else:
+            rows = self._collections[gran].get(
+                where=flt.to_chroma_where(gran), include=["metadatas"]
+            )
+            records = [from_metadata(gran, dict(m)) for m in rows["metadatas"] or []]
             records.sort(key=lambda r: (r.occurred_at, r.id))
         return records[:limit] if limit is not None else records
 
@@ -424,19 +441,41 @@ class ChromaMemoryStore:
     def _dense(
         self, query: str, gran: Granularity, flt: SearchFilter, depth: int
     ) -> list[tuple[MemoryRecord, float]]:
-        vector = self.embeddings.embed_query(query)
-        result = self._collections[gran].query(
-            query_embeddings=cast(Any, [vector]),
-            n_results=depth,
-            where=flt.to_chroma_where(gran),
-            include=["metadatas", "distances"],
-        )
-        metas = (result["metadatas"] or [[]])[0]
-        dists = (result["distances"] or [[]])[0]
-        hits = [
-            (from_metadata(gran, dict(m)), 1.0 - float(d))
-            for m, d in zip(metas, dists, strict=True)
-        ]
+        """Nearest neighbours of ``query`` that pass ``flt``.
+
+        Chroma evaluates a ``where`` clause row by row before its vector search, which
+        costs O(rows) per query. So the HNSW index is queried without one, the namespace
+        and filters are checked on the returned rows, and the query is repeated with a
+        larger ``n_results`` while too few pass; only when a filter is very selective
+        (fewer than 1 in ~``_OVERSAMPLE_CAP / depth`` rows) does Chroma filter instead.
+        """
+        vector = cast(Any, [self.embeddings.embed_query(query)])
+        collection = self._collections[gran]
+        test = flt.predicate(gran)
+        n = depth
+        while True:
+            result = collection.query(
+                query_embeddings=vector, n_results=n, include=["metadatas", "distances"]
+            )
+            metas = (result["metadatas"] or [[]])[0]
+            dists = (result["distances"] or [[]])[0]
+            passing = [(dict(m), d) for m, d in zip(metas, dists, strict=True) if test(m)]
+            if len(passing) >= depth or len(metas) < n:  # enough, or all rows seen
+                break
+            if n >= _OVERSAMPLE_CAP:
+                result = collection.query(
+                    query_embeddings=vector,
+                    n_results=depth,
+                    where=flt.to_chroma_where(gran),
+                    include=["metadatas", "distances"],
+                )
+                metas = (result["metadatas"] or [[]])[0]
+                dists = (result["distances"] or [[]])[0]
+                passing = [(dict(m), d) for m, d in zip(metas, dists, strict=True) if test(m)]
+                break
+            rate = max(len(passing), 1) / max(len(metas), 1)
+            n = min(_OVERSAMPLE_CAP, max(2 * n, int(1.5 * depth / rate)))
+        hits = [(from_metadata(gran, m), 1.0 - float(d)) for m, d in passing[:depth]]
         hits.sort(key=lambda h: (-h[1], h[0].id))
         return hits
 
@@ -456,10 +495,9 @@ class ChromaMemoryStore:
 
     def _build_lexical(self, gran: Granularity, namespace: str) -> BM25Index:
         index = BM25Index(self._analyzer, self._bm25_params)
-        rows = self._collections[gran].get(where=namespace_where(namespace), include=["metadatas"])
         docs = []
-        for meta in rows["metadatas"] or []:
-            record = from_metadata(gran, dict(meta))
+        for meta, _ in self._rows_by_id(gran, namespace, self._all_ids(gran, namespace), []):
+            record = from_metadata(gran, meta)
             docs.append((record.id, self.index_policy.render(record), _lexical_meta(meta)))
         docs.sort(key=lambda d: d[0])
         index.upsert(docs)

@@ -353,3 +353,28 @@ def test_audit_log_is_append_only_ordered_and_scoped(store) -> None:  # type: ig
     assert [e.id for e in store.list_audit(NS)] == [second.id, first.id]  # by time
     assert store.list_audit(OTHER) == []
     assert store.vectors("raw", NS, ["missing"]) == {}
+
+
+@pytest.mark.parametrize("cap", [8, 4096])
+def test_dense_search_oversamples_and_falls_back_without_leaking(
+    store, make_turn, monkeypatch, cap
+) -> None:  # type: ignore[no-untyped-def]
+    import memstrata.stores.chroma as chroma_module
+
+    monkeypatch.setattr(chroma_module, "_OVERSAMPLE_CAP", cap)
+    crowd = [make_turn(OTHER, f"Rex the puppy chewed shoe number {i}", i) for i in range(60)]
+    store.add(OTHER, crowd)
+    mine = make_turn(NS, "my parrot sings opera", 0)
+    store.add(NS, [mine])
+    for mode in ("dense", "hybrid"):
+        hits = store.search("Rex the puppy chewed a shoe", "raw", NS, k=5, mode=mode)  # type: ignore[arg-type]
+        assert [h.record.id for h in hits] == [mine.id], mode
+    windowed = store.search(
+        "Rex puppy",
+        "raw",
+        OTHER,
+        k=3,
+        mode="dense",
+        window=TimeWindow.after_(T0 + timedelta(minutes=57)),
+    )
+    assert {h.record.turn_index for h in windowed} == {57, 58, 59}  # type: ignore[attr-defined]
