@@ -39,13 +39,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from chromadb.api import ClientAPI
 
+from memstrata.datasets.locomo import CATEGORIES as ALL_CATEGORIES
+from memstrata.datasets.locomo import Conversation, Question, Turn, load_locomo
 from memstrata.stores import (
     Analyzer,
     BM25Params,
@@ -61,133 +62,10 @@ DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared/data/loco
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid")
 TURN_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10, 20)
 SESSION_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10)
-CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+CATEGORIES = {k: v for k, v in ALL_CATEGORIES.items() if k != 5}  # 5 has no evidence
 ContextMode = Literal["none", "prev", "next", "both"]
 QueryTransform = Literal["none", "drop-participants"]
-_SESSION_KEY = re.compile(r"session_(\d+)")
-_DIA_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-
-
-# --------------------------------------------------------------------------- data
-@dataclass(frozen=True)
-class Turn:
-    """One LoCoMo dialogue turn."""
-
-    dia_id: str
-    session_id: str
-    turn_index: int
-    speaker: str
-    text: str
-    caption: str | None
-    occurred_at: datetime
-
-
-@dataclass(frozen=True)
-class Question:
-    """One scored question with its resolved evidence."""
-
-    conversation: str
-    text: str
-    category: int
-    evidence: frozenset[str]
-    sessions: frozenset[str]
-
-
-@dataclass
-class Conversation:
-    """One LoCoMo sample: its participants, turns in order, and questions."""
-
-    sample_id: str
-    speakers: tuple[str, ...]
-    turns: list[Turn]
-    questions: list[Question] = field(default_factory=list)
-    skipped: int = 0
-    dropped_ids: int = 0
-
-    @property
-    def namespace(self) -> str:
-        """The store namespace this conversation is ingested into."""
-        return f"locomo:{self.sample_id}"
-
-
-def parse_session_date(text: str) -> datetime:
-    """Parse a LoCoMo session stamp such as ``"1:56 pm on 8 May, 2023"`` as aware UTC."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
-
-
-def parse_evidence(raw: Iterable[object], known: set[str]) -> tuple[list[str], int]:
-    """Return the evidence ids that exist in the conversation, and how many were dropped.
-
-    Entries may hold several ids joined by spaces, commas or semicolons (``"D8:6; D9:17"``),
-    zero-padded turns (``"D30:05"``) or a stray colon (``"D:11:26"``); those are normalised.
-    Ids that still do not exist, and fragments such as ``"D"``, are dropped.
-    """
-    kept: list[str] = []
-    dropped = 0
-    for entry in raw:
-        for token in re.split(r"[\s,;]+", str(entry)):
-            if not token:
-                continue
-            match = _DIA_ID.fullmatch(token)
-            dia_id = f"D{int(match[1])}:{int(match[2])}" if match else token
-            if dia_id in known and dia_id not in kept:
-                kept.append(dia_id)
-            elif dia_id not in known:
-                dropped += 1
-    return kept, dropped
-
-
-def _session_turns(conversation: dict[str, Any]) -> Iterable[tuple[int, list[dict[str, Any]]]]:
-    keys = [k for k in conversation if _SESSION_KEY.fullmatch(k)]
-    for key in sorted(keys, key=lambda k: int(k.split("_")[1])):
-        yield int(key.split("_")[1]), conversation[key]
-
-
-def parse_conversation(sample: dict[str, Any]) -> Conversation:
-    """Turn one LoCoMo sample into a :class:`Conversation` with its category 1-4 questions."""
-    raw = sample["conversation"]
-    turns: list[Turn] = []
-    for number, session in _session_turns(raw):
-        when = parse_session_date(raw[f"session_{number}_date_time"])
-        for index, turn in enumerate(session):
-            turns.append(
-                Turn(
-                    dia_id=turn["dia_id"],
-                    session_id=f"session_{number}",
-                    turn_index=index,
-                    speaker=turn["speaker"],
-                    text=turn["text"],
-                    caption=turn.get("blip_caption") or None,
-                    occurred_at=when,
-                )
-            )
-    conv = Conversation(str(sample["sample_id"]), (raw["speaker_a"], raw["speaker_b"]), turns)
-    session_of = {t.dia_id: t.session_id for t in turns}
-    for qa in sample["qa"]:
-        if qa.get("category") not in CATEGORIES:
-            continue
-        evidence, dropped = parse_evidence(qa.get("evidence") or [], set(session_of))
-        conv.dropped_ids += dropped
-        if not evidence:
-            conv.skipped += 1
-            continue
-        conv.questions.append(
-            Question(
-                conversation=conv.sample_id,
-                text=str(qa["question"]),
-                category=int(qa["category"]),
-                evidence=frozenset(evidence),
-                sessions=frozenset(session_of[e] for e in evidence),
-            )
-        )
-    return conv
-
-
-def load_locomo(path: Path, limit: int | None = None) -> list[Conversation]:
-    """Load and parse the LoCoMo JSON file (optionally only the first ``limit`` samples)."""
-    samples = json.loads(path.read_text(encoding="utf-8"))
-    return [parse_conversation(s) for s in samples[:limit]]
 
 
 # ------------------------------------------------------------------------ config
@@ -652,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     config = config_from_args(args)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    conversations = load_locomo(args.data, args.conversations)
+    conversations = load_locomo(args.data, limit=args.conversations)
     embeddings = CachingEmbeddings(args.embed_cache)
 
     def progress(message: str) -> None:
