@@ -215,9 +215,14 @@ def local_model(base_url: str) -> BaseChatModel:
     """A ChatOpenAI client for a local OpenAI-compatible server."""
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(
-        base_url=base_url, api_key="not-needed", model="local", temperature=0, timeout=300
-    )  # type: ignore[arg-type]
+    return ChatOpenAI(  # type: ignore[arg-type]
+        base_url=base_url,
+        api_key="not-needed",
+        model="local",
+        temperature=0,
+        timeout=600,
+        max_tokens=512,  # a small local model can ramble for minutes without a cap
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

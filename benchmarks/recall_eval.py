@@ -146,9 +146,14 @@ def answer_eval(
     """The full graph with a local LLM on the first ``n`` questions of ``conv``."""
     from langchain_openai import ChatOpenAI
 
-    model = ChatOpenAI(
-        base_url=base_url, api_key="not-needed", model="local", temperature=0, timeout=600
-    )  # type: ignore[arg-type]
+    model = ChatOpenAI(  # type: ignore[arg-type]
+        base_url=base_url,
+        api_key="not-needed",
+        model="local",
+        temperature=0,
+        timeout=600,
+        max_tokens=256,  # answers and verdicts are short; cap a rambling small model
+    )
     store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
     store.add(conv.namespace, raw_records(conv))
     graph = build_recall_graph(
