@@ -38,3 +38,7 @@ class StoreConfigurationError(MemstrataError):
 
 class LocalModelError(MemstrataError):
     """A local chat model could not be found, assembled, or served."""
+
+
+class MissingDependencyError(MemstrataError, ImportError):
+    """An optional dependency is needed; the message names the extra to install."""
