@@ -1,0 +1,323 @@
+"""An agent middleware for ``langchain.agents.create_agent`` that gives the agent memory.
+
+Before the first model call of a user turn it recalls memories for the latest user message
+and appends them to the system message as a delimited ``<memories>`` block (data, never
+instructions). After the agent finishes it stores the user message and the final reply.
+Memory failures are logged and listed in the ``memory_errors`` state key; they never stop
+the agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain.agents.middleware.types import OmitFromInput, PrivateStateAttr
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from ..errors import InvalidInputError
+from .formatting import memory_block
+from .namespace import (
+    DEFAULT_NAMESPACE_KEY,
+    NamespaceSource,
+    check_source,
+    context_value,
+    resolve_namespace,
+)
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware.types import ModelCallResult
+
+    from ..graphs.state import Failure
+    from ..memory import Memory
+    from ..results import AnswerResult, MemoryHit
+
+logger = logging.getLogger(__name__)
+
+RecallMode = Literal["search", "answer"]
+_MODES: tuple[RecallMode, ...] = ("search", "answer")
+_WINDOW = 4
+
+
+class Recall(TypedDict):
+    """What was recalled for one user message (``key`` identifies the message)."""
+
+    key: str
+    block: str | None
+
+
+class MemoryState(AgentState[Any]):
+    """Agent state with the middleware's recall and the memory errors of the last turn."""
+
+    memory_recall: NotRequired[Annotated[Recall | None, PrivateStateAttr]]
+    memory_errors: NotRequired[Annotated[list[str], OmitFromInput]]
+
+
+class _Turn(TypedDict):
+    human: HumanMessage
+    index: int
+
+
+def _latest_human(messages: Sequence[AnyMessage]) -> _Turn | None:
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage):
+            return {"human": message, "index": index}
+    return None
+
+
+def _message_key(message: HumanMessage) -> str:
+    if message.id:
+        return message.id
+    return hashlib.sha256(message.text.encode("utf-8")).hexdigest()[:32]
+
+
+def _final_reply(messages: Sequence[AnyMessage], after: int) -> AIMessage | None:
+    """The last AI message after index ``after`` that has text and calls no tool."""
+    for message in reversed(messages[after + 1 :]):
+        if isinstance(message, AIMessage) and not message.tool_calls and message.text.strip():
+            return message
+    return None
+
+
+def _with_block(system: SystemMessage | None, block: str) -> SystemMessage:
+    if system is None:
+        return SystemMessage(content=block)
+    if isinstance(system.content, str):
+        content: str | list[str | dict[Any, Any]] = f"{system.content}\n\n{block}".lstrip()
+    else:
+        content = [*system.content, {"type": "text", "text": block}]
+    return system.model_copy(update={"content": content})
+
+
+def _describe(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
+    """Recall before the model call, remember the exchange after the agent turn.
+
+    Example:
+        ```python
+        agent = create_agent(
+            model,
+            tools=memory_tools(memory),
+            middleware=[MemoryMiddleware(memory)],
+            context_schema=UserContext,  # has a user_id field
+        )
+        agent.invoke({"messages": [...]}, context=UserContext(user_id="user:alice"))
+        ```
+    """
+
+    state_schema = MemoryState
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        namespace_from: NamespaceSource = DEFAULT_NAMESPACE_KEY,
+        k: int = 5,
+        mode: RecallMode = "search",
+        session_from: NamespaceSource | None = None,
+        recall: bool = True,
+        remember: bool = True,
+    ) -> None:
+        """Configure the middleware.
+
+        Args:
+            memory: The memory to recall from and write to.
+            namespace_from: Where the namespace is found in the agent's runtime context: a
+                field name (default ``"user_id"``) or a function ``context -> namespace``.
+            k: How many memories are injected before the model call.
+            mode: ``"search"`` (retrieval only, no LLM call) or ``"answer"`` (the full
+                recall graph; its answer is added to the block as a draft).
+            session_from: Where the session id is found in the context (field name or
+                function). Default: the run's ``thread_id``, else the facade's per-day session.
+            recall: Inject memories before the model call.
+            remember: Store the user message and the final reply after the turn.
+
+        Raises:
+            InvalidInputError: for an unknown ``mode`` or a ``k`` below 1.
+            InvalidTypeError: if ``namespace_from`` or ``session_from`` has the wrong type.
+        """
+        super().__init__()
+        if mode not in _MODES:
+            raise InvalidInputError(f"mode must be one of {_MODES}, got {mode!r}")
+        if k < 1:
+            raise InvalidInputError(f"k must be a positive number of memories, got {k}")
+        self.memory = memory
+        self.namespace_from = check_source(namespace_from)
+        self.session_from = (
+            None if session_from is None else check_source(session_from, argument="session_from")
+        )
+        self.k = k
+        self.mode: RecallMode = mode
+        self.recall = recall
+        self.remember = remember
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _pending_recall(self, state: MemoryState) -> tuple[str, str, list[str]] | None:
+        """(message key, query, window) when the latest user message was not recalled yet."""
+        if not self.recall:
+            return None
+        messages = state["messages"]
+        turn = _latest_human(messages)
+        if turn is None:
+            return None
+        key = _message_key(turn["human"])
+        done = state.get("memory_recall")
+        query = turn["human"].text.strip()
+        if (done is not None and done["key"] == key) or not query:
+            return None
+        earlier = messages[max(0, turn["index"] - _WINDOW) : turn["index"]]
+        window = [
+            f"{'user' if isinstance(m, HumanMessage) else 'assistant'}: {m.text}"
+            for m in earlier
+            if isinstance(m, HumanMessage | AIMessage) and m.text.strip()
+        ]
+        return key, query, window
+
+    def _block(self, hits: Sequence[MemoryHit], answer: AnswerResult | None) -> str | None:
+        if not hits and answer is None:
+            return None
+        return memory_block(list(hits)[: self.k], answer)
+
+    def _recall_failed(self, key: str, error: Exception) -> dict[str, Any]:
+        logger.warning("memstrata recall failed; the model runs without memories", exc_info=error)
+        return {"memory_recall": {"key": key, "block": None}, "memory_errors": [_describe(error)]}
+
+    def _session_id(self, runtime: Runtime[Any]) -> str | None:
+        if self.session_from is not None:
+            if isinstance(self.session_from, str):
+                value = context_value(runtime.context, self.session_from)
+            else:
+                value = self.session_from(runtime.context)
+            return str(value) if value else None
+        info = runtime.execution_info
+        return info.thread_id if info is not None and info.thread_id else None
+
+    def _exchange(self, state: MemoryState) -> list[AnyMessage] | None:
+        if not self.remember:
+            return None
+        messages = state["messages"]
+        turn = _latest_human(messages)
+        if turn is None or not turn["human"].text.strip():
+            return None
+        human = turn["human"]
+        exchange: list[AnyMessage] = [HumanMessage(content=human.text, name=human.name)]
+        reply = _final_reply(messages, turn["index"])
+        if reply is not None:
+            exchange.append(AIMessage(content=reply.text, name=reply.name))
+        return exchange
+
+    def _remember_failed(self, state: MemoryState, error: Exception) -> dict[str, Any]:
+        logger.warning("memstrata could not store the exchange", exc_info=error)
+        return {"memory_errors": [*state.get("memory_errors", []), _describe(error)]}
+
+    @staticmethod
+    def _degraded(state: MemoryState, failures: Sequence[Failure]) -> dict[str, Any] | None:
+        """List consolidation steps that failed (the raw turns were stored regardless)."""
+        if not failures:
+            return None
+        notes = [f"{f.node}/{f.step}: {f.error}" for f in failures]
+        return {"memory_errors": [*state.get("memory_errors", []), *notes]}
+
+    # -- hooks ---------------------------------------------------------------------------
+
+    def before_model(self, state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Recall memories for a user message not recalled yet."""
+        pending = self._pending_recall(state)
+        if pending is None:
+            return None
+        key, query, window = pending
+        try:
+            namespace = resolve_namespace(runtime.context, self.namespace_from)
+            if self.mode == "answer":
+                answer = self.memory.answer(query, namespace=namespace, window=window)
+                block = self._block(answer.memories, answer)
+            else:
+                block = self._block(self.memory.search(query, namespace=namespace, k=self.k), None)
+        except Exception as e:
+            return self._recall_failed(key, e)
+        return {"memory_recall": {"key": key, "block": block}, "memory_errors": []}
+
+    async def abefore_model(
+        self, state: MemoryState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_model`."""
+        pending = self._pending_recall(state)
+        if pending is None:
+            return None
+        key, query, window = pending
+        try:
+            namespace = resolve_namespace(runtime.context, self.namespace_from)
+            if self.mode == "answer":
+                answer = await self.memory.aanswer(query, namespace=namespace, window=window)
+                block = self._block(answer.memories, answer)
+            else:
+                hits = await self.memory.asearch(query, namespace=namespace, k=self.k)
+                block = self._block(hits, None)
+        except Exception as e:
+            return self._recall_failed(key, e)
+        return {"memory_recall": {"key": key, "block": block}, "memory_errors": []}
+
+    def _inject(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        recall = request.state.get("memory_recall")
+        block = recall["block"] if recall else None
+        if not block:
+            return request
+        return request.override(system_message=_with_block(request.system_message, block))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        """Append the recalled ``<memories>`` block to the system message."""
+        return handler(self._inject(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        """Async twin of :meth:`wrap_model_call`."""
+        return await handler(self._inject(request))
+
+    def after_agent(self, state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Store the latest user message and the final reply in one session."""
+        exchange = self._exchange(state)
+        if exchange is None:
+            return None
+        try:
+            namespace = resolve_namespace(runtime.context, self.namespace_from)
+            session_id = self._session_id(runtime)
+            result = self.memory.add(exchange, namespace=namespace, session_id=session_id)
+        except Exception as e:
+            return self._remember_failed(state, e)
+        return self._degraded(state, result.failures)
+
+    async def aafter_agent(
+        self, state: MemoryState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_agent`."""
+        exchange = self._exchange(state)
+        if exchange is None:
+            return None
+        try:
+            namespace = resolve_namespace(runtime.context, self.namespace_from)
+            session_id = self._session_id(runtime)
+            result = await self.memory.aadd(exchange, namespace=namespace, session_id=session_id)
+        except Exception as e:
+            return self._remember_failed(state, e)
+        return self._degraded(state, result.failures)

@@ -1,0 +1,186 @@
+"""LangChain tools over a ``Memory``: ``search_memory``, ``remember`` and ``forget``.
+
+Each tool reads the namespace from the agent's runtime context (``ToolRuntime.context``),
+never from its arguments, so a model cannot reach another tenant's memory. Errors, a
+missing namespace included, come back to the model as tool errors instead of ending the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import BaseModel, Field
+
+from ..errors import InvalidInputError, MemstrataError
+from ..prompts.agents import FORGET_TOOL, REMEMBER_TOOL, SEARCH_MEMORY_TOOL
+from .formatting import format_forget, format_hits
+from .namespace import DEFAULT_NAMESPACE_KEY, NamespaceSource, check_source, resolve_namespace
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..results import AddResult
+
+logger = logging.getLogger(__name__)
+
+AnyRuntime = ToolRuntime[Any, Any]
+
+
+class SearchMemoryInput(BaseModel):
+    """Arguments of ``search_memory``."""
+
+    query: str = Field(description="A short standalone search query.")
+
+
+class RememberInput(BaseModel):
+    """Arguments of ``remember``."""
+
+    text: str = Field(description="The information to remember, understandable on its own.")
+
+
+class ForgetInput(BaseModel):
+    """Arguments of ``forget``: exactly one of the two."""
+
+    memory_id: str | None = Field(
+        default=None, description="The id of one memory, as shown by search_memory."
+    )
+    subject: str | None = Field(
+        default=None, description="Delete every fact about this subject instead."
+    )
+
+
+def _tool_error(action: str, error: Exception) -> ToolException:
+    """Turn any failure into a ToolException the agent sees as a tool result."""
+    if isinstance(error, MemstrataError | ValueError | TypeError):
+        return ToolException(f"{action} failed: {error}")
+    logger.warning("memstrata tool %s failed", action, exc_info=error)
+    return ToolException(f"{action} failed: memory is unavailable ({type(error).__name__})")
+
+
+def _format_add(result: AddResult) -> str:
+    if result.new_raw_ids:
+        return "Remembered as [raw " + ", ".join(result.new_raw_ids) + "]."
+    if result.duplicate_raw_ids:
+        return "Already remembered as [raw " + ", ".join(result.duplicate_raw_ids) + "]."
+    return "Nothing was stored."
+
+
+def _forget_arguments(memory_id: str | None, subject: str | None) -> dict[str, Any]:
+    memory_id = (memory_id or "").strip() or None
+    subject = (subject or "").strip() or None
+    if (memory_id is None) == (subject is None):
+        raise InvalidInputError("give exactly one of memory_id or subject")
+    if memory_id is not None:
+        # tolerate the "[fact abc]" / "fact abc" forms search_memory prints
+        memory_id = memory_id.strip("[]").split()[-1]
+        return {"memory_ids": [memory_id]}
+    return {"subject": subject}
+
+
+def _build(
+    name: str,
+    description: str,
+    schema: type[BaseModel],
+    func: Callable[..., str],
+    coroutine: Callable[..., Awaitable[str]],
+) -> BaseTool:
+    return StructuredTool.from_function(
+        func=func,
+        coroutine=coroutine,
+        name=name,
+        description=description,
+        args_schema=schema,
+        handle_tool_error=True,
+    )
+
+
+def memory_tools(
+    memory: Memory,
+    *,
+    namespace_from: NamespaceSource = DEFAULT_NAMESPACE_KEY,
+    k: int = 5,
+    note_speaker: str = "assistant",
+) -> list[BaseTool]:
+    """Build the ``search_memory``, ``remember`` and ``forget`` tools for one ``Memory``.
+
+    Args:
+        memory: The memory the tools read and write.
+        namespace_from: Where the namespace is found in the agent's runtime context: a
+            field name (default ``"user_id"``) or a function ``context -> namespace``.
+        k: How many memories ``search_memory`` returns.
+        note_speaker: The speaker recorded for text stored by ``remember``.
+
+    Returns:
+        The three tools, ready for ``create_agent(tools=...)``.
+
+    Raises:
+        InvalidTypeError: if ``namespace_from`` is neither a field name nor a callable.
+        InvalidInputError: if ``k`` is not positive or ``note_speaker`` is blank.
+    """
+    source = check_source(namespace_from)
+    if k < 1:
+        raise InvalidInputError(f"k must be a positive number of memories, got {k}")
+    if not note_speaker.strip():
+        raise InvalidInputError("note_speaker must be a non-empty speaker name")
+
+    def namespace(runtime: AnyRuntime) -> str:
+        return resolve_namespace(runtime.context, source)
+
+    def search_memory(query: str, runtime: AnyRuntime) -> str:
+        try:
+            return format_hits(memory.search(query, namespace=namespace(runtime), k=k))
+        except Exception as e:
+            raise _tool_error("search_memory", e) from e
+
+    async def asearch_memory(query: str, runtime: AnyRuntime) -> str:
+        try:
+            hits = await memory.asearch(query, namespace=namespace(runtime), k=k)
+        except Exception as e:
+            raise _tool_error("search_memory", e) from e
+        return format_hits(hits)
+
+    def remember(text: str, runtime: AnyRuntime) -> str:
+        try:
+            result = memory.add(text, namespace=namespace(runtime), speaker=note_speaker)
+        except Exception as e:
+            raise _tool_error("remember", e) from e
+        return _format_add(result)
+
+    async def aremember(text: str, runtime: AnyRuntime) -> str:
+        try:
+            result = await memory.aadd(text, namespace=namespace(runtime), speaker=note_speaker)
+        except Exception as e:
+            raise _tool_error("remember", e) from e
+        return _format_add(result)
+
+    def forget(
+        runtime: AnyRuntime, memory_id: str | None = None, subject: str | None = None
+    ) -> str:
+        try:
+            scope = namespace(runtime)
+            result = memory.forget(namespace=scope, **_forget_arguments(memory_id, subject))
+        except Exception as e:
+            raise _tool_error("forget", e) from e
+        return format_forget(result)
+
+    async def aforget(
+        runtime: AnyRuntime, memory_id: str | None = None, subject: str | None = None
+    ) -> str:
+        try:
+            scope = namespace(runtime)
+            arguments = _forget_arguments(memory_id, subject)
+            result = await memory.aforget(namespace=scope, **arguments)
+        except Exception as e:
+            raise _tool_error("forget", e) from e
+        return format_forget(result)
+
+    return [
+        _build(
+            "search_memory", SEARCH_MEMORY_TOOL, SearchMemoryInput, search_memory, asearch_memory
+        ),
+        _build("remember", REMEMBER_TOOL, RememberInput, remember, aremember),
+        _build("forget", FORGET_TOOL, ForgetInput, forget, aforget),
+    ]
