@@ -9,14 +9,17 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from pydantic import Field
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -205,3 +208,66 @@ class SchemaChatModel(BaseChatModel):
         text = reply(messages) if callable(reply) else reply
         self.completions.append(text)
         return _result(messages, text)
+
+
+AgentReply = AIMessage | str | BaseException | Callable[[list[BaseMessage]], AIMessage | str]
+
+
+def tool_call(name: str, args: dict[str, Any] | None = None, *, text: str = "") -> AIMessage:
+    """An AI message that calls one tool, for :class:`ToolCallingChatModel` scripts."""
+    call_id = f"call_{uuid.uuid4().hex[:12]}"
+    return AIMessage(text, tool_calls=[{"name": name, "args": args or {}, "id": call_id}])
+
+
+class ToolCallingChatModel(BaseChatModel):
+    """A chat model for agent tests: scripted replies, tool calls included.
+
+    Queue AI messages (e.g. from :func:`tool_call`), plain reply strings, exceptions to
+    raise, or functions of the prompt messages. ``bind_tools`` records the tool names and
+    returns the model itself, so ``create_agent`` accepts it. ``calls`` records every
+    prompt, so a test can inspect what the agent sent to the model.
+    """
+
+    replies: list[AgentReply] = Field(default_factory=list)
+    calls: list[list[BaseMessage]] = Field(default_factory=list)
+    bound_tools: list[str] = Field(default_factory=list)
+
+    def enqueue(self, *replies: AgentReply) -> ToolCallingChatModel:
+        """Append replies to the queue; return self for chaining."""
+        self.replies.extend(replies)
+        return self
+
+    @property
+    def _llm_type(self) -> str:
+        return "tool-calling-scripted"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Record the bound tool names; the scripted replies decide which are called."""
+        self.bound_tools = [
+            t.name if isinstance(t, BaseTool) else str(getattr(t, "__name__", t)) for t in tools
+        ]
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.calls.append(list(messages))
+        if not self.replies:
+            raise AssertionError("ToolCallingChatModel ran out of replies")
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        if callable(reply):
+            reply = reply(list(messages))
+        message = reply.model_copy() if isinstance(reply, AIMessage) else AIMessage(reply)
+        return ChatResult(generations=[ChatGeneration(message=message)])
