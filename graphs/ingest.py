@@ -16,6 +16,7 @@ from ..agents.refresher import make_refresher
 from ..agents.structured import StructuredCaller, StructuredMethod
 from ..stores.chroma import ChromaMemoryStore
 from .context import MemoryContext
+from .events import emitting
 from .nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
 from .state import IngestInput, IngestOutput, IngestState
 
@@ -72,11 +73,15 @@ def build_ingest_graph(
         input_schema=IngestInput,
         output_schema=IngestOutput,
     )
-    graph.add_node(RAW_WRITE, make_raw_write(deps))
-    graph.add_node(EPISODE_TRIGGER, make_episode_trigger(deps))
-    graph.add_node(CONSTRUCTOR, make_constructor(deps))
-    graph.add_node(JUDGE, make_judge(deps))
-    graph.add_node(REFRESHER, make_refresher(deps))
+    nodes = {
+        RAW_WRITE: make_raw_write(deps),
+        EPISODE_TRIGGER: make_episode_trigger(deps),
+        CONSTRUCTOR: make_constructor(deps),
+        JUDGE: make_judge(deps),
+        REFRESHER: make_refresher(deps),
+    }
+    for name, node in nodes.items():  # each memory change is also a custom stream event
+        graph.add_node(name, emitting(name, node))
     graph.add_edge(START, RAW_WRITE)
     graph.add_edge(RAW_WRITE, EPISODE_TRIGGER)
     graph.add_conditional_edges(

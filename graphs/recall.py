@@ -22,6 +22,7 @@ from ..agents.retriever import make_retriever
 from ..agents.structured import StructuredMethod
 from ..stores.chroma import ChromaMemoryStore
 from .context import MemoryContext
+from .events import emitting
 from .ingest import node_deps
 from .nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER
 from .state import RecallInput, RecallOutput, RecallState
@@ -69,10 +70,14 @@ def build_recall_graph(
         input_schema=RecallInput,
         output_schema=RecallOutput,
     )
-    graph.add_node(RETRIEVER, make_retriever(deps))
-    graph.add_node(JUDGE, make_recall_judge(deps))
-    graph.add_node(REFRESHER, make_recall_refresher(deps))
-    graph.add_node(ANSWER, make_answer(deps))
+    nodes = {
+        RETRIEVER: make_retriever(deps),
+        JUDGE: make_recall_judge(deps),
+        REFRESHER: make_recall_refresher(deps),
+        ANSWER: make_answer(deps),
+    }
+    for name, node in nodes.items():  # each memory change is also a custom stream event
+        graph.add_node(name, emitting(name, node))
     graph.add_edge(START, RETRIEVER)
     graph.add_edge(RETRIEVER, JUDGE)
     graph.add_conditional_edges(

@@ -1,0 +1,66 @@
+"""Custom stream events: one ``memory_written`` event per memory a node changed.
+
+The graph builders wrap every node with :func:`emitting`. After the node returns, the
+wrapper reads what it reports (``new_raw_ids`` for stored turns, ``written`` for derived
+records) and sends one event per record through the run's stream writer, so a caller
+streaming with ``stream_mode="custom"`` (or ``["updates", "custom"]``) sees memory change
+as it happens, e.g.::
+
+    {"event": "memory_written", "node": "constructor", "namespace": "user:alice",
+     "granularity": "episode", "id": "...", "action": "created"}
+
+Events are plain JSON-ready dicts, so they pass through the LangGraph API server
+unchanged. A node that raises emits nothing: only committed updates are announced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from langgraph.runtime import Runtime
+
+from ..agents.deps import context_of
+from .context import MemoryContext
+from .state import Written
+
+MEMORY_WRITTEN: Final = "memory_written"
+"""The ``event`` field of every memory change event."""
+
+Node = Callable[[Any, Runtime[MemoryContext]], dict[str, Any]]
+
+
+def memory_events(node: str, namespace: str, update: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The events describing the memory changes in a node's state ``update``."""
+    events = [
+        {"granularity": "raw", "id": raw_id, "action": "created"}
+        for raw_id in update.get("new_raw_ids") or []
+    ]
+    for item in update.get("written") or []:
+        written = item if isinstance(item, Written) else Written.model_validate(item)
+        events.append(
+            {"granularity": written.granularity, "id": written.id, "action": written.action}
+        )
+    return [
+        {"event": MEMORY_WRITTEN, "node": node, "namespace": namespace, **event} for event in events
+    ]
+
+
+def emitting(name: str, node: Node) -> Node:
+    """Wrap ``node`` so that each memory it changes is also sent as a custom event."""
+
+    def emit_after(state: Any, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
+        update = node(state, runtime)
+        writer = getattr(runtime, "stream_writer", None)
+        if writer is not None and update:
+            namespace = context_of(runtime).namespace
+            for event in memory_events(name, namespace, update):
+                writer(event)
+        return update
+
+    emit_after.__name__ = getattr(node, "__name__", name)
+    emit_after.__doc__ = node.__doc__
+    return emit_after
+
+
+__all__ = ["MEMORY_WRITTEN", "emitting", "memory_events"]
