@@ -337,6 +337,18 @@ class ChromaMemoryStore:
         """Return the stored profile of ``namespace``, or None."""
         return self._profiles.get(namespace, "profile", ProfileRecord)
 
+    def delete_profile(self, namespace: str) -> bool:
+        """Delete the profile of ``namespace``; return whether there was one."""
+        with self._lock:
+            existed = self.get_profile(namespace) is not None
+            if existed:
+                self._profiles.delete(namespace, "profile")
+        return existed
+
+    def replace_audit(self, entry: AuditEntry) -> AuditEntry:
+        """Overwrite a stored audit entry (same id), e.g. to redact forgotten content."""
+        return self.append_audit(entry)
+
     def append_audit(self, entry: AuditEntry) -> AuditEntry:
         """Append one entry to the namespace's audit log."""
         checked = checked_model(entry, AuditEntry, "audit entry")

@@ -71,6 +71,10 @@ class KeyedDocuments:
         metas = sorted(rows["metadatas"] or [], key=lambda m: float(cast(Any, m["sort"])))
         return [model.model_validate_json(str(m[_BODY])) for m in metas]
 
+    def delete(self, namespace: str, key: str) -> None:
+        """Remove the document under ``key``, if any."""
+        self._collection.delete(ids=[f"{validate_namespace(namespace)}|{key}"])
+
     def delete_namespace(self, namespace: str) -> None:
         """Remove every document of ``namespace``."""
         self._collection.delete(where=namespace_where(validate_namespace(namespace)))

@@ -1,0 +1,248 @@
+"""``MemoryConfig``: every setting of the :class:`~memstrata.Memory` facade in one place.
+
+Explicit arguments come first. :meth:`MemoryConfig.from_env` is the only code in
+memstrata that reads ``MEMSTRATA_*`` / ``OPENAI_*`` variables or a TOML config file, and
+even there an explicit override always wins: defaults < TOML file < environment < explicit
+arguments.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from .agents.structured import StructuredMethod
+from .errors import InvalidInputError, StoreConfigurationError
+from .graphs.context import MemoryContext
+
+ChromaMode = Literal["persistent", "http", "ephemeral"]
+CheckpointerKind = Literal["none", "memory", "sqlite", "postgres"]
+LOCAL_MODELS = ("qwen", "smollm2")
+ENV_PREFIX = "MEMSTRATA_"
+CONFIG_FILE_VAR = "MEMSTRATA_CONFIG"
+ENV_ALIASES: dict[str, tuple[str, ...]] = {
+    "openai_api_key": ("OPENAI_API_KEY",),
+    "openai_base_url": ("OPENAI_BASE_URL",),
+    "model": ("OPENAI_MODEL",),
+}
+"""Standard variables read after the ``MEMSTRATA_<FIELD>`` name (which wins)."""
+CONTEXT_ENV = ("trigger_policy", "timezone")
+"""MemoryContext fields settable as ``MEMSTRATA_TRIGGER_POLICY`` / ``MEMSTRATA_TIMEZONE``."""
+
+
+def default_data_dir() -> Path:
+    """``~/.local/share/memstrata``: where the persistent Chroma and checkpoints live."""
+    return Path.home() / ".local" / "share" / "memstrata"
+
+
+class MemoryConfig(BaseModel):
+    """Settings of a :class:`~memstrata.Memory`; immutable, validated on construction.
+
+    The defaults run fully offline: a persistent Chroma under ``data_dir``, the offline
+    MiniLM embedder, and the local Qwen model served in-process by llama.cpp.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data_dir: Path = Field(
+        default_factory=default_data_dir, description="Folder for the Chroma data and checkpoints."
+    )
+    chroma_mode: ChromaMode = Field(
+        default="persistent",
+        description="persistent (on disk under data_dir), http (a `chroma run` server) or "
+        "ephemeral (in memory, for tests).",
+    )
+    chroma_path: Path | None = Field(
+        default=None, description="Persistent Chroma folder; default <data_dir>/chroma."
+    )
+    chroma_host: str = Field(default="127.0.0.1", description="Chroma server host (http mode).")
+    chroma_port: int = Field(default=8000, ge=1, le=65535, description="Chroma server port.")
+    chroma_ssl: bool = Field(default=False, description="Use HTTPS for the Chroma server.")
+    collection_prefix: str = Field(
+        default="memstrata", min_length=1, description="Prefix of the Chroma collection names."
+    )
+
+    openai_base_url: str | None = Field(
+        default=None, description="An OpenAI-compatible endpoint; set it to use a remote model."
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, description="API key of the endpoint; with no base URL it means OpenAI."
+    )
+    model: str | None = Field(
+        default=None,
+        description="Chat model name at the endpoint (default gpt-4o-mini at OpenAI, the "
+        "server's own model name elsewhere).",
+    )
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    timeout: float = Field(default=300.0, gt=0, description="Seconds per LLM request.")
+    max_tokens: int | None = Field(
+        default=1024, ge=1, description="Completion token cap per LLM request (None: no cap)."
+    )
+    max_retries: int = Field(default=2, ge=0, description="HTTP retries per LLM request.")
+
+    local_model: str = Field(
+        default="qwen",
+        description="The offline model when no endpoint is set: qwen, smollm2, or a .gguf path.",
+    )
+    local_threads: int | None = Field(
+        default=None, ge=1, description="llama.cpp threads; default half the CPUs."
+    )
+    local_ctx: int = Field(default=8192, ge=512, description="llama.cpp context size in tokens.")
+    local_port: int | None = Field(
+        default=None, ge=1, le=65535, description="Loopback port of the local server (None: free)."
+    )
+    local_startup_timeout: float = Field(
+        default=300.0, gt=0, description="Seconds the local model may take to load."
+    )
+
+    structured_method: StructuredMethod = Field(
+        default="json_schema", description="How structured output is requested."
+    )
+    max_llm_attempts: int = Field(
+        default=3, ge=1, description="Attempts per structured LLM call (repair retries)."
+    )
+    context: dict[str, Any] = Field(
+        default_factory=dict,
+        description="MemoryContext overrides (trigger_policy, thresholds, budgets); the "
+        "namespace is set per call.",
+    )
+
+    checkpointer: CheckpointerKind = Field(
+        default="sqlite",
+        description="Checkpointer of the memory graph: none, memory, sqlite, "
+        "postgres (built by memstrata.graphs.checkpoint).",
+    )
+    sqlite_path: Path | None = Field(
+        default=None, description="SQLite checkpoint file; default <data_dir>/checkpoints.sqlite."
+    )
+    postgres_uri: SecretStr | None = Field(
+        default=None, description="Postgres connection string for the postgres checkpointer."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MemoryConfig:
+        if self.local_model not in LOCAL_MODELS and not self.local_model.endswith(".gguf"):
+            raise ValueError(
+                f"local_model must be one of {LOCAL_MODELS} or a path ending in .gguf, "
+                f"got {self.local_model!r}"
+            )
+        if "namespace" in self.context:
+            raise ValueError("context must not set 'namespace'; pass namespace= to each call")
+        self.memory_context("default")  # fails early on an unknown field or bad value
+        if self.checkpointer == "postgres" and self.postgres_uri is None:
+            raise ValueError("checkpointer='postgres' needs postgres_uri")
+        return self
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise InvalidInputError(f"invalid memstrata configuration: {e}") from e
+
+    # ------------------------------------------------------------ derived values
+    @property
+    def resolved_chroma_path(self) -> Path:
+        """Where the persistent Chroma lives."""
+        return self.chroma_path or self.data_dir / "chroma"
+
+    @property
+    def resolved_sqlite_path(self) -> Path:
+        """Where the SQLite checkpointer writes."""
+        return self.sqlite_path or self.data_dir / "checkpoints.sqlite"
+
+    @property
+    def uses_endpoint(self) -> bool:
+        """Whether an OpenAI-compatible endpoint (rather than the local model) is set."""
+        return self.openai_base_url is not None or self.openai_api_key is not None
+
+    def memory_context(self, namespace: str, **overrides: Any) -> MemoryContext:
+        """A :class:`MemoryContext` for one call: the configured overrides, then ``overrides``."""
+        known = {f.name for f in fields(MemoryContext)}
+        values = {**self.context, **overrides}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InvalidInputError(
+                f"unknown MemoryContext field(s) {unknown}; known: {sorted(known)}"
+            )
+        return MemoryContext(namespace=namespace, **values)
+
+    # -------------------------------------------------------------------- edge
+    @classmethod
+    def from_toml(cls, path: str | Path, **overrides: Any) -> MemoryConfig:
+        """Read a TOML file (keys are field names, ``[context]`` a table); overrides win."""
+        return cls(**{**_read_toml(Path(path)), **overrides})
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        config_file: str | Path | None = None,
+        **overrides: Any,
+    ) -> MemoryConfig:
+        """Build a config from the environment and an optional TOML file.
+
+        Args:
+            env: The variables to read; ``None`` reads ``os.environ``.
+            config_file: A TOML file; default ``$MEMSTRATA_CONFIG`` if set.
+            **overrides: Explicit field values; they beat the file and the environment.
+
+        Raises:
+            InvalidInputError: A value is malformed; the message names its variable.
+            StoreConfigurationError: The config file is missing or not valid TOML.
+        """
+        if env is None:
+            import os
+
+            env = os.environ
+        path = config_file or env.get(CONFIG_FILE_VAR) or None
+        values: dict[str, Any] = _read_toml(Path(path)) if path else {}
+        context = dict(values.get("context") or {})
+        for name in cls.model_fields:
+            if name == "context":
+                continue
+            for var in (ENV_PREFIX + name.upper(), *ENV_ALIASES.get(name, ())):
+                raw = env.get(var)
+                if raw is not None and raw.strip() != "":
+                    values[name] = _env_value(name, raw)
+                    break
+        for name in CONTEXT_ENV:
+            raw = env.get(ENV_PREFIX + name.upper())
+            if raw:
+                context[name] = raw
+        if context:
+            values["context"] = context
+        if "context" in overrides:
+            overrides["context"] = {**context, **overrides["context"]}
+        return cls(**{**values, **overrides})
+
+
+_NULLABLE = {"max_tokens", "local_threads", "local_port"}
+
+
+def _env_value(name: str, raw: str) -> Any:
+    """An environment string as a field value; pydantic converts numbers and booleans."""
+    if name in _NULLABLE and raw.strip().lower() in ("none", "null"):
+        return None
+    return raw.strip()
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError as e:
+        raise StoreConfigurationError(
+            f"config file {path} does not exist; create it or unset {CONFIG_FILE_VAR}"
+        ) from e
+    except tomllib.TOMLDecodeError as e:
+        raise StoreConfigurationError(f"config file {path} is not valid TOML: {e}") from e
+    section = data.get("memstrata", data)
+    if not isinstance(section, dict):
+        raise StoreConfigurationError(f"config file {path}: [memstrata] must be a table")
+    return dict(section)

@@ -1,0 +1,382 @@
+"""``Memory``: the library facade over the store and the memory graph.
+
+Typical use::
+
+    from memstrata import Memory
+
+    with Memory() as memory:  # offline: persistent Chroma, MiniLM, local Qwen
+        memory.add("I adopted a greyhound called Biscuit", namespace="user:alice")
+        memory.search("dog", namespace="user:alice")  # retrieval only, no LLM
+        memory.answer("What is my dog called?", namespace="user:alice")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+import weakref
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from .config import MemoryConfig
+from .errors import InvalidInputError, InvalidTypeError
+from .graphs.memory import build_memory_graph
+from .memory_inputs import AddInput, to_turns
+from .memory_models import ChatModelProvider, LocalServerFactory
+from .memory_results import ALL_GRANULARITIES, add_result, answer_result, merge_hits, visible_at
+from .results import AddResult, AnswerResult, ForgetResult, MemoryHit
+from .stores.audit import AuditEntry
+from .stores.base import ScoredRecord
+from .stores.chroma import ChromaMemoryStore
+from .stores.filters import TimeWindow
+from .stores.forgetting import forget as forget_records
+from .stores.forgetting import history_of
+from .stores.records import MemoryRecord, ProfileRecord, parse_granularity, validate_namespace
+
+
+def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMemoryStore:
+    """The Chroma store ``config`` describes (the offline MiniLM embedder by default)."""
+    options: dict[str, Any] = {"embeddings": embeddings}
+    if config.chroma_mode == "ephemeral":
+        return ChromaMemoryStore.ephemeral(**options)
+    options["collection_prefix"] = config.collection_prefix
+    if config.chroma_mode == "http":
+        return ChromaMemoryStore.http(
+            config.chroma_host, config.chroma_port, ssl=config.chroma_ssl, **options
+        )
+    path = config.resolved_chroma_path.expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return ChromaMemoryStore.persistent(path, **options)
+
+
+class Memory:
+    """Long-term memory for one application: add, search, answer, forget, inspect.
+
+    Args:
+        config: Settings; default :class:`MemoryConfig()` (offline defaults).
+        store: A store to use instead of the one ``config`` describes.
+        chat_model: A chat model to use instead of the endpoint or the local model.
+        embeddings: Embeddings for the store ``config`` describes (not with ``store``).
+        checkpointer: Compiles the memory graph with this checkpointer; each call is its
+            own thread.
+        local_server_factory: Builds the local model server (tests pass a fake).
+
+    Every method takes the ``namespace`` it reads or writes; nothing crosses namespaces.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: MemoryConfig | None = None,
+        store: ChromaMemoryStore | None = None,
+        chat_model: BaseChatModel | None = None,
+        embeddings: Embeddings | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        local_server_factory: LocalServerFactory | None = None,
+    ) -> None:
+        if config is not None and not isinstance(config, MemoryConfig):
+            raise InvalidTypeError(f"config must be a MemoryConfig, got {type(config).__name__}")
+        if store is not None and embeddings is not None:
+            raise InvalidInputError(
+                "pass embeddings= to the store you built, not to Memory, when passing store="
+            )
+        if chat_model is not None and not isinstance(chat_model, BaseChatModel):
+            raise InvalidTypeError(
+                f"chat_model must be a langchain BaseChatModel, got {type(chat_model).__name__}"
+            )
+        self.config = config or MemoryConfig()
+        self.store = store if store is not None else open_store(self.config, embeddings)
+        self.checkpointer = checkpointer
+        self._models = ChatModelProvider(
+            self.config, chat_model=chat_model, local_server_factory=local_server_factory
+        )
+        self._graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._finalizer = weakref.finalize(self, self._models.close)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Memory:
+        """A Memory configured from ``MEMSTRATA_*`` / ``OPENAI_*`` variables and a TOML file.
+
+        ``overrides`` that are :class:`Memory` arguments (store, chat_model, embeddings,
+        checkpointer, local_server_factory) go to the constructor; the rest are
+        :class:`MemoryConfig` fields and beat the environment.
+        """
+        own = ("store", "chat_model", "embeddings", "checkpointer", "local_server_factory")
+        kwargs = {k: overrides.pop(k) for k in own if k in overrides}
+        config_file = overrides.pop("config_file", None)
+        config = MemoryConfig.from_env(env, config_file=config_file, **overrides)
+        return cls(config=config, **kwargs)
+
+    # ----------------------------------------------------------------- wiring
+    @property
+    def chat_model_source(self) -> str:
+        """``explicit``, ``endpoint`` or ``local``."""
+        return self._models.source
+
+    @property
+    def local_server(self) -> Any:
+        """The local model server this Memory started, or None."""
+        return self._models.server
+
+    def _compiled(self) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """The compiled memory graph, built on first use (this starts a local model)."""
+        if self._closed:
+            raise InvalidInputError("this Memory is closed; create a new one")
+        with self._lock:
+            if self._graph is None:
+                graph = build_memory_graph(
+                    chat_model=self._models.get(),
+                    store=self.store,
+                    structured_method=self.config.structured_method,
+                    max_attempts=self.config.max_llm_attempts,
+                )
+                self._graph = graph.compile(checkpointer=self.checkpointer)
+            return self._graph
+
+    def _run_config(self, namespace: str, kind: str) -> RunnableConfig:
+        if self.checkpointer is None:
+            return {}
+        return {"configurable": {"thread_id": f"{namespace}/{kind}/{uuid.uuid4().hex}"}}
+
+    # -------------------------------------------------------------------- add
+    def _add_request(
+        self,
+        messages: AddInput,
+        namespace: str,
+        session_id: str | None,
+        at: datetime | None,
+        speaker: str | None,
+        session_closed: bool,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        validate_namespace(namespace)
+        turns = to_turns(
+            messages, namespace=namespace, session_id=session_id, at=at, speaker=speaker
+        )
+        state = {"turns": turns, "session_closed": bool(session_closed)}
+        options = {
+            "context": self.config.memory_context(namespace),
+            "config": self._run_config(namespace, "add"),
+        }
+        return state, options
+
+    def add(
+        self,
+        messages: AddInput,
+        *,
+        namespace: str,
+        session_id: str | None = None,
+        at: datetime | None = None,
+        speaker: str | None = None,
+        session_closed: bool = False,
+    ) -> AddResult:
+        """Remember a turn or a conversation; consolidation runs per the trigger policy.
+
+        The raw turns are stored before any LLM call; LLM failures only show in
+        ``AddResult.failures``.
+        """
+        state, options = self._add_request(
+            messages, namespace, session_id, at, speaker, session_closed
+        )
+        return add_result(self._compiled().invoke(state, **options))
+
+    async def aadd(
+        self,
+        messages: AddInput,
+        *,
+        namespace: str,
+        session_id: str | None = None,
+        at: datetime | None = None,
+        speaker: str | None = None,
+        session_closed: bool = False,
+    ) -> AddResult:
+        """Async :meth:`add`."""
+        state, options = self._add_request(
+            messages, namespace, session_id, at, speaker, session_closed
+        )
+        graph = await asyncio.to_thread(self._compiled)
+        return add_result(await graph.ainvoke(state, **options))
+
+    # ----------------------------------------------------------------- search
+    def search(
+        self,
+        query: str,
+        *,
+        namespace: str,
+        k: int = 10,
+        granularities: Sequence[str] | None = None,
+        window: TimeWindow | None = None,
+        as_of: datetime | None = None,
+    ) -> list[MemoryHit]:
+        """Hybrid search over the granularities (default all four); no LLM is used.
+
+        Facts are current ones only, unless ``as_of`` asks for what held at that time.
+        """
+        validate_namespace(namespace)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k must be a positive int, got {k!r}")
+        if isinstance(granularities, str):
+            granularities = [granularities]
+        grans = [parse_granularity(g).value for g in (granularities or ALL_GRANULARITIES)]
+        if not grans:
+            raise InvalidInputError("granularities must name at least one granularity")
+        if as_of is not None and (as_of.tzinfo is None or as_of.utcoffset() is None):
+            raise InvalidInputError("as_of is a naive datetime; pass a timezone-aware one")
+        found: dict[str, list[ScoredRecord]] = {}
+        for gran in dict.fromkeys(grans):
+            where = {"superseded": False} if gran == "fact" and as_of is None else None
+            hits = self.store.search(query, gran, namespace, k=k, window=window, where=where)
+            found[gran] = [h for h in hits if visible_at(h, as_of)]
+        return merge_hits(found, k)
+
+    async def asearch(
+        self,
+        query: str,
+        *,
+        namespace: str,
+        k: int = 10,
+        granularities: Sequence[str] | None = None,
+        window: TimeWindow | None = None,
+        as_of: datetime | None = None,
+    ) -> list[MemoryHit]:
+        """Async :meth:`search`."""
+        return await asyncio.to_thread(
+            self.search,
+            query,
+            namespace=namespace,
+            k=k,
+            granularities=granularities,
+            window=window,
+            as_of=as_of,
+        )
+
+    # ----------------------------------------------------------------- answer
+    def _answer_request(
+        self, question: str, namespace: str, window: Sequence[str], as_of: datetime | None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        validate_namespace(namespace)
+        if not isinstance(question, str) or not question.strip():
+            raise InvalidInputError("question must be a non-empty string")
+        if isinstance(window, str):
+            window = [window]
+        state = {"question": question, "mode": "answer", "window": list(window), "as_of": as_of}
+        options = {
+            "context": self.config.memory_context(namespace),
+            "config": self._run_config(namespace, "answer"),
+        }
+        return state, options
+
+    def answer(
+        self,
+        question: str,
+        *,
+        namespace: str,
+        window: Sequence[str] = (),
+        as_of: datetime | None = None,
+    ) -> AnswerResult:
+        """Answer from memory with citations (the full recall graph), or refuse."""
+        state, options = self._answer_request(question, namespace, window, as_of)
+        return answer_result(self._compiled().invoke(state, **options))
+
+    async def aanswer(
+        self,
+        question: str,
+        *,
+        namespace: str,
+        window: Sequence[str] = (),
+        as_of: datetime | None = None,
+    ) -> AnswerResult:
+        """Async :meth:`answer`."""
+        state, options = self._answer_request(question, namespace, window, as_of)
+        graph = await asyncio.to_thread(self._compiled)
+        return answer_result(await graph.ainvoke(state, **options))
+
+    # ----------------------------------------------------- history and profile
+    def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
+        """The audit entries of a memory, with its facts' supersession chain, oldest first."""
+        return history_of(self.store, namespace, memory_id)
+
+    async def ahistory(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
+        """Async :meth:`history`."""
+        return await asyncio.to_thread(self.history, memory_id, namespace=namespace)
+
+    def profile(self, *, namespace: str) -> ProfileRecord | None:
+        """The namespace's profile (distilled from scene summaries), or None."""
+        return self.store.get_profile(validate_namespace(namespace))
+
+    async def aprofile(self, *, namespace: str) -> ProfileRecord | None:
+        """Async :meth:`profile`."""
+        return await asyncio.to_thread(self.profile, namespace=namespace)
+
+    def inspect(
+        self, *, namespace: str, granularity: str | None = None, limit: int = 50
+    ) -> dict[str, list[MemoryRecord]]:
+        """The most recent ``limit`` records per granularity (or of one), oldest first."""
+        validate_namespace(namespace)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError(f"limit must be a positive int, got {limit!r}")
+        grans = [parse_granularity(granularity).value] if granularity else ALL_GRANULARITIES
+        return {g: self.store.get(g, namespace)[-limit:] for g in grans}
+
+    # ----------------------------------------------------------------- forget
+    def forget(
+        self,
+        *,
+        namespace: str,
+        memory_ids: Sequence[str] = (),
+        subject: str | None = None,
+        all: bool = False,
+    ) -> ForgetResult:
+        """Delete memories and everything derived only from them; leave a tombstone.
+
+        Exactly one selector: ``memory_ids``, ``subject`` (every record whose content
+        mentions it, case-insensitively) or ``all=True`` (the whole namespace).
+        """
+        return forget_records(
+            self.store, namespace, memory_ids=memory_ids, subject=subject, everything=all
+        )
+
+    async def aforget(
+        self,
+        *,
+        namespace: str,
+        memory_ids: Sequence[str] = (),
+        subject: str | None = None,
+        all: bool = False,
+    ) -> ForgetResult:
+        """Async :meth:`forget`."""
+        return await asyncio.to_thread(
+            self.forget, namespace=namespace, memory_ids=memory_ids, subject=subject, all=all
+        )
+
+    # -------------------------------------------------------------- lifecycle
+    def close(self) -> None:
+        """Stop the local model server if this Memory started one; safe to call twice."""
+        self._closed = True
+        with self._lock:
+            self._graph = None
+        self._finalizer()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory(chat_model={self.chat_model_source}, chroma={self.config.chroma_mode})"

@@ -1,0 +1,130 @@
+"""MemoryConfig: defaults, validation, and the env / TOML edge with explicit values winning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memstrata import MemoryConfig
+from memstrata.errors import InvalidInputError, StoreConfigurationError
+
+
+def test_defaults_are_offline_and_under_the_data_dir(tmp_path: Path) -> None:
+    config = MemoryConfig(data_dir=tmp_path)
+    assert config.chroma_mode == "persistent"
+    assert config.resolved_chroma_path == tmp_path / "chroma"
+    assert config.resolved_sqlite_path == tmp_path / "checkpoints.sqlite"
+    assert config.local_model == "qwen" and not config.uses_endpoint
+    assert MemoryConfig().data_dir == Path.home() / ".local" / "share" / "memstrata"
+
+
+def test_the_config_is_immutable() -> None:
+    config = MemoryConfig()
+    with pytest.raises(Exception, match="frozen"):
+        config.model = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"chroma_mode": "cloud"},
+        {"chroma_port": 70000},
+        {"temperature": -1},
+        {"local_model": "llama3"},
+        {"structured_method": "xml"},
+        {"context": {"trigger_policy": "sometimes"}},
+        {"context": {"no_such_field": 1}},
+        {"context": {"namespace": "user:x"}},
+        {"checkpointer": "postgres"},
+        {"unknown_field": 1},
+    ],
+)
+def test_bad_values_raise_invalid_input(kwargs: dict[str, object]) -> None:
+    with pytest.raises(InvalidInputError):
+        MemoryConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_gguf_path_is_a_valid_local_model() -> None:
+    assert MemoryConfig(local_model="/models/x.gguf").local_model == "/models/x.gguf"
+
+
+def test_memory_context_applies_overrides_per_namespace() -> None:
+    config = MemoryConfig(context={"trigger_policy": "eager", "k_min": 7})
+    ctx = config.memory_context("user:bob")
+    assert (ctx.namespace, ctx.trigger_policy, ctx.k_min) == ("user:bob", "eager", 7)
+    assert config.memory_context("user:bob", k_min=9).k_min == 9
+
+
+def test_from_env_maps_variables() -> None:
+    env = {
+        "MEMSTRATA_DATA_DIR": "/srv/mem",
+        "MEMSTRATA_CHROMA_MODE": "http",
+        "MEMSTRATA_CHROMA_PORT": "9000",
+        "MEMSTRATA_CHROMA_SSL": "true",
+        "OPENAI_API_KEY": "sk-abc",
+        "OPENAI_BASE_URL": "http://llm:8080/v1",
+        "OPENAI_MODEL": "qwen2.5",
+        "MEMSTRATA_MAX_TOKENS": "none",
+        "MEMSTRATA_TRIGGER_POLICY": "session",
+        "MEMSTRATA_TIMEZONE": "Europe/Berlin",
+        "MEMSTRATA_LOCAL_THREADS": "",
+    }
+    config = MemoryConfig.from_env(env)
+    assert config.data_dir == Path("/srv/mem")
+    assert (config.chroma_mode, config.chroma_port, config.chroma_ssl) == ("http", 9000, True)
+    assert config.openai_api_key is not None
+    assert config.openai_api_key.get_secret_value() == "sk-abc"
+    assert "sk-abc" not in repr(config)
+    assert (config.openai_base_url, config.model) == ("http://llm:8080/v1", "qwen2.5")
+    assert config.max_tokens is None and config.local_threads is None
+    assert config.context == {"trigger_policy": "session", "timezone": "Europe/Berlin"}
+    assert config.uses_endpoint
+
+
+def test_memstrata_variables_beat_the_standard_openai_ones() -> None:
+    env = {"OPENAI_MODEL": "a", "MEMSTRATA_MODEL": "b"}
+    assert MemoryConfig.from_env(env).model == "b"
+
+
+def test_explicit_overrides_beat_env_and_file(tmp_path: Path) -> None:
+    path = tmp_path / "memstrata.toml"
+    path.write_text(
+        'model = "from-file"\ntemperature = 0.5\nlocal_ctx = 4096\n'
+        '[context]\ntrigger_policy = "eager"\nk_min = 3\n'
+    )
+    env = {"MEMSTRATA_CONFIG": str(path), "MEMSTRATA_MODEL": "from-env"}
+    config = MemoryConfig.from_env(env)
+    assert (config.model, config.temperature, config.local_ctx) == ("from-env", 0.5, 4096)
+    assert config.context == {"trigger_policy": "eager", "k_min": 3}
+    explicit = MemoryConfig.from_env(
+        env, model="explicit", local_ctx=2048, context={"trigger_policy": "session"}
+    )
+    assert (explicit.model, explicit.local_ctx) == ("explicit", 2048)
+    assert explicit.context == {"trigger_policy": "session", "k_min": 3}
+
+
+def test_env_is_not_read_without_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live")
+    monkeypatch.setenv("MEMSTRATA_CHROMA_MODE", "http")
+    config = MemoryConfig()
+    assert config.openai_api_key is None and config.chroma_mode == "persistent"
+    assert MemoryConfig.from_env().chroma_mode == "http"  # None reads os.environ
+
+
+def test_toml_with_a_memstrata_table_and_explicit_path(tmp_path: Path) -> None:
+    path = tmp_path / "pyproject-like.toml"
+    path.write_text('[memstrata]\nchroma_mode = "ephemeral"\n')
+    assert MemoryConfig.from_env({}, config_file=path).chroma_mode == "ephemeral"
+    assert MemoryConfig.from_toml(path, chroma_mode="http").chroma_mode == "http"
+
+
+def test_bad_env_values_and_files_raise_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="chroma_port"):
+        MemoryConfig.from_env({"MEMSTRATA_CHROMA_PORT": "eighty"})
+    with pytest.raises(StoreConfigurationError, match="does not exist"):
+        MemoryConfig.from_env({"MEMSTRATA_CONFIG": str(tmp_path / "missing.toml")})
+    broken = tmp_path / "broken.toml"
+    broken.write_text("model = ")
+    with pytest.raises(StoreConfigurationError, match="not valid TOML"):
+        MemoryConfig.from_toml(broken)

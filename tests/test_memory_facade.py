@@ -1,0 +1,459 @@
+"""The Memory facade: input normalisation, add/search/answer, the local model lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from memstrata import AddResult, AnswerResult, Memory, MemoryConfig, MemoryHit
+from memstrata.errors import InvalidInputError, InvalidTypeError, NamespaceError
+from memstrata.graphs.state import TurnInput
+from memstrata.memory_inputs import to_turns
+from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
+from memstrata.testing import FakeEmbeddings, SchemaChatModel
+
+NS = "user:alice"
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store() -> ChromaMemoryStore:
+    return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+
+
+@pytest.fixture
+def model() -> SchemaChatModel:
+    return SchemaChatModel()
+
+
+@pytest.fixture
+def memory(store: ChromaMemoryStore, model: SchemaChatModel) -> Memory:
+    return Memory(store=store, chat_model=model)
+
+
+class FakeServer:
+    """Stands in for LocalLLMServer: counts starts and stops, hands out a scripted model."""
+
+    def __init__(self, model: SchemaChatModel) -> None:
+        self.model = model
+        self.starts = 0
+        self.stops = 0
+        self.options: dict[str, Any] = {}
+
+    def start(self) -> FakeServer:
+        self.starts += 1
+        return self
+
+    def stop(self) -> None:
+        self.stops += 1
+
+    def chat_model(self, **kwargs: Any) -> SchemaChatModel:
+        self.options = kwargs
+        return self.model
+
+
+@pytest.fixture
+def servers(model: SchemaChatModel) -> list[FakeServer]:
+    return []
+
+
+def local_memory(store: ChromaMemoryStore, servers: list[FakeServer], model: SchemaChatModel):  # type: ignore[no-untyped-def]
+    def factory(config: MemoryConfig) -> FakeServer:
+        server = FakeServer(model)
+        servers.append(server)
+        return server
+
+    return Memory(store=store, local_server_factory=factory)
+
+
+# ------------------------------------------------------------ input normalisation
+def test_plain_string_is_one_user_turn_in_the_default_daily_session() -> None:
+    [turn] = to_turns("I love tea", namespace=NS, at=T0)
+    assert (turn.speaker, turn.text, turn.occurred_at) == ("user", "I love tea", T0)
+    assert turn.session_id == f"{NS}:2024-03-01"
+
+
+def test_the_default_session_follows_the_utc_day() -> None:
+    late = datetime(2024, 3, 1, 23, 30, tzinfo=UTC).astimezone(
+        __import__("zoneinfo").ZoneInfo("Asia/Tokyo")
+    )
+    [turn] = to_turns("hi", namespace=NS, at=late)
+    assert turn.session_id == f"{NS}:2024-03-01"
+
+
+def test_langchain_messages_map_roles_and_names_to_speakers() -> None:
+    turns = to_turns(
+        [HumanMessage("hello"), AIMessage("hi there"), HumanMessage("yo", name="Bob")],
+        namespace=NS,
+        at=T0,
+        session_id="s1",
+    )
+    assert [t.speaker for t in turns] == ["user", "assistant", "Bob"]
+    assert [t.session_id for t in turns] == ["s1"] * 3
+    # a batch without times keeps its order
+    assert turns[0].occurred_at < turns[1].occurred_at < turns[2].occurred_at
+
+
+def test_openai_dicts_turninput_dicts_and_turninputs_are_accepted() -> None:
+    explicit = TurnInput(speaker="Carol", text="x marks", occurred_at=T0, session_id="s9")
+    turns = to_turns(
+        [
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": [{"type": "text", "text": "second"}]},
+            {"speaker": "Dan", "text": "third", "occurred_at": "2024-03-02T10:00:00+00:00"},
+            explicit,
+        ],
+        namespace=NS,
+        at=T0,
+    )
+    assert [(t.speaker, t.text) for t in turns] == [
+        ("user", "first"),
+        ("assistant", "second"),
+        ("Dan", "third"),
+        ("Carol", "x marks"),
+    ]
+    assert turns[2].session_id == f"{NS}:2024-03-02"
+    assert turns[3].session_id == "s9"
+
+
+def test_speaker_argument_names_plain_strings() -> None:
+    [turn] = to_turns("hello", namespace=NS, at=T0, speaker="Alice")
+    assert turn.speaker == "Alice"
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ([], InvalidInputError),
+        ("   ", InvalidInputError),
+        ({"role": "user", "content": "x", "mood": "happy"}, InvalidInputError),
+        (42, InvalidTypeError),
+        ([b"bytes"], InvalidTypeError),
+        ({"speaker": "a", "text": "b", "occurred_at": "yesterday"}, InvalidInputError),
+    ],
+)
+def test_bad_inputs_are_rejected_with_clear_errors(value: object, error: type) -> None:
+    with pytest.raises(error):
+        to_turns(value, namespace=NS, at=T0)
+
+
+def test_naive_at_is_rejected(memory: Memory) -> None:
+    with pytest.raises(InvalidInputError, match="naive"):
+        memory.add("hi", namespace=NS, at=datetime(2024, 1, 1))
+    assert memory.store.count("raw", NS) == 0
+
+
+# ------------------------------------------------------------------------ add
+def test_add_stores_the_raw_turn_and_reports_duplicates(memory: Memory) -> None:
+    first = memory.add("I adopted a dog called Rex", namespace=NS, at=T0, speaker="Alice")
+    assert isinstance(first, AddResult) and len(first.new_raw_ids) == 1
+    [stored] = memory.store.get("raw", NS, first.new_raw_ids)
+    assert isinstance(stored, RawTurn)
+    assert (stored.speaker, stored.text, stored.session_id) == (
+        "Alice",
+        "I adopted a dog called Rex",
+        f"{NS}:2024-03-01",
+    )
+    again = memory.add("I adopted a dog called Rex", namespace=NS, at=T0, speaker="Alice")
+    assert again.new_raw_ids == [] and again.duplicate_raw_ids == first.new_raw_ids
+    assert memory.store.count("raw", NS) == 1
+
+
+def test_add_without_at_uses_now_in_utc(memory: Memory) -> None:
+    before = datetime.now(UTC)
+    result = memory.add("hello", namespace=NS)
+    [stored] = memory.store.get("raw", NS, result.new_raw_ids)
+    assert before <= stored.occurred_at <= datetime.now(UTC)
+
+
+def test_add_with_every_llm_call_failing_keeps_the_turns(store: ChromaMemoryStore) -> None:
+    model = SchemaChatModel()
+    for title in ("EpisodeDraft", "FactList", "ProfileUpdate", "SceneSummary"):
+        model.script(title, *[ConnectionError("HTTP 500")] * 9)
+    config = MemoryConfig(context={"trigger_policy": "session"})
+    memory = Memory(config=config, store=store, chat_model=model)
+    result = memory.add(
+        [{"role": "user", "content": "we baked bread"}, {"role": "assistant", "content": "nice"}],
+        namespace=NS,
+        at=T0,
+        session_closed=True,
+    )
+    assert len(result.new_raw_ids) == 2 and store.count("raw", NS) == 2
+    assert result.failures and result.failures[0].node == "constructor"
+    assert result.llm_calls and not any(c.ok for c in result.llm_calls)
+
+
+def test_add_consolidates_per_the_configured_trigger_policy(store: ChromaMemoryStore) -> None:
+    model = SchemaChatModel()
+    model.script(
+        "EpisodeDraft",
+        json.dumps({"title": "Baking", "narrative": "Alice baked bread.", "date": "2024-03-01"}),
+    )
+    model.script(
+        "FactList",
+        json.dumps({"facts": [{"statement": "Alice bakes bread", "sources": ["t1"]}]}),
+    )
+    config = MemoryConfig(context={"trigger_policy": "session"})
+    memory = Memory(config=config, store=store, chat_model=model)
+    open_session = memory.add("we baked bread", namespace=NS, at=T0, session_id="s1")
+    assert open_session.llm_calls == [] and store.count("episode", NS) == 0
+    closed = memory.add("it was good", namespace=NS, at=T0, session_id="s1", session_closed=True)
+    assert store.count("episode", NS) == 1
+    assert {w.granularity for w in closed.written} >= {"episode", "fact"}
+    assert [f.text for f in store.get("fact", NS)] == ["Alice bakes bread"]
+
+
+def test_add_rejects_a_bad_namespace(memory: Memory) -> None:
+    with pytest.raises(NamespaceError):
+        memory.add("hi", namespace="bad namespace!", at=T0)
+
+
+def test_add_with_a_checkpointer_runs_each_call_on_its_own_thread(store, model) -> None:  # type: ignore[no-untyped-def]
+    saver = InMemorySaver()
+    memory = Memory(store=store, chat_model=model, checkpointer=saver)
+    one = memory.add("first turn here", namespace=NS, at=T0)
+    two = memory.add("second turn here", namespace=NS, at=T0 + timedelta(minutes=1))
+    assert len(one.new_raw_ids) == 1 and len(two.new_raw_ids) == 1
+    assert one.new_raw_ids != two.new_raw_ids
+    threads = {c.config["configurable"]["thread_id"] for c in saver.list(None)}
+    assert len(threads) == 2 and all(t.startswith(f"{NS}/add/") for t in threads)
+
+
+# --------------------------------------------------------------------- search
+def seed(store: ChromaMemoryStore) -> None:
+    store.add(
+        NS,
+        [
+            RawTurn(
+                namespace=NS,
+                text="My dog Rex loves the park",
+                speaker="Alice",
+                session_id="s1",
+                turn_index=0,
+                occurred_at=T0,
+            ),
+            FactRecord(
+                id="f-old",
+                namespace=NS,
+                text="Alice lives in Paris",
+                occurred_at=T0,
+                valid_from=T0,
+                valid_to=T0 + timedelta(days=10),
+                superseded_by="f-new",
+            ),
+            FactRecord(
+                id="f-new",
+                namespace=NS,
+                text="Alice lives in Berlin",
+                occurred_at=T0 + timedelta(days=10),
+                valid_from=T0 + timedelta(days=10),
+            ),
+        ],
+    )
+
+
+def test_search_merges_granularities_without_any_llm_call(memory, model) -> None:  # type: ignore[no-untyped-def]
+    seed(memory.store)
+    hits = memory.search("Where does Alice live?", namespace=NS)
+    assert all(isinstance(h, MemoryHit) for h in hits)
+    assert {h.granularity for h in hits} == {"raw", "fact"}
+    assert "f-old" not in [h.id for h in hits]  # current facts only
+    assert hits[0].id == "f-new"
+    assert hits == sorted(hits, key=lambda h: -h.score)
+    raw = next(h for h in hits if h.granularity == "raw")
+    assert raw.speaker == "Alice" and raw.ranks
+    assert model.calls == []
+
+
+def test_search_as_of_returns_what_held_then(memory: Memory) -> None:
+    seed(memory.store)
+    then = memory.search("Alice lives", namespace=NS, granularities=["fact"], as_of=T0)
+    assert [h.id for h in then] == ["f-old"]
+    later = memory.search(
+        "Alice lives", namespace=NS, granularities=["fact"], as_of=T0 + timedelta(days=20)
+    )
+    assert [h.id for h in later] == ["f-new"]
+
+
+def test_search_respects_k_granularities_and_namespace(memory: Memory) -> None:
+    seed(memory.store)
+    assert len(memory.search("Alice", namespace=NS, k=1)) == 1
+    assert {h.granularity for h in memory.search("Rex", namespace=NS, granularities=["raw"])} == {
+        "raw"
+    }
+    assert memory.search("Alice lives in Berlin", namespace="user:bob") == []
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"k": 0}, {"granularities": ["nope"]}, {"as_of": datetime(2024, 1, 1)}],
+)
+def test_search_rejects_bad_arguments(memory: Memory, kwargs: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInputError):
+        memory.search("x", namespace=NS, **kwargs)
+
+
+# --------------------------------------------------------------------- answer
+def test_answer_runs_the_recall_graph_and_cites(memory, model) -> None:  # type: ignore[no-untyped-def]
+    seed(memory.store)
+    model.script("RetrievalPlan", json.dumps({"query": "Where does Alice live?", "atomic": True}))
+    model.script("Verdict", json.dumps({"action": "pass"}))
+    model.script(
+        "AnswerDraft", json.dumps({"answerable": True, "answer": "Berlin", "cited": ["m1"]})
+    )
+    result = memory.answer("Where does she live?", namespace=NS)
+    assert isinstance(result, AnswerResult)
+    assert result.answer == "Berlin" and not result.refused
+    assert result.citations == ["f-new"]
+    assert result.memories and result.memories[0].id == "f-new"
+    assert result.rounds == 1
+    assert [c.node for c in result.llm_calls] == ["retriever", "judge", "answer"]
+
+
+def test_answer_refuses_when_memory_is_empty(memory, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("RetrievalPlan", json.dumps({"query": "What is my cat called?"}))
+    result = memory.answer("What is my cat called?", namespace=NS)
+    assert result.refused and result.citations == [] and result.memories == []
+
+
+def test_answer_rejects_an_empty_question(memory: Memory) -> None:
+    with pytest.raises(InvalidInputError):
+        memory.answer("  ", namespace=NS)
+
+
+# ------------------------------------------------------ history and inspection
+def test_history_follows_the_fact_supersession_chain(memory: Memory) -> None:
+    from memstrata.stores import AuditEntry
+
+    seed(memory.store)
+    for target in ("f-old", "f-new", "other"):
+        memory.store.append_audit(
+            AuditEntry(
+                namespace=NS, actor="test", action="update", granularity="fact", target_id=target
+            )
+        )
+    assert [e.target_id for e in memory.history("f-new", namespace=NS)] == ["f-old", "f-new"]
+    assert [e.target_id for e in memory.history("f-old", namespace=NS)] == ["f-old", "f-new"]
+    assert memory.history("f-new", namespace="user:bob") == []
+
+
+def test_inspect_and_profile(memory: Memory) -> None:
+    seed(memory.store)
+    everything = memory.inspect(namespace=NS)
+    assert set(everything) == {"raw", "fact", "episode", "scene"}
+    assert [r.id for r in everything["fact"]] == ["f-old", "f-new"]
+    assert [r.id for r in memory.inspect(namespace=NS, granularity="fact", limit=1)["fact"]] == [
+        "f-new"
+    ]
+    assert memory.profile(namespace=NS) is None
+    with pytest.raises(InvalidInputError):
+        memory.inspect(namespace=NS, limit=0)
+
+
+# ------------------------------------------------------------------ lifecycle
+def test_the_local_model_starts_lazily_is_reused_and_stops_on_close(store, model) -> None:  # type: ignore[no-untyped-def]
+    servers: list[FakeServer] = []
+    memory = local_memory(store, servers, model)
+    assert memory.chat_model_source == "local"
+    assert servers == []  # constructing starts nothing
+    seed(store)
+    memory.search("Alice", namespace=NS)
+    memory.inspect(namespace=NS)
+    memory.history("f-new", namespace=NS)
+    assert servers == []  # retrieval only: no LLM, no server
+    memory.add("hello there", namespace=NS, at=T0)
+    memory.add("hello again", namespace=NS, at=T0 + timedelta(minutes=1))
+    assert len(servers) == 1 and servers[0].starts == 1
+    assert servers[0].options == {"temperature": 0.0, "max_tokens": 1024}
+    assert memory.local_server is servers[0]
+    memory.close()
+    assert servers[0].stops == 1
+    memory.close()
+    assert servers[0].stops == 1
+    with pytest.raises(InvalidInputError, match="closed"):
+        memory.add("more", namespace=NS, at=T0)
+
+
+def test_context_manager_stops_the_server(store, model) -> None:  # type: ignore[no-untyped-def]
+    servers: list[FakeServer] = []
+    with local_memory(store, servers, model) as memory:
+        memory.add("hello there", namespace=NS, at=T0)
+        assert servers[0].stops == 0
+    assert servers[0].stops == 1
+
+
+def test_close_without_a_started_server_starts_nothing(store, model) -> None:  # type: ignore[no-untyped-def]
+    servers: list[FakeServer] = []
+    local_memory(store, servers, model).close()
+    assert servers == []
+
+
+def test_an_explicit_chat_model_never_starts_a_server(store, model) -> None:  # type: ignore[no-untyped-def]
+    started: list[MemoryConfig] = []
+    memory = Memory(store=store, chat_model=model, local_server_factory=started.append)  # type: ignore[arg-type]
+    memory.add("hi there", namespace=NS, at=T0)
+    assert started == [] and memory.chat_model_source == "explicit"
+
+
+def test_an_endpoint_from_the_environment_wins_over_the_local_model(store) -> None:  # type: ignore[no-untyped-def]
+    memory = Memory.from_env(
+        {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, store=store
+    )
+    assert memory.chat_model_source == "endpoint"
+    chat = memory._models.get()
+    assert chat.openai_api_base == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
+    assert chat.max_tokens == 1024  # type: ignore[attr-defined]
+    explicit = Memory.from_env(
+        {"OPENAI_API_KEY": "sk-test"}, store=store, chat_model=SchemaChatModel()
+    )
+    assert explicit.chat_model_source == "explicit"
+
+
+def test_default_config_opens_a_persistent_store_under_data_dir(tmp_path: Path) -> None:
+    config = MemoryConfig(data_dir=tmp_path / "data")
+    memory = Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel())
+    memory.add("persist me please", namespace=NS, at=T0)
+    assert (tmp_path / "data" / "chroma").is_dir()
+    reopened = Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel())
+    assert reopened.store.count("raw", NS) == 1
+
+
+def test_store_and_embeddings_together_are_rejected(store) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InvalidInputError, match="embeddings"):
+        Memory(store=store, embeddings=FakeEmbeddings())
+    with pytest.raises(InvalidTypeError):
+        Memory(store=store, chat_model="gpt-4o")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- async
+def test_async_twins(memory, model) -> None:  # type: ignore[no-untyped-def]
+    seed(memory.store)
+    model.script("RetrievalPlan", json.dumps({"query": "Where does Alice live?"}))
+    model.script("Verdict", json.dumps({"action": "pass"}))
+    model.script(
+        "AnswerDraft", json.dumps({"answerable": True, "answer": "Berlin", "cited": ["m1"]})
+    )
+
+    async def scenario() -> tuple[Any, ...]:
+        added = await memory.aadd("Rex chased a ball", namespace=NS, at=T0, speaker="Alice")
+        hits = await memory.asearch("Rex ball", namespace=NS, granularities=["raw"])
+        answer = await memory.aanswer("Where does she live?", namespace=NS)
+        history = await memory.ahistory("f-new", namespace=NS)
+        profile = await memory.aprofile(namespace=NS)
+        forgot = await memory.aforget(namespace=NS, memory_ids=added.new_raw_ids)
+        return added, hits, answer, history, profile, forgot
+
+    added, hits, answer, history, profile, forgot = asyncio.run(scenario())
+    assert len(added.new_raw_ids) == 1
+    assert hits[0].id == added.new_raw_ids[0]
+    assert answer.answer == "Berlin" and answer.citations == ["f-new"]
+    assert history == [] and profile is None
+    assert forgot.deleted == {"raw": added.new_raw_ids}
+    assert memory.store.get("raw", NS, added.new_raw_ids) == []
