@@ -44,10 +44,11 @@ def memory_block(hits: Sequence[MemoryHit], answer: AnswerResult | None = None) 
 
 
 def format_forget(result: ForgetResult) -> str:
-    """What a forget call deleted, by granularity, or that nothing matched."""
+    """What a forget call deleted, by granularity, and the ids it did not find."""
     parts = [
         f"{granularity}: {', '.join(ids)}" for granularity, ids in result.deleted.items() if ids
     ]
-    if not parts:
-        return "Nothing matched; no memory was deleted."
-    return "Deleted " + "; ".join(parts) + "."
+    text = "Deleted " + "; ".join(parts) + "." if parts else "No memory was deleted."
+    if result.not_found:
+        text += " Not found in this user's memory: " + ", ".join(result.not_found) + "."
+    return text
