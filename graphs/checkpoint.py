@@ -12,6 +12,10 @@ block ends::
 ``aopen_checkpointer`` is the async twin (``AsyncSqliteSaver`` / ``AsyncPostgresSaver``).
 Postgres needs the ``postgres`` extra (``pip install 'memstrata[postgres]'``); it is
 imported only when a Postgres URI is given.
+
+Every saver opened here deserialises exactly the memstrata types the graph state holds
+(plus langgraph's safe built-ins), so checkpoints load without "unregistered type"
+warnings today and keep loading under ``LANGGRAPH_STRICT_MSGPACK``.
 """
 
 from __future__ import annotations
@@ -21,19 +25,46 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from ..agents.structured import LLMCall
 from ..errors import InvalidInputError, MissingDependencyError
+from .state import Candidate, Conflict, Failure, Job, TriggerDecision, TurnInput, Written
 
 Backend = Literal["sqlite", "postgres"]
 
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _SQLITE_PREFIX = "sqlite:///"
 _MEMORY = ":memory:"
+
+STATE_TYPES: tuple[type, ...] = (
+    Candidate,
+    Conflict,
+    Failure,
+    Job,
+    LLMCall,
+    TriggerDecision,
+    TurnInput,
+    Written,
+)
+"""The memstrata types stored in checkpoints of the memory graphs."""
+
+S = TypeVar("S", bound=BaseCheckpointSaver[Any])
+
+
+def state_serializer() -> JsonPlusSerializer:
+    """A serializer that restores exactly the memstrata state types (and safe built-ins)."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+def _with_state_types(saver: S) -> S:
+    saver.serde = state_serializer()
+    return saver
 
 
 def resolve_target(target: str | os.PathLike[str]) -> tuple[Backend, str]:
@@ -83,7 +114,7 @@ def sqlite_checkpointer(path: str | os.PathLike[str]) -> Iterator[SqliteSaver]:
     """A ``SqliteSaver`` on the file at ``path`` (created with its folder if missing)."""
     with SqliteSaver.from_conn_string(_sqlite_path(os.fspath(path))) as saver:
         saver.setup()
-        yield saver
+        yield _with_state_types(saver)
 
 
 @contextmanager
@@ -92,7 +123,7 @@ def postgres_checkpointer(uri: str) -> Iterator[BaseCheckpointSaver[Any]]:
     module = _postgres_module("langgraph.checkpoint.postgres")
     with module.PostgresSaver.from_conn_string(uri) as saver:
         saver.setup()
-        yield saver
+        yield _with_state_types(saver)
 
 
 @contextmanager
@@ -122,11 +153,11 @@ async def aopen_checkpointer(
         module = _postgres_module("langgraph.checkpoint.postgres.aio")
         async with module.AsyncPostgresSaver.from_conn_string(location) as saver:
             await saver.setup()
-            yield saver
+            yield _with_state_types(saver)
     else:
         async with AsyncSqliteSaver.from_conn_string(_sqlite_path(location)) as sqlite_saver:
             await sqlite_saver.setup()
-            yield sqlite_saver
+            yield _with_state_types(sqlite_saver)
 
 
 __all__ = [
@@ -135,4 +166,5 @@ __all__ = [
     "postgres_checkpointer",
     "resolve_target",
     "sqlite_checkpointer",
+    "state_serializer",
 ]
