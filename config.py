@@ -113,9 +113,10 @@ class MemoryConfig(BaseModel):
     )
 
     checkpointer: CheckpointerKind = Field(
-        default="sqlite",
-        description="Checkpointer of the memory graph: none, memory, sqlite, "
-        "postgres (built by memstrata.graphs.checkpoint).",
+        default="none",
+        description="Checkpointer the facade compiles the memory graph with: none, memory, "
+        "sqlite or postgres. Each facade call is its own thread, so checkpoints are a "
+        "per-call run log.",
     )
     sqlite_path: Path | None = Field(
         default=None, description="SQLite checkpoint file; default <data_dir>/checkpoints.sqlite."

@@ -17,6 +17,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from datetime import datetime
 from types import TracebackType
 from typing import Any
@@ -29,9 +30,15 @@ from langgraph.graph.state import CompiledStateGraph
 
 from .config import MemoryConfig
 from .errors import InvalidInputError, InvalidTypeError
+from .graphs.context import MemoryContext
 from .graphs.memory import build_memory_graph
 from .memory_inputs import AddInput, to_turns
-from .memory_models import ChatModelProvider, LocalServerFactory
+from .memory_models import (
+    ChatModelProvider,
+    LocalServerFactory,
+    configured_checkpointer,
+    supports_async,
+)
 from .memory_results import ALL_GRANULARITIES, add_result, answer_result, merge_hits, visible_at
 from .results import AddResult, AnswerResult, ForgetResult, MemoryHit
 from .stores.audit import AuditEntry
@@ -102,7 +109,10 @@ class Memory:
         self._graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
         self._lock = threading.Lock()
         self._closed = False
-        self._finalizer = weakref.finalize(self, self._models.close)
+        self._resources = ExitStack()  # a checkpointer opened from the config
+        self._resources.callback(self._models.close)
+        self._finalizer = weakref.finalize(self, self._resources.close)
+        self._async_ok: bool | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Memory:
@@ -135,6 +145,8 @@ class Memory:
             raise InvalidInputError("this Memory is closed; create a new one")
         with self._lock:
             if self._graph is None:
+                if self.checkpointer is None:
+                    self.checkpointer = configured_checkpointer(self.config, self._resources)
                 graph = build_memory_graph(
                     chat_model=self._models.get(),
                     store=self.store,
@@ -144,10 +156,25 @@ class Memory:
                 self._graph = graph.compile(checkpointer=self.checkpointer)
             return self._graph
 
-    def _run_config(self, namespace: str, kind: str) -> RunnableConfig:
+    def _run_config(self, ctx: MemoryContext, kind: str) -> RunnableConfig:
+        """Each call is its own checkpoint thread, so runs never mix their state."""
         if self.checkpointer is None:
             return {}
-        return {"configurable": {"thread_id": f"{namespace}/{kind}/{uuid.uuid4().hex}"}}
+        return {"configurable": {"thread_id": f"{ctx.namespace}/{kind}/{uuid.uuid4().hex}"}}
+
+    def _invoke(self, state: dict[str, Any], ctx: MemoryContext, kind: str) -> Any:
+        graph = self._compiled()
+        return graph.invoke(state, config=self._run_config(ctx, kind), context=ctx)
+
+    async def _ainvoke(self, state: dict[str, Any], ctx: MemoryContext, kind: str) -> Any:
+        """Run the graph natively async, or in a thread when the checkpointer is sync-only."""
+        graph = await asyncio.to_thread(self._compiled)
+        if self._async_ok is None:
+            self._async_ok = await supports_async(self.checkpointer)
+        config = self._run_config(ctx, kind)
+        if self._async_ok:
+            return await graph.ainvoke(state, config=config, context=ctx)
+        return await asyncio.to_thread(graph.invoke, state, config=config, context=ctx)
 
     # -------------------------------------------------------------------- add
     def _add_request(
@@ -158,17 +185,13 @@ class Memory:
         at: datetime | None,
         speaker: str | None,
         session_closed: bool,
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[dict[str, Any], MemoryContext]:
         validate_namespace(namespace)
         turns = to_turns(
             messages, namespace=namespace, session_id=session_id, at=at, speaker=speaker
         )
         state = {"turns": turns, "session_closed": bool(session_closed)}
-        options = {
-            "context": self.config.memory_context(namespace),
-            "config": self._run_config(namespace, "add"),
-        }
-        return state, options
+        return state, self.config.memory_context(namespace)
 
     def add(
         self,
@@ -185,10 +208,8 @@ class Memory:
         The raw turns are stored before any LLM call; LLM failures only show in
         ``AddResult.failures``.
         """
-        state, options = self._add_request(
-            messages, namespace, session_id, at, speaker, session_closed
-        )
-        return add_result(self._compiled().invoke(state, **options))
+        state, ctx = self._add_request(messages, namespace, session_id, at, speaker, session_closed)
+        return add_result(self._invoke(state, ctx, "add"))
 
     async def aadd(
         self,
@@ -201,11 +222,8 @@ class Memory:
         session_closed: bool = False,
     ) -> AddResult:
         """Async :meth:`add`."""
-        state, options = self._add_request(
-            messages, namespace, session_id, at, speaker, session_closed
-        )
-        graph = await asyncio.to_thread(self._compiled)
-        return add_result(await graph.ainvoke(state, **options))
+        state, ctx = self._add_request(messages, namespace, session_id, at, speaker, session_closed)
+        return add_result(await self._ainvoke(state, ctx, "add"))
 
     # ----------------------------------------------------------------- search
     def search(
@@ -263,18 +281,14 @@ class Memory:
     # ----------------------------------------------------------------- answer
     def _answer_request(
         self, question: str, namespace: str, window: Sequence[str], as_of: datetime | None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[dict[str, Any], MemoryContext]:
         validate_namespace(namespace)
         if not isinstance(question, str) or not question.strip():
             raise InvalidInputError("question must be a non-empty string")
         if isinstance(window, str):
             window = [window]
         state = {"question": question, "mode": "answer", "window": list(window), "as_of": as_of}
-        options = {
-            "context": self.config.memory_context(namespace),
-            "config": self._run_config(namespace, "answer"),
-        }
-        return state, options
+        return state, self.config.memory_context(namespace)
 
     def answer(
         self,
@@ -285,8 +299,8 @@ class Memory:
         as_of: datetime | None = None,
     ) -> AnswerResult:
         """Answer from memory with citations (the full recall graph), or refuse."""
-        state, options = self._answer_request(question, namespace, window, as_of)
-        return answer_result(self._compiled().invoke(state, **options))
+        state, ctx = self._answer_request(question, namespace, window, as_of)
+        return answer_result(self._invoke(state, ctx, "answer"))
 
     async def aanswer(
         self,
@@ -297,9 +311,8 @@ class Memory:
         as_of: datetime | None = None,
     ) -> AnswerResult:
         """Async :meth:`answer`."""
-        state, options = self._answer_request(question, namespace, window, as_of)
-        graph = await asyncio.to_thread(self._compiled)
-        return answer_result(await graph.ainvoke(state, **options))
+        state, ctx = self._answer_request(question, namespace, window, as_of)
+        return answer_result(await self._ainvoke(state, ctx, "answer"))
 
     # ----------------------------------------------------- history and profile
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
@@ -361,7 +374,10 @@ class Memory:
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
-        """Stop the local model server if this Memory started one; safe to call twice."""
+        """Stop the local model server and close a checkpointer this Memory opened.
+
+        Safe to call twice; also runs at interpreter exit for a Memory never closed.
+        """
         self._closed = True
         with self._lock:
             self._graph = None

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import SecretStr
 
 from .config import MemoryConfig
@@ -139,3 +141,35 @@ class ChatModelProvider:
                 self._model = None
         if server is not None:
             server.stop()
+
+
+def configured_checkpointer(
+    config: MemoryConfig, stack: ExitStack
+) -> BaseCheckpointSaver[Any] | None:
+    """The checkpointer ``config`` asks for, opened on ``stack`` (closed with it)."""
+    if config.checkpointer == "none":
+        return None
+    if config.checkpointer == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return InMemorySaver()
+    from .graphs.checkpoint import open_checkpointer
+
+    if config.checkpointer == "postgres":
+        assert config.postgres_uri is not None  # checked by MemoryConfig
+        target = config.postgres_uri.get_secret_value()
+    else:
+        target = str(config.resolved_sqlite_path.expanduser())
+    return stack.enter_context(open_checkpointer(target))
+
+
+async def supports_async(checkpointer: BaseCheckpointSaver[Any] | None) -> bool:
+    """Whether ``checkpointer`` implements the async API (``SqliteSaver`` does not)."""
+    if checkpointer is None:
+        return True
+    probe: Any = {"configurable": {"thread_id": "memstrata-async-probe", "checkpoint_ns": ""}}
+    try:
+        await checkpointer.aget_tuple(probe)
+    except NotImplementedError:
+        return False
+    return True

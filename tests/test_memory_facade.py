@@ -457,3 +457,20 @@ def test_async_twins(memory, model) -> None:  # type: ignore[no-untyped-def]
     assert history == [] and profile is None
     assert forgot.deleted == {"raw": added.new_raw_ids}
     assert memory.store.get("raw", NS, added.new_raw_ids) == []
+
+
+def test_a_configured_sqlite_checkpointer_is_opened_lazily_and_closed(store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    db = tmp_path / "ck" / "checkpoints.sqlite"
+    config = MemoryConfig(checkpointer="sqlite", sqlite_path=db)
+    memory = Memory(config=config, store=store, chat_model=SchemaChatModel())
+    assert memory.checkpointer is None and not db.exists()
+    memory.add("checkpoint me", namespace=NS, at=T0)
+    # a sync SqliteSaver has no async API: the async twin runs it in a thread
+    added = asyncio.run(memory.aadd("and me", namespace=NS, at=T0 + timedelta(minutes=1)))
+    assert len(added.new_raw_ids) == 1
+    memory.close()
+    with sqlite3.connect(db) as conn:
+        threads = {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    assert len(threads) == 2 and all(t.startswith(f"{NS}/add/") for t in threads)
