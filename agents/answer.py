@@ -17,7 +17,7 @@ from ..graphs.context import MemoryContext
 from ..graphs.state import RecallState
 from ..prompts.recall import ANSWER
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import format_candidates
+from .formatting import as_data, format_candidates
 from .recall_schemas import AnswerDraft
 
 NODE = "answer"
@@ -36,7 +36,8 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         if not candidates:
             return {**refusal, **log.update()}
         memories, labels = format_candidates(candidates, ctx.tz)
-        messages = ANSWER.format_messages(memories=memories, question=state.get("question", ""))
+        question = as_data(state.get("question", ""))
+        messages = ANSWER.format_messages(memories=memories, question=question)
         draft = log.ask(AnswerDraft, messages, "answer")
         if draft is None or not draft.answerable or not draft.answer.strip():
             return {**refusal, **log.update()}

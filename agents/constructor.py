@@ -53,9 +53,22 @@ class _Run:
     def consolidate(
         self, episode: EpisodeRecord, turns: list[RawTurn], action: Literal["created", "merged"]
     ) -> None:
+        """Write the episode, its facts and its scene, then mark the turns consolidated.
+
+        Marking the turns is the commit point: if any earlier write fails, the turns stay
+        unconsolidated and a later trigger redoes the job. Every write is an upsert under
+        a stable id (episode, facts, scene), so the redo completes the records instead
+        of duplicating them.
+        """
         store, ns = self.deps.store, self.ctx.namespace
         store.add(ns, [episode])
         self.written.append(Written(granularity="episode", id=episode.id, action=action))
+        self.store_facts(refinement.refine(self.log, self.ctx, turns, episode))
+        scene, created = scenes.assign(self.log, self.ctx, episode)
+        self.written.append(
+            Written(granularity="scene", id=scene.id, action="created" if created else "updated")
+        )
+        self.scenes_changed = True
         marked = [
             t.model_copy(
                 update={
@@ -65,12 +78,6 @@ class _Run:
             for t in turns
         ]
         store.add(ns, marked)
-        self.store_facts(refinement.refine(self.log, self.ctx, turns, episode))
-        scene, created = scenes.assign(self.log, self.ctx, episode)
-        self.written.append(
-            Written(granularity="scene", id=scene.id, action="created" if created else "updated")
-        )
-        self.scenes_changed = True
 
     def episode_job(self, job: Job) -> None:
         turns = self.turns(job.raw_ids)

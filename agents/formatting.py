@@ -12,11 +12,45 @@ from ..stores.records import FactRecord, MemoryRecord, RawTurn
 
 _DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
 _MAX_FIELD = 4000
+_GAP = (
+    "[\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]*"
+)
+"""Characters a model may skip over when reading a tag: spaces, zero-width, joiners."""
+_DATA_TAG = re.compile(
+    "[<\uff1c\ufe64]"
+    + _GAP
+    + "[/\uff0f]?"
+    + _GAP
+    + _GAP.join(("[d\uff44]", "[a\uff41]", "[t\uff54]", "[a\uff41]"))
+    + _GAP
+    + "(?![\\w])",
+    re.IGNORECASE,
+)
+"""An opening or closing ``data`` tag, also with zero-width, fullwidth or case tricks."""
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 def clip(text: str, limit: int = _MAX_FIELD) -> str:
     """Shorten ``text`` to ``limit`` characters so one memory cannot flood a prompt."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_data(text: str) -> str:
+    """Make ``text`` safe inside a ``<data>`` block: it can neither open nor close one.
+
+    The ``<`` of anything a model could read as a ``data`` tag becomes ``&lt;``.
+    """
+    return _DATA_TAG.sub(lambda m: "&lt;" + m.group()[1:], text)
+
+
+def data_line(text: str, limit: int = _MAX_FIELD) -> str:
+    """One memory field for a labelled line: clipped, delimiter-safe, and indented.
+
+    Continuation lines are indented, so a memory can never start a line that looks
+    like another memory's ``[label]``.
+    """
+    return _LINE_BREAK.sub("\n    ", as_data(clip(text, limit)))
 
 
 def local_time(when: datetime, tz: ZoneInfo) -> str:
@@ -32,9 +66,12 @@ def format_turns(
     for n, turn in enumerate(turns, start=1):
         label = f"{prefix}{n}"
         labels[label] = turn.id
-        line = f"[{label}] {local_time(turn.occurred_at, tz)} {turn.speaker}: {clip(turn.text)}"
+        line = (
+            f"[{label}] {local_time(turn.occurred_at, tz)} "
+            f"{data_line(turn.speaker, 200)}: {data_line(turn.text)}"
+        )
         if turn.media_caption:
-            line += f" [shared image: {clip(turn.media_caption, 300)}]"
+            line += f" [shared image: {data_line(turn.media_caption, 300)}]"
         lines.append(line)
     return "\n".join(lines), labels
 
@@ -48,14 +85,14 @@ def format_facts(
         label = f"{prefix}{n}"
         labels[label] = fact.id
         when = fact.point_in_time or fact.valid_from or fact.occurred_at
-        lines.append(f"[{label}] ({when.astimezone(tz):%Y-%m-%d}) {clip(fact.text, 600)}")
+        lines.append(f"[{label}] ({when.astimezone(tz):%Y-%m-%d}) {data_line(fact.text, 600)}")
     return "\n".join(lines) or "(none)", labels
 
 
 def format_record(record: MemoryRecord, tz: ZoneInfo) -> str:
     """Render one episode or scene as ``title (date): text``."""
-    title = getattr(record, "title", "") or record.granularity.value
-    return f"{title} ({record.occurred_at.astimezone(tz):%Y-%m-%d}): {clip(record.text)}"
+    title = data_line(getattr(record, "title", "") or record.granularity.value, 300)
+    return f"{title} ({record.occurred_at.astimezone(tz):%Y-%m-%d}): {data_line(record.text)}"
 
 
 def parse_date(value: str | None, tz: ZoneInfo) -> datetime | None:
@@ -99,7 +136,7 @@ def format_candidates(candidates: Sequence[Candidate], tz: ZoneInfo) -> tuple[st
             until = f"{c.valid_to.astimezone(tz):%Y-%m-%d}" if c.valid_to else "?"
             head += f", valid until {until}"
         head += ")"
-        who = f"{c.speaker}: " if c.speaker else ""
-        title = f"{c.title}: " if c.title and c.granularity != "raw" else ""
-        lines.append(f"{head} {title}{who}{clip(c.text, 1500)}")
+        who = f"{data_line(c.speaker, 200)}: " if c.speaker else ""
+        title = f"{data_line(c.title, 300)}: " if c.title and c.granularity != "raw" else ""
+        lines.append(f"{head} {title}{who}{data_line(c.text, 1500)}")
     return "\n".join(lines) or "(no memories found)", labels

@@ -19,7 +19,7 @@ from ..prompts.construction import CONFLICT
 from ..prompts.recall import JUDGE
 from ..stores.records import FactRecord
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import format_candidates, format_facts
+from .formatting import as_data, format_candidates, format_facts
 from .recall_schemas import Verdict
 from .schemas import ConflictReport
 
@@ -87,7 +87,8 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         log = StepLog(NODE, deps)
         candidates = state.get("candidates", [])
         memories, labels = format_candidates(candidates, ctx.tz)
-        messages = JUDGE.format_messages(question=state.get("question", ""), memories=memories)
+        question = as_data(state.get("question", ""))
+        messages = JUDGE.format_messages(question=question, memories=memories)
         verdict = log.ask(Verdict, messages, "verdict")
         if verdict is None:  # a failing judge degrades to answering with what was found
             verdict = Verdict(action="pass", reason="judge unavailable; using retrieved memories")

@@ -41,7 +41,7 @@ def build_raw_turns(deps: NodeDeps, ctx: MemoryContext, turns: list[TurnInput]) 
     next_index: dict[str, int] = {}
     previous: dict[str, str] = {}
     records = []
-    for turn in turns:
+    for n, turn in enumerate(turns):
         session = turn.session_id
         if session not in next_index:
             stored = deps.store.get("raw", ns, where={"session_id": session})
@@ -59,8 +59,8 @@ def build_raw_turns(deps: NodeDeps, ctx: MemoryContext, turns: list[TurnInput]) 
             )
         next_index[session] = max(next_index[session], index + 1)
         context = previous.get(session)
-        records.append(
-            RawTurn(
+        try:
+            record = RawTurn(
                 id=record_id,
                 namespace=ns,
                 speaker=turn.speaker,
@@ -73,7 +73,9 @@ def build_raw_turns(deps: NodeDeps, ctx: MemoryContext, turns: list[TurnInput]) 
                 metadata=turn.metadata,
                 context=context[:CONTEXT_CHARS] if context else None,
             )
-        )
+        except ValidationError as e:
+            raise InvalidInputError(f"turn #{n} cannot be stored: {e}") from e
+        records.append(record)
         previous[session] = f"{turn.speaker}: {turn.text}"
     return records
 

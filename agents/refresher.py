@@ -20,7 +20,7 @@ from ..prompts.recall import REFRESH
 from ..stores.audit import AuditEntry
 from ..stores.records import FactRecord, MemoryRecord
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import format_candidates
+from .formatting import as_data, format_candidates
 from .recall_schemas import RefreshPlan
 from .refinement import fact_id
 
@@ -139,7 +139,7 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         ids = set((state.get("verdict") or {}).get("conflicting_ids", []))
         conflicting = [c for c in state.get("candidates", []) if c.id in ids]
         memories, labels = format_candidates(conflicting, ctx.tz)
-        question = state.get("question", "")
+        question = as_data(state.get("question", ""))
         plan = log.ask(
             RefreshPlan, REFRESH.format_messages(question=question, memories=memories), "refresh"
         )

@@ -25,7 +25,7 @@ from ..stores.filters import TimeWindow
 from ..stores.fusion import FusionConfig, reciprocal_rank_fusion
 from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import clip, parse_date
+from .formatting import as_data, clip, parse_date
 from .recall_schemas import RetrievalPlan
 
 NODE = "retriever"
@@ -176,8 +176,8 @@ def _plan(log: StepLog, ctx: MemoryContext, state: RecallState) -> RetrievalPlan
     question = state.get("question", "")
     messages = PLAN.format_messages(
         today=log.deps.clock().astimezone(ctx.tz).date().isoformat(),
-        window="\n".join(state.get("window", [])[-10:]) or "(none)",
-        question=question,
+        window=as_data("\n".join(state.get("window", [])[-10:]) or "(none)"),
+        question=as_data(question),
     )
     return log.ask(RetrievalPlan, messages, "plan") or RetrievalPlan(query=question)
 

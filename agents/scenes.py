@@ -16,7 +16,7 @@ from ..graphs.context import MemoryContext
 from ..prompts.construction import PROFILE, SCENE_SUMMARY
 from ..stores.records import EpisodeRecord, ProfileRecord, SceneRecord, stable_id
 from .deps import StepLog
-from .formatting import format_record
+from .formatting import as_data, format_record
 from .schemas import ProfileUpdate, SceneSummary
 
 
@@ -113,7 +113,7 @@ def update_profile(log: StepLog, ctx: MemoryContext) -> ProfileRecord | None:
         return None
     current = store.get_profile(ctx.namespace) or ProfileRecord(namespace=ctx.namespace)
     messages = PROFILE.format_messages(
-        profile=current.render(),
+        profile=as_data(current.render()),
         scenes="\n".join(f"- {format_record(s, ctx.tz)}" for s in recent),
     )
     update = log.ask(ProfileUpdate, messages, "profile")

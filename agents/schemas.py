@@ -63,7 +63,10 @@ class FactDraft(BaseModel):
 class FactList(BaseModel):
     """New atomic facts; facts already known are left out."""
 
-    facts: list[FactDraft] = Field(default_factory=list)
+    facts: list[FactDraft] = Field(
+        description="the new facts; an empty list when there are none (the key is required, "
+        "so a reply without it is rejected instead of read as 'no facts')"
+    )
 
 
 class SceneSummary(BaseModel):
@@ -77,12 +80,9 @@ class ProfileUpdate(BaseModel):
     """The user profile, rewritten from the current profile and recent scene summaries."""
 
     explicit_facts: list[str] = Field(
-        default_factory=list,
         description="stable, stated facts about the people (names, relations, jobs, places)",
     )
-    implicit_traits: list[str] = Field(
-        default_factory=list, description="traits and preferences inferred from behaviour"
-    )
+    implicit_traits: list[str] = Field(description="traits and preferences inferred from behaviour")
 
 
 class ConflictPair(BaseModel):
@@ -97,7 +97,6 @@ class ConflictReport(BaseModel):
     """Contradictions between new facts and existing facts about the same entity."""
 
     conflicts: list[ConflictPair] = Field(
-        default_factory=list,
         description="only real contradictions about the same entity, event or time; "
         "different wording or added detail is not a conflict",
     )

@@ -62,30 +62,60 @@ class StructuredResult(Generic[T]):
     calls: list[LLMCall] = field(default_factory=list)
 
 
+MAX_REPLY_CHARS = 1_000_000
+"""Longer replies are rejected unparsed (a runaway generation, not an answer)."""
+MAX_JSON_STARTS = 64
+"""How many ``{``/``[`` positions the tolerant parser tries before giving up."""
+
+
 def parse_json_payload(text: str) -> Any:
     """Return the first JSON object or array in ``text``.
 
-    Accepts a bare object, one inside a code fence, or one surrounded by prose.
+    Accepts a bare object, one inside a code fence, or one surrounded by prose. Lone
+    UTF-16 surrogates (JSON escapes in D800-DFFF) in decoded strings become U+FFFD, so
+    a reply can never smuggle in text that cannot be stored as UTF-8.
 
     Raises:
-        ValueError: if no JSON value can be decoded.
+        ValueError: if no JSON value can be decoded, the reply is longer than
+            :data:`MAX_REPLY_CHARS`, or it is nested too deeply to decode.
     """
     stripped = text.strip()
     if not stripped:
         raise ValueError("the reply was empty")
+    if len(stripped) > MAX_REPLY_CHARS:
+        raise ValueError(f"the reply has {len(stripped)} characters (limit {MAX_REPLY_CHARS})")
     try:
-        return json.loads(stripped)
+        return _scrub(json.loads(stripped))
     except json.JSONDecodeError:
         pass
+    except RecursionError as e:
+        raise ValueError("the reply is nested too deeply to decode") from e
     decoder = json.JSONDecoder()
-    for start, char in enumerate(stripped):
-        if char in "{[":
-            try:
-                value, _ = decoder.raw_decode(stripped, start)
-            except json.JSONDecodeError:
-                continue
-            return value
+    starts = (i for i, char in enumerate(stripped) if char in "{[")
+    for _, start in zip(range(MAX_JSON_STARTS), starts, strict=False):
+        try:
+            value, _ = decoder.raw_decode(stripped, start)
+        except json.JSONDecodeError:
+            continue
+        except RecursionError as e:
+            raise ValueError("the reply is nested too deeply to decode") from e
+        return _scrub(value)
     raise ValueError(f"no JSON object found in the reply: {stripped[:200]!r}")
+
+
+def _scrub(value: Any) -> Any:
+    """Replace lone surrogates in every decoded string with U+FFFD."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
 
 
 def _text_of(message: Any) -> str:

@@ -85,6 +85,27 @@ Text = Annotated[StrictStr, AfterValidator(_non_blank)]
 Namespace = Annotated[StrictStr, AfterValidator(validate_namespace)]
 
 
+def _unencodable(value: object) -> str | None:
+    """The first lone surrogate found in a (nested) string value, or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return value[e.start : e.end]
+        return None
+    if isinstance(value, list | tuple):
+        items: list[object] = list(value)
+    elif isinstance(value, dict):
+        items = [*value.keys(), *value.values()]
+    else:
+        return None
+    for item in items:
+        bad = _unencodable(item)
+        if bad is not None:
+            return bad
+    return None
+
+
 def stable_id(*parts: str) -> str:
     """Return a deterministic id built from ``parts`` (sha256, 32 hex characters)."""
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
@@ -123,6 +144,17 @@ class MemoryRecord(BaseModel):
         if "|" in value or not value.strip():
             raise ValueError("id must be non-blank and must not contain '|'")
         return value
+
+    @model_validator(mode="after")
+    def _utf8_encodable(self) -> MemoryRecord:
+        for name, value in self.__dict__.items():
+            bad = _unencodable(value)
+            if bad is not None:
+                raise ValueError(
+                    f"{name} holds a lone UTF-16 surrogate ({bad!r}), which cannot be stored "
+                    "as UTF-8; decode the original bytes with errors='replace' first"
+                )
+        return self
 
     def index_text(self) -> str:
         """Return the text that is embedded and indexed for lexical search."""
