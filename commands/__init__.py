@@ -1,0 +1,1 @@
+"""Subcommands of the ``memstrata`` command line, one module per command group."""

@@ -1,0 +1,116 @@
+"""What the memory commands share: common options and building the :class:`Memory`.
+
+The command line is an edge: it reads the environment (through
+:meth:`MemoryConfig.from_env`, the only place that does) and lets explicit options win.
+Tests replace the factory that turns the resolved config into a ``Memory``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+
+from ..config import MemoryConfig
+from ..graphs.context import TRIGGER_POLICIES
+from ..memory import Memory
+
+MemoryFactory = Callable[[MemoryConfig], Memory]
+"""Turns the resolved configuration into the ``Memory`` a command uses."""
+
+DEFAULT_NAMESPACE = "default"
+
+
+def default_memory_factory(config: MemoryConfig) -> Memory:
+    """The ``Memory`` of a real run: everything from ``config``."""
+    return Memory(config=config)
+
+
+def add_memory_options(parser: argparse.ArgumentParser, *, namespace_help: str = "") -> None:
+    """Add the options every memory command accepts."""
+    group = parser.add_argument_group("memory options (default: MEMSTRATA_* variables)")
+    group.add_argument(
+        "--data-dir",
+        type=Path,
+        help="folder of the persistent memory (default ~/.local/share/memstrata)",
+    )
+    group.add_argument(
+        "--namespace",
+        "-n",
+        help=namespace_help or f"whose memory: a user/agent scope (default {DEFAULT_NAMESPACE!r})",
+    )
+    group.add_argument("--base-url", help="an OpenAI-compatible endpoint for the chat model")
+    group.add_argument("--api-key", help="API key of the endpoint")
+    group.add_argument("--model", help="chat model name at the endpoint")
+    group.add_argument(
+        "--local-model",
+        help="offline model when no endpoint is set: qwen (default), smollm2, or a .gguf path",
+    )
+    group.add_argument("--trigger-policy", choices=TRIGGER_POLICIES, help="when consolidation runs")
+
+
+def config_from_args(args: argparse.Namespace) -> MemoryConfig:
+    """The environment's configuration with the explicit options on top."""
+    overrides: dict[str, Any] = {}
+    for option, name in (
+        ("data_dir", "data_dir"),
+        ("base_url", "openai_base_url"),
+        ("api_key", "openai_api_key"),
+        ("model", "model"),
+        ("local_model", "local_model"),
+    ):
+        value = getattr(args, option, None)
+        if value is not None:
+            overrides[name] = value
+    if getattr(args, "trigger_policy", None):
+        overrides["context"] = {"trigger_policy": args.trigger_policy}
+    return MemoryConfig.from_env(**overrides)
+
+
+def open_memory(args: argparse.Namespace) -> Memory:
+    """Build the command's ``Memory`` with the factory ``main`` was given."""
+    factory: MemoryFactory = getattr(args, "memory_factory", None) or default_memory_factory
+    return factory(config_from_args(args))
+
+
+def namespace_of(args: argparse.Namespace) -> str:
+    """The ``--namespace`` option, or the default namespace."""
+    return str(args.namespace or DEFAULT_NAMESPACE)
+
+
+def print_json(value: Any, out: TextIO | None = None) -> None:
+    """Print pydantic models, lists and dicts of them as indented JSON."""
+    print(json.dumps(_plain(value), indent=2, ensure_ascii=False), file=out or sys.stdout)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def one_line(text: str, width: int = 100) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def warn(message: str) -> None:
+    """Print a note to stderr."""
+    print(f"memstrata: {message}", file=sys.stderr)
+
+
+def report_failures(failures: Sequence[Any]) -> None:
+    """Tell the user (on stderr) that some LLM steps failed and the result is degraded."""
+    if failures:
+        steps = ", ".join(sorted({f"{f.node}/{f.step}" for f in failures}))
+        warn(f"note: {len(failures)} LLM step(s) failed ({steps}); the result may be partial")

@@ -1,0 +1,181 @@
+"""``memstrata ingest FILE``: store a LoCoMo JSON file or a JSONL file of turns.
+
+The file is validated as a whole first, so a malformed line stores nothing. With
+``--raw-only`` the turns are written to the raw collection only (embedding, no LLM);
+otherwise each batch runs the ingest graph and consolidates per the trigger policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
+from langgraph.runtime import Runtime
+from tqdm import tqdm
+
+from ..agents.raw_writer import make_raw_write
+from ..errors import InvalidInputError, MemstrataError
+from ..graphs.ingest import node_deps
+from ..graphs.state import TurnInput
+from ..memory import Memory
+from .common import add_memory_options, open_memory, report_failures
+from .turn_files import NamespaceTurns, load_turn_file
+
+
+def register(sub: Any) -> None:
+    """Add ``ingest`` to the subparsers ``sub``."""
+    ingest = sub.add_parser(
+        "ingest",
+        help="store a conversation file: LoCoMo JSON, or JSONL with one turn per line",
+        description="JSONL lines need speaker, text, occurred_at (ISO-8601 with an offset) "
+        "and session_id; turn_index, media_caption and metadata are optional. LoCoMo "
+        "samples go to the namespace given by --namespace, else to their sample_id.",
+    )
+    ingest.add_argument("file", type=Path, help="the .json (LoCoMo) or .jsonl file")
+    ingest.add_argument(
+        "--conversations",
+        nargs="+",
+        metavar="SAMPLE_ID",
+        help="LoCoMo only: ingest just these samples",
+    )
+    ingest.add_argument(
+        "--raw-only",
+        action="store_true",
+        help="store raw turns only: no consolidation, no LLM (fast)",
+    )
+    ingest.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="turns per write (default 100 with --raw-only, else 10)",
+    )
+    ingest.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_memory_options(
+        ingest,
+        namespace_help="target namespace (LoCoMo default: each sample_id; JSONL default "
+        "'default'); with several LoCoMo samples it becomes a prefix: NAMESPACE:SAMPLE_ID",
+    )
+    ingest.set_defaults(func=run_ingest)
+
+
+@dataclass
+class Tally:
+    """What one namespace received."""
+
+    namespace: str
+    new: int = 0
+    duplicates: int = 0
+    written: int = 0
+    failures: list[Any] = field(default_factory=list)
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    """Validate the whole file, then store it namespace by namespace with a progress bar."""
+    if args.batch_size is not None and args.batch_size < 1:
+        raise InvalidInputError(f"--batch-size must be >= 1, got {args.batch_size}")
+    kind, targets = load_turn_file(
+        args.file, namespace=args.namespace, conversations=args.conversations
+    )
+    batch_size = args.batch_size or (100 if args.raw_only else 10)
+    total = sum(t.turn_count for t in targets)
+    started = time.perf_counter()
+    tallies: list[Tally] = []
+    with (
+        open_memory(args) as memory,
+        tqdm(
+            total=total,
+            unit="turn",
+            desc="ingest",
+            file=sys.stderr,
+            disable=True if args.no_progress else None,
+        ) as bar,
+    ):
+        writer = RawOnlyWriter(memory) if args.raw_only else None
+        for target in targets:
+            tally = Tally(target.namespace)
+            tallies.append(tally)
+            bar.set_postfix_str(target.namespace)
+            for batch, closes_session in batches(target, batch_size):
+                store_batch(memory, writer, tally, batch, closes_session)
+                bar.update(len(batch))
+    elapsed = time.perf_counter() - started
+    mode = "raw only" if args.raw_only else "with consolidation"
+    print(f"{args.file}: {kind}, {total} turns, {len(targets)} namespace(s), {mode}")
+    for tally in tallies:
+        line = (
+            f"  {tally.namespace}: {tally.new} turns stored, {tally.duplicates} duplicates skipped"
+        )
+        if not args.raw_only:
+            line += f", {tally.written} derived records written"
+        print(line)
+    print(f"done in {elapsed:.1f}s")
+    report_failures([f for t in tallies for f in t.failures])
+    return 0
+
+
+def batches(target: NamespaceTurns, size: int) -> Iterator[tuple[list[TurnInput], bool]]:
+    """Batches of at most ``size`` turns within one session; True on a session's last."""
+    for session in target.sessions:
+        turns = session.turns
+        for start in range(0, len(turns), size):
+            yield turns[start : start + size], start + size >= len(turns)
+
+
+def store_batch(
+    memory: Memory,
+    writer: RawOnlyWriter | None,
+    tally: Tally,
+    batch: Sequence[TurnInput],
+    closes_session: bool,
+) -> None:
+    """Store one batch (raw only, or through the ingest graph) and count the outcome."""
+    if writer is not None:
+        new, duplicates = writer.write(tally.namespace, batch)
+        tally.new += len(new)
+        tally.duplicates += len(duplicates)
+        return
+    result = memory.add(list(batch), namespace=tally.namespace, session_closed=closes_session)
+    tally.new += len(result.new_raw_ids)
+    tally.duplicates += len(result.duplicate_raw_ids)
+    tally.written += len(result.written)
+    tally.failures.extend(result.failures)
+
+
+class RawOnlyWriter:
+    """Runs the ingest graph's raw-write node alone: same ids, dedup and context, no LLM."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+        self._node = make_raw_write(node_deps(chat_model=_NoModel(), store=memory.store))
+
+    def write(self, namespace: str, turns: Sequence[TurnInput]) -> tuple[list[str], list[str]]:
+        """Store ``turns``; return the new and the already stored raw ids."""
+        runtime = Runtime(context=self._memory.config.memory_context(namespace))
+        out = self._node({"turns": list(turns)}, runtime)
+        return list(out["new_raw_ids"]), list(out["duplicate_raw_ids"])
+
+
+class _NoModel(BaseChatModel):
+    """Stands in for the chat model where none may be called (raw-only ingest)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "none"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise MemstrataError("raw-only ingest must not call a chat model")

@@ -1,0 +1,97 @@
+"""``memstrata search`` (retrieval only, no LLM) and ``memstrata ask`` (answer with citations)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..results import AnswerResult, MemoryHit
+from ..stores.records import Granularity
+from .common import (
+    add_memory_options,
+    namespace_of,
+    one_line,
+    open_memory,
+    print_json,
+    report_failures,
+)
+
+GRANULARITIES = tuple(g.value for g in Granularity)
+
+
+def register(sub: Any) -> None:
+    """Add ``search`` and ``ask`` to the subparsers ``sub``."""
+    search = sub.add_parser("search", help="find memories for a query (no LLM)")
+    search.add_argument("query", help="what to look for")
+    search.add_argument("-k", type=_positive, default=10, help="how many results (default 10)")
+    search.add_argument(
+        "--granularity",
+        "-g",
+        action="append",
+        choices=GRANULARITIES,
+        help="search only this granularity (repeatable; default all)",
+    )
+    search.add_argument("--json", action="store_true", help="print the hits as JSON")
+    add_memory_options(search)
+    search.set_defaults(func=run_search)
+
+    ask = sub.add_parser("ask", help="answer a question from memory, citing the memories used")
+    ask.add_argument("question", help="the question")
+    ask.add_argument("--json", action="store_true", help="print the full result as JSON")
+    add_memory_options(ask)
+    ask.set_defaults(func=run_ask)
+
+
+def run_search(args: argparse.Namespace) -> int:
+    """Print the hybrid search hits of the query."""
+    namespace = namespace_of(args)
+    with open_memory(args) as memory:
+        hits = memory.search(
+            args.query, namespace=namespace, k=args.k, granularities=args.granularity
+        )
+    if args.json:
+        print_json(hits)
+    elif not hits:
+        print(f"no memories match in namespace {namespace!r}")
+    else:
+        for rank, hit in enumerate(hits, start=1):
+            print(f"{rank:>3}. {format_hit(hit)}")
+    return 0
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    """Answer the question and list the memories it cites."""
+    namespace = namespace_of(args)
+    with open_memory(args) as memory:
+        result = memory.answer(args.question, namespace=namespace)
+    if args.json:
+        print_json(result)
+    else:
+        print_answer(result)
+    report_failures(result.failures)
+    return 0
+
+
+def print_answer(result: AnswerResult, *, prefix: str = "") -> None:
+    """Print the answer, then one line per cited memory."""
+    print(f"{prefix}{result.answer}")
+    by_id = {m.id: m for m in result.memories}
+    if result.citations:
+        print("citations:")
+    for memory_id in result.citations:
+        hit = by_id.get(memory_id)
+        print(f"  - {format_hit(hit) if hit else f'[{memory_id}]'}")
+
+
+def format_hit(hit: MemoryHit) -> str:
+    """One line: granularity, id, date, speaker and text."""
+    when = hit.occurred_at.date().isoformat()
+    who = f"{hit.speaker}: " if hit.speaker else ""
+    return f"[{hit.granularity} {hit.id}] {when} {who}{one_line(hit.text)}".rstrip()
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {number}")
+    return number
