@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict, cast
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -97,6 +97,10 @@ def _with_block(system: SystemMessage | None, block: str) -> SystemMessage:
     else:
         content = [*system.content, {"type": "text", "text": block}]
     return system.model_copy(update={"content": content})
+
+
+def _notes(failures: Sequence[Failure]) -> list[str]:
+    return [f"{f.node}/{f.step}: {f.error}" for f in failures]
 
 
 def _describe(error: Exception) -> str:
@@ -187,10 +191,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         ]
         return key, query, window
 
-    def _block(self, hits: Sequence[MemoryHit], answer: AnswerResult | None) -> str | None:
-        if not hits and answer is None:
-            return None
-        return memory_block(list(hits)[: self.k], answer)
+    def _recalled(
+        self, key: str, hits: Sequence[MemoryHit], answer: AnswerResult | None
+    ) -> dict[str, Any]:
+        """The state update after a recall; answer-mode LLM failures become memory errors."""
+        drafted = answer is not None and not answer.refused and bool(answer.answer.strip())
+        block = memory_block(list(hits)[: self.k], answer) if hits or drafted else None
+        errors = _notes(answer.failures) if answer is not None else []
+        return {"memory_recall": {"key": key, "block": block}, "memory_errors": errors}
 
     def _recall_failed(self, key: str, error: Exception) -> dict[str, Any]:
         logger.warning("memstrata recall failed; the model runs without memories", exc_info=error)
@@ -229,8 +237,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         """List consolidation steps that failed (the raw turns were stored regardless)."""
         if not failures:
             return None
-        notes = [f"{f.node}/{f.step}: {f.error}" for f in failures]
-        return {"memory_errors": [*state.get("memory_errors", []), *notes]}
+        return {"memory_errors": [*state.get("memory_errors", []), *_notes(failures)]}
 
     # -- hooks ---------------------------------------------------------------------------
 
@@ -244,12 +251,11 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
             namespace = resolve_namespace(runtime.context, self.namespace_from)
             if self.mode == "answer":
                 answer = self.memory.answer(query, namespace=namespace, window=window)
-                block = self._block(answer.memories, answer)
-            else:
-                block = self._block(self.memory.search(query, namespace=namespace, k=self.k), None)
+                return self._recalled(key, answer.memories, answer)
+            hits = self.memory.search(query, namespace=namespace, k=self.k)
         except Exception as e:
             return self._recall_failed(key, e)
-        return {"memory_recall": {"key": key, "block": block}, "memory_errors": []}
+        return self._recalled(key, hits, None)
 
     async def abefore_model(
         self, state: MemoryState, runtime: Runtime[Any]
@@ -263,16 +269,15 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
             namespace = resolve_namespace(runtime.context, self.namespace_from)
             if self.mode == "answer":
                 answer = await self.memory.aanswer(query, namespace=namespace, window=window)
-                block = self._block(answer.memories, answer)
-            else:
-                hits = await self.memory.asearch(query, namespace=namespace, k=self.k)
-                block = self._block(hits, None)
+                return self._recalled(key, answer.memories, answer)
+            hits = await self.memory.asearch(query, namespace=namespace, k=self.k)
         except Exception as e:
             return self._recall_failed(key, e)
-        return {"memory_recall": {"key": key, "block": block}, "memory_errors": []}
+        return self._recalled(key, hits, None)
 
     def _inject(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        recall = request.state.get("memory_recall")
+        state = cast(MemoryState, request.state)
+        recall = state.get("memory_recall")
         block = recall["block"] if recall else None
         if not block:
             return request

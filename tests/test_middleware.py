@@ -245,6 +245,21 @@ def test_answer_mode_adds_the_drafted_answer(memory: Memory, llm: SchemaChatMode
     assert llm.count("AnswerDraft") == 1
 
 
+def test_answer_mode_survives_a_failing_memory_llm(memory: Memory, llm: SchemaChatModel) -> None:
+    for title in ("RetrievalPlan", "Verdict", "AnswerDraft"):
+        llm.script(title, *[RuntimeError("llm down")] * 10)
+    model = ToolCallingChatModel().enqueue("Biscuit, I think.")
+    out = ask(make_agent(memory, model, mode="answer"), "What is my dog called?", ALICE)
+    assert out["messages"][-1].content == "Biscuit, I think."
+    errors = out["memory_errors"]
+    assert errors and all("llm down" in e for e in errors), errors
+    assert any(e.startswith("answer/") for e in errors)
+    # no drafted answer, but the retrieved memories still reach the model
+    system = system_text(model.calls[0])
+    assert "Answer drafted from memory" not in system
+    assert "I adopted a greyhound called Biscuit" in system
+
+
 def test_recall_and_remember_can_be_switched_off(memory: Memory) -> None:
     before = len(raws(memory, ALICE))
     model = ToolCallingChatModel().enqueue("ok")
