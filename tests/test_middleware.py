@@ -18,6 +18,7 @@ from memstrata.errors import InvalidInputError, InvalidTypeError
 from memstrata.graphs.state import Failure
 from memstrata.integrations import MemoryMiddleware, memory_tools
 from memstrata.memory import Memory
+from memstrata.prompts.agents import MEMORY_BLOCK, RECALLED_ANSWER
 from memstrata.results import AddResult
 from memstrata.stores import ChromaMemoryStore, RawTurn
 from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
@@ -314,3 +315,8 @@ def test_bad_options_fail_at_construction(
 ) -> None:
     with pytest.raises(error):
         MemoryMiddleware(memory, **options)
+
+
+def test_prompt_variables_match_what_the_middleware_supplies() -> None:
+    assert MEMORY_BLOCK.input_variables == ["memories"]
+    assert RECALLED_ANSWER.input_variables == ["answer"]
