@@ -46,6 +46,10 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
     except MemstrataError as e:
         print(f"memstrata: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # e.g. a data dir that cannot be created
+        where = f" ({e.filename})" if e.filename else ""
+        print(f"memstrata: error: {e.strerror or e}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("memstrata: interrupted", file=sys.stderr)
         return 130

@@ -495,3 +495,14 @@ def test_the_data_dir_option_reaches_the_memory(run: Run, data_dir: Path, tmp_pa
     run("ingest", str(write_jsonl(tmp_path / "t.jsonl", TURNS)), "-n", "user:alice", "--raw-only")
     assert (data_dir / "chroma").is_dir()
     assert run.built[-1].data_dir == data_dir  # type: ignore[attr-defined]
+
+
+def test_an_unusable_data_dir_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    status = main(["search", "x", "--data-dir", str(blocker / "data")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("memstrata: error: Not a directory") and "Traceback" not in err

@@ -43,3 +43,33 @@ def test_bad_arguments_exit_with_usage(capsys: pytest.CaptureFixture[str]) -> No
 def test_serve_llm_rejects_a_missing_model_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["serve-llm", "--model", str(tmp_path / "missing.gguf")]) == 2
     assert "memstrata: error:" in capsys.readouterr().err
+
+
+def test_ingest_search_forget_with_the_default_memory(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The real wiring: MemoryConfig from options, persistent Chroma, offline MiniLM."""
+    import json
+
+    turns = [
+        {
+            "speaker": "Maya",
+            "text": text,
+            "occurred_at": f"2024-05-0{n + 1}T10:00:00+02:00",
+            "session_id": "s1",
+        }
+        for n, text in enumerate(
+            ["My dog Biscuit loves the beach.", "I start a new job at the bakery on Monday."]
+        )
+    ]
+    path = tmp_path / "turns.jsonl"
+    path.write_text("\n".join(json.dumps(t) for t in turns))
+    common = ["-n", "user:maya", "--data-dir", str(tmp_path / "data")]
+    assert main(["ingest", str(path), "--raw-only", *common]) == 0
+    assert "user:maya: 2 turns stored" in capsys.readouterr().out
+    assert main(["search", "where does the dog like to go", "--json", "-k", "1", *common]) == 0
+    [hit] = json.loads(capsys.readouterr().out)
+    assert "Biscuit" in hit["text"]
+    assert main(["forget", "--subject", "biscuit", *common]) == 0
+    assert "forgot 1 record(s)" in capsys.readouterr().out
+    assert main(["search", "dog beach Biscuit", "--json", *common]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert hits and not any("Biscuit" in h["text"] for h in hits)
