@@ -1,8 +1,9 @@
 """The Refresher node: keeps memory consistent without losing history.
 
 A contradicted fact gets ``valid_to`` and ``superseded_by`` and is kept, so history can
-be queried as of an earlier date; an updated episode, scene or raw turn keeps its old
-text in the audit log. Deletion happens only when the user explicitly asked to forget.
+be queried as of an earlier date; an updated episode or scene keeps its old text in the
+audit log. Raw turns are verbatim and never edited or deleted here. Deletion happens
+only when the user explicitly asked to forget.
 Every change is appended to the audit log with who, what, why, before and after, the
 source turns, the model and the time.
 """
@@ -18,7 +19,7 @@ from ..graphs.context import MemoryContext
 from ..graphs.state import Conflict, IngestState, RecallState, Written
 from ..prompts.recall import REFRESH
 from ..stores.audit import AuditEntry
-from ..stores.records import FactRecord, MemoryRecord
+from ..stores.records import FactRecord, MemoryRecord, RawTurn
 from .deps import NodeDeps, StepLog, context_of
 from .formatting import as_data, format_candidates
 from .recall_schemas import RefreshPlan
@@ -83,6 +84,9 @@ def _apply_edit(
     """Update (keeping history) or delete one record, and audit the change."""
     store, ns = log.deps.store, ctx.namespace
     gran = record.granularity.value
+    if isinstance(record, RawTurn):  # verbatim: only an explicit forget() removes one
+        log.fail("refresh", f"raw turn {record.id} is verbatim memory; it is never edited")
+        return None
     now = log.deps.clock()
     entry = AuditEntry(
         namespace=ns,
