@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from ..graphs.context import MemoryContext
 from ..graphs.state import IngestState, Job, Written
-from ..stores.records import EpisodeRecord, FactRecord, RawTurn
+from ..stores.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from . import episodes, refinement, scenes
 from .deps import NodeDeps, StepLog, context_of
 
@@ -41,30 +41,61 @@ class _Run:
         turns = [t for t in found if isinstance(t, RawTurn)]
         return sorted(turns, key=lambda t: (t.occurred_at, t.session_id, t.turn_index))
 
-    def store_facts(self, facts: list[FactRecord]) -> None:
+    def store_facts(self, facts: list[FactRecord], replayed_episode: str | None = None) -> None:
         fresh = refinement.deduplicate(self.log, self.ctx, facts)
         if fresh:
             self.deps.store.add(self.ctx.namespace, fresh)
-            self.new_facts.extend(f.id for f in fresh)
-            self.written.extend(
-                Written(granularity="fact", id=f.id, action="created") for f in fresh
+        reported = [f.id for f in fresh]
+        if replayed_episode is not None:  # facts an interrupted attempt already stored
+            earlier = self.deps.store.get(
+                "fact", self.ctx.namespace, where={"metadata.episode_id": replayed_episode}
             )
+            reported += [f.id for f in earlier if f.id not in reported]
+        self.new_facts.extend(reported)
+        self.written.extend(Written(granularity="fact", id=i, action="created") for i in reported)
+
+    def held_by(self, episode: EpisodeRecord | None, turns: list[RawTurn]) -> bool:
+        """Whether ``episode`` already holds every one of ``turns``.
+
+        Only an interrupted attempt of the same job leaves that behind (a crash or a
+        killed worker after the episode was written; the turns are marked consolidated
+        last), so the job is resumed with the stored episode instead of being redone.
+        """
+        return episode is not None and {t.id for t in turns} <= set(episode.source_ids)
+
+    def scene_holding(self, episode_id: str) -> SceneRecord | None:
+        for scene in self.deps.store.get("scene", self.ctx.namespace):
+            if isinstance(scene, SceneRecord) and episode_id in scene.members:
+                return scene
+        return None
 
     def consolidate(
-        self, episode: EpisodeRecord, turns: list[RawTurn], action: Literal["created", "merged"]
+        self,
+        episode: EpisodeRecord,
+        turns: list[RawTurn],
+        action: Literal["created", "merged"],
+        *,
+        replay: bool = False,
     ) -> None:
         """Write the episode, its facts and its scene, then mark the turns consolidated.
 
         Marking the turns is the commit point: if any earlier write fails, the turns stay
         unconsolidated and a later trigger redoes the job. Every write is an upsert under
         a stable id (episode, facts, scene), so the redo completes the records instead
-        of duplicating them.
+        of duplicating them. A ``replay`` resumes an interrupted attempt: the stored
+        episode is kept as it is, facts it already has are reported again, and a scene
+        that already holds it is not summarised a second time.
         """
         store, ns = self.deps.store, self.ctx.namespace
-        store.add(ns, [episode])
+        if not replay:
+            store.add(ns, [episode])
         self.written.append(Written(granularity="episode", id=episode.id, action=action))
-        self.store_facts(refinement.refine(self.log, self.ctx, turns, episode))
-        scene, created = scenes.assign(self.log, self.ctx, episode)
+        self.store_facts(
+            refinement.refine(self.log, self.ctx, turns, episode),
+            replayed_episode=episode.id if replay else None,
+        )
+        held = self.scene_holding(episode.id) if replay else None
+        scene, created = (held, False) if held else scenes.assign(self.log, self.ctx, episode)
         self.written.append(
             Written(granularity="scene", id=scene.id, action="created" if created else "updated")
         )
@@ -83,7 +114,15 @@ class _Run:
         turns = self.turns(job.raw_ids)
         if not turns:
             return
+        own_id = episodes.episode_id(self.ctx.namespace, [t.id for t in turns])
+        own = self.deps.store.get("episode", self.ctx.namespace, [own_id])
+        if own and isinstance(own[0], EpisodeRecord) and self.held_by(own[0], turns):
+            self.consolidate(own[0], turns, "created", replay=True)
+            return
         near = episodes.nearest_episode(self.log, self.ctx, turns)
+        if near is not None and self.held_by(near[0], turns):  # merged before the break
+            self.consolidate(near[0], turns, "merged", replay=True)
+            return
         if near is not None and near[1] >= self.ctx.merge_threshold:
             merged = episodes.merge(self.log, self.ctx, near[0], turns)
             if merged is not None:
@@ -98,6 +137,9 @@ class _Run:
         found = self.deps.store.get("episode", self.ctx.namespace, [job.episode_id or ""])
         if not turns or not found or not isinstance(found[0], EpisodeRecord):
             self.log.fail("merge", f"episode {job.episode_id!r} or its turns are gone")
+            return
+        if self.held_by(found[0], turns):
+            self.consolidate(found[0], turns, "merged", replay=True)
             return
         merged = episodes.merge(self.log, self.ctx, found[0], turns)
         if merged is not None:
