@@ -27,7 +27,7 @@ from ..errors import InvalidInputError, MemstrataError
 from ..graphs.ingest import node_deps
 from ..graphs.state import TurnInput
 from ..memory import Memory
-from .common import add_memory_options, open_memory, report_failures
+from .common import add_memory_options, open_memory, report_failures, warn
 from .turn_files import NamespaceTurns, load_turn_file
 
 
@@ -100,13 +100,18 @@ def run_ingest(args: argparse.Namespace) -> int:
         ) as bar,
     ):
         writer = RawOnlyWriter(memory) if args.raw_only else None
-        for target in targets:
-            tally = Tally(target.namespace)
-            tallies.append(tally)
-            bar.set_postfix_str(target.namespace)
-            for batch, closes_session in batches(target, batch_size):
-                store_batch(memory, writer, tally, batch, closes_session)
-                bar.update(len(batch))
+        try:
+            for target in targets:
+                tally = Tally(target.namespace)
+                tallies.append(tally)
+                bar.set_postfix_str(target.namespace)
+                for batch, closes_session in batches(target, batch_size):
+                    store_batch(memory, writer, tally, batch, closes_session)
+                    bar.update(len(batch))
+        except (MemstrataError, OSError, KeyboardInterrupt):
+            stored = sum(t.new for t in tallies)
+            warn(f"stopped after storing {stored} new turn(s); running again skips them")
+            raise
     elapsed = time.perf_counter() - started
     mode = "raw only" if args.raw_only else "with consolidation"
     print(f"{args.file}: {kind}, {total} turns, {len(targets)} namespace(s), {mode}")

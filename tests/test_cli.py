@@ -506,3 +506,41 @@ def test_an_unusable_data_dir_is_a_clear_error(
     err = capsys.readouterr().err
     assert status == 2
     assert err.startswith("memstrata: error: Not a directory") and "Traceback" not in err
+
+
+class FailingEmbeddings(FakeEmbeddings):
+    """Embeds ``budget`` document batches, then fails like a broken model."""
+
+    def __init__(self, budget: int) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if self.budget == 0:
+            from memstrata.errors import EmbeddingError
+
+            raise EmbeddingError("the embedding model crashed")
+        self.budget -= 1
+        return super().embed_documents(texts)
+
+
+def test_ingest_that_fails_midway_says_what_was_stored(
+    tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", TURNS)
+    args = ["ingest", str(path), "-n", "user:alice", "--raw-only", "--batch-size", "1"]
+
+    def ingest(budget: int) -> tuple[int, str, str]:
+        def factory(config: MemoryConfig) -> Memory:
+            return Memory(config=config, embeddings=FailingEmbeddings(budget))
+
+        status = main([*args, "--data-dir", str(data_dir)], memory_factory=factory)
+        return status, *capsys.readouterr()
+
+    status, _, err = ingest(budget=1)
+    assert status == 2
+    assert "stopped after storing 1 new turn(s); running again skips them" in err
+    assert "the embedding model crashed" in err
+    status, out, err = ingest(budget=100)  # the model works again: the stored turn is skipped
+    assert status == 0, err
+    assert "2 turns stored, 1 duplicates skipped" in out
