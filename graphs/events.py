@@ -27,7 +27,8 @@ from .state import Written
 MEMORY_WRITTEN: Final = "memory_written"
 """The ``event`` field of every memory change event."""
 
-Node = Callable[[Any, Runtime[MemoryContext]], dict[str, Any]]
+Node = Callable[..., dict[str, Any]]
+"""A node function as the agents build it: ``(state, runtime) -> update``."""
 
 
 def memory_events(node: str, namespace: str, update: Mapping[str, Any]) -> list[dict[str, str]]:
