@@ -67,7 +67,7 @@ class FaultSchedule:
     fired: int = 0
     log: list[tuple[str, str]] = field(default_factory=list)
     """``(node, what)`` of every call counted, in order."""
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _lock: Any = field(default_factory=threading.Lock, repr=False)
 
     def hit(self, what: str) -> bool:
         """Count one call; return True if it must fail."""

@@ -39,9 +39,17 @@ class _Plan:
     reasons: list[str] = field(default_factory=list)
 
     def close(self, buffer: list[RawTurn], why: str) -> None:
-        if buffer:
-            self.jobs.append(Job(kind="episode", raw_ids=[t.id for t in buffer], reason=why))
-            self.reasons.append(f"{why}: episode of {len(buffer)} turn(s)")
+        """Plan one episode per session among ``buffer``'s turns (in time order).
+
+        Splitting by session keeps a job's turn set, and so its stable episode id, the
+        same when turns left unconsolidated by a failed run are closed again later.
+        """
+        groups: dict[str, list[RawTurn]] = {}
+        for turn in buffer:
+            groups.setdefault(turn.session_id, []).append(turn)
+        for turns in groups.values():
+            self.jobs.append(Job(kind="episode", raw_ids=[t.id for t in turns], reason=why))
+            self.reasons.append(f"{why}: episode of {len(turns)} turn(s)")
 
 
 def _llm_boundary(ctx: MemoryContext, history: list[RawTurn], turn: RawTurn, plan: _Plan) -> bool:
