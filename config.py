@@ -21,7 +21,7 @@ from .errors import InvalidInputError, StoreConfigurationError
 from .graphs.context import MemoryContext
 
 ChromaMode = Literal["persistent", "http", "ephemeral"]
-CheckpointerKind = Literal["none", "memory", "sqlite", "postgres"]
+CheckpointerKind = Literal["auto", "none", "memory", "sqlite", "postgres"]
 LOCAL_MODELS = ("qwen", "smollm2")
 ENV_PREFIX = "MEMSTRATA_"
 CONFIG_FILE_VAR = "MEMSTRATA_CONFIG"
@@ -113,10 +113,11 @@ class MemoryConfig(BaseModel):
     )
 
     checkpointer: CheckpointerKind = Field(
-        default="none",
-        description="Checkpointer the facade compiles the memory graph with: none, memory, "
-        "sqlite or postgres. Each facade call is its own thread, so checkpoints are a "
-        "per-call run log.",
+        default="auto",
+        description="Checkpointer the facade compiles the memory graph with: auto, none, "
+        "memory, sqlite or postgres. auto is sqlite when the Memory opens a persistent "
+        "Chroma from this config, else none. An add that was interrupted (process killed, "
+        "Ctrl-C) resumes from its last checkpoint when the same add is called again.",
     )
     sqlite_path: Path | None = Field(
         default=None, description="SQLite checkpoint file; default <data_dir>/checkpoints.sqlite."

@@ -36,6 +36,8 @@ from .memory_inputs import AddInput, to_turns
 from .memory_models import (
     ChatModelProvider,
     LocalServerFactory,
+    add_thread,
+    choose_add_thread,
     configured_checkpointer,
     supports_async,
 )
@@ -101,6 +103,7 @@ class Memory:
                 f"chat_model must be a langchain BaseChatModel, got {type(chat_model).__name__}"
             )
         self.config = config or MemoryConfig()
+        self._own_persistent_store = store is None and self.config.chroma_mode == "persistent"
         self.store = store if store is not None else open_store(self.config, embeddings)
         self.checkpointer = checkpointer
         self._models = ChatModelProvider(
@@ -146,7 +149,11 @@ class Memory:
         with self._lock:
             if self._graph is None:
                 if self.checkpointer is None:
-                    self.checkpointer = configured_checkpointer(self.config, self._resources)
+                    self.checkpointer = configured_checkpointer(
+                        self.config,
+                        self._resources,
+                        own_persistent_store=self._own_persistent_store,
+                    )
                 graph = build_memory_graph(
                     chat_model=self._models.get(),
                     store=self.store,
@@ -156,25 +163,41 @@ class Memory:
                 self._graph = graph.compile(checkpointer=self.checkpointer)
             return self._graph
 
-    def _run_config(self, ctx: MemoryContext, kind: str) -> RunnableConfig:
-        """Each call is its own checkpoint thread, so runs never mix their state."""
-        if self.checkpointer is None:
-            return {}
+    def _thread(self, ctx: MemoryContext, kind: str) -> RunnableConfig:
+        """A fresh checkpoint thread for one call, so runs never mix their state."""
         return {"configurable": {"thread_id": f"{ctx.namespace}/{kind}/{uuid.uuid4().hex}"}}
 
     def _invoke(self, state: dict[str, Any], ctx: MemoryContext, kind: str) -> Any:
+        """Run one call. An interrupted ``add`` resumes when called again (see add_thread)."""
         graph = self._compiled()
-        return graph.invoke(state, config=self._run_config(ctx, kind), context=ctx)
+        if self.checkpointer is None:
+            return graph.invoke(state, context=ctx)
+        if kind != "add":
+            return graph.invoke(state, config=self._thread(ctx, kind), context=ctx)
+        config = add_thread(ctx, state)
+        found = graph.get_state(config)
+        config, resume = choose_add_thread(
+            config, pending=bool(found.next), started=found.created_at is not None
+        )
+        return graph.invoke(None if resume else state, config=config, context=ctx)
 
     async def _ainvoke(self, state: dict[str, Any], ctx: MemoryContext, kind: str) -> Any:
         """Run the graph natively async, or in a thread when the checkpointer is sync-only."""
         graph = await asyncio.to_thread(self._compiled)
         if self._async_ok is None:
             self._async_ok = await supports_async(self.checkpointer)
-        config = self._run_config(ctx, kind)
-        if self._async_ok:
-            return await graph.ainvoke(state, config=config, context=ctx)
-        return await asyncio.to_thread(graph.invoke, state, config=config, context=ctx)
+        if not self._async_ok:
+            return await asyncio.to_thread(self._invoke, state, ctx, kind)
+        if self.checkpointer is None:
+            return await graph.ainvoke(state, context=ctx)
+        if kind != "add":
+            return await graph.ainvoke(state, config=self._thread(ctx, kind), context=ctx)
+        config = add_thread(ctx, state)
+        found = await graph.aget_state(config)
+        config, resume = choose_add_thread(
+            config, pending=bool(found.next), started=found.created_at is not None
+        )
+        return await graph.ainvoke(None if resume else state, config=config, context=ctx)
 
     # -------------------------------------------------------------------- add
     def _add_request(
