@@ -20,6 +20,7 @@ import chromadb
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings
+from chromadb.errors import InternalError
 from langchain_core.embeddings import Embeddings
 from pydantic import ValidationError
 
@@ -211,7 +212,8 @@ class ChromaMemoryStore:
         out: list[tuple[dict[str, Any], Any]] = []
         collection = self._collections[granularity]
         for i in range(0, len(ids), _PAGE):
-            rows = collection.get(
+            rows = self._read(
+                collection.get,
                 ids=[row_id(namespace, x) for x in ids[i : i + _PAGE]],
                 include=cast(Any, ["metadatas", *include]),
             )
@@ -384,8 +386,8 @@ class ChromaMemoryStore:
             position = {rid: n for n, rid in enumerate(wanted)}
             records.sort(key=lambda r: position[r.id])
         else:
-            rows = self._collections[gran].get(
-                where=flt.to_chroma_where(gran), include=["metadatas"]
+            rows = self._read(
+                self._collections[gran].get, where=flt.to_chroma_where(gran), include=["metadatas"]
             )
             records = [from_metadata(gran, dict(m)) for m in rows["metadatas"] or []]
             records.sort(key=lambda r: (r.occurred_at, r.id))
@@ -397,7 +399,7 @@ class ChromaMemoryStore:
         return len(self._all_ids(gran, validate_namespace(namespace)))
 
     def _all_ids(self, gran: Granularity, namespace: str) -> list[str]:
-        rows = self._collections[gran].get(where=namespace_where(namespace), include=[])
+        rows = self._read(self._collections[gran].get, where=namespace_where(namespace), include=[])
         return [rid.split("|", 1)[1] for rid in rows["ids"]]
 
     def search(
@@ -466,8 +468,11 @@ class ChromaMemoryStore:
         test = flt.predicate(gran)
         n = depth
         while True:
-            result = collection.query(
-                query_embeddings=vector, n_results=n, include=["metadatas", "distances"]
+            result = self._read(
+                collection.query,
+                query_embeddings=vector,
+                n_results=n,
+                include=["metadatas", "distances"],
             )
             metas = (result["metadatas"] or [[]])[0]
             dists = (result["distances"] or [[]])[0]
@@ -475,7 +480,8 @@ class ChromaMemoryStore:
             if len(passing) >= depth or len(metas) < n:  # enough, or all rows seen
                 break
             if n >= _OVERSAMPLE_CAP:
-                result = collection.query(
+                result = self._read(
+                    collection.query,
                     query_embeddings=vector,
                     n_results=depth,
                     where=flt.to_chroma_where(gran),
@@ -521,6 +527,19 @@ class ChromaMemoryStore:
             self._lexical.clear()
 
     # --------------------------------------------------------------- helpers
+    def _read(self, call: Any, **kwargs: Any) -> Any:
+        """Run a Chroma read; if it fails, retry it once while writes are held off.
+
+        A persistent client can report a missing HNSW segment ("Nothing found on disk",
+        chroma-core/chroma#4212) when a read races another thread's write to the same
+        collection; the retry under the store lock cannot race a write of this store.
+        """
+        try:
+            return call(**kwargs)
+        except InternalError:
+            with self._lock:
+                return call(**kwargs)
+
     def _checked(self, namespace: str, record: object) -> MemoryRecord:
         if not isinstance(record, MemoryRecord) or type(record) not in RECORD_TYPES.values():
             raise InvalidTypeError(
