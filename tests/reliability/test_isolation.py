@@ -304,3 +304,32 @@ def test_only_the_documented_alphabet_passes(value: str) -> None:
     else:
         with pytest.raises(NamespaceError):
             validate_namespace(value)
+
+
+@given(scenario)
+def test_memory_facade_never_crosses_namespaces(shared_store: ChromaMemoryStore, case: Any) -> None:
+    from memstrata.memory import Memory
+
+    (ns_a, ns_b), ids, texts, queries = case
+    _seed(shared_store, ns_a, ns_b, ids, texts)
+    model = SchemaChatModel()
+    model.script("RetrievalPlan", json.dumps({"query": queries[0], "k": 50, "fine": True}))
+    model.script("Verdict", json.dumps({"action": "pass"}))
+    model.script(
+        "AnswerDraft",
+        lambda m: json.dumps({"answerable": True, "answer": "x", "cited": _labels(m)}),
+    )
+    memory = Memory(store=shared_store, chat_model=model, checkpointer=InMemorySaver())
+    a_ids = {f"{p}-{rid}" for rid in ids for p in "rfe"} | {"scene-1"}
+    for query in [*queries, MARK["b"]]:
+        for hit in memory.search(query, namespace=ns_a, k=50):
+            assert hit.id in a_ids and MARK["b"] not in hit.text
+    for records in memory.inspect(namespace=ns_a).values():
+        for record in records:
+            _own(record, ns_a)
+    result = memory.answer(queries[0], namespace=ns_a)
+    assert result.citations and set(result.citations) <= a_ids
+    assert all(MARK["b"] not in m.text for m in result.memories)
+    profile = memory.profile(namespace=ns_a)
+    assert profile is not None and profile.explicit_facts == [MARK["a"]]
+    assert all(e.reason != MARK["b"] for e in memory.history(f"f-{ids[0]}", namespace=ns_a))
