@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.memstrata-installed
 BENCH_OUT ?= bench-results
 
-.PHONY: install qwen demo test unit lint typecheck format bench clean
+.PHONY: install qwen demo test unit reliability lint typecheck format bench clean
 
 install: $(STAMP)
 
@@ -37,6 +37,10 @@ test: lint
 
 unit: install
 	$(BIN)/python -m pytest -m "not integration"
+
+# the reliability suite at full fuzz sizes (CI runs it with small sizes inside `make test`)
+reliability: install
+	MEMSTRATA_FUZZ=full $(BIN)/python -m pytest tests/reliability -q
 
 lint: install
 	$(BIN)/ruff check .
