@@ -20,13 +20,13 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``memstrata`` command."""
-    from .commands import chat, demo, ingest, local, manage, recall
+    from .commands import chat, demo, eval, ingest, local, manage, recall
 
     parser = argparse.ArgumentParser(
         prog="memstrata", description="Long-term memory for LLM agents."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (demo, ingest, recall, chat, manage, local):
+    for module in (demo, ingest, recall, chat, manage, local, eval):
         module.register(sub)
     return parser
 

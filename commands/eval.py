@@ -1,0 +1,297 @@
+"""``memstrata eval``: the LoCoMo evaluation harness (memstrata against three baselines).
+
+The run ingests each chosen conversation (memstrata's ingest graph per trigger policy,
+raw turns for flat retrieval, chunks for naive RAG) into a persistent store under
+``--out``, answers every chosen question with every system on the same model, scores it
+(mem0 F1 / BLEU-1 / LLM judge, LoCoMo F1, category-5 refusal, evidence recall) and
+writes ``results.json``, ``report.md`` and two PNG plots. Every finished step is a line
+of ``<out>/journal.jsonl``: running the same command again resumes a stopped run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from ..config import MemoryConfig
+from ..datasets.locomo import default_locomo_path
+from ..errors import InvalidInputError
+from ..evaluation.harness import EvalModels, EvalSettings, run_evaluation
+from ..evaluation.outputs import rerender
+from ..evaluation.systems import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, SYSTEMS
+from ..graphs.context import TRIGGER_POLICIES
+from ..memory_models import ChatModelProvider
+
+DEFAULT_OUT = Path("eval-results")
+DEFAULT_WINDOW = 32768
+"""Qwen2.5's context window; a local model served here uses its n_ctx instead."""
+EXAMPLE = (
+    "memstrata eval --conversations conv-26 --questions 40 --adversarial 10 "
+    "--systems memstrata naive-rag full-context flat --policy recurrence "
+    "--out eval-results/conv26"
+)
+
+
+def register(sub: Any) -> None:
+    """Add ``eval`` to the subparsers ``sub``."""
+    p = sub.add_parser(
+        "eval",
+        help="evaluate memstrata and baselines on LoCoMo (resumable; JSON, markdown, plots)",
+        description=__doc__,
+        epilog=f"example:\n  {EXAMPLE}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    data = p.add_argument_group("data and subset")
+    data.add_argument(
+        "--data", type=Path, default=None, help="LoCoMo-format JSON (default: locomo10.json)"
+    )
+    data.add_argument("--conversations", nargs="+", metavar="SAMPLE_ID", help="default: all")
+    data.add_argument(
+        "--categories",
+        nargs="+",
+        type=int,
+        choices=[1, 2, 3, 4, 5],
+        default=[1, 2, 3, 4, 5],
+        metavar="N",
+        help="question categories 1-5 (default: all)",
+    )
+    data.add_argument(
+        "--questions", type=int, metavar="N", help="category 1-4 questions per conversation"
+    )
+    data.add_argument(
+        "--adversarial", type=int, metavar="N", help="category-5 questions per conversation"
+    )
+    data.add_argument(
+        "--sessions",
+        type=int,
+        metavar="N",
+        help="ingest only the first N sessions; keep questions whose evidence lies in them",
+    )
+    data.add_argument(
+        "--pick",
+        choices=["spread", "first"],
+        default="spread",
+        help="which questions when limited: evenly spread (default) or the first ones",
+    )
+    systems = p.add_argument_group("systems")
+    systems.add_argument(
+        "--systems",
+        nargs="+",
+        choices=SYSTEMS,
+        default=[MEMSTRATA, NAIVE_RAG, FULL_CONTEXT, FLAT],
+        metavar="SYSTEM",
+        help="default: memstrata naive-rag full-context flat. memstrata: full graph; "
+        "memstrata-retrieval: retrieval-only + shared answer; "
+        "full-context: truncated transcript; naive-rag: chunks, dense top-k; flat: hybrid "
+        "over raw turns, no Judge loop",
+    )
+    systems.add_argument(
+        "--policy",
+        nargs="+",
+        choices=TRIGGER_POLICIES,
+        default=["recurrence"],
+        dest="policies",
+        metavar="POLICY",
+        help="memstrata's trigger policies: eager, recurrence (default), boundary, session",
+    )
+    systems.add_argument("--batch-size", type=int, default=10, help="turns per ingest call")
+    systems.add_argument("--top-k", type=int, default=20, help="flat: raw turns retrieved")
+    systems.add_argument("--rag-k", type=int, default=8, help="naive RAG: chunks retrieved")
+    systems.add_argument("--chunk-words", type=int, default=128, help="naive RAG: chunk size")
+    systems.add_argument("--chunk-overlap", type=int, default=32, help="naive RAG: overlap")
+    systems.add_argument(
+        "--context-window",
+        type=int,
+        help=f"full-context: the model's window in tokens (default: the local model's "
+        f"--local-ctx, else {DEFAULT_WINDOW})",
+    )
+    systems.add_argument(
+        "--answer-budget", type=int, default=256, help="tokens reserved for the reply"
+    )
+    models = p.add_argument_group("models (default: MEMSTRATA_* variables, else the local model)")
+    models.add_argument("--base-url", help="OpenAI-compatible endpoint of the answer model")
+    models.add_argument("--api-key", help="its API key")
+    models.add_argument("--model", help="model name at the endpoint")
+    models.add_argument("--local-model", help="without an endpoint: qwen (default) or smollm2")
+    models.add_argument("--local-ctx", type=int, help="llama.cpp context size of the local model")
+    models.add_argument("--threads", type=int, help="llama.cpp threads of the local model")
+    models.add_argument(
+        "--structured-method", choices=["json_schema", "json_mode", "prompt"], default=None
+    )
+    models.add_argument("--judge-base-url", help="endpoint of the judge (default: answer model)")
+    models.add_argument("--judge-api-key", help="its API key")
+    models.add_argument("--judge-model", help="judge model name (e.g. gpt-4o-mini)")
+    models.add_argument("--no-judge", action="store_true", help="skip the LLM judge")
+    out = p.add_argument_group("output")
+    out.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    out.add_argument("--fresh", action="store_true", help="discard a previous run in --out")
+    out.add_argument("--notes", type=Path, help="markdown file appended to the report as notes")
+    out.add_argument(
+        "--report-only",
+        action="store_true",
+        help="only re-render report.md and plots from results.json (e.g. with --notes)",
+    )
+    out.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    out.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    p.set_defaults(func=run_eval)
+
+
+def settings_from_args(args: argparse.Namespace, *, context_window: int) -> EvalSettings:
+    """The run's settings from the parsed options."""
+    return EvalSettings(
+        data=args.data or default_locomo_path(),
+        out=args.out,
+        conversations=args.conversations,
+        categories=sorted(set(args.categories)),
+        questions=args.questions,
+        adversarial=args.adversarial,
+        sessions=args.sessions,
+        pick=args.pick,
+        systems=list(dict.fromkeys(args.systems)),
+        policies=list(dict.fromkeys(args.policies)),
+        batch_size=args.batch_size,
+        top_k=args.top_k,
+        rag_k=args.rag_k,
+        chunk_words=args.chunk_words,
+        chunk_overlap=args.chunk_overlap,
+        context_window=context_window,
+        answer_budget=args.answer_budget,
+        structured_method=args.structured_method or "json_schema",
+        judge=not args.no_judge,
+    )
+
+
+def _config(args: argparse.Namespace, *, judge: bool = False) -> MemoryConfig:
+    overrides: dict[str, Any] = {}
+    options = (
+        ("base_url", "openai_base_url"),
+        ("api_key", "openai_api_key"),
+        ("model", "model"),
+        ("local_model", "local_model"),
+        ("local_ctx", "local_ctx"),
+        ("threads", "local_threads"),
+        ("structured_method", "structured_method"),
+    )
+    for option, name in options:
+        value = getattr(args, option, None)
+        if value is not None:
+            overrides[name] = value
+    if judge:
+        for option, name in (
+            ("judge_base_url", "openai_base_url"),
+            ("judge_api_key", "openai_api_key"),
+            ("judge_model", "model"),
+        ):
+            value = getattr(args, option, None)
+            if value is not None:
+                overrides[name] = value
+    return MemoryConfig.from_env(**overrides)
+
+
+def _name(config: MemoryConfig, source: str) -> str:
+    if source == "local":
+        return f"local {config.local_model} (llama.cpp, n_ctx {config.local_ctx})"
+    where = config.openai_base_url or "api.openai.com"
+    return f"{config.model or 'default model'} at {where}"
+
+
+def build_models(args: argparse.Namespace, stack: ExitStack) -> tuple[EvalModels, int]:
+    """The answer and judge models the options describe, and the full-context window."""
+    from ..stores.embeddings import MiniLMEmbeddings
+
+    config = _config(args)
+    provider = ChatModelProvider(config)
+    stack.callback(provider.close)
+    window = args.context_window or (
+        config.local_ctx if provider.source == "local" else DEFAULT_WINDOW
+    )
+    models = EvalModels(
+        chat_model=provider.get(),
+        embeddings=MiniLMEmbeddings(),
+        model_name=_name(config, provider.source),
+    )
+    if args.judge_base_url or args.judge_model:
+        judge_config = _config(args, judge=True)
+        if not judge_config.uses_endpoint:
+            raise InvalidInputError("--judge-model needs an endpoint: give --judge-base-url too")
+        judge = ChatModelProvider(judge_config)
+        stack.callback(judge.close)
+        models.judge_model = judge.get()
+        models.judge_name = _name(judge_config, judge.source)
+    return models, window
+
+
+def git_commit(where: Path | None = None) -> str:
+    """The checkout's commit, marked when the tree has uncommitted changes."""
+    cwd = where or Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{head} (with uncommitted changes)" if dirty else head
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The options of this run that differ from the defaults, as one command (no secrets)."""
+    skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh"}
+    skip |= {"report_only", "no_progress", "notes"}
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    defaults = vars(parser.parse_args(["eval"]))
+    parts = ["memstrata", "eval"]
+    for key, value in sorted(vars(args).items()):
+        if key in skip or value is None or value is False or value == defaults.get(key):
+            continue
+        flag = "--" + ("policy" if key == "policies" else key.replace("_", "-"))
+        if value is True:
+            parts.append(flag)
+        elif isinstance(value, list):
+            parts += [flag, *map(str, value)]
+        else:
+            parts += [flag, str(value)]
+    return shlex.join(parts)
+
+
+def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> int:
+    """Run or resume the evaluation; print where the results are.
+
+    Args:
+        args: The parsed options.
+        models: Models to use instead of the ones the options describe (tests).
+    """
+    notes = args.notes.read_text(encoding="utf-8") if args.notes else None
+    if args.report_only:
+        rerender(args.out, notes=notes, plots=not args.no_plots)
+        print(f"report: {args.out / 'report.md'}")
+        return 0
+    with ExitStack() as stack:
+        window = args.context_window or DEFAULT_WINDOW
+        if models is None:
+            models, window = build_models(args, stack)
+        settings = settings_from_args(args, context_window=window)
+        meta = {"command": command_line(args), "commit": git_commit(), "notes": notes}
+        output = run_evaluation(
+            settings,
+            models,
+            fresh=args.fresh,
+            progress=not args.no_progress,
+            plots=not args.no_plots,
+            meta=meta,
+        )
+    print(f"{len(output.results)} answers scored; results in {output.out}/")
+    print(f"  report:  {output.out / 'report.md'}")
+    print(f"  results: {output.out / 'results.json'}")
+    return 0

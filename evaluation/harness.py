@@ -1,0 +1,415 @@
+"""The LoCoMo evaluation runner: ingest, answer, score, judge; resumable.
+
+:func:`run_evaluation` ingests each conversation once per needed stage into a persistent
+store under the output folder, then lets every system answer every chosen question,
+scores the answer (mem0 F1 and BLEU-1, LoCoMo F1, the judge, category-5 refusal,
+evidence recall) and appends the result to ``journal.jsonl``. Started again on the same
+folder with the same settings, it skips every batch and question already in the journal,
+so a crashed run continues where it stopped. At the end it writes ``results.json``,
+``report.md`` and the plots.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from tqdm import tqdm
+
+from ..agents.structured import StructuredCaller, StructuredMethod
+from ..errors import InvalidInputError
+from ..graphs.context import TRIGGER_POLICIES
+from ..graphs.memory import build_memory_graph
+from ..stores.chroma import ChromaMemoryStore
+from .answering import Answerer
+from .ingest import Ingestor
+from .judge import Judge
+from .records import (
+    IngestStep,
+    Journal,
+    QuestionResult,
+    RunHeader,
+    answers_of,
+    ingests_of,
+)
+from .scoring import bleu1, evidence_recall, is_refusal, locomo_f1, mem0_f1
+from .subset import EvalQuestion, Pick, Subset, load_subset
+from .systems import (
+    FLAT,
+    FULL_CONTEXT,
+    MEMSTRATA,
+    MEMSTRATA_RETRIEVAL,
+    NAIVE_RAG,
+    SYSTEMS,
+    EvalSystem,
+    FullContextSystem,
+    MemstrataSystem,
+    SystemAnswer,
+    flat,
+    naive_rag,
+    scored_answer,
+)
+from .transcripts import TokenCounter, WordPieceCounter
+
+JOURNAL = "journal.jsonl"
+STORE_DIR = "chroma"
+
+
+@dataclass(kw_only=True)
+class EvalSettings:
+    """Everything that decides what a run does (recorded as its fingerprint)."""
+
+    data: Path
+    out: Path
+    conversations: list[str] | None = None
+    categories: list[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])
+    questions: int | None = None
+    """Category 1-4 questions per conversation (None: all)."""
+    adversarial: int | None = None
+    """Category-5 questions per conversation (None: all)."""
+    sessions: int | None = None
+    """Only the first N sessions (questions with evidence in them)."""
+    pick: Pick = "spread"
+    systems: list[str] = field(default_factory=lambda: [MEMSTRATA, NAIVE_RAG, FULL_CONTEXT, FLAT])
+    policies: list[str] = field(default_factory=lambda: ["recurrence"])
+    batch_size: int = 10
+    top_k: int = 20
+    """Flat retrieval: raw turns retrieved."""
+    rag_k: int = 8
+    """Naive RAG: chunks retrieved."""
+    chunk_words: int = 128
+    chunk_overlap: int = 32
+    context_window: int = 32768
+    answer_budget: int = 256
+    structured_method: StructuredMethod = "json_schema"
+    max_attempts: int = 3
+    judge: bool = True
+
+    def validate(self) -> None:
+        """Raise :class:`InvalidInputError` with a fix-it message for a bad setting."""
+        unknown = [s for s in self.systems if s not in SYSTEMS]
+        if unknown or not self.systems:
+            raise InvalidInputError(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
+        bad = [p for p in self.policies if p not in TRIGGER_POLICIES]
+        if bad or not self.policies:
+            raise InvalidInputError(f"unknown policies {bad}; choose from {TRIGGER_POLICIES}")
+        for name in ("batch_size", "top_k", "rag_k", "chunk_words", "context_window"):
+            if getattr(self, name) < 1:
+                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("questions", "adversarial", "sessions"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise InvalidInputError(f"{name} must be >= 0, got {value}")
+        if not 0 <= self.chunk_overlap < self.chunk_words:
+            raise InvalidInputError("chunk_overlap must be >= 0 and smaller than chunk_words")
+        if self.context_window < self.answer_budget + 512:
+            raise InvalidInputError(
+                f"context_window {self.context_window} leaves no room for a transcript; "
+                "give the model's real window (e.g. 8192 or 32768)"
+            )
+
+    def fingerprint(self, models: EvalModels) -> dict[str, Any]:
+        """What must match for a run to be resumed."""
+        data = asdict(self)
+        data["data"] = str(self.data)
+        data.pop("out")
+        data["model"] = models.model_name
+        data["judge_model"] = models.judge_name if self.judge else None
+        data["embeddings"] = type(models.embeddings).__name__
+        return data
+
+
+@dataclass
+class EvalModels:
+    """The models of a run: one chat model for every system, the judge, the embedder."""
+
+    chat_model: BaseChatModel
+    embeddings: Embeddings
+    model_name: str
+    judge_model: BaseChatModel | None = None
+    """None: the chat model judges too."""
+    judge_name: str | None = None
+    counter: TokenCounter = field(default_factory=WordPieceCounter)
+
+    @property
+    def judge_label(self) -> str:
+        """The judge as recorded."""
+        return self.judge_name or f"{self.model_name} (same as the answer model)"
+
+
+@dataclass
+class RunOutput:
+    """What a run produced."""
+
+    results: list[QuestionResult]
+    ingests: list[IngestStep]
+    meta: dict[str, Any]
+    out: Path
+
+
+Progress = Callable[..., Any]
+
+
+def system_id(name: str, policy: str, policies: Sequence[str]) -> str:
+    """``memstrata`` or, with several policies, ``memstrata@<policy>``."""
+    if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL) and len(policies) > 1:
+        return f"{name}@{policy}"
+    return name
+
+
+def build_systems(
+    settings: EvalSettings, models: EvalModels, store: ChromaMemoryStore, graph: Any
+) -> list[EvalSystem]:
+    """The systems the settings name, in order (memstrata ones once per policy)."""
+    caller = StructuredCaller(
+        models.chat_model, method=settings.structured_method, max_attempts=settings.max_attempts
+    )
+    answerer = Answerer(caller, models.counter)
+    out: list[EvalSystem] = []
+    for name in settings.systems:
+        if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
+            for policy in settings.policies:
+                out.append(
+                    MemstrataSystem(
+                        name=system_id(name, policy, settings.policies),
+                        graph=graph,
+                        policy=policy,
+                        counter=models.counter,
+                        answerer=answerer if name == MEMSTRATA_RETRIEVAL else None,
+                    )
+                )
+        elif name == FULL_CONTEXT:
+            out.append(
+                FullContextSystem(
+                    answerer=answerer,
+                    counter=models.counter,
+                    context_window=settings.context_window,
+                    answer_budget=settings.answer_budget,
+                )
+            )
+        elif name == NAIVE_RAG:
+            out.append(naive_rag(store, answerer, models.counter, settings.rag_k))
+        elif name == FLAT:
+            out.append(flat(store, answerer, models.counter, settings.top_k))
+    return out
+
+
+def score(
+    system: str,
+    question: EvalQuestion,
+    answer: SystemAnswer,
+    session_of: dict[str, str],
+    judge: Judge | None,
+) -> QuestionResult:
+    """Every score of one answer (the judge runs on categories 1-4 only)."""
+    text = scored_answer(answer)
+    answerable = question.category != 5
+    turn, session = evidence_recall(question.evidence, answer.used, session_of)
+    cited = None
+    if answer.cited is not None and question.evidence:
+        cited, _ = evidence_recall(question.evidence, answer.cited, session_of)
+    result = QuestionResult(
+        system=system,
+        conversation=question.conversation,
+        qid=question.qid,
+        category=question.category,
+        question=question.text,
+        gold=question.gold,
+        adversarial_answer=question.adversarial_answer,
+        evidence=list(question.evidence),
+        answer=text,
+        raw_answer=answer.answer,
+        refused=answer.refused or is_refusal(text),
+        mem0_f1=mem0_f1(text, question.gold) if answerable else None,
+        bleu1=bleu1(text, question.gold) if answerable else None,
+        locomo_f1=locomo_f1(text, question.gold, question.category),
+        refusal_correct=None if answerable else (answer.refused or is_refusal(text)),
+        used_evidence=answer.used,
+        turn_recall=turn,
+        session_recall=session,
+        cited_turn_recall=cited,
+        context_tokens=answer.context_tokens,
+        answering=answer.costs,
+        latency_s=answer.latency_s,
+        rounds=answer.rounds,
+        failures=answer.failures,
+        notes=answer.notes,
+    )
+    if judge is not None and answerable:
+        verdict = judge.judge(question.text, question.gold, text)
+        result.judge_label = verdict.label
+        result.judge_reason = verdict.reason
+        result.judging = verdict.costs
+    return result
+
+
+def _stages(systems: Sequence[EvalSystem]) -> list[str]:
+    return list(dict.fromkeys(s.stage for s in systems if s.stage is not None))
+
+
+def _open_journal(settings: EvalSettings, models: EvalModels, fresh: bool) -> Journal:
+    journal = Journal(settings.out / JOURNAL)
+    if fresh:
+        journal.path.unlink(missing_ok=True)
+        shutil.rmtree(settings.out / STORE_DIR, ignore_errors=True)
+    entries = journal.read()
+    fingerprint = settings.fingerprint(models)
+    headers = [e for e in entries if isinstance(e, RunHeader)]
+    if not headers:
+        if entries:
+            raise InvalidInputError(f"{journal.path} has no run header; pass --fresh")
+        journal.append(RunHeader(fingerprint=fingerprint, started=datetime.now(UTC).isoformat()))
+        return journal
+    recorded = headers[0].fingerprint
+    keys = set(recorded) | set(fingerprint)
+    changed = sorted(k for k in keys if recorded.get(k) != fingerprint.get(k))
+    if changed:
+        raise InvalidInputError(
+            f"{settings.out} holds a run with other settings ({', '.join(changed)} differ); "
+            "use another --out folder, or --fresh to discard it"
+        )
+    return journal
+
+
+def run_evaluation(
+    settings: EvalSettings,
+    models: EvalModels,
+    *,
+    fresh: bool = False,
+    progress: bool = True,
+    plots: bool = True,
+    meta: dict[str, Any] | None = None,
+) -> RunOutput:
+    """Run (or resume) an evaluation; write the results, the report and the plots.
+
+    Args:
+        settings: What to run.
+        models: The chat model (every system), the judge and the embedder.
+        fresh: Discard a previous run in ``settings.out`` instead of resuming it.
+        progress: Show progress bars on stderr.
+        plots: Draw the PNG plots (needs matplotlib).
+        meta: Extra header fields for the report (command line, commit, ...).
+    """
+    settings.validate()
+    subset = load_subset(
+        settings.data,
+        conversations=settings.conversations,
+        categories=settings.categories,
+        questions=settings.questions,
+        adversarial=settings.adversarial,
+        sessions=settings.sessions,
+        pick=settings.pick,
+    )
+    settings.out.mkdir(parents=True, exist_ok=True)
+    journal = _open_journal(settings, models, fresh)
+    entries = journal.read()
+    store = ChromaMemoryStore.persistent(
+        settings.out / STORE_DIR, embeddings=models.embeddings, collection_prefix="eval"
+    )
+    graph = build_memory_graph(
+        chat_model=models.chat_model,
+        store=store,
+        structured_method=settings.structured_method,
+        max_attempts=settings.max_attempts,
+    ).compile()
+    systems = build_systems(settings, models, store, graph)
+    judge = None
+    if settings.judge:
+        judge_caller = StructuredCaller(
+            models.judge_model or models.chat_model,
+            method=settings.structured_method,
+            max_attempts=settings.max_attempts,
+        )
+        judge = Judge(judge_caller, models.counter, name=models.judge_label)
+    _ingest(settings, subset, systems, store, graph, journal, entries, progress)
+    _answer(subset, systems, journal, journal.read(), judge, progress)
+    entries = journal.read()
+    header = next(e for e in entries if isinstance(e, RunHeader))
+    run_meta = {
+        **(meta or {}),
+        "model": models.model_name,
+        "judge": models.judge_label if settings.judge else None,
+        "embeddings": type(models.embeddings).__name__,
+        "token_counter": getattr(models.counter, "name", type(models.counter).__name__),
+        "settings": header.fingerprint,
+        "subset": subset.describe(),
+        "systems": [s.name for s in systems],
+        "stages": {s.name: s.stage for s in systems},
+        "started": header.started,
+        "finished": datetime.now(UTC).isoformat(),
+    }
+    output = RunOutput(answers_of(entries), ingests_of(entries), run_meta, settings.out)
+    from .outputs import write_outputs  # matplotlib is imported only when writing
+
+    write_outputs(output, plots=plots)
+    return output
+
+
+def _bar(total: int, desc: str, unit: str, progress: bool) -> Any:
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not progress or None)
+
+
+def _ingest(
+    settings: EvalSettings,
+    subset: Subset,
+    systems: Sequence[EvalSystem],
+    store: ChromaMemoryStore,
+    graph: Any,
+    journal: Journal,
+    entries: Sequence[Any],
+    progress: bool,
+) -> None:
+    stages = _stages(systems)
+    done = {e.key for e in ingests_of(entries)}
+    ingestor = Ingestor(
+        store=store,
+        graph=graph,
+        batch_size=settings.batch_size,
+        chunk_words=settings.chunk_words,
+        chunk_overlap=settings.chunk_overlap,
+        done=done,
+        record=journal.append,
+    )
+    plan = [(stage, conv) for conv in subset.conversations for stage in stages]
+    total = sum(ingestor.planned_turns(stage, conv) for stage, conv in plan)
+    with _bar(total, "ingest", "turn", progress) as bar:
+        ingestor.advance = bar.update
+        for stage, conv in plan:
+            bar.set_postfix_str(f"{stage} {conv.sample_id}")
+            ingestor.run(stage, conv)
+
+
+def _answer(
+    subset: Subset,
+    systems: Sequence[EvalSystem],
+    journal: Journal,
+    entries: Sequence[Any],
+    judge: Judge | None,
+    progress: bool,
+) -> None:
+    done = {r.key for r in answers_of(entries)}
+    # one system at a time per conversation: a serving model reuses the cached context prefix
+    plan = [
+        (conv, system, q)
+        for conv in subset.conversations
+        for system in systems
+        for q in subset.questions[conv.sample_id]
+        if (system.name, q.qid) not in done
+    ]
+    with _bar(len(plan), "answer", "question", progress) as bar:
+        for conv, system, question in plan:
+            bar.set_postfix_str(f"{system.name} {question.qid}")
+            session_of = {t.dia_id: t.session_id for t in conv.turns}
+            answer = system.answer(conv, question)
+            journal.append(score(system.name, question, answer, session_of, judge))
+            bar.update(1)
+
+
+__all__ = ["EvalModels", "EvalSettings", "RunOutput", "run_evaluation"]

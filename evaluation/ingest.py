@@ -1,0 +1,200 @@
+"""Ingest stages of an evaluation run, resumable batch by batch.
+
+* ``memstrata-<policy>``: every session, in batches, through memstrata's ingest graph
+  with that trigger policy (the last batch of a session closes it);
+* ``raw``: the turns as raw records only (no LLM), for the flat-retrieval baseline;
+* ``chunks``: fixed-size word windows of the transcript, for the naive-RAG baseline.
+
+Each stage writes into its own namespace (``<stage>/<sample_id>``) of the run's
+persistent store. A finished batch is a journal line; a resumed run skips it. A batch that
+was cut short is sent again: raw turns have stable ids, so the stored ones are skipped,
+and the turns it left unconsolidated are still pending for the trigger.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..datasets.locomo import Conversation
+from ..graphs.context import MemoryContext, TriggerPolicy
+from ..graphs.state import TurnInput
+from ..stores.chroma import ChromaMemoryStore
+from ..stores.records import RawTurn
+from .records import IngestStep, costs_of
+from .transcripts import chunks, turn_line
+
+RAW_STAGE = "raw"
+CHUNK_STAGE = "chunks"
+MEMSTRATA_STAGE = "memstrata-"
+CHUNK_SPEAKER = "chunk"
+CHUNK_SESSION = "chunks"
+
+
+def memstrata_stage(policy: str) -> str:
+    """The ingest stage of memstrata under ``policy``."""
+    return f"{MEMSTRATA_STAGE}{policy}"
+
+
+def stage_namespace(stage: str, sample_id: str) -> str:
+    """The namespace a stage writes one conversation into."""
+    return f"{stage}/{sample_id}"
+
+
+def turn_inputs(conv: Conversation) -> list[TurnInput]:
+    """The conversation's turns as ingest inputs (dia_id kept in the metadata)."""
+    return [
+        TurnInput(
+            speaker=t.speaker,
+            text=t.text,
+            occurred_at=t.occurred_at,
+            session_id=t.session_id,
+            turn_index=t.turn_index,
+            media_caption=t.caption,
+            metadata={"dia_id": t.dia_id},
+        )
+        for t in conv.turns
+    ]
+
+
+def session_batches(conv: Conversation, size: int) -> Iterator[tuple[list[TurnInput], bool]]:
+    """Batches of at most ``size`` turns within one session; True on a session's last."""
+    by_session: dict[str, list[TurnInput]] = {}
+    for turn in turn_inputs(conv):
+        by_session.setdefault(turn.session_id, []).append(turn)
+    for turns in by_session.values():
+        for start in range(0, len(turns), size):
+            yield turns[start : start + size], start + size >= len(turns)
+
+
+def raw_id_to_dia(namespace: str, conv: Conversation) -> dict[str, str]:
+    """Raw record id (in ``namespace``) -> dialogue id."""
+    return {RawTurn.turn_id(namespace, t.session_id, t.turn_index): t.dia_id for t in conv.turns}
+
+
+@dataclass(kw_only=True)
+class Ingestor:
+    """Runs the ingest stages of a conversation, skipping finished batches."""
+
+    store: ChromaMemoryStore
+    graph: Any
+    """The compiled memory graph (only the memstrata stages use it)."""
+    batch_size: int
+    chunk_words: int
+    chunk_overlap: int
+    done: set[tuple[str, str, int]]
+    """(stage, sample_id, batch) already in the journal."""
+    record: Callable[[IngestStep], None]
+    """Called with each finished batch (appends it to the journal)."""
+    advance: Callable[[int], None] = lambda turns: None
+    """Progress callback: turns just ingested."""
+
+    def planned_turns(self, stage: str, conv: Conversation) -> int:
+        """Turns still to ingest for this stage and conversation (for the progress bar)."""
+        if not stage.startswith(MEMSTRATA_STAGE):
+            return 0 if (stage, conv.sample_id, 0) in self.done else len(conv.turns)
+        return sum(
+            len(batch)
+            for n, (batch, _) in enumerate(session_batches(conv, self.batch_size))
+            if (stage, conv.sample_id, n) not in self.done
+        )
+
+    def run(self, stage: str, conv: Conversation) -> None:
+        """Ingest ``conv`` for ``stage``."""
+        if stage.startswith(MEMSTRATA_STAGE):
+            self._graph_stage(stage, stage.removeprefix(MEMSTRATA_STAGE), conv)
+        elif stage == RAW_STAGE:
+            self._raw_stage(conv)
+        elif stage == CHUNK_STAGE:
+            self._chunk_stage(conv)
+        else:
+            raise ValueError(f"unknown ingest stage {stage!r}")
+
+    def _graph_stage(self, stage: str, policy: str, conv: Conversation) -> None:
+        namespace = stage_namespace(stage, conv.sample_id)
+        policy_name: TriggerPolicy = policy  # type: ignore[assignment]  # checked by MemoryContext
+        ctx = MemoryContext(namespace=namespace, trigger_policy=policy_name)
+        batches = list(session_batches(conv, self.batch_size))
+        for n, (batch, closes) in enumerate(batches):
+            if (stage, conv.sample_id, n) in self.done:
+                continue
+            started = time.perf_counter()
+            out = self.graph.invoke({"turns": batch, "session_closed": closes}, context=ctx)
+            self.record(
+                IngestStep(
+                    stage=stage,
+                    conversation=conv.sample_id,
+                    batch=n,
+                    batches=len(batches),
+                    turns=len(batch),
+                    new_raw=len(out.get("new_raw_ids", [])),
+                    written=len(out.get("written", [])),
+                    failures=len(out.get("failures", [])),
+                    construction=costs_of(out.get("llm_calls", [])),
+                    seconds=time.perf_counter() - started,
+                )
+            )
+            self.advance(len(batch))
+
+    def _single(self, stage: str, conv: Conversation, records: list[RawTurn]) -> None:
+        if (stage, conv.sample_id, 0) in self.done:
+            return
+        started = time.perf_counter()
+        namespace = stage_namespace(stage, conv.sample_id)
+        existing = {r.id for r in self.store.get("raw", namespace, [r.id for r in records])}
+        fresh = [r for r in records if r.id not in existing]
+        if fresh:
+            self.store.add(namespace, fresh)
+        self.record(
+            IngestStep(
+                stage=stage,
+                conversation=conv.sample_id,
+                batch=0,
+                batches=1,
+                turns=len(conv.turns),
+                new_raw=len(fresh),
+                seconds=time.perf_counter() - started,
+            )
+        )
+        self.advance(len(conv.turns))
+
+    def _raw_stage(self, conv: Conversation) -> None:
+        namespace = stage_namespace(RAW_STAGE, conv.sample_id)
+        records: list[RawTurn] = []
+        previous: str | None = None
+        for n, t in enumerate(conv.turns):
+            if n and conv.turns[n - 1].session_id != t.session_id:
+                previous = None  # the context is the previous turn of the same session
+            records.append(
+                RawTurn(
+                    namespace=namespace,
+                    speaker=t.speaker,
+                    text=t.text,
+                    session_id=t.session_id,
+                    turn_index=t.turn_index,
+                    occurred_at=t.occurred_at,
+                    media_caption=t.caption,
+                    metadata={"dia_id": t.dia_id},
+                    context=previous,
+                )
+            )
+            previous = turn_line(t)[:300]
+        self._single(RAW_STAGE, conv, records)
+
+    def _chunk_stage(self, conv: Conversation) -> None:
+        namespace = stage_namespace(CHUNK_STAGE, conv.sample_id)
+        records = [
+            RawTurn(
+                namespace=namespace,
+                speaker=CHUNK_SPEAKER,
+                text=c.text,
+                session_id=CHUNK_SESSION,
+                turn_index=c.index,
+                occurred_at=c.occurred_at,
+                metadata={"dia_ids": " ".join(c.dia_ids)},
+            )
+            for c in chunks(conv, self.chunk_words, self.chunk_overlap)
+        ]
+        self._single(CHUNK_STAGE, conv, records)

@@ -1,0 +1,235 @@
+"""What the evaluation harness records: LLM cost per node, per-question results, ingest steps.
+
+Every finished ingest batch and every answered question is one JSON line in the run's
+journal (:class:`Journal`), so a crashed run continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..agents.structured import LLMCall
+from ..errors import InvalidInputError
+
+
+class NodeCost(BaseModel):
+    """LLM calls, tokens and latency of one node (summed)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    estimated_calls: int = 0
+    """Calls whose token counts were estimated from text (the model reported no usage)."""
+    unknown_calls: int = 0
+    """Calls with no usage and no text to estimate from (counted as 0 tokens)."""
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: NodeCost) -> NodeCost:
+        """The sum of both."""
+        return NodeCost(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            latency_s=self.latency_s + other.latency_s,
+            estimated_calls=self.estimated_calls + other.estimated_calls,
+            unknown_calls=self.unknown_calls + other.unknown_calls,
+        )
+
+
+Costs = dict[str, NodeCost]
+"""Cost per node name."""
+
+
+def costs_of(calls: Iterable[LLMCall], *, estimate: tuple[int, int] | None = None) -> Costs:
+    """Sum call records per node.
+
+    Args:
+        calls: The records.
+        estimate: (prompt, completion) token estimates used for calls without usage; the
+            calls are then counted as estimated, otherwise as unknown.
+    """
+    out: Costs = {}
+    for call in calls:
+        cost = NodeCost(calls=1, latency_s=call.latency_s)
+        if call.prompt_tokens is not None or call.completion_tokens is not None:
+            cost.prompt_tokens = call.prompt_tokens or 0
+            cost.completion_tokens = call.completion_tokens or 0
+        elif estimate is not None:
+            cost.prompt_tokens, cost.completion_tokens = estimate
+            cost.estimated_calls = 1
+        else:
+            cost.unknown_calls = 1
+        out[call.node] = out.get(call.node, NodeCost()).add(cost)
+    return out
+
+
+def merge_costs(*parts: Mapping[str, NodeCost]) -> Costs:
+    """Add cost tables node by node."""
+    out: Costs = {}
+    for part in parts:
+        for node, cost in part.items():
+            out[node] = out.get(node, NodeCost()).add(cost)
+    return dict(sorted(out.items()))
+
+
+def total(costs: Mapping[str, NodeCost]) -> NodeCost:
+    """All nodes together."""
+    out = NodeCost()
+    for cost in costs.values():
+        out = out.add(cost)
+    return out
+
+
+class QuestionResult(BaseModel):
+    """One system's answer to one question, with every score."""
+
+    kind: Literal["answer"] = "answer"
+    system: str
+    conversation: str
+    qid: str
+    category: int
+    question: str
+    gold: str
+    """The gold answer; for category 5, LoCoMo's refusal wording."""
+    adversarial_answer: str | None = None
+    """Category 5: the plausible but unsupported answer the question baits."""
+    evidence: list[str] = Field(default_factory=list)
+    answer: str
+    """The answer as scored (a system's refusal becomes the refusal wording)."""
+    raw_answer: str
+    refused: bool
+    mem0_f1: float | None = None
+    bleu1: float | None = None
+    locomo_f1: float
+    judge_label: str | None = None
+    """CORRECT / WRONG from the judge; ERROR if it gave no valid label; None (category 5,
+    or no judge) when not judged."""
+    judge_reason: str = ""
+    refusal_correct: bool | None = None
+    """Category 5 only: whether the system refused."""
+    used_evidence: list[str] = Field(default_factory=list)
+    """Dialogue ids of every turn the answer was given (or that a used memory came from)."""
+    turn_recall: float | None = None
+    session_recall: float | None = None
+    cited_turn_recall: float | None = None
+    """memstrata's full graph: turn-recall of the memories the answer cited."""
+    context_tokens: int = 0
+    """Tokens of the context the answer model was shown (fixed tokenizer)."""
+    answering: Costs = Field(default_factory=dict)
+    judging: Costs = Field(default_factory=dict)
+    latency_s: float = 0.0
+    rounds: int = 0
+    failures: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(system, question id): what resume skips."""
+        return self.system, self.qid
+
+
+class IngestStep(BaseModel):
+    """One finished ingest batch of one stage for one conversation."""
+
+    kind: Literal["ingest"] = "ingest"
+    stage: str
+    conversation: str
+    batch: int
+    batches: int
+    turns: int
+    new_raw: int = 0
+    written: int = 0
+    failures: int = 0
+    construction: Costs = Field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(stage, conversation, batch): what resume skips."""
+        return self.stage, self.conversation, self.batch
+
+
+class RunHeader(BaseModel):
+    """The first journal line: what the run is, so a resume cannot mix two runs."""
+
+    kind: Literal["run"] = "run"
+    fingerprint: dict[str, Any]
+    started: str
+    """Everything that changes the results: data, subset, systems, models, options."""
+
+
+JournalLine = RunHeader | IngestStep | QuestionResult
+
+
+class Journal:
+    """An append-only JSONL file of finished steps; each line is flushed to disk."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> list[JournalLine]:
+        """Every complete line; a torn last line (a crash while writing) is removed.
+
+        Raises:
+            InvalidInputError: a line in the middle of the file is not a journal entry.
+        """
+        if not self.path.exists():
+            return []
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        out: list[JournalLine] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(_parse(json.loads(line)))
+            except (json.JSONDecodeError, ValidationError, KeyError) as e:
+                if number == len(lines):  # torn write of the last line: drop it, redo the step
+                    kept = "".join(f"{x}\n" for x in lines[: number - 1])
+                    self.path.write_text(kept, encoding="utf-8")
+                    break
+                raise InvalidInputError(
+                    f"{self.path}:{number} is not a journal entry ({e}); "
+                    "remove the output folder or pass --fresh to start over"
+                ) from e
+        return out
+
+    def append(self, entry: JournalLine) -> None:
+        """Write one line and push it to disk before returning."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = entry.model_dump_json()
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def _parse(data: dict[str, Any]) -> JournalLine:
+    kind = data["kind"]
+    if kind == "run":
+        return RunHeader.model_validate(data)
+    if kind == "ingest":
+        return IngestStep.model_validate(data)
+    if kind == "answer":
+        return QuestionResult.model_validate(data)
+    raise KeyError(f"unknown kind {kind!r}")
+
+
+def answers_of(entries: Sequence[JournalLine]) -> list[QuestionResult]:
+    """The question results, in journal order."""
+    return [e for e in entries if isinstance(e, QuestionResult)]
+
+
+def ingests_of(entries: Sequence[JournalLine]) -> list[IngestStep]:
+    """The ingest steps, in journal order."""
+    return [e for e in entries if isinstance(e, IngestStep)]

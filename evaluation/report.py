@@ -1,0 +1,315 @@
+"""The markdown report of an evaluation run: header, overall and per-category tables, costs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .summary import CATEGORY_NAMES
+from .systems import FULL_CONTEXT, MEMSTRATA, NAIVE_RAG
+
+ACCURACY_PLOT = "accuracy_vs_tokens.png"
+CONSTRUCTION_PLOT = "construction_tokens.png"
+
+METHOD_NOTES = (
+    "J is the LLM judge's share of CORRECT labels with mem0's semantics (generous about "
+    "length and date formats; one label per answer); like mem0, category 5 is not judged "
+    "and the overall J, F1 and BLEU-1 cover categories 1-4.",
+    "F1 is mem0's token F1 (token sets; only `. , ! ?` removed). BLEU-1 is mem0's "
+    "(NLTK sentence BLEU, weights 1,0,0,0, method1 smoothing) over a regex approximation "
+    "of NLTK's word_tokenize without the punkt sentence splitter, which is a download.",
+    "LoCoMo F1 follows the LoCoMo paper's per-category rules (1: comma-split sub-answers; "
+    "3: gold before ';'; 5: 1 if the answer says 'not mentioned' / 'no information "
+    "available'), stemmed with Snowball's original Porter algorithm (NLTK defaults to its "
+    "extended Porter, which differs on a few rare words).",
+    "A refusal by memstrata's answer node is scored as the text 'Not mentioned in the "
+    "conversation'. Refusal accuracy is the share of category-5 questions refused.",
+    "Turn and session recall: the share of the gold evidence turns (and their sessions) "
+    "among the turns the answer was given: retrieved turns, the source turns of retrieved "
+    "memories, the turns of retrieved chunks, or the transcript kept by full-context.",
+    "Every system except `memstrata` answers with the same prompt (prompts/eval.py) on "
+    "the same model; `memstrata` answers with its own answer node (the product's path).",
+    "Tokens are the model's reported usage; calls without it are estimated with the "
+    "bundled WordPiece tokenizer and counted as estimated.",
+)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
+    return lines + [""]
+
+
+def _header(meta: dict[str, Any]) -> list[str]:
+    settings = meta.get("settings", {})
+    lines = ["# LoCoMo evaluation", ""]
+    if meta.get("command"):
+        lines += ["Produced by:", "", "```bash", str(meta["command"]), "```", ""]
+    items = [
+        ("commit", meta.get("commit", "unknown")),
+        ("answer model", meta.get("model")),
+        ("judge model", meta.get("judge") or "none (--no-judge)"),
+        ("embeddings", meta.get("embeddings")),
+        ("token counter (context budgets, estimates)", meta.get("token_counter")),
+        ("data", settings.get("data")),
+        ("trigger policies", ", ".join(settings.get("policies", []))),
+        ("started / finished (UTC)", f"{meta.get('started')} / {meta.get('finished')}"),
+    ]
+    lines += [f"- **{k}**: {v}" for k, v in items]
+    lines += ["", "## Subset", ""]
+    subset = meta.get("subset", {})
+    rows = []
+    for conv, info in subset.items():
+        counts = info.get("questions", {})
+        cats = ", ".join(f"c{c}: {n}" for c, n in counts.items())
+        rows.append((conv, info.get("sessions"), info.get("turns"), sum(counts.values()), cats))
+    lines += _table(("conversation", "sessions", "turns", "questions", "by category"), rows)
+    pick = settings.get("pick", "spread")
+    lines += [
+        f"Questions: up to {settings.get('questions') or 'all'} of categories 1-4 and "
+        f"{settings.get('adversarial') if settings.get('adversarial') is not None else 'all'} "
+        f"of category 5 per conversation, picked `{pick}` (categories "
+        f"{settings.get('categories')}"
+        + (f"; first {settings['sessions']} sessions only" if settings.get("sessions") else "")
+        + ").",
+        "",
+    ]
+    return lines
+
+
+def _systems_table(summary: dict[str, Any]) -> list[str]:
+    rows = []
+    for name, data in summary["systems"].items():
+        o, a = data["overall"], data["all"]
+        c5 = data["by_category"].get("5", {})
+        rows.append(
+            (
+                name,
+                o["questions"],
+                o["j"],
+                o["mem0_f1"],
+                o["bleu1"],
+                o["locomo_f1"],
+                a["locomo_f1"],
+                c5.get("refusal_accuracy"),
+                a["turn_recall"],
+                a["session_recall"],
+                a["tokens_per_question"],
+                a["calls_per_question"],
+                a["latency_s_per_question"],
+            )
+        )
+    header = (
+        "system",
+        "questions (c1-4)",
+        "J",
+        "F1",
+        "BLEU-1",
+        "LoCoMo F1 (c1-4)",
+        "LoCoMo F1 (c1-5)",
+        "refusal acc. (c5)",
+        "turn recall",
+        "session recall",
+        "answer tokens / q",
+        "LLM calls / q",
+        "latency s / q",
+    )
+    return _table(header, rows)
+
+
+def _verdict(summary: dict[str, Any]) -> list[str]:
+    systems = summary["systems"]
+    if MEMSTRATA not in systems:
+        return []
+    ours = systems[MEMSTRATA]["overall"]["j"]
+    lines = ["## memstrata against the baselines (J, categories 1-4, same questions)", ""]
+    for rival in (NAIVE_RAG, FULL_CONTEXT):
+        if rival not in systems:
+            continue
+        theirs = systems[rival]["overall"]["j"]
+        if ours is None or theirs is None:
+            lines.append(f"- vs `{rival}`: no judge scores to compare.")
+        elif ours > theirs:
+            lines.append(f"- **ahead** of `{rival}`: {ours:.3f} vs {theirs:.3f}.")
+        else:
+            lines.append(
+                f"- **not ahead** of `{rival}`: {ours:.3f} vs {theirs:.3f}; see the notes "
+                "below for why and what would change it."
+            )
+    return lines + [""]
+
+
+def _category_tables(summary: dict[str, Any]) -> list[str]:
+    lines = ["## Per category", ""]
+    categories = sorted(
+        {int(c) for data in summary["systems"].values() for c in data["by_category"]}
+    )
+    for category in categories:
+        locomo, mem0 = CATEGORY_NAMES.get(category, ("?", "?"))
+        lines += [f"### Category {category}: {locomo} (LoCoMo code) / {mem0} (mem0 paper)", ""]
+        rows = []
+        for name, data in summary["systems"].items():
+            m = data["by_category"].get(str(category))
+            if m is None:
+                continue
+            rows.append(
+                (
+                    name,
+                    m["questions"],
+                    m["j"],
+                    m["mem0_f1"],
+                    m["bleu1"],
+                    m["locomo_f1"],
+                    m["refusal_accuracy"],
+                    m["turn_recall"],
+                    m["session_recall"],
+                    m["tokens_per_question"],
+                )
+            )
+        header = (
+            "system",
+            "questions",
+            "J",
+            "F1",
+            "BLEU-1",
+            "LoCoMo F1",
+            "refusal acc.",
+            "turn recall",
+            "session recall",
+            "answer tokens / q",
+        )
+        lines += _table(header, rows)
+    return lines
+
+
+def _cost_tables(summary: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+    users: dict[str, list[str]] = {}
+    for system, stage in meta.get("stages", {}).items():
+        if stage:
+            users.setdefault(stage, []).append(system)
+    lines = ["## Construction (ingest) cost", ""]
+    rows = []
+    for stage, c in summary["construction"].items():
+        rows.append(
+            (
+                stage,
+                ", ".join(users.get(stage, [])),
+                c["turns"],
+                c["llm_calls"],
+                c["prompt_tokens"],
+                c["completion_tokens"],
+                c["written"],
+                c["failures"],
+                c["seconds"],
+            )
+        )
+    lines += _table(
+        (
+            "stage",
+            "used by",
+            "turns",
+            "LLM calls",
+            "prompt tokens",
+            "completion tokens",
+            "records written",
+            "failed steps",
+            "seconds",
+        ),
+        rows,
+    )
+    node_rows = [
+        (stage, node, n["calls"], n["prompt_tokens"], n["completion_tokens"], n["latency_s"])
+        for stage, c in summary["construction"].items()
+        for node, n in c["by_node"].items()
+    ]
+    if node_rows:
+        lines += ["Per node:", ""]
+        lines += _table(
+            ("stage", "node", "calls", "prompt tokens", "completion tokens", "latency s"),
+            node_rows,
+        )
+    lines += ["## Answering cost per node", ""]
+    rows = [
+        (
+            system,
+            node,
+            n["calls"],
+            n["prompt_tokens"],
+            n["completion_tokens"],
+            n["latency_s"],
+            n["estimated_calls"],
+        )
+        for system, data in summary["systems"].items()
+        for node, n in data["answering_by_node"].items()
+    ]
+    lines += _table(
+        (
+            "system",
+            "node",
+            "calls",
+            "prompt tokens",
+            "completion tokens",
+            "latency s",
+            "estimated-token calls",
+        ),
+        rows,
+    )
+    judge_rows = [
+        (system, n["calls"], n["prompt_tokens"], n["completion_tokens"], n["latency_s"])
+        for system, data in summary["systems"].items()
+        for n in data["judging"].values()
+    ]
+    if judge_rows:
+        lines += ["Judge calls (not counted as answering cost):", ""]
+        lines += _table(
+            ("system", "calls", "prompt tokens", "completion tokens", "latency s"), judge_rows
+        )
+    return lines
+
+
+def _settings_notes(meta: dict[str, Any]) -> list[str]:
+    s = meta.get("settings", {})
+    return [
+        f"- `full-context`: the dated sessions, truncated to a {s.get('context_window')}-token "
+        f"window minus the prompt and a {s.get('answer_budget')}-token reply budget, with a "
+        "10% margin for tokenizer differences; the oldest turns are dropped first. The "
+        "context is put before the question so a serving model can reuse it.",
+        f"- `naive-rag`: {s.get('chunk_words')}-word chunks with {s.get('chunk_overlap')} "
+        f"words of overlap over the transcript, dense top-{s.get('rag_k')}.",
+        f"- `flat`: hybrid (dense + BM25, RRF) top-{s.get('top_k')} over raw turns, no Judge loop.",
+        f"- memstrata systems: ingest in batches of {s.get('batch_size')} turns per session "
+        "(the last batch closes the session), library defaults otherwise.",
+    ]
+
+
+def render_report(summary: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The whole markdown report."""
+    lines = _header(meta)
+    lines += ["## Overall", ""]
+    lines += _systems_table(summary)
+    lines += _verdict(summary)
+    lines += [
+        f"![J against answer tokens per question]({ACCURACY_PLOT})",
+        "",
+        f"![Construction tokens per stage]({CONSTRUCTION_PLOT})",
+        "",
+    ]
+    lines += _category_tables(summary)
+    lines += _cost_tables(summary, meta)
+    lines += ["## Method", ""]
+    lines += _settings_notes(meta)
+    lines += [f"- {note}" for note in METHOD_NOTES]
+    lines.append("")
+    if meta.get("notes"):
+        lines += ["## Notes", "", str(meta["notes"]).strip(), ""]
+    return "\n".join(lines)

@@ -1,0 +1,264 @@
+"""The systems an evaluation run compares, all on the same chat model.
+
+* ``memstrata``: the full recall graph (Retriever -> Judge -> retry/refresh -> its own
+  answer node), over memory built by the ingest graph with the run's trigger policy;
+* ``memstrata-retrieval``: the recall graph in retrieval-only mode, then the shared
+  answer prompt over the validated memories;
+* ``full-context``: the whole dated conversation, truncated to the model's window
+  (the most recent turns are kept), then the shared answer prompt;
+* ``naive-rag``: fixed-size word chunks of the transcript, dense top-k;
+* ``flat``: hybrid (dense + BM25) search over the raw turns, top-k, no Judge loop.
+
+Each returns a :class:`SystemAnswer` with the dialogue ids of what the answer was given,
+so evidence recall is measured on the memories actually used.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+from zoneinfo import ZoneInfo
+
+from ..agents.formatting import data_line, format_candidates, format_turns
+from ..datasets.locomo import Conversation
+from ..graphs.context import MemoryContext, TriggerPolicy
+from ..graphs.state import Candidate
+from ..prompts.eval import NOT_MENTIONED
+from ..stores.chroma import ChromaMemoryStore
+from ..stores.records import RawTurn
+from .answering import Answerer
+from .ingest import CHUNK_STAGE, RAW_STAGE, memstrata_stage, raw_id_to_dia, stage_namespace
+from .records import Costs, costs_of, merge_costs
+from .subset import EvalQuestion
+from .transcripts import TokenCounter, Transcript, transcript
+
+MEMSTRATA: Final = "memstrata"
+MEMSTRATA_RETRIEVAL: Final = "memstrata-retrieval"
+FULL_CONTEXT: Final = "full-context"
+NAIVE_RAG: Final = "naive-rag"
+FLAT: Final = "flat"
+SYSTEMS: tuple[str, ...] = (MEMSTRATA, MEMSTRATA_RETRIEVAL, FULL_CONTEXT, NAIVE_RAG, FLAT)
+UTC_ZONE = ZoneInfo("UTC")
+
+
+@dataclass
+class SystemAnswer:
+    """One system's answer and what it used and cost."""
+
+    answer: str
+    refused: bool
+    used: list[str]
+    """Dialogue ids of every turn the answer was given (or a used memory came from)."""
+    costs: Costs
+    context_tokens: int
+    cited: list[str] | None = None
+    rounds: int = 0
+    failures: int = 0
+    notes: list[str] = field(default_factory=list)
+    latency_s: float = 0.0
+
+
+class EvalSystem(Protocol):
+    """A system under evaluation."""
+
+    name: str
+    stage: str | None
+    """The ingest stage it needs (None: none)."""
+
+    def answer(self, conv: Conversation, question: EvalQuestion) -> SystemAnswer:
+        """Answer one question about ``conv``."""
+        ...
+
+
+def speakers_of(conv: Conversation) -> str:
+    """``A and B``."""
+    return " and ".join(conv.speakers)
+
+
+def _dia_of_candidates(candidates: Sequence[Candidate], to_dia: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    for c in candidates:
+        ids = [c.id] if c.granularity == "raw" else c.source_ids
+        out.extend(to_dia[i] for i in ids if i in to_dia)
+    return list(dict.fromkeys(out))
+
+
+@dataclass
+class MemstrataSystem:
+    """memstrata's recall graph: full (its own answer node) or retrieval-only."""
+
+    name: str
+    graph: Any
+    policy: str
+    counter: TokenCounter
+    answerer: Answerer | None = None
+    """Set for retrieval-only mode: the shared answer step."""
+
+    @property
+    def stage(self) -> str:
+        """The memstrata ingest stage of the policy."""
+        return memstrata_stage(self.policy)
+
+    def answer(self, conv: Conversation, question: EvalQuestion) -> SystemAnswer:
+        """Run the recall graph; in retrieval-only mode, then the shared answer."""
+        namespace = stage_namespace(self.stage, conv.sample_id)
+        policy: TriggerPolicy = self.policy  # type: ignore[assignment]  # checked by MemoryContext
+        ctx = MemoryContext(namespace=namespace, trigger_policy=policy)
+        to_dia = raw_id_to_dia(namespace, conv)
+        mode = "answer" if self.answerer is None else "retrieve"
+        started = time.perf_counter()
+        out = self.graph.invoke({"question": question.text, "mode": mode}, context=ctx)
+        candidates: list[Candidate] = list(out.get("candidates", []))
+        memories, _ = format_candidates(candidates, UTC_ZONE)
+        costs = costs_of(out.get("llm_calls", []))
+        used = _dia_of_candidates(candidates, to_dia)
+        base = {
+            "used": used,
+            "context_tokens": self.counter.count(memories) if candidates else 0,
+            "rounds": int(out.get("rounds", 0)),
+            "failures": len(out.get("failures", [])),
+        }
+        if self.answerer is None:
+            by_id = {c.id: c for c in candidates}
+            cited = [by_id[i] for i in out.get("citations", []) if i in by_id]
+            return SystemAnswer(
+                answer=str(out.get("answer", "")),
+                refused=bool(out.get("refused", False)),
+                costs=costs,
+                cited=_dia_of_candidates(cited, to_dia),
+                latency_s=time.perf_counter() - started,
+                **base,
+            )
+        result = self.answerer.answer(
+            speakers=speakers_of(conv),
+            kind="memories",
+            context=memories if candidates else "",
+            question=question.text,
+        )
+        return SystemAnswer(
+            answer=result.text,
+            refused=False,
+            costs=merge_costs(costs, result.costs),
+            notes=["answer step failed"] if result.failed else [],
+            latency_s=time.perf_counter() - started,
+            **base,
+        )
+
+
+@dataclass
+class FullContextSystem:
+    """The whole conversation in the prompt, truncated to the context window."""
+
+    answerer: Answerer
+    counter: TokenCounter
+    context_window: int
+    answer_budget: int
+    """Tokens reserved for the reply."""
+    margin: float = 0.9
+    """Share of the remaining window used, for tokenizer differences."""
+    name: str = FULL_CONTEXT
+    stage: str | None = None
+    _cache: dict[str, Transcript] = field(default_factory=dict)
+
+    def budget(self, conv: Conversation, question: EvalQuestion) -> int:
+        """Tokens left for the transcript after the prompt, the question and the reply."""
+        empty = self.answerer.messages(
+            speakers=speakers_of(conv), kind="conversation sessions", context="", question=""
+        )
+        overhead = self.counter.count("\n".join(str(m.content) for m in empty)) + 200
+        return int((self.context_window - self.answer_budget - overhead) * self.margin)
+
+    def transcript(self, conv: Conversation, question: EvalQuestion) -> Transcript:
+        """The truncated transcript (the same for every question of a conversation)."""
+        if conv.sample_id not in self._cache:
+            budget = max(0, self.budget(conv, question))
+            self._cache[conv.sample_id] = transcript(conv, budget, self.counter)
+        return self._cache[conv.sample_id]
+
+    def answer(self, conv: Conversation, question: EvalQuestion) -> SystemAnswer:
+        """Answer from the (truncated) transcript."""
+        started = time.perf_counter()
+        text = self.transcript(conv, question)
+        result = self.answerer.answer(
+            speakers=speakers_of(conv),
+            kind="conversation sessions",
+            context=text.text,
+            question=question.text,
+        )
+        notes = [f"truncated: oldest {text.dropped} turns left out"] if text.dropped else []
+        return SystemAnswer(
+            answer=result.text,
+            refused=False,
+            used=text.kept,
+            costs=result.costs,
+            context_tokens=text.tokens,
+            notes=notes + (["answer step failed"] if result.failed else []),
+            latency_s=time.perf_counter() - started,
+        )
+
+
+@dataclass
+class SearchSystem:
+    """Retrieve top-k from one stage's namespace, then the shared answer (no Judge loop)."""
+
+    name: str
+    stage: str
+    store: ChromaMemoryStore
+    answerer: Answerer
+    counter: TokenCounter
+    k: int
+    mode: str
+    """``dense`` (naive RAG) or ``hybrid`` (flat)."""
+
+    def answer(self, conv: Conversation, question: EvalQuestion) -> SystemAnswer:
+        """Search, format, answer."""
+        started = time.perf_counter()
+        namespace = stage_namespace(self.stage, conv.sample_id)
+        hits = self.store.search(question.text, "raw", namespace, k=self.k, mode=self.mode)  # type: ignore[arg-type]
+        records = [h.record for h in hits if isinstance(h.record, RawTurn)]
+        if self.stage == CHUNK_STAGE:
+            records.sort(key=lambda r: r.turn_index)
+            context = "\n".join(
+                f"[c{n}] ({r.occurred_at:%Y-%m-%d}) {data_line(r.text)}"
+                for n, r in enumerate(records, start=1)
+            )
+            used = [d for r in records for d in str(r.metadata.get("dia_ids", "")).split()]
+            kind = "conversation excerpts"
+        else:
+            records.sort(key=lambda r: (r.occurred_at, r.session_id, r.turn_index))
+            context, _ = format_turns(records, UTC_ZONE)
+            used = [str(r.metadata["dia_id"]) for r in records if "dia_id" in r.metadata]
+            kind = "conversation turns"
+        result = self.answerer.answer(
+            speakers=speakers_of(conv), kind=kind, context=context, question=question.text
+        )
+        return SystemAnswer(
+            answer=result.text,
+            refused=False,
+            used=list(dict.fromkeys(used)),
+            costs=result.costs,
+            context_tokens=self.counter.count(context) if records else 0,
+            notes=["answer step failed"] if result.failed else [],
+            latency_s=time.perf_counter() - started,
+        )
+
+
+def naive_rag(
+    store: ChromaMemoryStore, answerer: Answerer, counter: TokenCounter, k: int
+) -> SearchSystem:
+    """Dense top-k over fixed-size chunks."""
+    return SearchSystem(NAIVE_RAG, CHUNK_STAGE, store, answerer, counter, k, "dense")
+
+
+def flat(
+    store: ChromaMemoryStore, answerer: Answerer, counter: TokenCounter, k: int
+) -> SearchSystem:
+    """Hybrid top-k over raw turns, no Judge loop."""
+    return SearchSystem(FLAT, RAW_STAGE, store, answerer, counter, k, "hybrid")
+
+
+def scored_answer(answer: SystemAnswer) -> str:
+    """The answer as scored: a refusal by the system becomes LoCoMo's refusal wording."""
+    return NOT_MENTIONED if answer.refused else answer.answer

@@ -1,0 +1,407 @@
+"""CI smoke test of ``memstrata eval``: the whole harness on a tiny LoCoMo-format fixture.
+
+The chat model is an "oracle reader": it answers a question with its gold answer exactly
+when the question's needle words are in the context it was shown, and refuses otherwise.
+So a system is right exactly when its retrieval delivered the evidence, which ties the
+judge, the scores and the evidence recall together in checkable ways.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage
+
+from memstrata.cli import build_parser
+from memstrata.commands.eval import run_eval
+from memstrata.errors import InvalidInputError
+from memstrata.evaluation.harness import EvalModels, EvalSettings, run_evaluation
+from memstrata.evaluation.records import Journal, QuestionResult
+from memstrata.prompts.eval import NOT_MENTIONED
+from memstrata.testing import FakeEmbeddings, SchemaChatModel, minimal_instance, requested_schema
+
+FILLER = [
+    "How was your week, anything fun going on at work lately?",
+    "Work was busy but fine, the weather has been lovely for walks.",
+    "I spent the weekend reading and cooking a new soup recipe.",
+    "That sounds relaxing, I mostly cleaned the house and rested.",
+    "My neighbours threw a small party with music and snacks.",
+    "Nice, we should meet for coffee sometime next month then.",
+]
+# (question, gold, category, evidence, needles that must be in the context)
+QUESTIONS: list[tuple[str, str, int, list[str], list[str]]] = [
+    ("What is the name of Caroline's dog?", "Biscuit", 4, ["D1:3"], ["Biscuit"]),
+    ("Where did Melanie go camping?", "Lake Tahoe", 2, ["D2:4"], ["Tahoe"]),
+    ("Which class does Caroline take?", "pottery", 4, ["D3:2"], ["pottery"]),
+    (
+        "What pets and classes does Caroline have?",
+        "Biscuit, pottery",
+        1,
+        ["D1:3", "D3:2"],
+        ["Biscuit", "pottery"],
+    ),
+    ("Would Melanie enjoy a lakeside trip?", "Yes; she loves Tahoe", 3, ["D2:4"], ["Tahoe"]),
+]
+ADVERSARIAL = ("What is the name of Melanie's dog?", "Biscuit", ["D1:3"])
+PLANTED = {
+    (1, 3): ("Caroline", "I adopted a greyhound called Biscuit last week, he is adorable."),
+    (2, 4): ("Melanie", "We went camping at Lake Tahoe with the kids in July."),
+    (3, 2): ("Caroline", "I have been taking pottery classes every Tuesday evening."),
+}
+DATES = ["1:56 pm on 8 May, 2023", "10:37 am on 27 June, 2023", "8:18 pm on 12 August, 2023"]
+
+
+def locomo_fixture(path: Path) -> Path:
+    """A LoCoMo-format file: one conversation, three sessions of eight turns, six questions."""
+    conversation: dict[str, Any] = {"speaker_a": "Caroline", "speaker_b": "Melanie"}
+    for s in (1, 2, 3):
+        turns = []
+        for t in range(1, 9):
+            speaker, text = PLANTED.get(
+                (s, t), ("Caroline" if t % 2 else "Melanie", FILLER[(s + t) % len(FILLER)])
+            )
+            turns.append({"speaker": speaker, "dia_id": f"D{s}:{t}", "text": text})
+        conversation[f"session_{s}"] = turns
+        conversation[f"session_{s}_date_time"] = DATES[s - 1]
+    qa: list[dict[str, Any]] = [
+        {"question": q, "answer": a, "category": c, "evidence": e} for q, a, c, e, _ in QUESTIONS
+    ]
+    question, bait, evidence = ADVERSARIAL
+    qa.append(
+        {"question": question, "adversarial_answer": bait, "category": 5, "evidence": evidence}
+    )
+    path.write_text(json.dumps([{"sample_id": "conv-t", "conversation": conversation, "qa": qa}]))
+    return path
+
+
+def _asked(messages: list[BaseMessage]) -> str:
+    for m in messages:
+        found = re.search(r"Question:\n<data>\n(.*?)\n</data>", str(m.content), re.S)
+        if found:
+            return found.group(1)
+    raise AssertionError("no question in the prompt")
+
+
+def _context(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages if "Question:\n<data>" in str(m.content))
+
+
+def _oracle(question: str, context: str) -> str | None:
+    """The gold answer when the question's needles are all in ``context``, else None."""
+    for q, gold, _, _, needles in QUESTIONS:
+        if q == question:
+            return gold if all(n in context.split("Question:")[0] for n in needles) else None
+    return None  # category 5 and unknown questions: refuse
+
+
+def eval_answer(messages: list[BaseMessage]) -> str:
+    found = _oracle(_asked(messages), _context(messages))
+    return json.dumps({"answer": found or NOT_MENTIONED})
+
+
+def answer_draft(messages: list[BaseMessage]) -> str:
+    context = _context(messages)
+    found = _oracle(_asked(messages), context)
+    if found is None:
+        return json.dumps({"answerable": False})
+    needle = next(n for q, _, _, _, n in QUESTIONS if q == _asked(messages))[0]
+    cited = re.findall(r"\[(m\d+)\][^\n]*" + re.escape(needle), context)
+    return json.dumps({"answerable": True, "answer": found, "cited": cited[:1]})
+
+
+def judge_label(messages: list[BaseMessage]) -> str:
+    text = str(messages[0].content)
+    gold = re.search(r"Gold answer: (.*)", text)
+    answer = re.search(r"Generated answer: (.*)", text)
+    assert gold and answer
+    ok = gold.group(1).split(";")[0].strip().lower() in answer.group(1).lower()
+    return json.dumps({"reason": "compared", "label": "correct" if ok else "WRONG"})
+
+
+def retrieval_plan(messages: list[BaseMessage]) -> str:
+    return json.dumps({"query": _asked(messages), "fine": True, "k": 10})
+
+
+class Crash(BaseException):
+    """Stands in for a killed process (not an Exception, so nothing catches it)."""
+
+
+def minimal(messages: list[BaseMessage]) -> str:
+    return json.dumps(minimal_instance(requested_schema(messages) or {}))
+
+
+def oracle_model(crash_at: int | None = None) -> SchemaChatModel:
+    """Scripted model; with ``crash_at``, the n-th shared answer call crashes the run."""
+    counter = {"n": 0}
+
+    def answer(messages: list[BaseMessage]) -> str:
+        counter["n"] += 1
+        if crash_at is not None and counter["n"] == crash_at:
+            raise Crash()
+        return eval_answer(messages)
+
+    model = SchemaChatModel()
+    many = 500
+    model.script("EvalAnswer", *([answer] * many))
+    model.script("AnswerDraft", *([answer_draft] * many))
+    model.script("JudgeLabel", *([judge_label] * many))
+    model.script("RetrievalPlan", *([retrieval_plan] * many))
+    return model
+
+
+def settings(data: Path, out: Path, **overrides: Any) -> EvalSettings:
+    base: dict[str, Any] = {
+        "data": data,
+        "out": out,
+        "systems": ["memstrata", "memstrata-retrieval", "naive-rag", "full-context", "flat"],
+        "policies": ["session"],
+        "batch_size": 4,
+        "top_k": 30,
+        "rag_k": 1,
+        "chunk_words": 40,
+        "chunk_overlap": 8,
+        "context_window": 1000,
+    }
+    return EvalSettings(**{**base, **overrides})
+
+
+def models(model: SchemaChatModel) -> EvalModels:
+    return EvalModels(chat_model=model, embeddings=FakeEmbeddings(), model_name="oracle")
+
+
+def _without_timing(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_timing(v) for k, v in value.items() if k not in ("latency_s",)}
+    if isinstance(value, list):
+        return [_without_timing(v) for v in value]
+    return value
+
+
+def _rows(results: list[QuestionResult]) -> list[Any]:
+    return sorted(
+        (_without_timing(r.model_dump(mode="json")) for r in results),
+        key=lambda r: (r["system"], r["qid"]),
+    )
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return locomo_fixture(tmp_path / "locomo.json")
+
+
+@pytest.fixture
+def full_run(data: Path, tmp_path: Path) -> Any:
+    return run_evaluation(settings(data, tmp_path / "full"), models(oracle_model()), progress=False)
+
+
+def test_every_system_answers_every_question_with_all_scores(full_run: Any) -> None:
+    results: list[QuestionResult] = full_run.results
+    systems = ["memstrata", "memstrata-retrieval", "naive-rag", "full-context", "flat"]
+    assert sorted({r.system for r in results}) == sorted(systems)
+    assert len(results) == 5 * 6
+    for r in results:
+        if r.category == 5:
+            assert r.judge_label is None and r.mem0_f1 is None and r.bleu1 is None
+            assert r.refusal_correct is True and r.locomo_f1 == 1.0  # the oracle refuses
+        else:
+            assert r.judge_label in ("CORRECT", "WRONG")
+            assert r.judging and r.answering
+            assert r.mem0_f1 is not None and r.bleu1 is not None
+            assert r.turn_recall is not None and r.session_recall is not None
+
+
+def test_baselines_are_right_exactly_when_their_context_held_the_evidence(full_run: Any) -> None:
+    for r in full_run.results:
+        if r.category == 5 or r.system == "memstrata":
+            continue
+        correct = r.judge_label == "CORRECT"
+        # the oracle answers only when all needles (= all evidence turns) were in context
+        assert correct == (r.turn_recall == 1.0), (r.system, r.qid, r.used_evidence)
+        if correct:
+            assert r.answer == r.gold and r.mem0_f1 == 1.0 and r.bleu1 == 1.0
+
+
+def test_flat_retrieves_everything_and_full_context_loses_old_sessions(full_run: Any) -> None:
+    by = {(r.system, r.qid): r for r in full_run.results}
+    flat = [r for r in full_run.results if r.system == "flat" and r.category != 5]
+    assert all(r.judge_label == "CORRECT" and r.turn_recall == 1.0 for r in flat)
+    full = [r for r in full_run.results if r.system == "full-context"]
+    assert all(r.notes and r.notes[0].startswith("truncated") for r in full)
+    dog = by[("full-context", "conv-t:q0")]  # evidence in session 1: cut off
+    assert "D1:3" not in dog.used_evidence and dog.judge_label == "WRONG"
+    pottery = by[("full-context", "conv-t:q2")]  # evidence in the last session: kept
+    assert pottery.judge_label == "CORRECT" and "D3:2" in pottery.used_evidence
+
+
+def test_memstrata_full_graph_cites_what_it_answered_from(full_run: Any) -> None:
+    rows = [r for r in full_run.results if r.system == "memstrata" and r.category != 5]
+    assert rows
+    for r in rows:
+        if r.judge_label == "CORRECT":
+            assert r.turn_recall == 1.0 and r.cited_turn_recall is not None
+            assert r.cited_turn_recall > 0
+        else:
+            assert r.refused and r.answer == NOT_MENTIONED
+
+
+def test_costs_are_split_into_construction_and_answering(full_run: Any) -> None:
+    summary = json.loads((full_run.out / "results.json").read_text())["summary"]
+    construction = summary["construction"]
+    assert set(construction) == {"memstrata-session", "chunks", "raw"}
+    assert construction["memstrata-session"]["llm_calls"] > 0
+    assert "constructor" in construction["memstrata-session"]["by_node"]
+    assert construction["raw"]["llm_calls"] == construction["chunks"]["llm_calls"] == 0
+    nodes = summary["systems"]["memstrata"]["answering_by_node"]
+    assert {"retriever", "judge", "answer"} <= set(nodes)
+    assert set(summary["systems"]["flat"]["answering_by_node"]) == {"eval_answer"}
+    assert summary["systems"]["flat"]["answering_by_node"]["eval_answer"]["calls"] == 6
+    assert summary["systems"]["flat"]["judging"]["eval_judge"]["calls"] == 5
+    flat = summary["systems"]["flat"]
+    assert flat["overall"]["j"] == 1.0 and flat["by_category"]["5"]["refusal_accuracy"] == 1.0
+    full = summary["systems"]["full-context"]["overall"]
+    assert full["j"] == pytest.approx(
+        sum(
+            r.judge_label == "CORRECT"
+            for r in full_run.results
+            if r.system == "full-context" and r.category != 5
+        )
+        / 5
+    )
+
+
+def test_report_and_plots(full_run: Any) -> None:
+    report = (full_run.out / "report.md").read_text()
+    assert "answer model**: oracle" in report
+    assert "judge model**: oracle (same as the answer model)" in report
+    assert "### Category 1: multi-hop (LoCoMo code) / single-hop (mem0 paper)" in report
+    assert "### Category 5: adversarial" in report
+    assert "truncated to a 1000-token window" in report
+    assert "| memstrata-session | memstrata, memstrata-retrieval |" in report
+    assert "memstrata against the baselines" in report
+    for name in ("accuracy_vs_tokens.png", "construction_tokens.png"):
+        png = (full_run.out / name).read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 1000
+
+
+def test_interrupted_run_resumes_and_equals_an_uninterrupted_one(
+    data: Path, tmp_path: Path, full_run: Any
+) -> None:
+    out = tmp_path / "resumed"
+    with pytest.raises(Crash):
+        run_evaluation(settings(data, out), models(oracle_model(crash_at=9)), progress=False)
+    before = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, QuestionResult)]
+    assert 6 < len(before) < 30  # memstrata's six done, the shared-answer systems cut short
+    model = oracle_model()
+    resumed = run_evaluation(settings(data, out), models(model), progress=False)
+    assert _rows(resumed.results) == _rows(full_run.results)
+    assert len(resumed.results) == 30
+    shared_calls_before = sum(1 for r in before if r.system != "memstrata")
+    assert model.count("EvalAnswer") == 4 * 6 - shared_calls_before  # nothing answered twice
+    assert model.count("EpisodeDraft") == 0  # ingest was complete: not redone
+
+
+def test_interrupted_ingest_resumes_without_redoing_finished_batches(
+    data: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "ingest"
+    crashing = oracle_model()
+    crashing.script("EpisodeDraft", minimal, Crash())
+    one = settings(data, out, systems=["memstrata"], judge=False)
+    with pytest.raises(Crash):
+        run_evaluation(one, models(crashing), progress=False)
+    finished = [e for e in Journal(out / "journal.jsonl").read() if e.kind == "ingest"]
+    assert finished and len(finished) < 6  # 3 sessions x 2 batches of 4 turns
+    resumed = run_evaluation(one, models(oracle_model()), progress=False)
+    keys = [(i.stage, i.batch) for i in resumed.ingests]
+    assert len(keys) == len(set(keys)) == 6
+    assert len(resumed.results) == 6
+
+
+def test_a_resume_with_other_settings_is_refused(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "other"
+    run_evaluation(
+        settings(data, out, systems=["flat"], judge=False), models(oracle_model()), progress=False
+    )
+    with pytest.raises(InvalidInputError, match="other settings"):
+        run_evaluation(
+            settings(data, out, systems=["flat"], top_k=3, judge=False),
+            models(oracle_model()),
+            progress=False,
+        )
+    again = run_evaluation(
+        settings(data, out, systems=["flat"], top_k=3, judge=False),
+        models(oracle_model()),
+        fresh=True,
+        progress=False,
+        plots=False,
+    )
+    assert len(again.results) == 6 and all(r.judge_label is None for r in again.results)
+
+
+def test_subset_options_pick_questions(data: Path, tmp_path: Path) -> None:
+    run = run_evaluation(
+        settings(data, tmp_path / "sub", systems=["flat"], questions=2, adversarial=0, sessions=2),
+        models(oracle_model()),
+        progress=False,
+        plots=False,
+    )
+    # evidence within sessions 1-2: q0 (D1:3), q1 (D2:4), q4 (D2:4); two spread over them
+    assert [r.qid for r in run.results] == ["conv-t:q0", "conv-t:q1"]
+
+
+def _cli(argv: list[str]) -> argparse.Namespace:
+    return build_parser().parse_args(["eval", *argv])
+
+
+def test_cli_help_documents_the_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["eval", "--help"])
+    text = capsys.readouterr().out
+    for option in (
+        "--conversations",
+        "--categories",
+        "--questions",
+        "--adversarial",
+        "--systems",
+        "--policy",
+        "--context-window",
+        "--judge-model",
+        "--out",
+        "--fresh",
+        "--report-only",
+    ):
+        assert option in text
+
+
+def test_cli_runs_with_injected_models_and_rerenders_the_report(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "cli"
+    args = _cli(
+        ["--data", str(data), "--systems", "flat", "full-context", "--out", str(out)]
+        + ["--context-window", "4000", "--no-progress", "--no-plots"]
+    )
+    assert run_eval(args, models=models(oracle_model())) == 0
+    assert "12 answers scored" in capsys.readouterr().out
+    report = (out / "report.md").read_text()
+    assert "memstrata eval --context-window 4000 --data" in report
+    assert "full-context" in report and "flat" in report
+    notes = tmp_path / "notes.md"
+    notes.write_text("Hand-written analysis.")
+    rerun = _cli(["--out", str(out), "--report-only", "--notes", str(notes), "--no-plots"])
+    assert run_eval(rerun) == 0
+    assert "## Notes\n\nHand-written analysis." in (out / "report.md").read_text()
+
+
+def test_cli_rejects_bad_settings(data: Path, tmp_path: Path) -> None:
+    args = _cli(["--data", str(data), "--out", str(tmp_path / "x"), "--chunk-overlap", "200"])
+    with pytest.raises(InvalidInputError, match="chunk_overlap"):
+        run_eval(args, models=models(oracle_model()))
+    args = _cli(["--data", str(data), "--conversations", "conv-zz", "--out", str(tmp_path / "y")])
+    with pytest.raises(InvalidInputError, match="no conversation conv-zz"):
+        run_eval(args, models=models(oracle_model()))
