@@ -239,7 +239,7 @@ def _cost_tables(summary: dict[str, Any], meta: dict[str, Any]) -> list[str]:
             node_rows,
         )
     lines += ["## Answering cost per node", ""]
-    rows = [
+    answer_rows = [
         (
             system,
             node,
@@ -262,7 +262,7 @@ def _cost_tables(summary: dict[str, Any], meta: dict[str, Any]) -> list[str]:
             "latency s",
             "estimated-token calls",
         ),
-        rows,
+        answer_rows,
     )
     judge_rows = [
         (system, n["calls"], n["prompt_tokens"], n["completion_tokens"], n["latency_s"])

@@ -63,9 +63,15 @@ class SystemAnswer:
 class EvalSystem(Protocol):
     """A system under evaluation."""
 
-    name: str
-    stage: str | None
-    """The ingest stage it needs (None: none)."""
+    @property
+    def name(self) -> str:
+        """The system's name in the results."""
+        ...
+
+    @property
+    def stage(self) -> str | None:
+        """The ingest stage it needs (None: none)."""
+        ...
 
     def answer(self, conv: Conversation, question: EvalQuestion) -> SystemAnswer:
         """Answer one question about ``conv``."""
@@ -113,38 +119,31 @@ class MemstrataSystem:
         candidates: list[Candidate] = list(out.get("candidates", []))
         memories, _ = format_candidates(candidates, UTC_ZONE)
         costs = costs_of(out.get("llm_calls", []))
-        used = _dia_of_candidates(candidates, to_dia)
-        base = {
-            "used": used,
-            "context_tokens": self.counter.count(memories) if candidates else 0,
-            "rounds": int(out.get("rounds", 0)),
-            "failures": len(out.get("failures", [])),
-        }
+        found = SystemAnswer(
+            answer=str(out.get("answer", "")),
+            refused=bool(out.get("refused", False)),
+            used=_dia_of_candidates(candidates, to_dia),
+            costs=costs,
+            context_tokens=self.counter.count(memories) if candidates else 0,
+            rounds=int(out.get("rounds", 0)),
+            failures=len(out.get("failures", [])),
+        )
         if self.answerer is None:
             by_id = {c.id: c for c in candidates}
             cited = [by_id[i] for i in out.get("citations", []) if i in by_id]
-            return SystemAnswer(
-                answer=str(out.get("answer", "")),
-                refused=bool(out.get("refused", False)),
-                costs=costs,
-                cited=_dia_of_candidates(cited, to_dia),
-                latency_s=time.perf_counter() - started,
-                **base,
+            found.cited = _dia_of_candidates(cited, to_dia)
+        else:
+            result = self.answerer.answer(
+                speakers=speakers_of(conv),
+                kind="memories",
+                context=memories if candidates else "",
+                question=question.text,
             )
-        result = self.answerer.answer(
-            speakers=speakers_of(conv),
-            kind="memories",
-            context=memories if candidates else "",
-            question=question.text,
-        )
-        return SystemAnswer(
-            answer=result.text,
-            refused=False,
-            costs=merge_costs(costs, result.costs),
-            notes=["answer step failed"] if result.failed else [],
-            latency_s=time.perf_counter() - started,
-            **base,
-        )
+            found.answer, found.refused = result.text, False
+            found.costs = merge_costs(costs, result.costs)
+            found.notes = ["answer step failed"] if result.failed else []
+        found.latency_s = time.perf_counter() - started
+        return found
 
 
 @dataclass
