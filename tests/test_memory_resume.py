@@ -15,9 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatResult
 
 from memstrata import Memory, MemoryConfig
 from memstrata.stores import ChromaMemoryStore, RawTurn
@@ -36,31 +33,15 @@ class Interrupted(BaseException):
     """Stands for a killed process."""
 
 
-class InterruptingChatModel(SchemaChatModel):
-    """Raises :class:`Interrupted` on its ``interrupt_on``-th call, once."""
-
-    interrupt_on: int = 0
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self.interrupt_on and len(self.calls) + 1 == self.interrupt_on:
-            self.interrupt_on = 0
-            self.calls.append(("interrupted", list(messages)))
-            raise Interrupted("worker killed")
-        return super()._generate(messages, stop, run_manager, **kwargs)
-
-
-def scripted(interrupt_on: int) -> InterruptingChatModel:
-    model = InterruptingChatModel(interrupt_on=interrupt_on)
+def scripted(*, interrupt_facts: bool) -> SchemaChatModel:
+    """Episode drafts succeed; with ``interrupt_facts`` the first fact call is killed."""
+    model = SchemaChatModel()
     narrative = json.dumps({"title": "Hike and pottery", "narrative": " ".join(TEXTS)})
     model.script("EpisodeDraft", *[narrative] * 5)
-    facts = [{"statement": "Alice hiked Mount Tam", "sources": []}]
-    model.script("FactList", *[json.dumps({"facts": facts})] * 5)
+    facts = json.dumps({"facts": [{"statement": "Alice hiked Mount Tam", "sources": []}]})
+    if interrupt_facts:
+        model.script("FactList", Interrupted("worker killed"))
+    model.script("FactList", *[facts] * 5)
     return model
 
 
@@ -79,7 +60,7 @@ def threads(db: Path) -> set[str]:
 def test_an_interrupted_add_resumes_when_called_again(tmp_path: Path) -> None:
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     db = tmp_path / "checkpoints.sqlite"
-    model = scripted(interrupt_on=2)  # the episode draft succeeds, the fact call is killed
+    model = scripted(interrupt_facts=True)
     config = MemoryConfig(
         data_dir=tmp_path,
         checkpointer="sqlite",
@@ -114,7 +95,7 @@ def test_a_finished_add_is_not_resumed_but_runs_on_a_new_thread(tmp_path: Path) 
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     db = tmp_path / "checkpoints.sqlite"
     config = MemoryConfig(data_dir=tmp_path, checkpointer="sqlite", sqlite_path=db)
-    with Memory(config=config, store=store, chat_model=scripted(0)) as memory:
+    with Memory(config=config, store=store, chat_model=scripted(interrupt_facts=False)) as memory:
         first = memory.add(turns(), namespace=NS, session_id="s1")
         again = memory.add(turns(), namespace=NS, session_id="s1")
     assert len(first.new_raw_ids) == 3
@@ -127,7 +108,9 @@ def test_auto_checkpointer_is_sqlite_under_the_data_dir_with_the_persistent_stor
 ) -> None:
     config = MemoryConfig(data_dir=tmp_path)
     assert config.checkpointer == "auto"
-    with Memory(config=config, embeddings=FakeEmbeddings(), chat_model=scripted(0)) as memory:
+    with Memory(
+        config=config, embeddings=FakeEmbeddings(), chat_model=scripted(interrupt_facts=False)
+    ) as memory:
         memory.add("I adopted a greyhound", namespace=NS, at=T0)
         assert memory.checkpointer is not None
     assert (tmp_path / "checkpoints.sqlite").exists()
@@ -137,7 +120,7 @@ def test_auto_checkpointer_is_sqlite_under_the_data_dir_with_the_persistent_stor
 def test_auto_checkpointer_is_off_with_an_injected_store(tmp_path: Path) -> None:
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     config = MemoryConfig(data_dir=tmp_path)
-    with Memory(config=config, store=store, chat_model=scripted(0)) as memory:
+    with Memory(config=config, store=store, chat_model=scripted(interrupt_facts=False)) as memory:
         memory.add("I adopted a greyhound", namespace=NS, at=T0)
         assert memory.checkpointer is None
     assert not (tmp_path / "checkpoints.sqlite").exists()
@@ -151,7 +134,7 @@ async def _async_add_resumes(tmp_path: Path) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    model = scripted(interrupt_on=2)
+    model = scripted(interrupt_facts=True)
     config = MemoryConfig(data_dir=tmp_path, context={"trigger_policy": "session"})
     saver = InMemorySaver()
     memory = Memory(config=config, store=store, chat_model=model, checkpointer=saver)
