@@ -58,7 +58,12 @@ class Judge:
         """The judge model, as recorded in the results."""
 
     def judge(self, question: str, gold: str, answer: str) -> Judgement:
-        """Label ``answer``; never raises for a model failure (the label is then ERROR)."""
+        """Label ``answer``; never raises for a model failure (the label is then ERROR).
+
+        An empty answer (the answer step failed) is WRONG without asking the judge.
+        """
+        if not answer.strip():
+            return Judgement("WRONG", "empty answer (not sent to the judge)", {})
         messages = EVAL_JUDGE.format_messages(question=question, gold=gold, answer=answer)
         prompt = self.counter.count(str(messages[0].content))
         try:

@@ -14,7 +14,9 @@ CONSTRUCTION_PLOT = "construction_tokens.png"
 METHOD_NOTES = (
     "J is the LLM judge's share of CORRECT labels with mem0's semantics (generous about "
     "length and date formats; one label per answer); like mem0, category 5 is not judged "
-    "and the overall J, F1 and BLEU-1 cover categories 1-4.",
+    "and the overall J, F1 and BLEU-1 cover categories 1-4. An empty answer (a failed "
+    "answer step) is WRONG without asking the judge; a judge that gives no valid label "
+    "is counted as ERROR (scores 0).",
     "F1 is mem0's token F1 (token sets; only `. , ! ?` removed). BLEU-1 is mem0's "
     "(NLTK sentence BLEU, weights 1,0,0,0, method1 smoothing) over a regex approximation "
     "of NLTK's word_tokenize without the punkt sentence splitter, which is a download.",

@@ -178,3 +178,28 @@ def test_select_spreads_and_keeps_file_order() -> None:
     assert len(first_session.conversations[0].turns) == 3
     items = select([conv]).questions["c"]
     assert spread(items, 2, "spread") == [items[0], items[2]]
+
+
+def test_judge_labels_with_mem0_semantics() -> None:
+    from memstrata.agents.structured import StructuredCaller
+    from memstrata.evaluation.judge import Judge
+    from memstrata.testing import ScriptedChatModel
+
+    model = ScriptedChatModel().enqueue(
+        '{"reason": "same dog", "label": "correct"}',
+        "no idea",
+        "still no JSON",
+        '{"label": "MAYBE"}',
+    )
+    judge = Judge(StructuredCaller(model, max_attempts=3), WordCounter(), name="scripted")
+    verdict = judge.judge("What is the dog called?", "Biscuit", "It is called Biscuit")
+    assert verdict.label == "CORRECT" and verdict.correct and verdict.reason == "same dog"
+    prompt = str(model.calls[0][0].content)
+    assert "Gold answer: Biscuit" in prompt and "Generated answer: It is called Biscuit" in prompt
+    assert len(model.calls[0]) == 2  # one user message (+ the JSON instructions of the helper)
+    failed = judge.judge("What is the dog called?", "Biscuit", "Rex")
+    assert failed.label == "ERROR" and not failed.correct
+    assert failed.costs["eval_judge"].calls == 3
+    calls = len(model.calls)
+    empty = judge.judge("What is the dog called?", "Biscuit", "  ")
+    assert empty.label == "WRONG" and len(model.calls) == calls
