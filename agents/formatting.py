@@ -58,6 +58,16 @@ def local_time(when: datetime, tz: ZoneInfo) -> str:
     return when.astimezone(tz).strftime("%Y-%m-%d %H:%M (%a)")
 
 
+def long_date(when: datetime, tz: ZoneInfo) -> str:
+    """Format an aware datetime's day as ``8 May 2023`` in ``tz``.
+
+    That is how people (and LoCoMo's gold answers) write dates, so an answer that copies
+    a memory's date reads naturally.
+    """
+    local = when.astimezone(tz)
+    return f"{local.day} {local:%B %Y}"
+
+
 def format_turns(
     turns: Sequence[RawTurn], tz: ZoneInfo, prefix: str = "t"
 ) -> tuple[str, dict[str, str]]:
@@ -131,9 +141,9 @@ def format_candidates(candidates: Sequence[Candidate], tz: ZoneInfo) -> tuple[st
     for n, c in enumerate(candidates, start=1):
         label = f"m{n}"
         labels[label] = c.id
-        head = f"[{label}] ({c.granularity}, {c.occurred_at.astimezone(tz):%Y-%m-%d}"
+        head = f"[{label}] ({c.granularity}, {long_date(c.occurred_at, tz)}"
         if c.superseded_by or c.valid_to:
-            until = f"{c.valid_to.astimezone(tz):%Y-%m-%d}" if c.valid_to else "?"
+            until = long_date(c.valid_to, tz) if c.valid_to else "?"
             head += f", valid until {until}"
         head += ")"
         who = f"{data_line(c.speaker, 200)}: " if c.speaker else ""

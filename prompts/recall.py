@@ -72,7 +72,9 @@ ANSWER = ChatPromptTemplate.from_messages(
             "system",
             "You answer questions from memory. Use only the memories given. When memories "
             "conflict, prefer the most recent valid one. Convert relative time expressions "
-            "into absolute dates using each memory's date. Do not confuse people mentioned "
+            'into absolute dates using each memory\'s date ("yesterday" in a memory of 8 '
+            'May 2023 is 7 May 2023; "last week" is the week before its date). Write '
+            "dates the way the memories do, e.g. 7 May 2023. Do not confuse people mentioned "
             "inside memories with the speakers. Answer in a few words and cite the labels "
             "of the memories you used. If the memories do not contain the answer, say it is "
             "not answerable instead of guessing. " + DATA_RULE,
