@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 from zoneinfo import ZoneInfo
 
-from ..agents.formatting import data_line, format_candidates, format_turns
+from ..agents.formatting import data_line, format_candidates, long_date
 from ..datasets.locomo import Conversation
 from ..graphs.context import MemoryContext, TriggerPolicy
 from ..graphs.state import Candidate
@@ -81,6 +81,15 @@ class EvalSystem(Protocol):
 def speakers_of(conv: Conversation) -> str:
     """``A and B``."""
     return " and ".join(conv.speakers)
+
+
+def turn_entry(n: int, turn: RawTurn) -> str:
+    """One retrieved turn: label, date as people write it, speaker, text, image caption."""
+    when = f"{long_date(turn.occurred_at, UTC_ZONE)}, {turn.occurred_at:%H:%M}"
+    line = f"[t{n}] ({when}) {data_line(turn.speaker, 200)}: {data_line(turn.text)}"
+    if turn.media_caption:
+        line += f" [shared image: {data_line(turn.media_caption, 300)}]"
+    return line
 
 
 def _dia_of_candidates(candidates: Sequence[Candidate], to_dia: dict[str, str]) -> list[str]:
@@ -220,14 +229,14 @@ class SearchSystem:
         if self.stage == CHUNK_STAGE:
             records.sort(key=lambda r: r.turn_index)
             context = "\n".join(
-                f"[c{n}] ({r.occurred_at:%Y-%m-%d}) {data_line(r.text)}"
+                f"[c{n}] ({long_date(r.occurred_at, UTC_ZONE)}) {data_line(r.text)}"
                 for n, r in enumerate(records, start=1)
             )
             used = [d for r in records for d in str(r.metadata.get("dia_ids", "")).split()]
             kind = "conversation excerpts"
         else:
             records.sort(key=lambda r: (r.occurred_at, r.session_id, r.turn_index))
-            context, _ = format_turns(records, UTC_ZONE)
+            context = "\n".join(turn_entry(n, r) for n, r in enumerate(records, start=1))
             used = [str(r.metadata["dia_id"]) for r in records if "dia_id" in r.metadata]
             kind = "conversation turns"
         result = self.answerer.answer(

@@ -10,9 +10,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from typing import Any, Protocol
+from zoneinfo import ZoneInfo
 
-from ..agents.formatting import as_data
+from ..agents.formatting import as_data, long_date
 from ..datasets.locomo import Conversation, Turn
+
+UTC_ZONE = ZoneInfo("UTC")
+"""LoCoMo stamps are read as UTC; dates are shown as written (``8 May 2023``)."""
 
 
 class TokenCounter(Protocol):
@@ -60,7 +64,8 @@ def turn_line(turn: Turn) -> str:
 
 def session_header(turn: Turn) -> str:
     """The line that opens a session in a transcript: its id and date."""
-    return f"--- {turn.session_id}, {turn.occurred_at:%Y-%m-%d %H:%M (%a)} ---"
+    when = f"{long_date(turn.occurred_at, UTC_ZONE)}, {turn.occurred_at:%H:%M}"
+    return f"--- {turn.session_id}, {when} ---"
 
 
 @dataclass

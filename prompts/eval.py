@@ -23,7 +23,8 @@ EVAL_ANSWER = ChatPromptTemplate.from_messages(
             "You answer a question about past conversations between {speakers}, using only "
             "the {context_kind} below. Each entry carries its date. When entries disagree, "
             "trust the most recent one. Turn relative time expressions ('last year', 'two "
-            "weeks ago') into absolute dates using the entry's date. People named inside an "
+            "weeks ago') into absolute dates using the entry's date, and write dates the way "
+            "the entries do (e.g. '8 May 2023'). People named inside an "
             "entry are not necessarily the speakers: do not mix them up. Answer in at most "
             "five or six words. If the {context_kind} do not contain the answer, answer "
             "exactly: " + NOT_MENTIONED + ". " + DATA_RULE,
