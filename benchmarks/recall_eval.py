@@ -176,11 +176,16 @@ def answer_eval(
                 "seconds": round(seconds, 1),
                 "refused": out.get("refused", False),
                 "llm_calls": len(out.get("llm_calls", [])),
+                "tokens": sum(
+                    (c.prompt_tokens or 0) + (c.completion_tokens or 0)
+                    for c in out.get("llm_calls", [])
+                ),
                 "failures": len(out.get("failures", [])),
             }
         )
         print(
             f"  [{len(rows)}/{n}] f1={rows[-1]['f1']:.2f} rounds={rows[-1]['rounds']} "
+            f"calls={rows[-1]['llm_calls']} tokens={rows[-1]['tokens']} "
             f"{seconds:.0f}s  {q.text!r} -> {rows[-1]['answer']!r}",
             flush=True,
         )
@@ -190,6 +195,8 @@ def answer_eval(
         "mean_f1": round(statistics.fmean(r["f1"] for r in rows), 4),
         "mean_rounds": round(statistics.fmean(r["rounds"] for r in rows), 2),
         "seconds_per_question": round(statistics.fmean(r["seconds"] for r in rows), 1),
+        "llm_calls_per_question": round(statistics.fmean(r["llm_calls"] for r in rows), 2),
+        "tokens_per_question": round(statistics.fmean(r["tokens"] for r in rows), 1),
         "refusals": sum(r["refused"] for r in rows),
         "rows": rows,
     }
@@ -234,7 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(
             f"mean mem0 F1 {result['mean_f1']}  mean rounds {result['mean_rounds']}  "
-            f"{result['seconds_per_question']} s/question  refusals {result['refusals']}"
+            f"{result['seconds_per_question']} s/question  refusals {result['refusals']}  "
+            f"{result['llm_calls_per_question']} LLM calls and "
+            f"{result['tokens_per_question']} tokens/question"
         )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
