@@ -61,9 +61,32 @@ def tenant_pair(draw: st.DrawFn) -> tuple[str, str]:
     return ns_a, ns_b
 
 
+class StorePool:
+    """Hands out one store to many examples (fresh namespaces each), renewed every 25.
+
+    Reusing a store keeps CI fast; renewing it keeps the full-size run from searching a
+    store that grows with every example.
+    """
+
+    def __init__(self) -> None:
+        self._store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+        self._uses = 0
+
+    def next(self) -> ChromaMemoryStore:
+        self._uses += 1
+        if self._uses % 25 == 0:
+            self._store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+        return self._store
+
+
+@pytest.fixture(scope="module")
+def pool() -> StorePool:
+    return StorePool()
+
+
 @pytest.fixture(scope="module")
 def shared_store() -> ChromaMemoryStore:
-    """One store for every example; each example uses fresh namespaces."""
+    """A store for the non-generated tests."""
     return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
 
 
@@ -147,9 +170,9 @@ scenario = st.tuples(
 
 
 @given(scenario)
-def test_store_reads_never_cross_namespaces(shared_store: ChromaMemoryStore, case: Any) -> None:
+def test_store_reads_never_cross_namespaces(pool: StorePool, case: Any) -> None:
     (ns_a, ns_b), ids, texts, queries = case
-    store = shared_store
+    store = pool.next()
     _seed(store, ns_a, ns_b, ids, texts)
     all_ids = [f"{p}-{rid}" for rid in ids for p in "rfe"]
     b_only = [f"{p}-{rid}-only-b" for rid in ids for p in "rfe"]
@@ -190,11 +213,9 @@ def _labels(messages: list[BaseMessage]) -> list[str]:
 
 
 @given(scenario, st.sampled_from(["raw", "episode", "fact"]))
-def test_recall_graph_never_crosses_namespaces(
-    shared_store: ChromaMemoryStore, case: Any, routed: str
-) -> None:
+def test_recall_graph_never_crosses_namespaces(pool: StorePool, case: Any, routed: str) -> None:
     (ns_a, ns_b), ids, texts, queries = case
-    store = shared_store
+    store = pool.next()
     _seed(store, ns_a, ns_b, ids, texts)
     flags = {"raw": {"fine": True}, "episode": {"event": True}, "fact": {}}[routed]
     model = SchemaChatModel()
@@ -307,10 +328,11 @@ def test_only_the_documented_alphabet_passes(value: str) -> None:
 
 
 @given(scenario)
-def test_memory_facade_never_crosses_namespaces(shared_store: ChromaMemoryStore, case: Any) -> None:
+def test_memory_facade_never_crosses_namespaces(pool: StorePool, case: Any) -> None:
     from memstrata.memory import Memory
 
     (ns_a, ns_b), ids, texts, queries = case
+    shared_store = pool.next()
     _seed(shared_store, ns_a, ns_b, ids, texts)
     model = SchemaChatModel()
     model.script("RetrievalPlan", json.dumps({"query": queries[0], "k": 50, "fine": True}))
