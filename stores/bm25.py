@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from .filters import OCCURRED_TS
 from .lexical import Analyzer
 
 
@@ -66,8 +67,16 @@ class BM25Index:
     (time window, speaker...) run on the same fields as Chroma's ``where``.
     """
 
-    def __init__(self, analyzer: Analyzer | None = None, params: BM25Params | None = None) -> None:
+    def __init__(
+        self,
+        analyzer: Analyzer | None = None,
+        params: BM25Params | None = None,
+        *,
+        time_key: str = OCCURRED_TS,
+    ) -> None:
         self.analyzer = analyzer or Analyzer()
+        self.time_key = time_key
+        """Metadata field holding the POSIX time that :meth:`select` windows on."""
         self._scorer = _OkapiScorer(params or BM25Params())
         self._lock = threading.RLock()
         self._reset()
@@ -78,6 +87,7 @@ class BM25Index:
         self._terms: list[Counter[str] | None] = []
         self._meta: list[Mapping[str, Any] | None] = []
         self._doc_len = np.zeros(0, dtype=np.float64)
+        self._times = np.zeros(0, dtype=np.float64)  # occurred_at per slot; NaN when dead
         self._postings: dict[str, dict[int, int]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._total_len = 0
@@ -111,9 +121,14 @@ class BM25Index:
         self._meta.append(meta)
         self._slot_of[rid] = slot
         if slot >= len(self._doc_len):
-            grown = np.zeros(max(1024, 2 * len(self._doc_len)), dtype=np.float64)
+            size = max(1024, 2 * len(self._doc_len))
+            grown = np.zeros(size, dtype=np.float64)
             grown[: len(self._doc_len)] = self._doc_len
             self._doc_len = grown
+            times = np.full(size, np.nan)
+            times[: len(self._times)] = self._times
+            self._times = times
+        self._times[slot] = float(meta.get(self.time_key, np.nan))
         length = sum(terms.values())
         self._doc_len[slot] = length
         self._total_len += length
@@ -143,6 +158,7 @@ class BM25Index:
             self._arrays.pop(term, None)
         self._total_len -= int(self._doc_len[slot])
         self._doc_len[slot] = 0
+        self._times[slot] = np.nan
         self._ids[slot] = self._terms[slot] = self._meta[slot] = None
 
     def _maybe_compact(self) -> None:
@@ -203,6 +219,37 @@ class BM25Index:
             touched[slots] = True
         hit = np.flatnonzero(touched)
         return hit, acc[hit]
+
+    def select(
+        self,
+        predicate: Callable[[Mapping[str, Any]], bool],
+        *,
+        after: float | None,
+        before: float | None,
+        limit: int,
+    ) -> list[str] | None:
+        """Ids of the documents with ``after <= time < before`` that pass ``predicate``.
+
+        The window is applied to a time array at once, and ``predicate`` only to the
+        documents inside it. Returns None, without testing any, when more than ``limit``
+        documents fall inside the window: the caller should search another way.
+        """
+        with self._lock:
+            times = self._times[: len(self._ids)]
+            inside = ~np.isnan(times)
+            if after is not None:
+                inside &= times >= after
+            if before is not None:
+                inside &= times < before
+            slots = np.flatnonzero(inside)
+            if len(slots) > limit:
+                return None
+            out = []
+            for slot in slots.tolist():
+                rid, meta = self._ids[slot], self._meta[slot]
+                if rid is not None and meta is not None and predicate(meta):
+                    out.append(rid)
+            return out
 
     def search(
         self,

@@ -57,6 +57,8 @@ _PAGE = 2000
 """Ids per Chroma call: SQLite caps the number of variables in one statement."""
 _OVERSAMPLE_CAP = 4096
 """Largest unfiltered ``n_results`` tried before Chroma's own filtering takes over."""
+_WINDOW_EXACT_CAP = _PAGE
+"""A time window holding at most this many records is searched exactly, by id."""
 _MODES = ("hybrid", "dense", "bm25")
 
 
@@ -466,6 +468,10 @@ class ChromaMemoryStore:
         vector = cast(Any, [self.embeddings.embed_query(query)])
         collection = self._collections[gran]
         test = flt.predicate(gran)
+        if flt.window is not None:
+            exact = self._dense_in_window(vector, gran, flt, depth)
+            if exact is not None:
+                return exact
         n = depth
         while True:
             result = self._read(
@@ -494,6 +500,46 @@ class ChromaMemoryStore:
             rate = max(len(passing), 1) / max(len(metas), 1)
             n = min(_OVERSAMPLE_CAP, max(2 * n, int(1.5 * depth / rate)))
         hits = [(from_metadata(gran, m), 1.0 - float(d)) for m, d in passing[:depth]]
+        hits.sort(key=lambda h: (-h[1], h[0].id))
+        return hits
+
+    def _dense_in_window(
+        self, vector: Any, gran: Granularity, flt: SearchFilter, depth: int
+    ) -> list[tuple[MemoryRecord, float]] | None:
+        """Exact nearest neighbours among the records of a time window, or None.
+
+        A window is where oversampling the HNSW index fails (a narrow window passes few
+        of the nearest rows) and Chroma's own ``where`` is slow (it tests every row). The
+        namespace's BM25 mirror holds each record's time, so it names the records inside
+        the window at once; when there are at most ``_WINDOW_EXACT_CAP`` of them, Chroma
+        ranks just those ids. None means the window is too wide for that: oversample.
+        """
+        assert flt.window is not None
+        after, before = flt.window.after, flt.window.before
+        test = flt.predicate(gran)
+        ids = self.lexical_index(gran, flt.namespace).select(
+            test,
+            after=None if after is None else after.timestamp(),
+            before=None if before is None else before.timestamp(),
+            limit=_WINDOW_EXACT_CAP,
+        )
+        if ids is None:
+            return None
+        if not ids:
+            return []
+        result = self._collections[gran].query(
+            query_embeddings=vector,
+            n_results=min(depth, len(ids)),
+            ids=[row_id(flt.namespace, x) for x in ids],
+            include=["metadatas", "distances"],
+        )
+        metas = (result["metadatas"] or [[]])[0]
+        dists = (result["distances"] or [[]])[0]
+        hits = [
+            (from_metadata(gran, dict(m)), 1.0 - float(d))
+            for m, d in zip(metas, dists, strict=True)
+            if test(m)  # the mirror may lag another process's writes; Chroma decides
+        ]
         hits.sort(key=lambda h: (-h[1], h[0].id))
         return hits
 
