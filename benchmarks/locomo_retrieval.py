@@ -127,9 +127,12 @@ class RetrievalConfig:
 PRESETS: dict[str, RetrievalConfig] = {
     # The baseline: "speaker: text [image: caption]", lowercase word tokens, RRF k=60.
     "naive": RetrievalConfig(),
-    # Stemming and stop words on the BM25 side, participant names dropped from queries
-    # (they prefix every turn, so they only add noise), and a sharper RRF (k=10).
-    "tuned": RetrievalConfig(stem=True, stop_words=True, query="drop-participants", rrf_k=10.0),
+    # The session date in the index text, stemming and stop words on the BM25 side,
+    # participant names dropped from queries (they prefix every turn, so they only add
+    # noise), and a sharper RRF (k=10). See RETRIEVAL_RESULTS.md for the sweep.
+    "tuned": RetrievalConfig(
+        date=True, stem=True, stop_words=True, query="drop-participants", rrf_k=10.0
+    ),
 }
 
 
