@@ -8,6 +8,7 @@ on first use). ``--search-only`` skips the LLM and shows hybrid search results i
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -69,6 +70,9 @@ def run_demo(args: argparse.Namespace) -> int:
     questions = args.question or data["queries"][: args.questions]
     args.namespace = args.namespace or DEMO_NAMESPACE
     args.trigger_policy = args.trigger_policy or "session"
+    if args.local_threads is None and "MEMSTRATA_LOCAL_THREADS" not in os.environ:
+        # nothing else runs while the demo waits on the model: give it every core
+        args.local_threads = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="memstrata-demo-") as tmp:
         if args.data_dir is None:
             args.data_dir = Path(tmp)

@@ -46,3 +46,21 @@ def test_demo_rejects_a_non_positive_question_count(
     status = run(["demo", "--data-dir", str(tmp_path), "--questions", "0"], SchemaChatModel())
     assert status == 2
     assert "--questions must be a positive integer" in capsys.readouterr().err
+
+
+def test_demo_gives_the_local_model_every_core_unless_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[int | None] = []
+
+    def factory(config: MemoryConfig) -> Memory:
+        seen.append(config.local_threads)
+        return Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel())
+
+    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    assert (
+        main(["demo", "--data-dir", str(tmp_path), "--questions", "1"], memory_factory=factory) == 0
+    )
+    argv = ["demo", "--data-dir", str(tmp_path), "--questions", "1", "--local-threads", "1"]
+    assert main(argv, memory_factory=factory) == 0
+    assert seen == [6, 1]
