@@ -128,15 +128,7 @@ def _locomo_turns(path: Path, sample: dict[str, Any], sample_id: str) -> Iterabl
         raise InvalidInputError(f"{where}: the conversation has no session_N turns")
     for turn in conv.turns:
         try:
-            yield TurnInput(
-                speaker=turn.speaker,
-                text=turn.text,
-                occurred_at=turn.occurred_at,
-                session_id=turn.session_id,
-                turn_index=turn.turn_index,
-                media_caption=turn.caption,
-                metadata={"dia_id": turn.dia_id},
-            )
+            yield turn.as_turn_input()
         except ValidationError as e:
             raise InvalidInputError(f"{where}: turn {turn.dia_id}: {_first_error(e)}") from e
 

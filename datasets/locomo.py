@@ -15,9 +15,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from ..graphs.state import TurnInput
 
 CATEGORIES: dict[int, str] = {
     1: "multi-hop",
@@ -43,6 +46,24 @@ class Turn:
     text: str
     caption: str | None
     occurred_at: datetime
+
+    def as_turn_input(self) -> TurnInput:
+        """This turn as ingest input, its ``dia_id`` kept in the metadata.
+
+        Raises:
+            pydantic.ValidationError: if the turn is not valid ingest input.
+        """
+        from ..graphs.state import TurnInput
+
+        return TurnInput(
+            speaker=self.speaker,
+            text=self.text,
+            occurred_at=self.occurred_at,
+            session_id=self.session_id,
+            turn_index=self.turn_index,
+            media_caption=self.caption,
+            metadata={"dia_id": self.dia_id},
+        )
 
 
 @dataclass(frozen=True)

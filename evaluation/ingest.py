@@ -45,18 +45,7 @@ def stage_namespace(stage: str, sample_id: str) -> str:
 
 def turn_inputs(conv: Conversation) -> list[TurnInput]:
     """The conversation's turns as ingest inputs (dia_id kept in the metadata)."""
-    return [
-        TurnInput(
-            speaker=t.speaker,
-            text=t.text,
-            occurred_at=t.occurred_at,
-            session_id=t.session_id,
-            turn_index=t.turn_index,
-            media_caption=t.caption,
-            metadata={"dia_id": t.dia_id},
-        )
-        for t in conv.turns
-    ]
+    return [t.as_turn_input() for t in conv.turns]
 
 
 def session_batches(conv: Conversation, size: int) -> Iterator[tuple[list[TurnInput], bool]]:
