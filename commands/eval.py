@@ -136,6 +136,12 @@ def register(sub: Any) -> None:
         help="only re-render report.md and plots from results.json (e.g. with --notes)",
     )
     out.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    out.add_argument(
+        "--keep-text",
+        action="store_true",
+        help="keep questions, gold answers and judge reasons in results.json (left out by "
+        "default: LoCoMo is CC BY-NC; journal.jsonl always has them)",
+    )
     out.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     p.set_defaults(func=run_eval)
 
@@ -274,7 +280,7 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
     """
     notes = args.notes.read_text(encoding="utf-8") if args.notes else None
     if args.report_only:
-        rerender(args.out, notes=notes, plots=not args.no_plots)
+        rerender(args.out, notes=notes, plots=not args.no_plots, keep_text=args.keep_text)
         print(f"report: {args.out / 'report.md'}")
         return 0
     with ExitStack() as stack:
@@ -289,6 +295,7 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
             fresh=args.fresh,
             progress=not args.no_progress,
             plots=not args.no_plots,
+            keep_text=args.keep_text,
             meta=meta,
         )
     print(f"{len(output.results)} answers scored; results in {output.out}/")

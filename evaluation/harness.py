@@ -285,6 +285,7 @@ def run_evaluation(
     fresh: bool = False,
     progress: bool = True,
     plots: bool = True,
+    keep_text: bool = False,
     meta: dict[str, Any] | None = None,
 ) -> RunOutput:
     """Run (or resume) an evaluation; write the results, the report and the plots.
@@ -295,6 +296,7 @@ def run_evaluation(
         fresh: Discard a previous run in ``settings.out`` instead of resuming it.
         progress: Show progress bars on stderr.
         plots: Draw the PNG plots (needs matplotlib).
+        keep_text: Keep the dataset's text in ``results.json`` (see ``outputs.DATASET_TEXT``).
         meta: Extra header fields for the report (command line, commit, ...).
     """
     settings.validate()
@@ -348,7 +350,7 @@ def run_evaluation(
     output = RunOutput(answers_of(entries), ingests_of(entries), run_meta, settings.out)
     from .outputs import write_outputs  # matplotlib is imported only when writing
 
-    write_outputs(output, plots=plots)
+    write_outputs(output, plots=plots, keep_text=keep_text)
     return output
 
 

@@ -15,10 +15,35 @@ if TYPE_CHECKING:
 
 RESULTS = "results.json"
 REPORT = "report.md"
+DATASET_TEXT = ("question", "gold", "adversarial_answer", "judge_reason")
+"""Per-question fields that hold (or, for the judge's reason, often quote) the dataset's
+own text. LoCoMo is CC BY-NC: ``results.json`` leaves them out unless asked, so it can be
+committed or shared; ``journal.jsonl`` of the run always keeps them."""
 
 
-def write_outputs(run: RunOutput, *, plots: bool = True) -> dict[str, Any]:
-    """Summarise the run and write the results file, the report and (optionally) the plots."""
+def shareable(question: dict[str, Any]) -> dict[str, Any]:
+    """One per-question result without the dataset's text (scores, ids and answers stay)."""
+    return {k: v for k, v in question.items() if k not in DATASET_TEXT}
+
+
+def _write_results(out: Path, payload: dict[str, Any], keep_text: bool) -> None:
+    if not keep_text:
+        payload["questions"] = [shareable(q) for q in payload["questions"]]
+        payload["meta"]["dataset_text"] = "left out (see journal.jsonl)"
+    else:
+        payload["meta"]["dataset_text"] = "kept"
+    (out / RESULTS).write_text(json.dumps(payload, indent=2), encoding="utf-8")
+
+
+def write_outputs(run: RunOutput, *, plots: bool = True, keep_text: bool = False) -> dict[str, Any]:
+    """Summarise the run and write the results file, the report and (optionally) the plots.
+
+    Args:
+        run: The finished run.
+        plots: Also draw the PNG plots.
+        keep_text: Keep the questions, gold answers and judge reasons in ``results.json``
+            (see :data:`DATASET_TEXT`); by default they are left out.
+    """
     summary = summarize(run.results, run.ingests, run.meta.get("systems", []))
     payload = {
         "meta": run.meta,
@@ -26,7 +51,7 @@ def write_outputs(run: RunOutput, *, plots: bool = True) -> dict[str, Any]:
         "questions": [r.model_dump(mode="json") for r in run.results],
         "ingest": [i.model_dump(mode="json") for i in run.ingests],
     }
-    (run.out / RESULTS).write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    _write_results(run.out, payload, keep_text)
     render(run.out, payload, plots=plots)
     return payload
 
@@ -41,8 +66,13 @@ def render(out: Path, payload: dict[str, Any], *, plots: bool = True) -> None:
         construction_tokens(payload["summary"], out / CONSTRUCTION_PLOT)
 
 
-def rerender(out: Path, *, notes: str | None = None, plots: bool = True) -> dict[str, Any]:
+def rerender(
+    out: Path, *, notes: str | None = None, plots: bool = True, keep_text: bool = False
+) -> dict[str, Any]:
     """Re-render ``report.md`` and plots from ``results.json`` (e.g. with new notes).
+
+    ``results.json`` is written back with the notes and, unless ``keep_text``, without
+    the dataset's text (a file from a ``keep_text`` run becomes shareable).
 
     Raises:
         InvalidInputError: there is no readable results file in ``out``.
@@ -54,6 +84,6 @@ def rerender(out: Path, *, notes: str | None = None, plots: bool = True) -> dict
         raise InvalidInputError(f"no results to report in {out} ({e}); run the evaluation") from e
     if notes is not None:
         payload["meta"]["notes"] = notes
-        path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    _write_results(out, payload, keep_text)
     render(out, payload, plots=plots)
     return payload

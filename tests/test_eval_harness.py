@@ -398,6 +398,29 @@ def test_cli_runs_with_injected_models_and_rerenders_the_report(
     assert "## Notes\n\nHand-written analysis." in (out / "report.md").read_text()
 
 
+def test_results_leave_out_the_datasets_text_unless_asked(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "text"
+    base = ["--data", str(data), "--systems", "flat", "--out", str(out), "--no-progress"]
+    assert run_eval(_cli(base + ["--no-plots", "--keep-text"]), models=models(oracle_model())) == 0
+    kept = json.loads((out / "results.json").read_text())
+    asked = {q["question"] for q in kept["questions"]}
+    assert asked and all(q["gold"] for q in kept["questions"])
+    assert kept["meta"]["dataset_text"] == "kept"
+    assert "--keep-text" in kept["meta"]["command"]
+
+    assert run_eval(_cli(["--out", str(out), "--report-only", "--no-plots"])) == 0
+    shared = json.loads((out / "results.json").read_text())
+    assert shared["meta"]["dataset_text"].startswith("left out")
+    assert len(shared["questions"]) == len(kept["questions"])
+    for before, after in zip(kept["questions"], shared["questions"], strict=True):
+        assert not {"question", "gold", "adversarial_answer", "judge_reason"} & after.keys()
+        assert after["qid"] == before["qid"] and after["mem0_f1"] == before["mem0_f1"]
+    text = (out / "results.json").read_text()
+    assert not any(question in text for question in asked)
+    journal = (out / "journal.jsonl").read_text()
+    assert all(question in journal for question in asked)
+
+
 def test_cli_rejects_bad_settings(data: Path, tmp_path: Path) -> None:
     args = _cli(["--data", str(data), "--out", str(tmp_path / "x"), "--chunk-overlap", "200"])
     with pytest.raises(InvalidInputError, match="chunk_overlap"):
