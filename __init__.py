@@ -5,8 +5,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .errors import MemstrataError
-from .stores import (
+# Absolute imports on purpose: the repository root is this package, and pytest imports
+# this file on its own (as the root package of the tests) when the checkout's folder name
+# is not a Python identifier (e.g. ``memstrata-main``); relative imports fail there.
+from memstrata.errors import MemstrataError
+from memstrata.stores import (
     ChromaMemoryStore,
     EpisodeRecord,
     FactRecord,
@@ -20,18 +23,18 @@ from .stores import (
 )
 
 if TYPE_CHECKING:
-    from .config import MemoryConfig
-    from .memory import Memory
-    from .results import AddResult, AnswerResult, ForgetResult, MemoryHit
+    from memstrata.config import MemoryConfig
+    from memstrata.memory import Memory
+    from memstrata.results import AddResult, AnswerResult, ForgetResult, MemoryHit
 
 # the facade pulls in LangGraph and the agents; load it on first use
 _LAZY = {
-    "Memory": ".memory",
-    "MemoryConfig": ".config",
-    "AddResult": ".results",
-    "AnswerResult": ".results",
-    "ForgetResult": ".results",
-    "MemoryHit": ".results",
+    "Memory": "memstrata.memory",
+    "MemoryConfig": "memstrata.config",
+    "AddResult": "memstrata.results",
+    "AnswerResult": "memstrata.results",
+    "ForgetResult": "memstrata.results",
+    "MemoryHit": "memstrata.results",
 }
 
 __all__ = [
@@ -58,5 +61,5 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(import_module(_LAZY[name], __name__), name)
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

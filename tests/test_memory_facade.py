@@ -474,3 +474,20 @@ def test_a_configured_sqlite_checkpointer_is_opened_lazily_and_closed(store, tmp
     with sqlite3.connect(db) as conn:
         threads = {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
     assert len(threads) == 2 and all(t.startswith(f"{NS}/add/") for t in threads)
+
+
+def test_the_root_package_file_imports_on_its_own() -> None:
+    """pytest imports the repository root's ``__init__.py`` standalone when the checkout's
+    folder is not a Python identifier (``memstrata-main``); that must not fail."""
+    import importlib.util
+
+    import memstrata
+
+    path = Path(memstrata.__file__)
+    spec = importlib.util.spec_from_file_location("checkout_root", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.MemstrataError is memstrata.MemstrataError
+    assert module.Memory is Memory
+    assert module.__version__ == memstrata.__version__
