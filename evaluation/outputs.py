@@ -30,8 +30,8 @@ def _write_results(out: Path, payload: dict[str, Any], keep_text: bool) -> None:
     if not keep_text:
         payload["questions"] = [shareable(q) for q in payload["questions"]]
         payload["meta"]["dataset_text"] = "left out (see journal.jsonl)"
-    else:
-        payload["meta"]["dataset_text"] = "kept"
+    else:  # a file whose text was already left out stays marked so
+        payload["meta"].setdefault("dataset_text", "kept")
     (out / RESULTS).write_text(json.dumps(payload, indent=2), encoding="utf-8")
 
 

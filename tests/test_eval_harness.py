@@ -417,6 +417,10 @@ def test_results_leave_out_the_datasets_text_unless_asked(data: Path, tmp_path: 
         assert after["qid"] == before["qid"] and after["mem0_f1"] == before["mem0_f1"]
     text = (out / "results.json").read_text()
     assert not any(question in text for question in asked)
+    # asking to keep text that is already gone does not claim it is there
+    assert run_eval(_cli(["--out", str(out), "--report-only", "--no-plots", "--keep-text"])) == 0
+    again = json.loads((out / "results.json").read_text())
+    assert again["meta"]["dataset_text"].startswith("left out")
     journal = (out / "journal.jsonl").read_text()
     assert all(question in journal for question in asked)
 
