@@ -1,4 +1,7 @@
-"""Test doubles for code that uses memstrata: fake embeddings and a scripted chat model.
+"""Test doubles for code that uses memstrata: fakes, scripted models, a store pool.
+
+Fake embeddings, scripted chat models, and a pool of throwaway stores for property-based
+tests.
 
 They need no model and no network, so unit tests stay fast and exact.
 """
@@ -11,7 +14,7 @@ import math
 import re
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.embeddings import Embeddings
@@ -22,7 +25,39 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import Field
 
+if TYPE_CHECKING:
+    from .stores.chroma import ChromaMemoryStore
+
 _WORD = re.compile(r"[a-z0-9]+")
+
+
+class StorePool:
+    """Hands one in-memory store (on :class:`FakeEmbeddings`) to many test examples.
+
+    Each example should use fresh namespaces. Reusing a store keeps a property-based test
+    fast; renewing it every ``renew_every`` uses keeps a long run from searching a store
+    that grows with every example.
+    """
+
+    def __init__(self, renew_every: int = 25) -> None:
+        if renew_every < 1:
+            raise ValueError(f"renew_every must be >= 1, got {renew_every}")
+        self.renew_every = renew_every
+        self._uses = 0
+        self._store = self._fresh()
+
+    @staticmethod
+    def _fresh() -> ChromaMemoryStore:
+        from .stores.chroma import ChromaMemoryStore  # chromadb only when a pool is made
+
+        return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+
+    def next(self) -> ChromaMemoryStore:
+        """The store for the next example (a new one every ``renew_every`` calls)."""
+        self._uses += 1
+        if self._uses % self.renew_every == 0:
+            self._store = self._fresh()
+        return self._store
 
 
 class FakeEmbeddings(Embeddings):

@@ -35,7 +35,7 @@ from memstrata.stores import (
 )
 from memstrata.stores.audit import AuditEntry
 from memstrata.stores.records import NAMESPACE_PATTERN, ProfileRecord, validate_namespace
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from memstrata.testing import FakeEmbeddings, SchemaChatModel, StorePool
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 WORDS = ["rex", "dog", "paris", "guitar", "nurse", "garden", "train", "coffee", "berlin", "book"]
@@ -59,24 +59,6 @@ def tenant_pair(draw: st.DrawFn) -> tuple[str, str]:
     if ns_a == ns_b:
         ns_b += "x"
     return ns_a, ns_b
-
-
-class StorePool:
-    """Hands out one store to many examples (fresh namespaces each), renewed every 25.
-
-    Reusing a store keeps CI fast; renewing it keeps the full-size run from searching a
-    store that grows with every example.
-    """
-
-    def __init__(self) -> None:
-        self._store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-        self._uses = 0
-
-    def next(self) -> ChromaMemoryStore:
-        self._uses += 1
-        if self._uses % 25 == 0:
-            self._store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-        return self._store
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,12 @@ from memstrata.memory import Memory
 from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from memstrata.stores.audit import AuditEntry
 from memstrata.stores.records import NAMESPACE_PATTERN, Granularity, ProfileRecord
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
+from memstrata.testing import (
+    SchemaChatModel,
+    StorePool,
+    ToolCallingChatModel,
+    tool_call,
+)
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 WORDS = ["rex", "dog", "paris", "guitar", "nurse", "garden", "train", "coffee", "berlin", "book"]
@@ -101,20 +106,6 @@ def worlds(draw: st.DrawFn) -> dict[str, Any]:
         "texts": draw(st.lists(sentences, min_size=5, max_size=5)),
         "queries": draw(st.lists(sentences, min_size=1, max_size=3)),
     }
-
-
-class StorePool:
-    """One store for many examples (fresh namespaces each), renewed every 25 uses."""
-
-    def __init__(self) -> None:
-        self._store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-        self._uses = 0
-
-    def next(self) -> ChromaMemoryStore:
-        self._uses += 1
-        if self._uses % 25 == 0:
-            self._store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-        return self._store
 
 
 @pytest.fixture(scope="module")
