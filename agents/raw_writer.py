@@ -3,6 +3,8 @@
 It runs before any LLM call, so nothing a user said is ever lost. A turn's id is stable
 (namespace, session and turn index; or its content and timestamp when no index is
 given), so sending the same turn again is a no-op that leaves the stored turn untouched.
+Relative time expressions ("last Friday") are resolved against the turn's date here, by
+rules and a date parser, so every later reader sees "last Friday (14 July 2023)".
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..graphs.context import MemoryContext
 from ..graphs.state import IngestState, TurnInput
 from ..stores.records import RawTurn, stable_id
 from .deps import NodeDeps, context_of
+from .timeparse import reference_day, resolve_times
 
 CONTEXT_CHARS = 300
 """How much of the previous turn is kept as a turn's retrieval context."""
@@ -72,6 +75,7 @@ def build_raw_turns(deps: NodeDeps, ctx: MemoryContext, turns: list[TurnInput]) 
                 media_caption=turn.media_caption,
                 metadata=turn.metadata,
                 context=context[:CONTEXT_CHARS] if context else None,
+                time_refs=resolve_times(turn.text, reference_day(turn.occurred_at, ctx.tz)),
             )
         except ValidationError as e:
             raise InvalidInputError(f"turn #{n} cannot be stored: {e}") from e

@@ -30,7 +30,8 @@ class IndexTextPolicy:
         """Return the index text of ``record``."""
         if not isinstance(record, RawTurn):
             return record.index_text()
-        parts = [f"{record.speaker}: {record.text}" if self.speaker else record.text]
+        text = record.display_text()
+        parts = [f"{record.speaker}: {text}" if self.speaker else text]
         if self.caption and record.media_caption:
             parts.append(f"[image: {record.media_caption}]")
         if self.date:

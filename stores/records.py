@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -160,6 +160,77 @@ class MemoryRecord(BaseModel):
         """Return the text that is embedded and indexed for lexical search."""
         return self.text
 
+    def display_text(self) -> str:
+        """Return the text shown to a model or a user (raw turns add resolved dates)."""
+        return self.text
+
+
+TimeGranularity = Literal["day", "weekend", "week", "month", "season", "year"]
+_MONTH_NAMES = (
+    "January February March April May June July August September October November December"
+).split()
+
+
+def _day_month(day: date) -> str:
+    return f"{day.day} {_MONTH_NAMES[day.month - 1]}"
+
+
+class TimeRef(BaseModel):
+    """A relative time expression in a text, resolved to dates against a reference day.
+
+    ``start`` and ``end`` are inclusive calendar days (equal for a single day). They are
+    the event time the expression names, which is separate from the record time.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    expression: StrictStr = Field(min_length=1, description="The words as written.")
+    offset: int = Field(ge=0, description="Character offset of the expression in the text.")
+    start: date
+    end: date
+    granularity: TimeGranularity
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TimeRef:
+        if self.end < self.start:
+            raise ValueError("end is before start")
+        return self
+
+    def label(self) -> str:
+        """The resolved dates as people write them: ``14 July 2023``, ``3–9 July 2023``."""
+        s, e = self.start, self.end
+        if self.granularity == "year":
+            return str(s.year)
+        if self.granularity == "month":
+            return f"{_MONTH_NAMES[s.month - 1]} {s.year}"
+        if self.granularity == "season":
+            names = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
+            return f"{names.get(s.month, 'season')} {s.year}"
+        if s == e:
+            return f"{_day_month(s)} {s.year}"
+        if s.year != e.year:
+            return f"{_day_month(s)} {s.year} – {_day_month(e)} {e.year}"
+        if s.month != e.month:
+            return f"{_day_month(s)} – {_day_month(e)} {e.year}"
+        return f"{s.day}–{e.day} {_MONTH_NAMES[s.month - 1]} {s.year}"
+
+
+def annotate_times(text: str, refs: list[TimeRef]) -> str:
+    """``text`` with each resolved expression followed by its dates in brackets.
+
+    ``"went there last Friday"`` becomes ``"went there last Friday (14 July 2023)"``.
+    Refs whose expression is no longer at their offset are skipped, never misplaced.
+    """
+    out, cursor = [], 0
+    for ref in sorted(refs, key=lambda r: r.offset):
+        end = ref.offset + len(ref.expression)
+        if ref.offset < cursor or text[ref.offset : end] != ref.expression:
+            continue
+        out.append(f"{text[cursor:end]} ({ref.label()})")
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
 
 class RawTurn(MemoryRecord):
     """One conversation turn, verbatim, written before any LLM call."""
@@ -181,6 +252,15 @@ class RawTurn(MemoryRecord):
         default_factory=list,
         description="Ids of the episodes this turn was consolidated into (empty: not yet).",
     )
+    time_refs: list[TimeRef] = Field(
+        default_factory=list,
+        description="Relative time expressions in the text, resolved against the turn's "
+        "date when it was written (no LLM).",
+    )
+
+    def display_text(self) -> str:
+        """The verbatim text with each resolved time in brackets after its expression."""
+        return annotate_times(self.text, self.time_refs)
 
     @classmethod
     def turn_id(cls, namespace: str, session_id: str, turn_index: int) -> str:
