@@ -42,3 +42,26 @@ class LocalModelError(MemstrataError):
 
 class MissingDependencyError(MemstrataError, ImportError):
     """An optional dependency is needed; the message names the extra to install."""
+
+
+class ModelUnreachableError(MemstrataError):
+    """No request could reach the chat model (refused, timed out, HTTP 401/403/404/5xx).
+
+    The message names the endpoint and the model and says how to start one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str | None = None,
+        model: str | None = None,
+        reason: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.url = url
+        """The endpoint's base URL, when the chat model exposes it."""
+        self.model = model
+        """The model name sent to the endpoint, when known."""
+        self.reason = reason
+        """``connection failed``, ``timed out`` or ``HTTP <status>``."""

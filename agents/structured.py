@@ -1,17 +1,22 @@
 """One helper for every LLM decision: a pydantic schema in, a validated object out.
 
-It tries the model's native structured output (``json_schema`` or ``json_mode``); when the
-model has none, it asks for JSON in the prompt. Replies are parsed tolerantly (code fences,
-prose before or after the object), validated against the schema, and on failure the model
-is asked again with the validation error, a bounded number of times. Each attempt is
-recorded with its node, tokens and latency. When every attempt fails it raises
-:class:`StructuredOutputError`, which carries the attempts, so a node can record the
-failure and let the graph go on.
+It tries the model's native structured output (``json_schema``, grammar-constrained on
+llama.cpp, or ``json_mode``); when the model has none, it asks for JSON in the prompt. A
+reply that still fails to parse is read tolerantly (code fences, prose around the
+object) and, if its syntax is broken, repaired by ``json-repair`` before anything else
+(single quotes, unquoted keys, trailing commas); a reply cut off before its JSON closed
+is never repaired into a shorter object. Only then is the model asked again, with the
+validation error, a bounded number of times. Each attempt is recorded with its node, the
+server-reported tokens, latency, and whether it was repaired. A model that cannot be
+reached (refused, timed out, HTTP 401/403/404/5xx) is not asked again. When every
+attempt fails it raises :class:`StructuredOutputError`, which carries the attempts, so a
+node can record the failure and let the graph go on; the failure is logged at WARNING.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -22,15 +27,38 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, ValidationError
 
 from ..errors import MemstrataError
+from ..llm.reachability import unreachable_reason
 from ..prompts.structured import JSON_INSTRUCTIONS, REPAIR_REQUEST
+from .replies import (
+    MAX_REPLY_CHARS,
+    ParsedReply,
+    TruncatedReplyError,
+    parse_json_payload,
+    read_reply,
+)
 
 T = TypeVar("T", bound=BaseModel)
 StructuredMethod = Literal["json_schema", "json_mode", "prompt"]
 
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "MAX_REPLY_CHARS",
+    "LLMCall",
+    "StructuredCaller",
+    "StructuredMethod",
+    "StructuredOutputError",
+    "StructuredResult",
+    "parse_json_payload",
+]
+
 
 @dataclass(frozen=True)
 class LLMCall:
-    """One attempt of one structured call, for cost accounting and debugging."""
+    """One attempt of one structured call, for cost accounting and debugging.
+
+    Token counts are the ones the server reported (``usage``); None when it sent none.
+    """
 
     node: str
     schema: str
@@ -41,6 +69,15 @@ class LLMCall:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     error: str | None = None
+    repaired: bool = False
+    """The reply's JSON syntax was broken and json-repair fixed it (no re-ask needed)."""
+    unreachable: bool = False
+    """The request never reached the model (refused, timed out, HTTP 401/403/404/5xx)."""
+
+    @property
+    def reask(self) -> bool:
+        """Whether this attempt asked the model again after an earlier one failed."""
+        return self.attempt > 1
 
 
 class StructuredOutputError(MemstrataError):
@@ -53,6 +90,11 @@ class StructuredOutputError(MemstrataError):
         errors = "; ".join(f"#{a.attempt}: {a.error}" for a in attempts)
         super().__init__(f"no valid {schema.__name__} after {len(attempts)} attempt(s): {errors}")
 
+    @property
+    def unreachable(self) -> bool:
+        """Whether the model could not be reached at all (no attempt got a reply)."""
+        return bool(self.attempts) and all(a.unreachable for a in self.attempts)
+
 
 @dataclass
 class StructuredResult(Generic[T]):
@@ -61,61 +103,15 @@ class StructuredResult(Generic[T]):
     value: T
     calls: list[LLMCall] = field(default_factory=list)
 
+    @property
+    def repairs(self) -> int:
+        """Replies whose JSON syntax json-repair fixed."""
+        return sum(1 for c in self.calls if c.repaired)
 
-MAX_REPLY_CHARS = 1_000_000
-"""Longer replies are rejected unparsed (a runaway generation, not an answer)."""
-MAX_JSON_STARTS = 64
-"""How many ``{``/``[`` positions the tolerant parser tries before giving up."""
-
-
-def parse_json_payload(text: str) -> Any:
-    """Return the first JSON object or array in ``text``.
-
-    Accepts a bare object, one inside a code fence, or one surrounded by prose. Lone
-    UTF-16 surrogates (JSON escapes in D800-DFFF) in decoded strings become U+FFFD, so
-    a reply can never smuggle in text that cannot be stored as UTF-8.
-
-    Raises:
-        ValueError: if no JSON value can be decoded, the reply is longer than
-            :data:`MAX_REPLY_CHARS`, or it is nested too deeply to decode.
-    """
-    stripped = text.strip()
-    if not stripped:
-        raise ValueError("the reply was empty")
-    if len(stripped) > MAX_REPLY_CHARS:
-        raise ValueError(f"the reply has {len(stripped)} characters (limit {MAX_REPLY_CHARS})")
-    try:
-        return _scrub(json.loads(stripped))
-    except json.JSONDecodeError:
-        pass
-    except RecursionError as e:
-        raise ValueError("the reply is nested too deeply to decode") from e
-    decoder = json.JSONDecoder()
-    starts = (i for i, char in enumerate(stripped) if char in "{[")
-    for _, start in zip(range(MAX_JSON_STARTS), starts, strict=False):
-        try:
-            value, _ = decoder.raw_decode(stripped, start)
-        except json.JSONDecodeError:
-            continue
-        except RecursionError as e:
-            raise ValueError("the reply is nested too deeply to decode") from e
-        return _scrub(value)
-    raise ValueError(f"no JSON object found in the reply: {stripped[:200]!r}")
-
-
-def _scrub(value: Any) -> Any:
-    """Replace lone surrogates in every decoded string with U+FFFD."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return value
-    if isinstance(value, list):
-        return [_scrub(v) for v in value]
-    if isinstance(value, dict):
-        return {_scrub(k): _scrub(v) for k, v in value.items()}
-    return value
+    @property
+    def reasks(self) -> int:
+        """Times the model was asked again after a failed attempt."""
+        return sum(1 for c in self.calls if c.reask)
 
 
 def _text_of(message: Any) -> str:
@@ -184,18 +180,28 @@ class StructuredCaller:
         return out
 
     @staticmethod
-    def _interpret(schema: type[T], output: Any) -> tuple[T | None, Any, str | None]:
-        """Return (value, raw message, error)."""
+    def _interpret(schema: type[T], output: Any) -> _Reading[T]:
+        """Read one reply: the native parse, else the text parsed or repaired, validated."""
         raw = output
         if isinstance(output, dict) and "raw" in output:
             raw = output["raw"]
             parsed = output.get("parsed")
             if isinstance(parsed, schema):
-                return parsed, raw, None
+                return _Reading(raw, parsed)
+        text = _text_of(raw)
+        reply: ParsedReply | None = None
         try:
-            return schema.model_validate(parse_json_payload(_text_of(raw))), raw, None
+            reply = read_reply(text)
+            return _Reading(raw, schema.model_validate(reply.value), repaired=reply.repaired)
+        except TruncatedReplyError as e:
+            why = str(e)
+            if _finish_reason(raw) == "length":
+                why = f"the reply hit the token limit before its JSON closed; {why}"
+            return _Reading(raw, error=why[:2000])
         except (ValueError, ValidationError) as e:
-            return None, raw, str(e).strip()[:2000]
+            repaired = reply is not None and reply.repaired
+            note = "after json-repair: " if repaired else ""
+            return _Reading(raw, error=(note + str(e).strip())[:2000], repaired=repaired)
 
     def invoke(
         self, schema: type[T], messages: Sequence[BaseMessage], *, node: str
@@ -228,6 +234,22 @@ class StructuredCaller:
         raise run.exhausted()
 
 
+def _finish_reason(message: Any) -> str | None:
+    metadata = getattr(message, "response_metadata", None) or {}
+    reason = metadata.get("finish_reason") if isinstance(metadata, dict) else None
+    return str(reason) if reason else None
+
+
+@dataclass
+class _Reading(Generic[T]):
+    """What one reply gave: the raw message, and a value or the error."""
+
+    raw: Any
+    value: T | None = None
+    error: str | None = None
+    repaired: bool = False
+
+
 class _Attempts(Generic[T]):
     """The bookkeeping of one structured call: conversation, attempts, records."""
 
@@ -245,14 +267,23 @@ class _Attempts(Generic[T]):
         self.calls: list[LLMCall] = []
         self.last: str | None = None
         self._started = 0.0
+        self._stop = False
 
     def __iter__(self) -> Iterator[list[BaseMessage]]:
         for _ in range(self.max_attempts):
+            if self._stop:
+                return
             self._started = time.perf_counter()
             yield self.convo
 
     def _record(
-        self, raw: Any, error: str | None, usage: tuple[int | None, int | None] | None = None
+        self,
+        raw: Any,
+        error: str | None,
+        usage: tuple[int | None, int | None] | None = None,
+        *,
+        repaired: bool = False,
+        unreachable: bool = False,
     ) -> None:
         prompt_tokens, completion_tokens = usage or _usage(raw)
         self.calls.append(
@@ -266,6 +297,8 @@ class _Attempts(Generic[T]):
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
                 error=error,
+                repaired=repaired,
+                unreachable=unreachable,
             )
         )
 
@@ -273,23 +306,48 @@ class _Attempts(Generic[T]):
         """Record an attempt that raised; later attempts ask for JSON in the prompt.
 
         A native structured call can raise where a plain one would return text (e.g. the
-        reply hit the token limit), so the fallback gets the tolerant parser's chance.
+        reply hit the token limit), so the fallback gets the tolerant parser's chance. A
+        model that cannot be reached is not asked again.
         """
-        self._record(None, f"{type(exc).__name__}: {exc}"[:2000], _exception_usage(exc))
+        reason = unreachable_reason(exc)
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        self._record(None, error, _exception_usage(exc), unreachable=reason is not None)
+        if reason is not None:
+            self._stop = True
+            logger.warning(
+                "%s/%s: the chat model could not be reached (%s): %s",
+                self.node,
+                self.schema.__name__,
+                reason,
+                error,
+            )
+            return
         if self.method != "prompt":
             self.runnable, self.method = self._caller.model, "prompt"
             self.convo = self._caller._messages(self.schema, self._messages, "prompt")
 
     def received(self, output: Any) -> T | None:
-        """Record a reply; return the value if valid, else queue a repair request."""
-        value, raw, error = StructuredCaller._interpret(self.schema, output)
-        self._record(raw, error)
-        if value is None:
-            self.last = _text_of(raw)
-            repair = HumanMessage(REPAIR_REQUEST.format(error=error))
+        """Record a reply; return the value if valid, else queue a re-ask with the error."""
+        reading = StructuredCaller._interpret(self.schema, output)
+        self._record(reading.raw, reading.error, repaired=reading.repaired)
+        if reading.value is None:
+            self.last = _text_of(reading.raw)
+            logger.info(
+                "%s/%s attempt %d: malformed reply (%s)",
+                self.node,
+                self.schema.__name__,
+                len(self.calls),
+                (reading.error or "")[:300],
+            )
+            repair = HumanMessage(REPAIR_REQUEST.format(error=reading.error))
             self.convo = [*self.convo, AIMessage(self.last), repair]
-        return value
+        elif reading.repaired:
+            logger.info("%s/%s: json-repair fixed the reply", self.node, self.schema.__name__)
+        return reading.value
 
     def exhausted(self) -> StructuredOutputError:
-        """The error to raise once every attempt failed."""
-        return StructuredOutputError(self.schema, self.calls, self.last)
+        """The error to raise once every attempt failed (logged at WARNING)."""
+        error = StructuredOutputError(self.schema, self.calls, self.last)
+        if not error.unreachable:
+            logger.warning("%s: malformed output, the step is skipped: %s", self.node, error)
+        return error

@@ -37,7 +37,7 @@ def test_tolerant_parsing(text: str) -> None:
     assert parse_json_payload(text) == {"action": "pass", "reason": "enough"}
 
 
-@pytest.mark.parametrize("text", ["", "   ", "no json here", "{broken", "```\n{'a': 1}\n```"])
+@pytest.mark.parametrize("text", ["", "   ", "no json here", "{broken", "```\n{'a': 1\n```"])
 def test_unparseable_text_raises(text: str) -> None:
     with pytest.raises(ValueError):
         parse_json_payload(text)
@@ -81,7 +81,7 @@ def test_exceptions_are_retried_and_counted() -> None:
 
 
 def test_gives_up_with_one_error_carrying_the_attempts() -> None:
-    model = ScriptedChatModel().enqueue("nope", ConnectionError("HTTP 502"), '{"action": 1}')
+    model = ScriptedChatModel().enqueue("nope", RuntimeError("HTTP 502"), '{"action": 1}')
     with pytest.raises(StructuredOutputError) as excinfo:
         StructuredCaller(model, max_attempts=3).invoke(Verdict, ASK, node="judge")
     err = excinfo.value
@@ -166,3 +166,141 @@ def test_native_exception_falls_back_to_prompt_json_and_keeps_usage() -> None:
     assert [c.method for c in result.calls] == ["json_schema", "prompt"]
     assert (result.calls[0].prompt_tokens, result.calls[0].completion_tokens) == (177, 256)
     assert '"action"' in str(failing.calls[0][-1].content)  # the fallback asked for JSON
+
+
+# --------------------------------------------------------------- json-repair
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "{'action': 'pass', 'reason': 'enough'}",  # single quotes
+        '{action: "pass", reason: "enough"}',  # unquoted keys
+        '{"action": "pass", "reason": "enough",}',  # trailing comma
+        'Sure:\n```json\n{"action": "pass" "reason": "enough"}\n```',  # missing comma
+    ],
+)
+def test_broken_syntax_is_repaired_before_any_reask(reply: str) -> None:
+    model = ScriptedChatModel().enqueue(reply)
+    result = StructuredCaller(model).invoke(Verdict, ASK, node="judge")
+    assert result.value == Verdict(action="pass", reason="enough")
+    (call,) = result.calls
+    assert call.ok and call.repaired and not call.reask
+    assert (result.repairs, result.reasks) == (1, 0)
+    assert len(model.calls) == 1  # repaired, not asked again
+
+
+def test_a_valid_reply_is_not_counted_as_repaired() -> None:
+    result = StructuredCaller(ScriptedChatModel().enqueue(VALID)).invoke(Verdict, ASK, node="j")
+    assert (result.repairs, result.reasks) == (0, 0)
+
+
+def test_repairs_and_reasks_are_counted_separately() -> None:
+    model = ScriptedChatModel().enqueue('{"action": "pass",', "{'action': 'pass', 'reason': 'ok'}")
+    result = StructuredCaller(model).invoke(Verdict, ASK, node="judge")
+    assert [(c.ok, c.repaired, c.reask) for c in result.calls] == [
+        (False, False, False),
+        (True, True, True),
+    ]
+    assert (result.repairs, result.reasks) == (1, 1)
+
+
+def test_a_truncated_reply_is_never_read_as_one_of_its_inner_objects() -> None:
+    from memstrata.agents.replies import TruncatedReplyError
+
+    text = '{"facts": [{"text": "a"}, {"text": "b"'
+    with pytest.raises(TruncatedReplyError):
+        parse_json_payload(text)
+    with pytest.raises(TruncatedReplyError):
+        parse_json_payload("Here it is:\n```json\n" + text + "\n```")
+
+
+class Fact(BaseModel):
+    text: str
+
+
+class Facts(BaseModel):
+    facts: list[Fact]
+
+
+def test_a_truncated_reply_is_reasked_not_repaired_into_a_shorter_object() -> None:
+    full = '{"facts": [{"text": "a"}, {"text": "b"}]}'
+    model = ScriptedChatModel().enqueue(full[:-8], full)
+    result = StructuredCaller(model).invoke(Facts, ASK, node="constructor")
+    assert [f.text for f in result.value.facts] == ["a", "b"]
+    first, second = result.calls
+    assert not first.ok and "cut off" in (first.error or "") and not first.repaired
+    assert second.ok and second.reask
+
+
+def test_a_reply_cut_at_the_token_limit_says_so() -> None:
+    from langchain_core.messages import AIMessage
+
+    class Cut(ScriptedChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+            result = super()._generate(messages, stop, run_manager, **kwargs)
+            message = result.generations[0].message
+            assert isinstance(message, AIMessage)
+            message.response_metadata = {"finish_reason": "length"}
+            return result
+
+    model = Cut().enqueue('{"action": "pass", "reason": "the memories sa')
+    with pytest.raises(StructuredOutputError) as info:
+        StructuredCaller(model, max_attempts=1).invoke(Verdict, ASK, node="judge")
+    assert "token limit" in str(info.value)
+
+
+# ------------------------------------------------------------- unreachable
+def _connection_refused() -> Exception:
+    import httpx
+    import openai
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    return openai.APIConnectionError(request=request)
+
+
+def _status(code: int) -> Exception:
+    import httpx
+    import openai
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    response = httpx.Response(code, request=request)
+    return openai.APIStatusError(f"Error code: {code}", response=response, body=None)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        _connection_refused(),
+        _status(401),
+        _status(404),
+        _status(500),
+        _status(503),
+        ConnectionRefusedError(111, "Connection refused"),
+    ],
+    ids=["refused", "401", "404", "500", "503", "builtin"],
+)
+def test_an_unreachable_model_is_not_asked_again(error: Exception) -> None:
+    model = ScriptedChatModel().enqueue(error, VALID)
+    with pytest.raises(StructuredOutputError) as info:
+        StructuredCaller(model, max_attempts=3).invoke(Verdict, ASK, node="judge")
+    (attempt,) = info.value.attempts
+    assert attempt.unreachable and not attempt.ok
+    assert info.value.unreachable
+    assert model.replies == [VALID]  # the second reply was never asked for
+
+
+def test_a_bad_request_is_not_unreachable_and_is_retried() -> None:
+    model = ScriptedChatModel().enqueue(_status(400), VALID)
+    result = StructuredCaller(model).invoke(Verdict, ASK, node="judge")
+    assert [c.unreachable for c in result.calls] == [False, False]
+    assert result.value.action == "pass"
+
+
+def test_malformed_output_that_exhausts_the_attempts_is_logged_at_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ScriptedChatModel().enqueue("nope", "still nope")
+    with caplog.at_level("WARNING", logger="memstrata"):
+        with pytest.raises(StructuredOutputError):
+            StructuredCaller(model, max_attempts=2).invoke(Verdict, ASK, node="judge")
+    (record,) = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert "judge" in record.getMessage() and "Verdict" in record.getMessage()

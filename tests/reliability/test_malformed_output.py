@@ -1,19 +1,22 @@
 """Malformed LLM output: generated bad replies through every structured call.
 
-A seeded generator writes bad replies of nine kinds (truncated JSON, wrong types,
-missing keys, prose, huge strings, deep nesting, empty, non-objects, broken fences) plus
-salvageable ones (a valid object inside prose or a fence, lone surrogate escapes). Each
-reply goes through ``StructuredCaller`` for every schema the graphs use; then each
-schema is broken end to end in the ingest and recall graphs. Checks: no exception but
-``StructuredOutputError`` escapes the caller, none escapes a graph, raw turns stay
-intact, and every failed attempt and failed step is counted in ``llm_calls`` /
-``failures``.
+A seeded generator writes bad replies of ten kinds (truncated JSON, JSON cut off right
+after an inner object, wrong types, missing keys, prose, huge strings, deep nesting,
+empty, non-objects, broken fences) plus salvageable ones (a valid object inside prose or
+a fence, lone surrogate escapes) and ones json-repair must fix (unquoted keys, trailing
+commas, single quotes). Each reply goes through ``StructuredCaller`` for every schema the
+graphs use; then each schema is broken end to end in the ingest and recall graphs.
+Checks: no exception but ``StructuredOutputError`` escapes the caller, none escapes a
+graph, every accepted reply is the intended object (never a fragment of a truncated
+one), repairs are counted as repairs, raw turns stay intact, and every failed attempt
+and failed step is counted in ``llm_calls`` / ``failures``.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -83,28 +86,61 @@ def _wrong_for(value: Any, annotation: str) -> bool:
     return not isinstance(value, str)
 
 
+KINDS = (
+    "truncated",
+    "truncated_inner",
+    "wrong_type",
+    "missing_key",
+    "prose",
+    "huge",
+    "nested",
+    "empty",
+    "not_object",
+    "fence",
+    "salvage_prose",
+    "salvage_surrogate",
+    "unquoted_key",
+    "trailing_comma",
+    "single_quote",
+)
+REPAIRED = frozenset({"unquoted_key", "trailing_comma", "single_quote"})
+"""Kinds json-repair must turn into exactly the intended object."""
+_KEY = re.compile(r'"([A-Za-z_]+)":')
+
+
+def _cut_after_inner_value(rng: random.Random, text: str) -> str:
+    """``text`` cut right after an inner object, list or key-value pair has closed.
+
+    A parser that returns the first complete value it finds would read the fragment.
+    """
+    closes = [i + 1 for i, c in enumerate(text[:-1]) if c in "}]"]
+    if not closes:
+        closes = [i for i, c in enumerate(text) if c == ","] or [len(text) - 1]
+    return text[: rng.choice(closes)]
+
+
+def _trailing_commas(rng: random.Random, text: str) -> str:
+    spots = [i for i, c in enumerate(text) if c in "}]"]
+    chosen = set(rng.sample(spots, rng.randint(1, len(spots))))
+    return "".join(("," + c) if i in chosen else c for i, c in enumerate(text))
+
+
 def bad_reply(rng: random.Random, schema: type[BaseModel]) -> tuple[str, str, bool]:
     """Return ``(kind, reply, salvageable)``: salvageable replies must validate."""
     valid = VALID[schema]
     text = json.dumps(valid)
     required = [k for k, f in schema.model_fields.items() if f.is_required()]
-    kind = rng.choice(
-        [
-            "truncated",
-            "wrong_type",
-            "missing_key",
-            "prose",
-            "huge",
-            "nested",
-            "empty",
-            "not_object",
-            "fence",
-            "salvage_prose",
-            "salvage_surrogate",
-        ]
-    )
+    kind = rng.choice(KINDS)
     if kind == "truncated":
         return kind, text[: rng.randrange(0, len(text) - 1)], False
+    if kind == "truncated_inner":
+        return kind, _cut_after_inner_value(rng, text), False
+    if kind == "unquoted_key":
+        return kind, _KEY.sub(r"\1:", text), True
+    if kind == "trailing_comma":
+        return kind, _trailing_commas(rng, text), True
+    if kind == "single_quote":
+        return kind, text.replace('"', "'"), True
     if kind == "wrong_type":
         return kind, _wrong_types(rng, valid, schema), False
     if kind == "missing_key":
@@ -151,7 +187,7 @@ def bad_reply(rng: random.Random, schema: type[BaseModel]) -> tuple[str, str, bo
 def test_generator_covers_every_kind(fuzz: Any) -> None:
     rng = random.Random(7)
     kinds = Counter(bad_reply(rng, s)[0] for s in VALID for _ in range(fuzz.bad_replies // 10))
-    assert len(kinds) == 11, kinds
+    assert set(kinds) == set(KINDS), kinds
 
 
 @pytest.mark.parametrize("schema", list(VALID), ids=lambda s: s.__name__)
@@ -178,7 +214,11 @@ def test_every_bad_reply_is_rejected_or_repaired_never_raised(
         assert salvageable, (kind, reply[:300], result.value)
         assert [c.ok for c in result.calls] == [True]
         result.value.model_dump_json()  # storable: no lone surrogates survived
-        tally["repaired"] += 1
+        if kind != "salvage_surrogate":  # the intended object, never a fragment of it
+            assert result.value == schema.model_validate(VALID[schema]), (kind, reply)
+        assert result.calls[0].repaired == (kind in REPAIRED), (kind, reply)
+        assert (result.repairs, result.reasks) == (int(kind in REPAIRED), 0)
+        tally["repaired" if kind in REPAIRED else "salvaged"] += 1
     assert sum(tally.values()) == fuzz.bad_replies
 
 
