@@ -2,17 +2,19 @@
 
 Each command group lives in its own module under :mod:`memstrata.commands`. Errors
 memstrata raises on purpose (bad files, bad arguments) print one line to stderr and exit
-with status 2, without a traceback.
+with status 2, without a traceback. A chat model that cannot be reached prints what to
+do about it and exits with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .errors import MemstrataError
+from .errors import MemstrataError, ModelUnreachableError
 
 if TYPE_CHECKING:
     from .commands.common import MemoryFactory
@@ -24,6 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="memstrata", description="Long-term memory for LLM agents."
+    )
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also print memstrata's warnings (malformed model replies, failed steps)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (demo, ingest, recall, chat, manage, local, eval):
@@ -41,8 +49,15 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
     """
     args = build_parser().parse_args(argv)
     args.memory_factory = memory_factory
+    logger = logging.getLogger("memstrata")
+    level = logger.level
+    # the commands print their own notes; the log repeats them, so it is opt-in
+    logger.setLevel(logging.WARNING if args.verbose else logging.ERROR)
     try:
         return int(args.func(args))
+    except ModelUnreachableError as e:
+        print(f"memstrata: error: {e}", file=sys.stderr)
+        return 1
     except MemstrataError as e:
         print(f"memstrata: error: {e}", file=sys.stderr)
         return 2
@@ -53,6 +68,8 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
     except KeyboardInterrupt:
         print("memstrata: interrupted", file=sys.stderr)
         return 130
+    finally:
+        logger.setLevel(level)
 
 
 if __name__ == "__main__":

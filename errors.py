@@ -27,6 +27,9 @@ class NamespaceError(InvalidInputError):
 class RecordNotFoundError(MemstrataError, KeyError):
     """A record id does not exist in the requested namespace and granularity."""
 
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0]) if self.args else ""
+
 
 class EmbeddingError(MemstrataError):
     """The embedding model could not be loaded or failed to embed."""

@@ -13,6 +13,7 @@ Typical use::
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import uuid
 import weakref
@@ -28,11 +29,26 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from .agents.structured import LLMCall
 from .config import MemoryConfig
-from .errors import InvalidInputError, InvalidTypeError
+from .errors import InvalidInputError, InvalidTypeError, ModelUnreachableError, RecordNotFoundError
 from .graphs.context import MemoryContext
 from .graphs.memory import build_memory_graph
-from .memory_inputs import AddInput, to_turns
+from .llm.reachability import unreachable_error
+from .memory_inputs import (
+    AddInput,
+    optional_text,
+    require_aware,
+    require_bool,
+    require_ids,
+    require_lines,
+    require_namespace,
+    require_positive_int,
+    require_text,
+    require_window,
+    to_turns,
+    type_name,
+)
 from .memory_models import (
     ChatModelProvider,
     LocalServerFactory,
@@ -49,7 +65,9 @@ from .stores.chroma import ChromaMemoryStore
 from .stores.filters import TimeWindow
 from .stores.forgetting import forget as forget_records
 from .stores.forgetting import history_of
-from .stores.records import MemoryRecord, ProfileRecord, parse_granularity, validate_namespace
+from .stores.records import MemoryRecord, ProfileRecord, parse_granularity
+
+logger = logging.getLogger(__name__)
 
 
 def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMemoryStore:
@@ -199,6 +217,54 @@ class Memory:
         )
         return await graph.ainvoke(None if resume else state, config=config, context=ctx)
 
+    # ---------------------------------------------------------------- outcome
+    def _model_error(self, calls: list[LLMCall]) -> ModelUnreachableError | None:
+        """The error to report when LLM calls were made and none reached the model."""
+        if not calls or not all(c.unreachable for c in calls):
+            return None
+        detail = calls[0].error or ""
+        return unreachable_error(self._models.get(), "no request got through", detail)
+
+    def _added(self, output: Any, namespace: str) -> AddResult:
+        """The AddResult; consolidation failures are logged at WARNING and reported."""
+        result = add_result(output)
+        error = self._model_error(result.llm_calls)
+        if error is not None:
+            result.model_error = str(error)
+            logger.warning(
+                "add(namespace=%r): %d raw turn(s) stored, consolidation skipped: %s",
+                namespace,
+                len(result.new_raw_ids),
+                error,
+            )
+        elif result.failures:
+            steps = ", ".join(sorted({f"{f.node}/{f.step}" for f in result.failures}))
+            logger.warning(
+                "add(namespace=%r): %d raw turn(s) stored; %d consolidation step(s) failed "
+                "(%s), see AddResult.failures",
+                namespace,
+                len(result.new_raw_ids),
+                len(result.failures),
+                steps,
+            )
+        return result
+
+    def _answered(self, output: Any, question: str, namespace: str) -> AnswerResult:
+        """The AnswerResult, or ModelUnreachableError when no LLM call reached the model."""
+        result = answer_result(output, question)
+        error = self._model_error(result.llm_calls)
+        if error is not None:
+            raise error
+        if result.failures:
+            steps = ", ".join(sorted({f"{f.node}/{f.step}" for f in result.failures}))
+            logger.warning(
+                "answer(namespace=%r): %d LLM step(s) failed (%s); the answer may be degraded",
+                namespace,
+                len(result.failures),
+                steps,
+            )
+        return result
+
     # -------------------------------------------------------------------- add
     def _add_request(
         self,
@@ -209,11 +275,12 @@ class Memory:
         speaker: str | None,
         session_closed: bool,
     ) -> tuple[dict[str, Any], MemoryContext]:
-        validate_namespace(namespace)
+        require_namespace(namespace)
+        require_bool("session_closed", session_closed)
         turns = to_turns(
             messages, namespace=namespace, session_id=session_id, at=at, speaker=speaker
         )
-        state = {"turns": turns, "session_closed": bool(session_closed)}
+        state = {"turns": turns, "session_closed": session_closed}
         return state, self.config.memory_context(namespace)
 
     def add(
@@ -228,11 +295,19 @@ class Memory:
     ) -> AddResult:
         """Remember a turn or a conversation; consolidation runs per the trigger policy.
 
-        The raw turns are stored before any LLM call; LLM failures only show in
-        ``AddResult.failures``.
+        The raw turns are stored before any LLM call. When consolidation fails (a
+        malformed reply, or a model that cannot be reached) the turns stay stored, the
+        failure is logged at WARNING and listed in ``AddResult.failures``, and
+        ``AddResult.model_error`` says how to reach a model.
+
+        Raises:
+            InvalidTypeError: ``messages`` (or an argument) has a type add() does not
+                take; the message names the type received and the types accepted.
+            InvalidInputError: An empty text or list, a naive ``at``, a bad field.
+            NamespaceError: A missing or malformed namespace.
         """
         state, ctx = self._add_request(messages, namespace, session_id, at, speaker, session_closed)
-        return add_result(self._invoke(state, ctx, "add"))
+        return self._added(self._invoke(state, ctx, "add"), namespace)
 
     async def aadd(
         self,
@@ -246,7 +321,7 @@ class Memory:
     ) -> AddResult:
         """Async :meth:`add`."""
         state, ctx = self._add_request(messages, namespace, session_id, at, speaker, session_closed)
-        return add_result(await self._ainvoke(state, ctx, "add"))
+        return self._added(await self._ainvoke(state, ctx, "add"), namespace)
 
     # ----------------------------------------------------------------- search
     def search(
@@ -262,17 +337,23 @@ class Memory:
         """Hybrid search over the granularities (default all four); no LLM is used.
 
         Facts are current ones only, unless ``as_of`` asks for what held at that time.
+        A namespace with no memories gives an empty list.
         """
-        validate_namespace(namespace)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInputError(f"k must be a positive int, got {k!r}")
+        require_text("query", query)
+        require_namespace(namespace)
+        require_positive_int("k", k)
+        require_window(window)
+        require_aware("as_of", as_of)
         if isinstance(granularities, str):
             granularities = [granularities]
+        if granularities is not None and not isinstance(granularities, Sequence):
+            raise InvalidTypeError(
+                "granularities must be a list of 'raw', 'fact', 'episode', 'scene' or None, "
+                f"got {type_name(granularities)}"
+            )
         grans = [parse_granularity(g).value for g in (granularities or ALL_GRANULARITIES)]
         if not grans:
             raise InvalidInputError("granularities must name at least one granularity")
-        if as_of is not None and (as_of.tzinfo is None or as_of.utcoffset() is None):
-            raise InvalidInputError("as_of is a naive datetime; pass a timezone-aware one")
         found: dict[str, list[ScoredRecord]] = {}
         for gran in dict.fromkeys(grans):
             where = {"superseded": False} if gran == "fact" and as_of is None else None
@@ -305,12 +386,11 @@ class Memory:
     def _answer_request(
         self, question: str, namespace: str, window: Sequence[str], as_of: datetime | None
     ) -> tuple[dict[str, Any], MemoryContext]:
-        validate_namespace(namespace)
-        if not isinstance(question, str) or not question.strip():
-            raise InvalidInputError("question must be a non-empty string")
-        if isinstance(window, str):
-            window = [window]
-        state = {"question": question, "mode": "answer", "window": list(window), "as_of": as_of}
+        require_text("question", question)
+        require_namespace(namespace)
+        lines = require_lines("window", window)
+        require_aware("as_of", as_of)
+        state = {"question": question, "mode": "answer", "window": lines, "as_of": as_of}
         return state, self.config.memory_context(namespace)
 
     def answer(
@@ -321,9 +401,18 @@ class Memory:
         window: Sequence[str] = (),
         as_of: datetime | None = None,
     ) -> AnswerResult:
-        """Answer from memory with citations (the full recall graph), or refuse."""
+        """Answer from memory with citations (the full recall graph), or refuse.
+
+        ``AnswerResult.explain()`` shows the evidence, the Judge's verdicts and the
+        rounds behind the answer or the refusal.
+
+        Raises:
+            ModelUnreachableError: No LLM call reached the chat model (connection
+                refused, timeout, HTTP 401/403/404/5xx); the message names the endpoint
+                and the model and says how to start one.
+        """
         state, ctx = self._answer_request(question, namespace, window, as_of)
-        return answer_result(self._invoke(state, ctx, "answer"))
+        return self._answered(self._invoke(state, ctx, "answer"), question, namespace)
 
     async def aanswer(
         self,
@@ -335,12 +424,43 @@ class Memory:
     ) -> AnswerResult:
         """Async :meth:`answer`."""
         state, ctx = self._answer_request(question, namespace, window, as_of)
-        return answer_result(await self._ainvoke(state, ctx, "answer"))
+        return self._answered(await self._ainvoke(state, ctx, "answer"), question, namespace)
 
     # ----------------------------------------------------- history and profile
+    def _known_ids(self, namespace: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` name a stored record of ``namespace`` (any granularity)."""
+        found: set[str] = set()
+        for gran in ALL_GRANULARITIES:
+            missing = [i for i in ids if i not in found]
+            if not missing:
+                break
+            found.update(r.id for r in self.store.get(gran, namespace, missing))
+        return found
+
+    @staticmethod
+    def _not_found(namespace: str, ids: Sequence[str]) -> RecordNotFoundError:
+        listed = ", ".join(repr(i) for i in ids)
+        return RecordNotFoundError(
+            f"no memory {listed} in namespace {namespace!r}; ids come from search(), "
+            "answer().citations, inspect() or AddResult.new_raw_ids of the same namespace"
+        )
+
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
-        """The audit entries of a memory, with its facts' supersession chain, oldest first."""
-        return history_of(self.store, namespace, memory_id)
+        """The audit entries of a memory, with its facts' supersession chain, oldest first.
+
+        A stored memory that never changed has an empty history; a forgotten one keeps
+        its tombstone.
+
+        Raises:
+            RecordNotFoundError: ``memory_id`` names no memory of ``namespace``, stored
+                or forgotten.
+        """
+        require_text("memory_id", memory_id)
+        require_namespace(namespace)
+        entries = history_of(self.store, namespace, memory_id)
+        if not entries and not self._known_ids(namespace, [memory_id]):
+            raise self._not_found(namespace, [memory_id])
+        return entries
 
     async def ahistory(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
         """Async :meth:`history`."""
@@ -348,7 +468,7 @@ class Memory:
 
     def profile(self, *, namespace: str) -> ProfileRecord | None:
         """The namespace's profile (distilled from scene summaries), or None."""
-        return self.store.get_profile(validate_namespace(namespace))
+        return self.store.get_profile(require_namespace(namespace))
 
     async def aprofile(self, *, namespace: str) -> ProfileRecord | None:
         """Async :meth:`profile`."""
@@ -358,9 +478,10 @@ class Memory:
         self, *, namespace: str, granularity: str | None = None, limit: int = 50
     ) -> dict[str, list[MemoryRecord]]:
         """The most recent ``limit`` records per granularity (or of one), oldest first."""
-        validate_namespace(namespace)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInputError(f"limit must be a positive int, got {limit!r}")
+        require_namespace(namespace)
+        require_positive_int("limit", limit)
+        if granularity is not None:
+            require_text("granularity", granularity)
         grans = [parse_granularity(granularity).value] if granularity else ALL_GRANULARITIES
         return {g: self.store.get(g, namespace)[-limit:] for g in grans}
 
@@ -377,9 +498,22 @@ class Memory:
 
         Exactly one selector: ``memory_ids``, ``subject`` (every record whose content
         mentions it, case-insensitively) or ``all=True`` (the whole namespace).
+
+        Raises:
+            RecordNotFoundError: An id in ``memory_ids`` names no stored memory of
+                ``namespace``; nothing is deleted.
         """
+        require_namespace(namespace)
+        require_bool("all", all)
+        optional_text("subject", subject)
+        ids = require_ids(memory_ids) if memory_ids != () else []
+        if ids:
+            known = self._known_ids(namespace, ids)
+            unknown = [i for i in dict.fromkeys(ids) if i not in known]
+            if unknown:
+                raise self._not_found(namespace, unknown)
         return forget_records(
-            self.store, namespace, memory_ids=memory_ids, subject=subject, everything=all
+            self.store, namespace, memory_ids=ids, subject=subject, everything=all
         )
 
     async def aforget(

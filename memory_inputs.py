@@ -1,7 +1,9 @@
-"""Turn what callers hand to ``Memory.add`` into :class:`TurnInput` objects.
+"""Check what callers hand to the ``Memory`` facade, and turn ``add`` input into turns.
 
-Accepted: a plain string, a LangChain message, a dict (OpenAI style ``role``/``content``
-or :class:`TurnInput` fields), a :class:`TurnInput`, or a list of these.
+``add`` accepts a plain string, a LangChain message, a dict (OpenAI style
+``role``/``content`` or :class:`TurnInput` fields), a :class:`TurnInput`, or a list of
+these. Every check raises before anything is stored, with a message that names the type
+it got and the types it accepts.
 """
 
 from __future__ import annotations
@@ -13,12 +15,120 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from .errors import InvalidInputError, InvalidTypeError
+from .errors import InvalidInputError, InvalidTypeError, NamespaceError
 from .graphs.state import TurnInput
-from .stores.records import utc_now
+from .stores.filters import TimeWindow
+from .stores.records import utc_now, validate_namespace
 
 MessageLike = str | BaseMessage | Mapping[str, Any] | TurnInput
 AddInput = MessageLike | Sequence[MessageLike]
+
+ADD_ACCEPTS = (
+    "a str, a LangChain message, a dict with role/content (or TurnInput fields), "
+    "a TurnInput, or a list of these"
+)
+_BINARY = (bytes, bytearray, memoryview)
+
+
+def type_name(value: object) -> str:
+    """The type of ``value`` as a user reads it: ``bytes``, ``int``, ``NoneType``."""
+    return type(value).__name__
+
+
+def require_namespace(namespace: object) -> str:
+    """A well-formed namespace, or NamespaceError naming what was passed instead."""
+    if isinstance(namespace, str) and not namespace.strip():
+        raise NamespaceError(
+            "namespace is an empty string; pass the scope to read or write, e.g. 'user:alice'"
+        )
+    return validate_namespace(namespace)
+
+
+def require_text(name: str, value: object) -> str:
+    """A non-blank str, or an error naming the type received."""
+    if isinstance(value, _BINARY):
+        raise InvalidTypeError(
+            f"{name} must be a str, got {type_name(value)}; decode it first, "
+            "e.g. value.decode('utf-8', errors='replace')"
+        )
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be a str, got {type_name(value)}")
+    if not value.strip():
+        raise InvalidInputError(f"{name} is an empty string; pass some text")
+    return value
+
+
+def optional_text(name: str, value: object) -> str | None:
+    """None, or a non-blank str."""
+    return None if value is None else require_text(name, value)
+
+
+def require_aware(name: str, value: object) -> datetime | None:
+    """None, or a timezone-aware datetime."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidTypeError(
+            f"{name} must be a timezone-aware datetime or None, got {type_name(value)}"
+        )
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInputError(
+            f"{name} is a naive datetime; pass a timezone-aware one, "
+            "e.g. datetime.now(timezone.utc)"
+        )
+    return value
+
+
+def require_bool(name: str, value: object) -> bool:
+    """A bool (not 0/1 or a string)."""
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{name} must be a bool, got {type_name(value)}")
+    return value
+
+
+def require_positive_int(name: str, value: object) -> int:
+    """An int >= 1 (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(f"{name} must be an int, got {type_name(value)}")
+    if value < 1:
+        raise InvalidInputError(f"{name} must be a positive int, got {value}")
+    return value
+
+
+def require_window(value: object) -> TimeWindow | None:
+    """None or a :class:`TimeWindow`."""
+    if value is not None and not isinstance(value, TimeWindow):
+        raise InvalidTypeError(
+            f"window must be a TimeWindow (TimeWindow.between/before_/after_) or None, "
+            f"got {type_name(value)}"
+        )
+    return value
+
+
+def require_lines(name: str, value: object) -> list[str]:
+    """A str or a sequence of str (recent conversation lines)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, _BINARY) or not isinstance(value, Sequence):
+        raise InvalidTypeError(
+            f"{name} must be a list of str (recent conversation lines), got {type_name(value)}"
+        )
+    for n, line in enumerate(value):
+        if not isinstance(line, str):
+            raise InvalidTypeError(f"{name}[{n}] must be a str, got {type_name(line)}")
+    return list(value)
+
+
+def require_ids(value: object) -> list[str]:
+    """A non-empty list of non-blank id strings."""
+    if isinstance(value, str):
+        raise InvalidTypeError(
+            f"memory_ids must be a list of str, got a single str; pass [{value!r}]"
+        )
+    if isinstance(value, _BINARY) or not isinstance(value, Sequence):
+        raise InvalidTypeError(f"memory_ids must be a list of str, got {type_name(value)}")
+    return [require_text(f"memory_ids[{n}]", v) for n, v in enumerate(value)]
+
 
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
 _TURN_FIELDS = frozenset(TurnInput.model_fields)
@@ -77,10 +187,13 @@ def _as_fields(item: object, speaker: str) -> dict[str, Any]:
                 f"unknown turn field(s) {unknown}; use role/content or {sorted(_TURN_FIELDS)}"
             )
         return data
-    raise InvalidTypeError(
-        "add() takes a string, a LangChain message, a dict with role/content, a TurnInput, "
-        f"or a list of these; got {type(item).__name__}"
-    )
+    raise InvalidTypeError(f"add() takes {ADD_ACCEPTS}; got {type_name(item)}{_hint(item)}")
+
+
+def _hint(item: object) -> str:
+    if isinstance(item, _BINARY):
+        return " (decode it first, e.g. data.decode('utf-8', errors='replace'))"
+    return ""
 
 
 def to_turns(
@@ -101,21 +214,20 @@ def to_turns(
         InvalidInputError: Nothing to add, an empty text, a naive ``at``, or a bad field.
         InvalidTypeError: An item of an unsupported type.
     """
-    if at is not None and (at.tzinfo is None or at.utcoffset() is None):
-        raise InvalidInputError(
-            "at is a naive datetime; pass a timezone-aware one, e.g. datetime.now(timezone.utc)"
-        )
+    require_aware("at", at)
+    optional_text("session_id", session_id)
+    optional_text("speaker", speaker)
     items: list[object]
     if isinstance(messages, str | BaseMessage | Mapping | TurnInput):
         items = [messages]
-    elif isinstance(messages, Sequence):
+    elif isinstance(messages, Sequence) and not isinstance(messages, _BINARY):
         items = list(messages)
     else:
         raise InvalidTypeError(
-            f"add() takes a message or a list of messages, got {type(messages).__name__}"
+            f"add() takes {ADD_ACCEPTS}; got {type_name(messages)}{_hint(messages)}"
         )
     if not items:
-        raise InvalidInputError("add() needs at least one message")
+        raise InvalidInputError(f"add() got an empty list; pass {ADD_ACCEPTS}")
     base = at or utc_now()
     turns = []
     for n, item in enumerate(items):
@@ -129,7 +241,7 @@ def to_turns(
         elif session_id is not None:
             data.setdefault("session_id", session_id)
         if not str(data.get("text", "")).strip():
-            raise InvalidInputError(f"message #{n} has no text")
+            raise InvalidInputError(f"message #{n} has no text (got an empty string)")
         try:
             turns.append(TurnInput.model_validate(data))
         except ValidationError as e:

@@ -38,6 +38,7 @@ def hit_from_candidate(candidate: Candidate) -> MemoryHit:
         occurred_at=candidate.occurred_at,
         speaker=candidate.speaker,
         ranks=dict(candidate.ranks),
+        via=candidate.via,
     )
 
 
@@ -81,9 +82,12 @@ def add_result(output: Mapping[str, Any]) -> AddResult:
     )
 
 
-def answer_result(output: Mapping[str, Any]) -> AnswerResult:
+def answer_result(output: Mapping[str, Any], question: str = "") -> AnswerResult:
     """The recall path's output as an :class:`AnswerResult`."""
     return AnswerResult(
+        question=question,
+        verdicts=[dict(v) for v in output.get("verdicts") or []],
+        queries=list(dict.fromkeys(output.get("queries_tried") or [])),
         answer=str(output.get("answer") or ""),
         citations=list(output.get("citations") or []),
         refused=bool(output.get("refused", False)),

@@ -314,7 +314,7 @@ class _Attempts(Generic[T]):
         self._record(None, error, _exception_usage(exc), unreachable=reason is not None)
         if reason is not None:
             self._stop = True
-            logger.warning(
+            logger.info(  # the caller decides: Memory.answer raises, Memory.add warns
                 "%s/%s: the chat model could not be reached (%s): %s",
                 self.node,
                 self.schema.__name__,

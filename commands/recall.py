@@ -38,6 +38,12 @@ def register(sub: Any) -> None:
     ask = sub.add_parser("ask", help="answer a question from memory, citing the memories used")
     ask.add_argument("question", help="the question")
     ask.add_argument("--json", action="store_true", help="print the full result as JSON")
+    ask.add_argument(
+        "--explain",
+        action="store_true",
+        help="also show what was retrieved (granularity, scores), the Judge's verdict and "
+        "reason per round, and the queries tried",
+    )
     add_memory_options(ask)
     ask.set_defaults(func=run_ask)
 
@@ -68,6 +74,8 @@ def run_ask(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print_answer(result)
+        if args.explain:
+            print("\n" + result.explain())
     report_failures(result.failures)
     return 0
 

@@ -15,8 +15,9 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from ..errors import InvalidInputError, MemstrataError
+from ..errors import InvalidInputError, MemstrataError, RecordNotFoundError
 from ..prompts.agents import FORGET_TOOL, REMEMBER_TOOL, SEARCH_MEMORY_TOOL
+from ..results import ForgetResult
 from .formatting import format_forget, format_hits
 from .namespace import DEFAULT_NAMESPACE_KEY, NamespaceSource, check_source, resolve_namespace
 
@@ -161,7 +162,10 @@ def memory_tools(
     ) -> str:
         try:
             scope = namespace(runtime)
-            result = memory.forget(namespace=scope, **_forget_arguments(memory_id, subject))
+            arguments = _forget_arguments(memory_id, subject)
+            result = memory.forget(namespace=scope, **arguments)
+        except RecordNotFoundError:  # an id of another tenant is unknown here too
+            result = ForgetResult(not_found=list(arguments["memory_ids"]))
         except Exception as e:
             raise _tool_error("forget", e) from e
         return format_forget(result)
@@ -173,6 +177,8 @@ def memory_tools(
             scope = namespace(runtime)
             arguments = _forget_arguments(memory_id, subject)
             result = await memory.aforget(namespace=scope, **arguments)
+        except RecordNotFoundError:
+            result = ForgetResult(not_found=list(arguments["memory_ids"]))
         except Exception as e:
             raise _tool_error("forget", e) from e
         return format_forget(result)

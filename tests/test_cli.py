@@ -354,13 +354,54 @@ def test_ask_answers_with_citations(run: Run, tmp_path: Path) -> None:
     assert result["answer"] == "Biscuit" and result["citations"] == ids and not result["refused"]
 
 
-def test_ask_reports_llm_failures_without_crashing(run: Run) -> None:
+def test_ask_reports_malformed_replies_without_crashing(run: Run) -> None:
     model = SchemaChatModel()
     for title in ("RetrievalPlan", "Verdict", "AnswerDraft"):
-        model.script(title, *[ConnectionError("HTTP 500")] * 9)
+        model.script(title, *["this is not json"] * 9)
     status, out, err = run("ask", "What is my dog called?", "-n", "user:alice", chat_model=model)
     assert status == 0 and out.strip()
     assert "LLM step(s) failed" in err
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # nothing listens once the socket is closed
+
+
+def test_ask_with_an_unreachable_model_exits_1_naming_the_url(run: Run, tmp_path: Path) -> None:
+    from langchain_openai import ChatOpenAI
+
+    run("ingest", str(write_jsonl(tmp_path / "t.jsonl", TURNS)), "-n", "user:alice", "--raw-only")
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    model = ChatOpenAI(base_url=url, api_key="not-needed", model="qwen2.5", max_retries=0)
+    status, out, err = run("ask", "What is my dog called?", "-n", "user:alice", chat_model=model)  # type: ignore[arg-type]
+    assert status == 1 and out == ""
+    assert err.startswith("memstrata: error: could not reach the chat model 'qwen2.5' at " + url)
+    assert "memstrata serve-llm" in err and "--base-url" in err
+    assert "Traceback" not in err
+
+
+def test_ask_explain_shows_the_evidence_and_the_verdict_of_a_refusal(
+    run: Run, tmp_path: Path
+) -> None:
+    run("ingest", str(write_jsonl(tmp_path / "t.jsonl", TURNS)), "-n", "user:alice", "--raw-only")
+    model = SchemaChatModel()
+    model.script("RetrievalPlan", *[json.dumps({"query": "greyhound Biscuit"})] * 5)
+    verdict = {"action": "pass", "reason": "the turns name no cat", "missing": ["a cat"]}
+    model.script("Verdict", *[json.dumps(verdict)] * 5)
+    model.script("AnswerDraft", json.dumps({"answerable": False}))
+    argv = ("ask", "What is my cat called?", "-n", "user:alice", "--explain")
+    status, out, err = run(*argv, chat_model=model)
+    assert status == 0, err
+    assert out.startswith("I don't know")
+    assert "refused: I don't know" in out
+    assert "round 1: pass - the turns name no cat" in out and "missing: a cat" in out
+    evidence = [line for line in out.splitlines() if re.match(r"\s+m\d+ \[raw ", line)]
+    assert evidence and any("greyhound called Biscuit" in line for line in evidence)
+    assert all("score" in line for line in evidence)
 
 
 # ---------------------------------------------------------------------- chat

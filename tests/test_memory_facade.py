@@ -13,7 +13,12 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from memstrata import AddResult, AnswerResult, Memory, MemoryConfig, MemoryHit
-from memstrata.errors import InvalidInputError, InvalidTypeError, NamespaceError
+from memstrata.errors import (
+    InvalidInputError,
+    InvalidTypeError,
+    NamespaceError,
+    RecordNotFoundError,
+)
 from memstrata.graphs.state import TurnInput
 from memstrata.memory_inputs import to_turns
 from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
@@ -175,8 +180,7 @@ def test_add_without_at_uses_now_in_utc(memory: Memory) -> None:
 
 def test_add_with_every_llm_call_failing_keeps_the_turns(store: ChromaMemoryStore) -> None:
     model = SchemaChatModel()
-    for title in ("EpisodeDraft", "FactList", "ProfileUpdate", "SceneSummary"):
-        model.script(title, *[ConnectionError("HTTP 500")] * 9)
+    model.script("ConstructionLines", *[ConnectionError("HTTP 500")] * 9)
     config = MemoryConfig(context={"trigger_policy": "session"})
     memory = Memory(config=config, store=store, chat_model=model)
     result = memory.add(
@@ -192,19 +196,14 @@ def test_add_with_every_llm_call_failing_keeps_the_turns(store: ChromaMemoryStor
 
 def test_add_consolidates_per_the_configured_trigger_policy(store: ChromaMemoryStore) -> None:
     model = SchemaChatModel()
-    model.script(
-        "EpisodeDraft",
-        json.dumps({"title": "Baking", "narrative": "Alice baked bread.", "date": "2024-03-01"}),
-    )
-    model.script(
-        "FactList",
-        json.dumps({"facts": [{"statement": "Alice bakes bread", "sources": ["t1"]}]}),
-    )
+    model.script("ConstructionLines", "T|Baking\nS|Alice baked bread.\nF|t1|Alice|Alice bakes bread")
     config = MemoryConfig(context={"trigger_policy": "session"})
     memory = Memory(config=config, store=store, chat_model=model)
     open_session = memory.add("we baked bread", namespace=NS, at=T0, session_id="s1")
     assert open_session.llm_calls == [] and store.count("episode", NS) == 0
-    closed = memory.add("it was good", namespace=NS, at=T0, session_id="s1", session_closed=True)
+    closed = memory.add(
+        "it was a good loaf", namespace=NS, at=T0, session_id="s1", session_closed=True
+    )
     assert store.count("episode", NS) == 1
     assert {w.granularity for w in closed.written} >= {"episode", "fact"}
     assert [f.text for f in store.get("fact", NS)] == ["Alice bakes bread"]
@@ -341,7 +340,8 @@ def test_history_follows_the_fact_supersession_chain(memory: Memory) -> None:
         )
     assert [e.target_id for e in memory.history("f-new", namespace=NS)] == ["f-old", "f-new"]
     assert [e.target_id for e in memory.history("f-old", namespace=NS)] == ["f-old", "f-new"]
-    assert memory.history("f-new", namespace="user:bob") == []
+    with pytest.raises(RecordNotFoundError, match="'f-new' in namespace 'user:bob'"):
+        memory.history("f-new", namespace="user:bob")  # another tenant's id is unknown here
 
 
 def test_inspect_and_profile(memory: Memory) -> None:

@@ -1,0 +1,71 @@
+"""``AnswerResult.explain()``: a refusal shows what was retrieved and why it was refused."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from memstrata import Memory
+from memstrata.stores import ChromaMemoryStore
+from memstrata.testing import FakeEmbeddings, SchemaChatModel
+
+NS = "user:maya"
+T0 = datetime(2024, 2, 3, 18, 20, tzinfo=UTC)
+
+
+def test_a_refusal_lists_its_candidates_the_verdicts_and_the_rounds() -> None:
+    model = SchemaChatModel()
+    model.script("RetrievalPlan", *[json.dumps({"query": "greyhound shelter"})] * 4)
+    retry = {
+        "action": "retry",
+        "reason": "no name for the dog",
+        "found": ["Maya adopted a greyhound"],
+        "missing": ["the dog's name"],
+        "queries": ["greyhound name"],
+    }
+    model.script("Verdict", json.dumps(retry), json.dumps({"action": "pass", "reason": "ok"}))
+    model.script("AnswerDraft", json.dumps({"answerable": False}))
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    memory = Memory(store=store, chat_model=model)
+    texts = ["I adopted the greyhound from the shelter!", "She steals my socks."]
+    for n, text in enumerate(texts):
+        memory.add(text, namespace=NS, speaker="Maya", at=T0 + timedelta(minutes=n))
+
+    result = memory.answer("What is Maya's dog called?", namespace=NS)
+    assert result.refused and result.memories
+    text = result.explain()
+    lines = text.splitlines()
+    assert lines[0] == "question: What is Maya's dog called?"
+    assert lines[1].startswith("refused: ")
+    assert f"rounds: {result.rounds}; LLM calls: {len(result.llm_calls)}" in text
+    assert "round 1: retry - no name for the dog" in text
+    assert "missing: the dog's name" in text and "found: Maya adopted a greyhound" in text
+    assert "round 2: pass - ok" in text
+    assert "greyhound name" in text  # the Judge's query was tried
+    for n, hit in enumerate(result.memories, start=1):  # every candidate, with granularity
+        line = next(x for x in lines if x.startswith(f"  m{n} [{hit.granularity} {hit.id}]"))
+        assert "score" in line and "<- cited" not in line
+    assert any("greyhound from the shelter" in x for x in lines if x.startswith("  m"))
+    assert result.verdicts[0]["action"] == "retry" and result.queries
+
+
+def test_an_answer_marks_what_it_cites_and_counts_tokens_as_reported() -> None:
+    model = SchemaChatModel()
+    model.script("Verdict", json.dumps({"action": "pass", "reason": "named"}))
+    model.script(
+        "AnswerDraft", json.dumps({"answerable": True, "answer": "Biscuit", "cited": ["m1"]})
+    )
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    memory = Memory(store=store, chat_model=model)
+    memory.add("Her name is Biscuit", namespace=NS, speaker="Maya", at=T0)
+    result = memory.answer("What is the dog called?", namespace=NS)
+    text = result.explain()
+    assert "answer: Biscuit" in text
+    cited = [x for x in text.splitlines() if x.endswith("<- cited")]
+    assert len(cited) == 1 and result.citations[0] in cited[0]
+    usage = result.usage
+    assert usage.calls == len(result.llm_calls) and usage.unreported_calls == 0
+    assert usage.prompt_tokens == sum(c.prompt_tokens or 0 for c in result.llm_calls)
+    assert f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion" in text
+    dumped = result.model_dump(mode="json")
+    assert dumped["repairs"] == 0 and dumped["reasks"] == 0 and dumped["usage"]["calls"]
