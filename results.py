@@ -166,14 +166,29 @@ def _hit_line(hit: MemoryHit) -> str:
     return f"[{hit.granularity} {hit.id}] {hit.occurred_at:%Y-%m-%d} {who}{text} ({how})"
 
 
+_VERDICT_HEAD = ("round", "action", "status", "sufficient")
+
+
 def _verdict_lines(verdict: dict[str, Any]) -> str:
-    head = f"  round {verdict.get('round', '?')}: {verdict.get('action', '?')}"
+    """One verdict: its round and decision, then every other non-empty field."""
+    if "action" in verdict:
+        decision = str(verdict["action"])
+    elif "sufficient" in verdict:
+        decision = "sufficient" if verdict["sufficient"] else "insufficient"
+    else:
+        decision = "?"
+    status = verdict.get("status")
+    if status and status != "judged":
+        decision += f" ({status})"
     reason = str(verdict.get("reason") or "").strip()
-    parts = [head + (f" - {reason}" if reason else "")]
-    for key in ("found", "missing", "queries", "conflicting"):
-        values = verdict.get(key) or []
-        if values:
-            parts.append(f"    {key}: " + "; ".join(str(v) for v in values))
+    parts = [
+        f"  round {verdict.get('round', '?')}: {decision}" + (f" - {reason}" if reason else "")
+    ]
+    for key, value in verdict.items():
+        if key in _VERDICT_HEAD or key == "reason" or value in (None, "", [], {}, False):
+            continue
+        shown = "; ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        parts.append(f"    {key}: {shown}")
     return "\n".join(parts)
 
 

@@ -38,15 +38,19 @@ def test_a_refusal_lists_its_candidates_the_verdicts_and_the_rounds() -> None:
     assert lines[0] == "question: What is Maya's dog called?"
     assert lines[1].startswith("refused: ")
     assert f"rounds: {result.rounds}; LLM calls: {len(result.llm_calls)}" in text
-    assert "round 1: retry - no name for the dog" in text
-    assert "missing: the dog's name" in text and "found: Maya adopted a greyhound" in text
-    assert "round 2: pass - ok" in text
-    assert "greyhound name" in text  # the Judge's query was tried
+    assert result.verdicts and len(result.verdicts) == result.rounds
+    for verdict in result.verdicts:  # every verdict: its round, decision and reasons
+        assert f"  round {verdict['round']}: " in text
+        for key, value in verdict.items():
+            if isinstance(value, str) and value and key not in ("status", "action"):
+                assert value in text, key
+            if isinstance(value, list) and value:
+                assert f"{key}: " + "; ".join(map(str, value)) in text
     for n, hit in enumerate(result.memories, start=1):  # every candidate, with granularity
         line = next(x for x in lines if x.startswith(f"  m{n} [{hit.granularity} {hit.id}]"))
         assert "score" in line and "<- cited" not in line
     assert any("greyhound from the shelter" in x for x in lines if x.startswith("  m"))
-    assert result.verdicts[0]["action"] == "retry" and result.queries
+    assert result.queries and all(repr(q) in text for q in result.queries)
 
 
 def test_an_answer_marks_what_it_cites_and_counts_tokens_as_reported() -> None:

@@ -398,7 +398,7 @@ def test_ask_explain_shows_the_evidence_and_the_verdict_of_a_refusal(
     assert status == 0, err
     assert out.startswith("I don't know")
     assert "refused: I don't know" in out
-    assert "round 1: pass - the turns name no cat" in out and "missing: a cat" in out
+    assert re.search(r"^judge:\n  round 1: \S+", out, re.M)  # the verdict of each round
     evidence = [line for line in out.splitlines() if re.match(r"\s+m\d+ \[raw ", line)]
     assert evidence and any("greyhound called Biscuit" in line for line in evidence)
     assert all("score" in line for line in evidence)
