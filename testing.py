@@ -171,6 +171,20 @@ def requested_schema(messages: list[BaseMessage]) -> dict[str, Any] | None:
     return None
 
 
+_LINE_FORMAT = re.compile(r"Example notes \((\w+)\):")
+MINIMAL_LINE_REPLIES = {"ConstructionLines": "T|x\nS|x"}
+"""The shortest valid reply of each line format memstrata asks for."""
+
+
+def requested_line_format(messages: list[BaseMessage]) -> str | None:
+    """The name of the line format a prompt asks for (``Example notes (<name>):``), if any."""
+    for message in messages:
+        match = _LINE_FORMAT.search(str(message.content))
+        if match:
+            return match.group(1)
+    return None
+
+
 def minimal_instance(schema: dict[str, Any], root: dict[str, Any] | None = None) -> Any:
     """A minimal value valid for a JSON schema: required fields only, shortest values."""
     root = root or schema
@@ -203,9 +217,11 @@ def minimal_instance(schema: dict[str, Any], root: dict[str, Any] | None = None)
 class SchemaChatModel(BaseChatModel):
     """Replies according to the schema each call asks for.
 
-    ``scripts`` maps a schema title (e.g. ``"EpisodeDraft"``) to queued replies: strings,
-    exceptions to raise, or functions of the messages. A schema with nothing queued gets
-    a minimal valid object (required fields only). ``calls`` records (schema title,
+    ``scripts`` maps a schema title (e.g. ``"ConflictReport"``) or a line format's name
+    (``"ConstructionLines"``, the Constructor's one-line-per-item replies) to queued
+    replies: strings, exceptions to raise, or functions of the messages. A schema with
+    nothing queued gets a minimal valid object (required fields only), a line format its
+    shortest valid reply. ``calls`` records (schema title,
     messages) for every call, so tests and cost benchmarks can count and inspect them.
     """
 
@@ -234,10 +250,16 @@ class SchemaChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         schema = requested_schema(messages) or {}
-        title = str(schema.get("title", ""))
+        line_format = None if schema else requested_line_format(messages)
+        title = line_format or str(schema.get("title", ""))
         self.calls.append((title, list(messages)))
         queue = self.scripts.get(title) or []
-        reply: Responder = queue.pop(0) if queue else json.dumps(minimal_instance(schema))
+        default = (
+            MINIMAL_LINE_REPLIES.get(line_format, "")
+            if line_format
+            else json.dumps(minimal_instance(schema))
+        )
+        reply: Responder = queue.pop(0) if queue else default
         if isinstance(reply, BaseException):
             raise reply
         text = reply(messages) if callable(reply) else reply

@@ -1,10 +1,11 @@
 """The Constructor node: consolidate the jobs the episode trigger planned.
 
 For an ``episode`` job it first tries merge-first (an existing episode similar enough
-absorbs the turns), otherwise synthesises a new episode; then marks the turns
-consolidated, refines atomic facts, and files the episode into a scene. ``merge`` jobs
-fold turns into a named episode. ``turn_facts`` jobs (eager policy) extract facts from
-one turn. A failing step is recorded and skipped: turns whose consolidation failed stay
+absorbs the turns), otherwise synthesises a new episode; the episode and its atomic facts
+come from one construction call. It stores the facts and the episode, files the episode
+into a scene and marks the turns consolidated. ``merge`` jobs fold turns into a named
+episode. ``turn_facts`` jobs (eager policy) extract facts from their turns in one call.
+A failing step is recorded and skipped: turns whose consolidation failed stay
 unconsolidated in the raw layer and are picked up by a later trigger.
 """
 
@@ -18,7 +19,7 @@ from langgraph.runtime import Runtime
 from ..graphs.context import MemoryContext
 from ..graphs.state import IngestState, Job, Written
 from ..stores.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
-from . import episodes, refinement, scenes
+from . import construct, episodes, refinement, scenes
 from .deps import NodeDeps, StepLog, context_of
 
 NODE = "constructor"
@@ -74,26 +75,24 @@ class _Run:
         episode: EpisodeRecord,
         turns: list[RawTurn],
         action: Literal["created", "merged"],
+        facts: list[FactRecord],
         *,
         replay: bool = False,
     ) -> None:
-        """Write the episode, its facts and its scene, then mark the turns consolidated.
+        """Write the facts, the episode and its scene, then mark the turns consolidated.
 
         Marking the turns is the commit point: if any earlier write fails, the turns stay
         unconsolidated and a later trigger redoes the job. Every write is an upsert under
-        a stable id (episode, facts, scene), so the redo completes the records instead
-        of duplicating them. A ``replay`` resumes an interrupted attempt: the stored
-        episode is kept as it is, facts it already has are reported again, and a scene
-        that already holds it is not summarised a second time.
+        a stable id (facts, episode, scene), so the redo completes the records instead
+        of duplicating them. Facts are written before the episode, so a ``replay`` (the
+        stored episode already holds the turns: an interrupted attempt) reports the facts
+        stored then and does not summarise the scene a second time.
         """
         store, ns = self.deps.store, self.ctx.namespace
+        self.store_facts(facts, replayed_episode=episode.id if replay else None)
         if not replay:
             store.add(ns, [episode])
         self.written.append(Written(granularity="episode", id=episode.id, action=action))
-        self.store_facts(
-            refinement.refine(self.log, self.ctx, turns, episode),
-            replayed_episode=episode.id if replay else None,
-        )
         held = self.scene_holding(episode.id) if replay else None
         scene, created = (held, False) if held else scenes.assign(self.log, self.ctx, episode)
         self.written.append(
@@ -117,20 +116,20 @@ class _Run:
         own_id = episodes.episode_id(self.ctx.namespace, [t.id for t in turns])
         own = self.deps.store.get("episode", self.ctx.namespace, [own_id])
         if own and isinstance(own[0], EpisodeRecord) and self.held_by(own[0], turns):
-            self.consolidate(own[0], turns, "created", replay=True)
+            self.consolidate(own[0], turns, "created", [], replay=True)
             return
         near = episodes.nearest_episode(self.log, self.ctx, turns)
         if near is not None and self.held_by(near[0], turns):  # merged before the break
-            self.consolidate(near[0], turns, "merged", replay=True)
+            self.consolidate(near[0], turns, "merged", [], replay=True)
             return
         if near is not None and near[1] >= self.ctx.merge_threshold:
             merged = episodes.merge(self.log, self.ctx, near[0], turns)
             if merged is not None:
-                self.consolidate(merged, turns, "merged")
+                self.consolidate(merged[0], turns, "merged", merged[1])
             return
-        episode = episodes.synthesize(self.log, self.ctx, turns)
-        if episode is not None:
-            self.consolidate(episode, turns, "created")
+        drafted = episodes.synthesize(self.log, self.ctx, turns)
+        if drafted is not None:
+            self.consolidate(drafted[0], turns, "created", drafted[1])
 
     def merge_job(self, job: Job) -> None:
         turns = self.turns(job.raw_ids)
@@ -139,23 +138,33 @@ class _Run:
             self.log.fail("merge", f"episode {job.episode_id!r} or its turns are gone")
             return
         if self.held_by(found[0], turns):
-            self.consolidate(found[0], turns, "merged", replay=True)
+            self.consolidate(found[0], turns, "merged", [], replay=True)
             return
         merged = episodes.merge(self.log, self.ctx, found[0], turns)
         if merged is not None:
-            self.consolidate(merged, turns, "merged")
+            self.consolidate(merged[0], turns, "merged", merged[1])
 
     def turn_facts_job(self, job: Job) -> None:
-        for turn in self.turns(job.raw_ids):
-            stored = self.deps.store.get(
-                "raw", self.ctx.namespace, where={"session_id": turn.session_id}
-            )
-            window = [
-                t for t in stored if isinstance(t, RawTurn) and t.turn_index < turn.turn_index
-            ]
-            self.store_facts(
-                refinement.turn_facts(self.log, self.ctx, turn, window[-WINDOW_TURNS:])
-            )
+        """Facts from the job's turns in one call (eager policy), recent turns as context."""
+        turns = self.turns(job.raw_ids)
+        if not turns:
+            return
+        first = turns[0]
+        stored = self.deps.store.get(
+            "raw", self.ctx.namespace, where={"session_id": first.session_id}
+        )
+        window = sorted(
+            (t for t in stored if isinstance(t, RawTurn) and t.turn_index < first.turn_index),
+            key=lambda t: t.turn_index,
+        )[-WINDOW_TURNS:]
+        shown = [*window, *turns]
+        result = construct.draft_excerpt(self.log, self.ctx, shown, step="turn_facts")
+        if result is None:
+            return
+        draft, labels = result
+        own = {t.id for t in turns}
+        items = [f for f in draft.facts if labels.get(f.source or "") in own]
+        self.store_facts(construct.fact_records(self.log, self.ctx, items, shown, labels))
 
 
 def make_constructor(deps: NodeDeps) -> Callable[..., dict[str, Any]]:

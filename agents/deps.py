@@ -15,6 +15,7 @@ from ..graphs.context import MemoryContext
 from ..graphs.state import Failure
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import utc_now
+from .journal import ReplyJournal
 from .structured import LLMCall, StructuredCaller, StructuredOutputError
 
 T = TypeVar("T", bound=BaseModel)
@@ -29,6 +30,8 @@ class NodeDeps:
     clock: Callable[[], datetime] = field(default=utc_now)
     model_name: str = "unknown"
     """Recorded in audit entries."""
+    journal: ReplyJournal | None = None
+    """Construction replies kept between runs; None rebuilds everything."""
 
 
 def context_of(runtime: Runtime[MemoryContext] | None) -> MemoryContext:

@@ -2,7 +2,8 @@
 
 Policies (``MemoryContext.trigger_policy``):
 
-* ``eager`` (AMA): facts from every turn; an LLM boundary judge closes episodes.
+* ``eager`` (AMA): facts from every new turn (one call per batch); an LLM boundary judge
+  closes episodes.
 * ``recurrence`` (RecMem): no LLM call until a turn has ``theta_count`` unconsolidated
   raw neighbours with cosine >= ``theta_sim``; that cluster, in time order, is
   consolidated. A turn close enough to an existing episode is merged into it first.
@@ -68,8 +69,11 @@ def _eager(
     deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
 ) -> _Plan:
     plan = _Plan(StepLog(NODE, deps))
+    if new:  # one call extracts the facts of every new turn
+        plan.jobs.append(
+            Job(kind="turn_facts", raw_ids=[t.id for t in new], reason="eager: every turn")
+        )
     for turn in new:
-        plan.jobs.append(Job(kind="turn_facts", raw_ids=[turn.id], reason="eager: every turn"))
         if buffer and _llm_boundary(ctx, buffer, turn, plan):
             plan.close(buffer, "boundary judge")
             buffer = []

@@ -1,13 +1,15 @@
-"""Episode synthesis and merge-first (RecMem eq. 6) for the Constructor."""
+"""Episode synthesis and merge-first (RecMem eq. 6) for the Constructor.
+
+An episode and the atomic facts of its turns come from one construction call
+(:mod:`.construct`), so semantic refinement costs no second call.
+"""
 
 from __future__ import annotations
 
 from ..graphs.context import MemoryContext
-from ..prompts.construction import EPISODE, MERGE
-from ..stores.records import EpisodeRecord, RawTurn, stable_id
+from ..stores.records import EpisodeRecord, FactRecord, RawTurn, stable_id
+from .construct import draft_excerpt, episode_text, fact_records
 from .deps import StepLog
-from .formatting import format_record, format_turns, parse_date
-from .schemas import EpisodeDraft
 
 
 def episode_id(namespace: str, raw_ids: list[str]) -> str:
@@ -26,46 +28,54 @@ def nearest_episode(
     return hits[0].record, hits[0].channel_scores["dense"]
 
 
-def synthesize(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> EpisodeRecord | None:
-    """Write a new third-person episode from ``turns`` (sorted by time); None on failure."""
-    text, _ = format_turns(turns, ctx.tz)
-    draft = log.ask(EpisodeDraft, EPISODE.format_messages(turns=text), "episode")
-    if draft is None:
+Drafted = tuple[EpisodeRecord, list[FactRecord]]
+
+
+def synthesize(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> Drafted | None:
+    """A new episode and its facts from ``turns`` (sorted by time), in one call."""
+    result = draft_excerpt(log, ctx, turns, step="episode")
+    if result is None:
         return None
+    draft, labels = result
+    title, text = episode_text(draft, turns, ctx)
     start, end = turns[0].occurred_at, turns[-1].occurred_at
-    return EpisodeRecord(
+    episode = EpisodeRecord(
         id=episode_id(ctx.namespace, [t.id for t in turns]),
         namespace=ctx.namespace,
-        title=draft.title.strip() or "Untitled episode",
-        text=draft.narrative.strip(),
-        occurred_at=parse_date(draft.date, ctx.tz) or start,
+        title=title,
+        text=text,
+        occurred_at=start,
         recorded_at=log.deps.clock(),
         start_at=start,
         end_at=end,
         source_ids=[t.id for t in turns],
     )
+    return episode, fact_records(log, ctx, draft.facts, turns, labels, episode.id)
 
 
 def merge(
     log: StepLog, ctx: MemoryContext, episode: EpisodeRecord, turns: list[RawTurn]
-) -> EpisodeRecord | None:
-    """Fold ``turns`` into ``episode`` in place (same id); None on failure."""
-    text, _ = format_turns(turns, ctx.tz)
-    messages = MERGE.format_messages(episode=format_record(episode, ctx.tz), turns=text)
-    draft = log.ask(EpisodeDraft, messages, "merge")
-    if draft is None:
+) -> Drafted | None:
+    """``episode`` (same id) extended by ``turns``, and the turns' facts, in one call.
+
+    The model writes only what the new turns add; the stored narrative is kept and the
+    addition appended, so a merge costs the new turns, not a rewrite of the episode.
+    """
+    result = draft_excerpt(log, ctx, turns, known=episode, step="merge")
+    if result is None:
         return None
+    draft, labels = result
+    title, addition = episode_text(draft, turns, ctx)
+    text = episode.text if addition in episode.text else f"{episode.text} {addition}"
     times = [t.occurred_at for t in turns]
-    start = min([episode.start_at or episode.occurred_at, *times])
-    end = max([episode.end_at or episode.occurred_at, *times])
-    sources = list(dict.fromkeys([*episode.source_ids, *(t.id for t in turns)]))
-    return episode.model_copy(
+    merged = episode.model_copy(
         update={
-            "title": draft.title.strip() or episode.title,
-            "text": draft.narrative.strip(),
-            "start_at": start,
-            "end_at": end,
-            "source_ids": sources,
+            "title": title if draft.title.strip() else episode.title,
+            "text": text,
+            "start_at": min([episode.start_at or episode.occurred_at, *times]),
+            "end_at": max([episode.end_at or episode.occurred_at, *times]),
+            "source_ids": list(dict.fromkeys([*episode.source_ids, *(t.id for t in turns)])),
             "recorded_at": log.deps.clock(),
         }
     )
+    return merged, fact_records(log, ctx, draft.facts, turns, labels, episode.id)

@@ -86,6 +86,27 @@ def format_turns(
     return "\n".join(lines), labels
 
 
+def format_excerpt(turns: Sequence[RawTurn], tz: ZoneInfo) -> tuple[str, dict[str, str]]:
+    """Render turns compactly for construction: a date line per day, then labelled turns.
+
+    Each turn shows its resolved times ("last Friday (14 July 2023)"), so the model copies
+    dates instead of computing them. Returns the text and label -> id.
+    """
+    lines, labels, day = [], {}, None
+    for n, turn in enumerate(turns, start=1):
+        local = turn.occurred_at.astimezone(tz)
+        if local.date() != day:
+            day = local.date()
+            lines.append(f"({local:%A} {long_date(turn.occurred_at, tz)})")
+        label = f"t{n}"
+        labels[label] = turn.id
+        line = f"[{label}] {data_line(turn.speaker, 200)}: {data_line(turn.display_text())}"
+        if turn.media_caption:
+            line += f" [shared image: {data_line(turn.media_caption, 300)}]"
+        lines.append(line)
+    return "\n".join(lines), labels
+
+
 def format_facts(
     facts: Sequence[FactRecord], tz: ZoneInfo, prefix: str
 ) -> tuple[str, dict[str, str]]:

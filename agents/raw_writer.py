@@ -20,6 +20,7 @@ from ..graphs.context import MemoryContext
 from ..graphs.state import IngestState, TurnInput
 from ..stores.records import RawTurn, stable_id
 from .deps import NodeDeps, context_of
+from .salience import is_trivial
 from .timeparse import reference_day, resolve_times
 
 CONTEXT_CHARS = 300
@@ -62,6 +63,7 @@ def build_raw_turns(deps: NodeDeps, ctx: MemoryContext, turns: list[TurnInput]) 
             )
         next_index[session] = max(next_index[session], index + 1)
         context = previous.get(session)
+        times = resolve_times(turn.text, reference_day(turn.occurred_at, ctx.tz))
         try:
             record = RawTurn(
                 id=record_id,
@@ -75,7 +77,9 @@ def build_raw_turns(deps: NodeDeps, ctx: MemoryContext, turns: list[TurnInput]) 
                 media_caption=turn.media_caption,
                 metadata=turn.metadata,
                 context=context[:CONTEXT_CHARS] if context else None,
-                time_refs=resolve_times(turn.text, reference_day(turn.occurred_at, ctx.tz)),
+                time_refs=times,
+                trivial=ctx.skip_trivial_turns
+                and is_trivial(turn.text, caption=turn.media_caption, times=times),
             )
         except ValidationError as e:
             raise InvalidInputError(f"turn #{n} cannot be stored: {e}") from e

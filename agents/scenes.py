@@ -2,8 +2,9 @@
 
 An episode joins the scene whose centroid is most similar when the cosine is at least
 ``scene_tau`` and some member episode lies within ``scene_max_gap_days`` of it;
-otherwise it starts a new scene. The scene summary is rewritten on each assimilation,
-and the namespace profile is distilled from the most recent scene summaries.
+otherwise it starts a new scene. The scene summary lists its member episodes in time
+order, and the namespace profile groups the current facts by the person they are about;
+neither needs an LLM call.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from datetime import timedelta
 import numpy as np
 
 from ..graphs.context import MemoryContext
-from ..prompts.construction import PROFILE, SCENE_SUMMARY
-from ..stores.records import EpisodeRecord, ProfileRecord, SceneRecord, stable_id
+from ..stores.records import EpisodeRecord, FactRecord, ProfileRecord, SceneRecord, stable_id
 from .deps import StepLog
-from .formatting import as_data, format_record
-from .schemas import ProfileUpdate, SceneSummary
+from .formatting import long_date
 
 
 def _unit(vector: list[float] | np.ndarray) -> np.ndarray:
@@ -63,6 +62,30 @@ def choose_scene(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> Sc
     return None
 
 
+SCENE_CHARS = 3000
+"""A scene summary keeps its most recent member lines within this many characters."""
+PROFILE_FACTS_PER_PERSON = 12
+PROFILE_PEOPLE = 20
+
+
+def scene_summary(log: StepLog, ctx: MemoryContext, member_ids: list[str]) -> str:
+    """One line per member episode in time order: its date, title and first sentence.
+
+    Built without an LLM: the episodes already hold the model's words, and a scene is
+    what aggregates them across sessions.
+    """
+    members = log.deps.store.get("episode", ctx.namespace, member_ids)
+    lines = []
+    for ep in sorted(members, key=lambda e: e.occurred_at):
+        first = ep.text.split(". ")[0].rstrip(".")
+        lines.append(f"{long_date(ep.occurred_at, ctx.tz)}: {getattr(ep, 'title', '')}. {first}.")
+    text = "\n".join(lines)
+    while len(text) > SCENE_CHARS and len(lines) > 1:
+        lines.pop(0)
+        text = "\n".join(lines)
+    return text[-SCENE_CHARS:]
+
+
 def assign(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> tuple[SceneRecord, bool]:
     """File ``episode`` into a scene, updating its centroid and summary; store it.
 
@@ -75,7 +98,7 @@ def assign(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> tuple[Sc
             id=stable_id("scene", ctx.namespace, episode.id),
             namespace=ctx.namespace,
             title=episode.title,
-            text=episode.text,
+            text=scene_summary(log, ctx, [episode.id]) or episode.text,
             members=[episode.id],
             centroid=_centroid(log, ctx, [episode.id]) or None,
             occurred_at=episode.occurred_at,
@@ -85,16 +108,11 @@ def assign(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> tuple[Sc
         store.add(ctx.namespace, [scene])
         return scene, True
     members = list(dict.fromkeys([*scene.members, episode.id]))
-    messages = SCENE_SUMMARY.format_messages(
-        summary=format_record(scene, ctx.tz), episode=format_record(episode, ctx.tz)
-    )
-    summary = log.ask(SceneSummary, messages, "scene_summary")
     updated = scene.model_copy(
         update={
             "members": members,
             "centroid": _centroid(log, ctx, members) or scene.centroid,
-            "title": summary.title.strip() if summary else scene.title,
-            "text": summary.summary.strip() if summary else scene.text,
+            "text": scene_summary(log, ctx, members) or scene.text,
             "occurred_at": min(scene.occurred_at, episode.occurred_at),
             "recorded_at": log.deps.clock(),
             "source_ids": list(dict.fromkeys([*scene.source_ids, *episode.source_ids])),
@@ -105,26 +123,39 @@ def assign(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> tuple[Sc
 
 
 def update_profile(log: StepLog, ctx: MemoryContext) -> ProfileRecord | None:
-    """Rewrite the namespace profile from the most recent scene summaries."""
+    """Rebuild the namespace profile from its current facts, grouped by person.
+
+    Every entry reads ``"<person>: <fact>"``, and a fact is filed under the person the
+    Constructor said it is about, never under the speaker who told it; preferences are
+    the implicit traits. No LLM call: the facts already hold the model's words.
+    """
     store = log.deps.store
-    scenes = sorted(store.get("scene", ctx.namespace), key=lambda s: s.occurred_at)
-    recent = scenes[-ctx.profile_scenes :]
-    if not recent:
+    facts = [
+        f
+        for f in store.get("fact", ctx.namespace, where={"superseded": False})
+        if isinstance(f, FactRecord) and f.subject
+    ]
+    if not facts:
         return None
-    current = store.get_profile(ctx.namespace) or ProfileRecord(namespace=ctx.namespace)
-    messages = PROFILE.format_messages(
-        profile=as_data(current.render()),
-        scenes="\n".join(f"- {format_record(s, ctx.tz)}" for s in recent),
-    )
-    update = log.ask(ProfileUpdate, messages, "profile")
-    if update is None:
-        return None
+    by_person: dict[str, list[FactRecord]] = {}
+    for fact in sorted(facts, key=lambda f: f.occurred_at):
+        by_person.setdefault((fact.subject or "").strip(), []).append(fact)
+    people = sorted(by_person, key=lambda p: -len(by_person[p]))[:PROFILE_PEOPLE]
+    explicit: list[str] = []
+    implicit: list[str] = []
+    sources: list[str] = []
+    for person in people:
+        recent = by_person[person][-PROFILE_FACTS_PER_PERSON:]
+        for fact in recent:
+            entry = f"{person}: {fact.text}"
+            (implicit if fact.kind == "preference" else explicit).append(entry)
+            sources.append(fact.id)
     profile = ProfileRecord(
         namespace=ctx.namespace,
-        explicit_facts=[f.strip() for f in update.explicit_facts if f.strip()],
-        implicit_traits=[t.strip() for t in update.implicit_traits if t.strip()],
-        source_ids=[s.id for s in recent],
-        occurred_at=recent[-1].occurred_at,
+        explicit_facts=explicit,
+        implicit_traits=implicit,
+        source_ids=sources,
+        occurred_at=max(f.occurred_at for f in facts),
         recorded_at=log.deps.clock(),
     )
     return store.put_profile(profile)

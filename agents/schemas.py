@@ -21,70 +21,6 @@ class BoundaryDecision(BaseModel):
     reason: str = Field(default="", description="one short sentence")
 
 
-class EpisodeDraft(BaseModel):
-    """A third-person narrative of one coherent event from a conversation excerpt."""
-
-    title: str = Field(min_length=1, description="a concise title of the core event or topic")
-    narrative: str = Field(
-        min_length=1,
-        description="third-person narrative: who took part, what happened or was discussed, "
-        "decisions, plans and outcomes; relative dates rewritten as absolute dates",
-    )
-    date: str | None = Field(
-        default=None, description="when the event happened, YYYY-MM-DD, if the excerpt says"
-    )
-
-
-class FactDraft(BaseModel):
-    """One atomic fact: a single subject-verb-object statement."""
-
-    statement: str = Field(
-        min_length=1,
-        description="one self-contained subject-verb-object sentence with full names, "
-        "absolute dates instead of relative ones",
-    )
-    subject: str | None = Field(default=None, description="who or what the fact is about")
-    kind: Literal["fact", "foresight", "preference"] = Field(
-        default="fact",
-        description="fact: something true now or in the past; foresight: a plan, intention "
-        "or temporary state with limited validity; preference: a like, dislike or habit",
-    )
-    point_in_time: str | None = Field(default=None, description="YYYY-MM-DD when it happened")
-    start: str | None = Field(default=None, description="YYYY-MM-DD when it began")
-    end: str | None = Field(default=None, description="YYYY-MM-DD when it ended")
-    valid_until: str | None = Field(
-        default=None, description="foresight only: YYYY-MM-DD after which it no longer holds"
-    )
-    sources: list[str] = Field(
-        default_factory=list, description='labels of the turns it comes from, e.g. ["t2"]'
-    )
-
-
-class FactList(BaseModel):
-    """New atomic facts; facts already known are left out."""
-
-    facts: list[FactDraft] = Field(
-        description="the new facts; an empty list when there are none (the key is required, "
-        "so a reply without it is rejected instead of read as 'no facts')"
-    )
-
-
-class SceneSummary(BaseModel):
-    """An updated summary of a theme that spans several episodes."""
-
-    title: str = Field(min_length=1, description="a short label for the theme")
-    summary: str = Field(min_length=1, description="a compact summary of all its episodes")
-
-
-class ProfileUpdate(BaseModel):
-    """The user profile, rewritten from the current profile and recent scene summaries."""
-
-    explicit_facts: list[str] = Field(
-        description="stable, stated facts about the people (names, relations, jobs, places)",
-    )
-    implicit_traits: list[str] = Field(description="traits and preferences inferred from behaviour")
-
-
 class ConflictPair(BaseModel):
     """A new fact that contradicts an existing one."""
 
@@ -99,4 +35,29 @@ class ConflictReport(BaseModel):
     conflicts: list[ConflictPair] = Field(
         description="only real contradictions about the same entity, event or time; "
         "different wording or added detail is not a conflict",
+    )
+
+
+class FactLine(BaseModel):
+    """One memory item of a construction reply: a fact, a plan or a preference."""
+
+    kind: Literal["fact", "foresight", "preference"] = Field(
+        description="fact: an event, name, relation, job, place or possession; foresight: "
+        "a plan or intention; preference: a like, dislike or habit"
+    )
+    source: str | None = Field(default=None, description='label of the turn, e.g. "t3"')
+    subject: str = Field(
+        min_length=1, max_length=120, description="the person the statement is about"
+    )
+    statement: str = Field(min_length=3, description="one sentence with names, never I/you/he/she")
+
+
+class ConstructionDraft(BaseModel):
+    """What one construction call makes of a conversation excerpt."""
+
+    title: str = Field(description="a title of the excerpt, at most 8 words")
+    summary: str = Field(description="1-2 sentences, third person, with names and the dates given")
+    facts: list[FactLine] = Field(
+        description="what is worth remembering for weeks; an empty list when there is nothing "
+        "(the key is required, so a reply without it is rejected instead of read as nothing)"
     )

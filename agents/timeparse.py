@@ -122,7 +122,7 @@ def _dateparser_point(phrase: str, anchor: date) -> date | None:
         )
     except (ValueError, OverflowError, ArithmeticError):
         return None
-    if parsed is None or abs(parsed.year - anchor.year) > _MAX_YEARS:
+    if not isinstance(parsed, datetime) or abs(parsed.year - anchor.year) > _MAX_YEARS:
         return None
     return parsed.date()
 
@@ -240,7 +240,7 @@ def _relative_unit(m: re.Match[str], anchor: date) -> Span | None:
         return _weekend(anchor, shift)
     if rel == "past" and unit in ("week", "month", "year"):  # "the past week": up to now
         back = {"week": 7, "month": 30, "year": 365}[unit]
-        return anchor - timedelta(days=back), anchor, "day" if unit == "week" else unit
+        return anchor - timedelta(days=back), anchor, "day"
     if unit == "day":
         return None
     if shift == 0:

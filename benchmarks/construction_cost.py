@@ -1,4 +1,4 @@
-"""Construction cost per episode-trigger policy on LoCoMo (issue: memory construction).
+r"""Construction cost per episode-trigger policy on LoCoMo (issue: memory construction).
 
 Each conversation is streamed turn by turn through the ingest graph, as a chat agent
 would send it; the last turn of each session is sent with ``session_closed=True``.
@@ -8,11 +8,18 @@ and how large its prompts are. Tokens are counted with a fixed tokenizer (the bu
 bert-base-uncased WordPiece vocabulary) on the actual prompts and completions.
 
 With ``--model local`` the same ingest runs against a real OpenAI-compatible model
-(e.g. the local Qwen server) and samples of what it produced are printed.
+(e.g. the local Qwen server): token figures are then the server's own usage, and the
+per-turn table gives tokens/turn, s/turn and facts/turn. Date accuracy compares the
+event dates stored for the hand-labelled LoCoMo expressions in
+``tests/data/locomo_relative_dates.json`` (on the raw turns, and on the facts drawn from
+those turns that carry an event time) with the labels.
 
 Usage:
     python benchmarks/construction_cost.py --conversations conv-26 --json out.json
     python benchmarks/construction_cost.py --all --json out.json
+    memstrata serve-llm --model qwen --threads 2 --port 8085 &
+    python benchmarks/construction_cost.py --model local --base-url http://127.0.0.1:8085/v1 \
+        --policies recurrence --json benchmarks/construction_qwen.json
 """
 
 from __future__ import annotations
@@ -89,6 +96,8 @@ class PolicyCost:
     calls_by_step: Counter[str] = field(default_factory=Counter)
     records: Counter[str] = field(default_factory=Counter)
     failures: int = 0
+    dropped_lines: int = 0
+    dates: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
@@ -124,6 +133,9 @@ def run_policy(
             out = graph.invoke({"turns": [turn], "session_closed": closes}, context=ctx)
             cost.turns += 1
             cost.failures += len(out.get("failures", []))
+            cost.dropped_lines += sum(
+                int(f.error.split()[1]) for f in out.get("failures", []) if f.step.endswith("_line")
+            )
             for call in out.get("llm_calls", []):
                 cost.calls_by_step[f"{call.node}:{call.schema}"] += 1
                 if not counting:
@@ -131,6 +143,9 @@ def run_policy(
                     cost.completion_tokens += call.completion_tokens or 0
         for gran in ("raw", "fact", "episode", "scene"):
             cost.records[gran] += store.count(gran, conv.namespace)
+        cost.records["trivial"] += sum(
+            1 for t in store.get("raw", conv.namespace) if getattr(t, "trivial", False)
+        )
     cost.seconds = time.perf_counter() - started
     if isinstance(chat, SchemaChatModel):
         cost.calls = len(chat.calls)
@@ -141,6 +156,61 @@ def run_policy(
     else:
         cost.calls = sum(cost.calls_by_step.values())
     return cost, store
+
+
+LABELS = Path(__file__).resolve().parents[1] / "tests" / "data" / "locomo_relative_dates.json"
+
+
+def date_accuracy(
+    store: ChromaMemoryStore, conversations: Sequence[Conversation]
+) -> dict[str, Any]:
+    """Stored event dates of the hand-labelled expressions against their labels.
+
+    ``raw``: the resolved dates on the raw turn that holds the expression. ``facts``:
+    every fact drawn from a labelled turn that carries an event time; it is right when
+    its event time is the labelled day or interval.
+    """
+    from memstrata.stores.records import FactRecord, RawTurn
+
+    labels = json.loads(LABELS.read_text(encoding="utf-8"))["entries"]
+    raw_ok = raw_n = fact_ok = fact_n = 0
+    for conv in conversations:
+        by_dia = {t.dia_id: t for t in conv.turns}
+        mine = [e for e in labels if e["conversation"] == conv.sample_id]
+        facts = [f for f in store.get("fact", conv.namespace) if isinstance(f, FactRecord)]
+        for e in mine:
+            turn = by_dia.get(e["dia_id"])
+            if turn is None:
+                continue
+            rid = RawTurn.turn_id(conv.namespace, turn.session_id, turn.turn_index)
+            stored = store.get("raw", conv.namespace, [rid])
+            if not stored or not isinstance(stored[0], RawTurn):
+                continue
+            want = (e["start"], e["end"])
+            refs = [
+                r
+                for r in stored[0].time_refs
+                if e["expression"].lower() in r.expression.lower()
+                or r.expression.lower() in e["expression"].lower()
+            ]
+            raw_n += 1
+            raw_ok += bool(refs) and (str(refs[0].start), str(refs[0].end)) == want
+            for fact in facts:
+                if rid not in fact.source_ids or not (fact.point_in_time or fact.start_time):
+                    continue
+                first = fact.point_in_time or fact.start_time
+                last = fact.point_in_time or fact.end_time or first
+                assert first is not None and last is not None
+                fact_n += 1
+                fact_ok += (first.date().isoformat(), last.date().isoformat()) == want
+    return {
+        "raw_labelled": raw_n,
+        "raw_correct": raw_ok,
+        "raw_accuracy": round(raw_ok / raw_n, 4) if raw_n else None,
+        "facts_with_event_time": fact_n,
+        "facts_correct": fact_ok,
+        "fact_accuracy": round(fact_ok / fact_n, 4) if fact_n else None,
+    }
 
 
 def summary(cost: PolicyCost, eager: PolicyCost | None) -> dict[str, Any]:
@@ -156,6 +226,11 @@ def summary(cost: PolicyCost, eager: PolicyCost | None) -> dict[str, Any]:
         "calls_by_step": dict(sorted(cost.calls_by_step.items())),
         "records": dict(cost.records),
         "failures": cost.failures,
+        "dropped_lines": cost.dropped_lines,
+        "tokens_per_turn": round(cost.tokens / cost.turns, 1) if cost.turns else None,
+        "seconds_per_turn": round(cost.seconds / cost.turns, 2) if cost.turns else None,
+        "facts_per_turn": round(cost.records["fact"] / cost.turns, 3) if cost.turns else None,
+        "date_accuracy": cost.dates,
     }
     if eager is not None and eager.calls and eager.tokens:
         out["calls_vs_eager"] = round(cost.calls / eager.calls, 4)
@@ -177,10 +252,28 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         )
 
 
+def print_per_turn(rows: list[dict[str, Any]]) -> None:
+    """Print tokens, seconds and facts per turn, and date accuracy."""
+    print(
+        f"\n{'policy':<11}{'tokens/turn':>12}{'s/turn':>8}{'facts/turn':>11}{'raw dates':>14}"
+        f"{'fact dates':>14}{'trivial':>9}"
+    )
+    for r in rows:
+        d = r["date_accuracy"]
+        raw = f"{d.get('raw_correct', 0)}/{d.get('raw_labelled', 0)}"
+        facts = f"{d.get('facts_correct', 0)}/{d.get('facts_with_event_time', 0)}"
+        print(
+            f"{r['policy']:<11}{r['tokens_per_turn']:>12}{r['seconds_per_turn']:>8}"
+            f"{r['facts_per_turn']:>11}{raw:>14}{facts:>14}{r['records'].get('trivial', 0):>9}"
+        )
+
+
 def samples(store: ChromaMemoryStore, namespace: str, n: int = 5) -> list[str]:
     """A few stored episodes and facts, verbatim, for the closing note."""
     episodes = [f"episode: {e.text}" for e in store.get("episode", namespace)]
-    facts = [f"fact: {f.text}" for f in store.get("fact", namespace)]
+    facts = [
+        f"fact [{getattr(f, 'subject', None)}]: {f.text}" for f in store.get("fact", namespace)
+    ]
     return (episodes[:2] + facts)[:n]
 
 
@@ -221,7 +314,7 @@ def local_model(base_url: str) -> BaseChatModel:
         model="local",
         temperature=0,
         timeout=600,
-        max_tokens=512,  # a small local model can ramble for minutes without a cap
+        max_tokens=512,  # a default cap; construction calls set their own, smaller one
     )
 
 
@@ -258,8 +351,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sessions=args.sessions,
             context=context,
         )
+        cost.dates = date_accuracy(store, conversations)
         costs[policy] = cost
-        produced[policy] = samples(store, conversations[0].namespace)
+        produced[policy] = samples(store, conversations[0].namespace, n=12)
         print(
             f"{policy}: {cost.calls} calls, {cost.tokens} tokens, {cost.seconds:.1f}s", flush=True
         )
@@ -270,6 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"  context: {context or 'defaults'}"
     )
     print_table(rows)
+    print_per_turn(rows)
     if args.model == "local":
         for policy, lines in produced.items():
             print(f"\nsamples ({policy}):")
@@ -282,7 +377,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sessions": args.sessions,
             "model": args.model,
             "context": context,
-            "token_counter": "bert-base-uncased WordPiece (bundled vocab), prompts + completions",
+            "token_counter": (
+                "the server's own usage (prompt + completion)"
+                if args.model == "local"
+                else "bert-base-uncased WordPiece (bundled vocab), prompts + completions; "
+                "the fake model's replies are minimal, so these are not real costs"
+            ),
             "policies": rows,
             "samples": produced if args.model == "local" else {},
         }

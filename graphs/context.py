@@ -16,6 +16,7 @@ from ..stores.records import validate_namespace
 
 TriggerPolicy = Literal["eager", "recurrence", "boundary", "session"]
 TRIGGER_POLICIES: tuple[TriggerPolicy, ...] = ("eager", "recurrence", "boundary", "session")
+ConstructionFormat = Literal["lines", "json"]
 
 
 @dataclass(kw_only=True)
@@ -44,6 +45,15 @@ class MemoryContext:
     boundary_llm_check: bool = False
     """Boundary: ask the LLM boundary judge when no heuristic fires."""
 
+    construction_format: ConstructionFormat = "lines"
+    """How the Constructor's model replies: one line per item (cheap, for small local
+    models) or a JSON object validated against the schema (for API models)."""
+    construction_max_items: int = 12
+    """Construction: at most this many facts, plans and preferences per call."""
+    construction_max_tokens: int = 480
+    """Construction: the output cap of one call, in tokens."""
+    skip_trivial_turns: bool = True
+    """Construction: greetings and acknowledgements stay in the raw layer only."""
     known_facts_k: int = 8
     """Semantic refinement: existing facts shown to the model to avoid duplicates."""
     duplicate_threshold: float = 0.95
@@ -75,6 +85,10 @@ class MemoryContext:
 
     def __post_init__(self) -> None:
         validate_namespace(self.namespace)
+        if self.construction_format not in ("lines", "json"):
+            raise InvalidInputError(
+                f"unknown construction_format {self.construction_format!r}; use 'lines' or 'json'"
+            )
         if self.trigger_policy not in TRIGGER_POLICIES:
             raise InvalidInputError(
                 f"unknown trigger_policy {self.trigger_policy!r}; use one of {TRIGGER_POLICIES}"
@@ -89,6 +103,8 @@ class MemoryContext:
             "known_facts_k",
             "conflict_k",
             "max_llm_attempts",
+            "construction_max_items",
+            "construction_max_tokens",
         ):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -10,6 +10,7 @@ from langgraph.graph import END, START, StateGraph
 from ..agents.constructor import make_constructor
 from ..agents.deps import NodeDeps
 from ..agents.episode_trigger import make_episode_trigger
+from ..agents.journal import ReplyJournal
 from ..agents.judge import make_judge
 from ..agents.raw_writer import make_raw_write
 from ..agents.refresher import make_refresher
@@ -43,6 +44,7 @@ def node_deps(
     store: ChromaMemoryStore,
     structured_method: StructuredMethod = "json_schema",
     max_attempts: int = 3,
+    journal: ReplyJournal | None = None,
 ) -> NodeDeps:
     """Bundle the injected dependencies the nodes share."""
     name = getattr(chat_model, "model_name", None) or getattr(chat_model, "model", None)
@@ -50,6 +52,7 @@ def node_deps(
         store=store,
         caller=StructuredCaller(chat_model, method=structured_method, max_attempts=max_attempts),
         model_name=str(name or type(chat_model).__name__),
+        journal=journal,
     )
 
 
@@ -59,13 +62,19 @@ def build_ingest_graph(
     store: ChromaMemoryStore,
     structured_method: StructuredMethod = "json_schema",
     max_attempts: int = 3,
+    journal: ReplyJournal | None = None,
 ) -> StateGraph[IngestState, MemoryContext, IngestInput, IngestOutput]:
-    """Return the uncompiled ingest graph; compile it with your checkpointer."""
+    """Return the uncompiled ingest graph; compile it with your checkpointer.
+
+    ``journal`` keeps construction replies by content hash, model and prompt version, so
+    an interrupted or repeated build reuses them instead of calling the model again.
+    """
     deps = node_deps(
         chat_model=chat_model,
         store=store,
         structured_method=structured_method,
         max_attempts=max_attempts,
+        journal=journal,
     )
     graph = StateGraph(
         IngestState,

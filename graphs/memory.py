@@ -13,6 +13,7 @@ from typing import Final, Literal
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
+from ..agents.journal import ReplyJournal
 from ..agents.structured import StructuredMethod
 from ..errors import InvalidInputError
 from ..stores.chroma import ChromaMemoryStore
@@ -54,8 +55,12 @@ def build_memory_graph(
     store: ChromaMemoryStore,
     structured_method: StructuredMethod = "json_schema",
     max_attempts: int = 3,
+    journal: ReplyJournal | None = None,
 ) -> StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]:
-    """Return the uncompiled memory graph; compile it with your checkpointer."""
+    """Return the uncompiled memory graph; compile it with your checkpointer.
+
+    ``journal`` (optional) keeps construction replies so a repeated build reuses them.
+    """
     options = {
         "chat_model": chat_model,
         "store": store,
@@ -68,7 +73,14 @@ def build_memory_graph(
         input_schema=MemoryInput,
         output_schema=MemoryOutput,
     )
-    graph.add_node(INGEST, build_ingest_graph(**options).compile())  # type: ignore[arg-type]
+    ingest = build_ingest_graph(
+        chat_model=chat_model,
+        store=store,
+        structured_method=structured_method,
+        max_attempts=max_attempts,
+        journal=journal,
+    )
+    graph.add_node(INGEST, ingest.compile())
     graph.add_node(RECALL, build_recall_graph(**options).compile())  # type: ignore[arg-type]
     graph.add_conditional_edges(START, route_request, {INGEST: INGEST, RECALL: RECALL})
     graph.add_edge(INGEST, END)

@@ -32,108 +32,6 @@ BOUNDARY = ChatPromptTemplate.from_messages(
     ]
 )
 
-TURN_FACTS = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You extract long-term memory from one conversation turn. Write atomic facts, "
-            "each one subject-verb-object sentence (S-V, S-V-O, S-V-C, S-V-O-O or S-V-O-C), "
-            "one relation per fact, with full names instead of pronouns. Turn appositions "
-            "into facts ('my friend John' -> 'John is a friend of <speaker>'). Use only the "
-            "new turn; the recent turns are context. Rewrite relative dates ('yesterday') "
-            "as absolute dates using the turn's timestamp. " + DATA_RULE,
-        ),
-        (
-            "human",
-            "Recent turns:\n<data>\n{window}\n</data>\n\nNew turn:\n<data>\n{turn}\n</data>",
-        ),
-    ]
-)
-
-EPISODE = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You write episodic memory. Turn the conversation excerpt into one coherent "
-            "third-person narrative: who took part, what happened or was discussed, "
-            "decisions, intentions, plans and outcomes, in chronological order. Use only "
-            "what the excerpt says. Each turn carries its timestamp: rewrite relative time "
-            "expressions ('yesterday', 'last week', 'next month') as absolute dates computed "
-            "from the timestamp of the turn that uses them. " + DATA_RULE,
-        ),
-        ("human", "Conversation excerpt:\n<data>\n{turns}\n</data>"),
-    ]
-)
-
-MERGE = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You maintain episodic memory. Integrate the new turns into the existing episode: "
-            "keep everything still true, add the new developments in chronological order, "
-            "and rewrite relative dates as absolute dates from each turn's timestamp. Keep it "
-            "one third-person narrative; update the title only if the topic widened. " + DATA_RULE,
-        ),
-        (
-            "human",
-            "Existing episode:\n<data>\n{episode}\n</data>\n\nNew turns:\n<data>\n{turns}\n</data>",
-        ),
-    ]
-)
-
-REFINE = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You refine semantic memory. From the raw turns and their episode summary, write "
-            "the atomic facts worth remembering long-term: names, relations, possessions, "
-            "events with dates, preferences, plans. Recover details the summary left out. "
-            "Leave out anything the known facts already state. Each fact is one "
-            "subject-verb-object sentence with full names and absolute dates. Plans, "
-            "intentions and temporary states are kind 'foresight' with a valid_until date "
-            "when one can be inferred. Cite the turn labels each fact comes from. " + DATA_RULE,
-        ),
-        (
-            "human",
-            "Raw turns:\n<data>\n{turns}\n</data>\n\n"
-            "Episode summary:\n<data>\n{episode}\n</data>\n\n"
-            "Known facts:\n<data>\n{known_facts}\n</data>",
-        ),
-    ]
-)
-
-SCENE_SUMMARY = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You keep a thematic scene summary up to date. Rewrite the scene summary so it "
-            "also covers the new episode. Keep it compact and factual, with dates. " + DATA_RULE,
-        ),
-        (
-            "human",
-            "Current scene summary:\n<data>\n{summary}\n</data>\n\n"
-            "New episode:\n<data>\n{episode}\n</data>",
-        ),
-    ]
-)
-
-PROFILE = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You maintain a compact user profile from scene summaries. Keep explicit facts "
-            "(stated, stable: names, relations, jobs, places, measurements with dates) apart "
-            "from implicit traits (inferred preferences and habits). Prefer recent evidence "
-            "when it contradicts older entries, and drop temporary states. " + DATA_RULE,
-        ),
-        (
-            "human",
-            "Current profile:\n<data>\n{profile}\n</data>\n\n"
-            "Scene summaries, oldest first:\n<data>\n{scenes}\n</data>",
-        ),
-    ]
-)
-
 CONFLICT = ChatPromptTemplate.from_messages(
     [
         (
@@ -148,5 +46,68 @@ CONFLICT = ChatPromptTemplate.from_messages(
             "New facts:\n<data>\n{new_facts}\n</data>\n\n"
             "Stored facts:\n<data>\n{old_facts}\n</data>",
         ),
+    ]
+)
+
+
+CONSTRUCTION_PROMPT_VERSION = "construct-lines-2"
+"""Part of every construction journal key: change it when the prompts below change."""
+
+CONSTRUCTION_FORMAT = "ConstructionLines"
+"""The name of the line format, stated in the prompt (test doubles answer by it)."""
+
+CONSTRUCT_LINES = ChatPromptTemplate.from_messages(
+    [
+        (
+            "system",
+            "You write memory notes from a chat excerpt, one note per line.\n"
+            "Example excerpt:\n"
+            "(Friday 5 May 2023)\n"
+            "[t1] Maya: Hi Sam! How are you?\n"
+            "[t2] Maya: My brother Theo opened a bakery last week (24–30 April 2023)!\n"
+            "[t3] Sam: Wow! I love bread. I'm running a marathon in June.\n"
+            "Example notes (" + CONSTRUCTION_FORMAT + "):\n"
+            "T|Theo's bakery and Sam's marathon\n"
+            "S|Maya told Sam that her brother Theo opened a bakery in the week of 24–30 "
+            "April 2023. Sam plans a marathon in June.\n"
+            "F|t2|Theo|Theo, Maya's brother, opened a bakery in the week of 24–30 April 2023.\n"
+            "L|t3|Sam|Sam loves bread.\n"
+            "P|t3|Sam|Sam will run a marathon in June.\n"
+            "Rules: T is a short title and S a 1-2 sentence summary. F is a fact (event, "
+            "name, relation, job, place, thing), P a plan, L a like or habit; each gives the "
+            "turn label and the person the note is about, who is not always the speaker. "
+            "Write names, never I, you, he or she. Copy dates given in brackets. No notes "
+            "for greetings or small talk. If a known episode is given, S tells only what the "
+            "new turns add. " + DATA_RULE,
+        ),
+        (
+            "human",
+            "{known}Excerpt:\n<data>\n{turns}\n</data>\n"
+            "Write the T and S lines, then at most {max_items} F, P or L notes.",
+        ),
+    ]
+)
+
+
+LINES_REPAIR = (
+    "Your reply had no usable line. Reply again with lines only: T|title, S|summary, then "
+    "F|<turn>|<person>|<sentence> lines."
+)
+
+CONSTRUCT_JSON = ChatPromptTemplate.from_messages(
+    [
+        (
+            "system",
+            "You turn a conversation excerpt into long-term memory: a title (at most 8 "
+            "words), a summary (1-2 sentences, third person, names, dates as given) and the "
+            "things worth remembering for weeks: facts (events, names, relations, jobs, "
+            "places, things), plans or intentions (foresight), likes, dislikes and habits "
+            "(preference). Each item names the turn it comes from (a label like t3) and the "
+            "person it is about, which is not always the speaker: if Maya says 'my brother "
+            "Theo opened a bakery', the item is about Theo. Use names, never I, you, he or "
+            "she. Keep dates given in brackets. Skip greetings and small talk. If a known "
+            "episode is given, the summary tells only what the new turns add. " + DATA_RULE,
+        ),
+        ("human", "{known}Excerpt:\n<data>\n{turns}\n</data>\nAt most {max_items} items."),
     ]
 )

@@ -252,6 +252,11 @@ class RawTurn(MemoryRecord):
         default_factory=list,
         description="Ids of the episodes this turn was consolidated into (empty: not yet).",
     )
+    trivial: bool = Field(
+        default=False,
+        description="Nothing to consolidate (a greeting or acknowledgement): the turn stays "
+        "in the raw layer only and no LLM call is spent on it.",
+    )
     time_refs: list[TimeRef] = Field(
         default_factory=list,
         description="Relative time expressions in the text, resolved against the turn's "
@@ -355,7 +360,7 @@ class SceneRecord(MemoryRecord):
 
 
 class ProfileRecord(BaseModel):
-    """The user profile of one namespace, distilled from scene summaries."""
+    """The profile of one namespace: its current facts, each filed under its person."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -367,6 +372,12 @@ class ProfileRecord(BaseModel):
     )
     occurred_at: UtcDatetime | None = None
     recorded_at: UtcDatetime = Field(default_factory=utc_now)
+
+    def about(self, person: str) -> list[str]:
+        """The entries filed under ``person`` (``"<person>: ..."``, case-insensitive)."""
+        prefix = f"{person.strip().lower()}: "
+        entries = [*self.explicit_facts, *self.implicit_traits]
+        return [e[len(prefix) :] for e in entries if e.lower().startswith(prefix)]
 
     def render(self) -> str:
         """Return the profile as prompt-ready text."""

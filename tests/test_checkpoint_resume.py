@@ -9,7 +9,6 @@ LLM errors degrade a run instead of breaking it; those are covered in test_inges
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import sqlite3
@@ -83,12 +82,14 @@ def _turn_lines(messages: list[BaseMessage]) -> list[str]:
     return [t for texts in SESSIONS.values() for t in texts if t in text]
 
 
-def episode_reply(messages: list[BaseMessage]) -> str:
-    """A narrative that repeats the turns it was given, so it embeds close to them."""
+def construction_reply(messages: list[BaseMessage]) -> str:
+    """A narrative that repeats the turns it was given (so it embeds close to them), and
+    one fact per turn."""
     lines = _turn_lines(messages)
-    merge = "Existing episode" in "\n".join(str(m.content) for m in messages)
+    merge = "Known episode" in "\n".join(str(m.content) for m in messages)
     title = "MERGED" if merge else "Episode"
-    return json.dumps({"title": title, "narrative": "Alice said: " + ". ".join(lines)})
+    notes = [f"F|Alice|{FACTS[t]}" for t in lines]
+    return "\n".join([f"T|{title}", "S|Alice said: " + ". ".join(lines), *notes])
 
 
 FACTS = {
@@ -99,15 +100,9 @@ FACTS = {
 }
 
 
-def facts_reply(messages: list[BaseMessage]) -> str:
-    statements = [FACTS[t] for t in _turn_lines(messages)]
-    return json.dumps({"facts": [{"statement": s, "sources": []} for s in statements]})
-
-
 def model(crash_on: int) -> CrashingChatModel:
     m = CrashingChatModel(crash_on=crash_on)
-    m.script("EpisodeDraft", *[episode_reply] * 10)
-    m.script("FactList", *[facts_reply] * 10)
+    m.script("ConstructionLines", *[construction_reply] * 10)
     return m
 
 
@@ -140,14 +135,13 @@ def assert_memory_is_whole(store: ChromaMemoryStore) -> None:
     assert facts == sorted(FACTS.values())
 
 
-# The four LLM calls of this ingest: EpisodeDraft(s1) FactList(s1) EpisodeDraft(s2)
-# FactList(s2) (each new episode starts its own scene, which needs no LLM call).
+# The two LLM calls of this ingest: one construction call per session (episode and facts
+# together; each new episode starts its own scene, which needs no LLM call).
 @pytest.mark.parametrize(
     "crash_on",
     [
-        2,  # s1's episode is written, its facts are not
-        3,  # s1 is complete, s2 has not started
-        4,  # s1 complete, s2's episode written, its facts not
+        1,  # nothing derived is written yet
+        2,  # s1 is complete, s2 has not started
     ],
 )
 def test_a_crashed_ingest_resumes_on_the_same_thread(tmp_path: Path, crash_on: int) -> None:
@@ -180,7 +174,7 @@ def test_a_crashed_ingest_resumes_on_the_same_thread(tmp_path: Path, crash_on: i
     # after the crash is the Constructor's
     titles = [t for t, _ in llm.calls]
     assert titles[crash_on - 1].startswith("crash:")
-    assert set(titles[crash_on:]) <= {"EpisodeDraft", "FactList", "ProfileUpdate"}
+    assert set(titles[crash_on:]) <= {"ConstructionLines"}
 
 
 def test_checkpoint_history_shows_the_resumed_constructor(tmp_path: Path) -> None:
@@ -188,7 +182,7 @@ def test_checkpoint_history_shows_the_resumed_constructor(tmp_path: Path) -> Non
     path = tmp_path / "checkpoints.sqlite"
     cfg = {"configurable": {"thread_id": "alice-2"}}
     with open_checkpointer(path) as saver:
-        graph = build_memory_graph(chat_model=model(4), store=store).compile(checkpointer=saver)
+        graph = build_memory_graph(chat_model=model(2), store=store).compile(checkpointer=saver)
         with pytest.raises(SimulatedCrash):
             graph.invoke({"turns": turns(), "session_closed": True}, cfg, context=CTX)
         (task,) = graph.get_state(cfg, subgraphs=True).tasks
@@ -240,7 +234,7 @@ def test_a_thread_survives_reopening_the_checkpoint_file(tmp_path: Path) -> None
     path = tmp_path / "nested" / "dir" / "c.sqlite"  # folders are created
     cfg = {"configurable": {"thread_id": "t"}}
     with open_checkpointer(path) as saver:
-        graph = build_memory_graph(chat_model=model(3), store=store).compile(checkpointer=saver)
+        graph = build_memory_graph(chat_model=model(2), store=store).compile(checkpointer=saver)
         with pytest.raises(SimulatedCrash):
             graph.invoke({"turns": turns(), "session_closed": True}, cfg, context=CTX)
     with open_checkpointer(f"sqlite:///{path}") as saver:  # a new process would do this

@@ -302,7 +302,7 @@ def test_interrupted_run_resumes_and_equals_an_uninterrupted_one(
     assert len(resumed.results) == 30
     shared_calls_before = sum(1 for r in before if r.system != "memstrata")
     assert model.count("EvalAnswer") == 4 * 6 - shared_calls_before  # nothing answered twice
-    assert model.count("EpisodeDraft") == 0  # ingest was complete: not redone
+    assert model.count("ConstructionLines") == 0  # ingest was complete: not redone
 
 
 def test_interrupted_ingest_resumes_without_redoing_finished_batches(
@@ -310,7 +310,7 @@ def test_interrupted_ingest_resumes_without_redoing_finished_batches(
 ) -> None:
     out = tmp_path / "ingest"
     crashing = oracle_model()
-    crashing.script("EpisodeDraft", minimal, Crash())
+    crashing.script("ConstructionLines", "T|x\nS|x", Crash())
     one = settings(data, out, systems=["memstrata"], judge=False)
     with pytest.raises(Crash):
         run_evaluation(one, models(crashing), progress=False)

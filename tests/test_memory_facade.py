@@ -196,7 +196,9 @@ def test_add_with_every_llm_call_failing_keeps_the_turns(store: ChromaMemoryStor
 
 def test_add_consolidates_per_the_configured_trigger_policy(store: ChromaMemoryStore) -> None:
     model = SchemaChatModel()
-    model.script("ConstructionLines", "T|Baking\nS|Alice baked bread.\nF|t1|Alice|Alice bakes bread")
+    model.script(
+        "ConstructionLines", "T|Baking\nS|Alice baked bread.\nF|t1|Alice|Alice bakes bread"
+    )
     config = MemoryConfig(context={"trigger_policy": "session"})
     memory = Memory(config=config, store=store, chat_model=model)
     open_session = memory.add("we baked bread", namespace=NS, at=T0, session_id="s1")

@@ -8,7 +8,6 @@ an ``Exception`` escapes from inside an LLM call, so no node may swallow it.
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,14 +33,14 @@ class Interrupted(BaseException):
 
 
 def scripted(*, interrupt_facts: bool) -> SchemaChatModel:
-    """Episode drafts succeed; with ``interrupt_facts`` the first fact call is killed."""
+    """Construction replies succeed; with ``interrupt_facts`` the first call is killed."""
     model = SchemaChatModel()
-    narrative = json.dumps({"title": "Hike and pottery", "narrative": " ".join(TEXTS)})
-    model.script("EpisodeDraft", *[narrative] * 5)
-    facts = json.dumps({"facts": [{"statement": "Alice hiked Mount Tam", "sources": []}]})
+    reply = "\n".join(
+        ["T|Hike and pottery", "S|" + " ".join(TEXTS), "F|t1|Alice|Alice hiked Mount Tam"]
+    )
     if interrupt_facts:
-        model.script("FactList", Interrupted("worker killed"))
-    model.script("FactList", *[facts] * 5)
+        model.script("ConstructionLines", Interrupted("worker killed"))
+    model.script("ConstructionLines", *[reply] * 5)
     return model
 
 
@@ -80,9 +79,9 @@ def test_an_interrupted_add_resumes_when_called_again(tmp_path: Path) -> None:
         assert len(result.new_raw_ids) == 3 and result.duplicate_raw_ids == []
         assert result.failures == []
         assert any(w.granularity == "fact" for w in result.written)
-        # the episode draft was not asked for again; only the interrupted step re-ran
+        # only the interrupted step re-ran, once
         resumed_titles = [title for title, _ in model.calls[calls_before:]]
-        assert "EpisodeDraft" not in resumed_titles
+        assert resumed_titles == ["ConstructionLines"]
     raw = [r for r in store.get("raw", NS) if isinstance(r, RawTurn)]
     assert sorted(r.text for r in raw) == sorted(TEXTS)
     assert store.count("episode", NS) == 1

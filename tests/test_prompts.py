@@ -7,14 +7,12 @@ from memstrata.prompts import construction
 
 EXPECTED = {
     "BOUNDARY": {"history", "new"},
-    "TURN_FACTS": {"window", "turn"},
-    "EPISODE": {"turns"},
-    "MERGE": {"episode", "turns"},
-    "REFINE": {"turns", "episode", "known_facts"},
-    "SCENE_SUMMARY": {"summary", "episode"},
-    "PROFILE": {"profile", "scenes"},
+    "CONSTRUCT_LINES": {"known", "turns", "max_items"},
+    "CONSTRUCT_JSON": {"known", "turns", "max_items"},
     "CONFLICT": {"new_facts", "old_facts"},
 }
+DATA_BLOCKS = {"BOUNDARY": 2, "CONSTRUCT_LINES": 1, "CONSTRUCT_JSON": 1, "CONFLICT": 2}
+"""``<data>`` blocks in the template itself (a known episode brings its own block)."""
 
 
 @pytest.mark.parametrize(("name", "variables"), sorted(EXPECTED.items()))
@@ -34,7 +32,7 @@ def test_every_template_is_covered_and_marks_data() -> None:
         system = template.messages[0].prompt.template  # type: ignore[union-attr]
         human = template.messages[1].prompt.template  # type: ignore[union-attr]
         assert construction.DATA_RULE in system
-        assert human.count("<data>") == human.count("</data>") == len(EXPECTED[name])
+        assert human.count("<data>") == human.count("</data>") == DATA_BLOCKS[name]
 
 
 def test_answer_memories_show_dates_the_way_people_write_them() -> None:

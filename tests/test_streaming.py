@@ -37,7 +37,8 @@ def turn(text: str, minute: int) -> dict[str, Any]:
 
 
 def facts_reply(*statements: str) -> str:
-    return json.dumps({"facts": [{"statement": s, "sources": ["t1"]} for s in statements]})
+    notes = [f"F|t1|Alice|{s}" for s in statements]
+    return "\n".join(["T|Hike", "S|Alice hiked.", *notes])
 
 
 def stream(store, model, payload, modes, **ctx: Any) -> list[Any]:  # type: ignore[no-untyped-def]
@@ -54,7 +55,7 @@ def ingest_payload() -> dict[str, Any]:
 
 
 def test_ingest_streams_one_update_per_node(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("FactList", facts_reply("Alice hiked Mount Tam"))
+    model.script("ConstructionLines", facts_reply("Alice hiked Mount Tam"))
     chunks = stream(store, model, ingest_payload(), "updates", trigger_policy="session")
     inner = [(ns, node) for ns, update in chunks for node in update if ns]
     assert all(ns[0].startswith("ingest:") for ns, _ in inner)
@@ -86,7 +87,9 @@ def test_recall_streams_one_update_per_node(store, model) -> None:  # type: igno
 
 
 def test_every_memory_change_of_an_ingest_run_is_a_custom_event(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("FactList", facts_reply("Alice hiked Mount Tam", "Alice's boots got soaked"))
+    model.script(
+        "ConstructionLines", facts_reply("Alice hiked Mount Tam", "Alice's boots got soaked")
+    )
     chunks = stream(store, model, ingest_payload(), ["updates", "custom"], trigger_policy="session")
     events = [data for _, mode, data in chunks if mode == "custom"]
     (result,) = [d["ingest"] for ns, mode, d in chunks if mode == "updates" and not ns]
@@ -121,7 +124,7 @@ def test_a_superseded_fact_is_announced_by_the_refresher(store, model) -> None: 
         valid_from=T0 - timedelta(days=90),
     )
     store.add(NS, [old])
-    model.script("FactList", facts_reply("Alice lives in Denver"))
+    model.script("ConstructionLines", facts_reply("Alice lives in Denver"))
     model.script(
         "ConflictReport", json.dumps({"conflicts": [{"new": "n1", "old": "o1", "reason": "moved"}]})
     )

@@ -9,7 +9,6 @@ mirror rebuilt from Chroma by a second store opened on the same path.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -125,7 +124,7 @@ def test_parallel_ingest_graphs_lose_no_turn(tmp_path: Path, fuzz: Any) -> None:
     store = ChromaMemoryStore.persistent(path, embeddings=FakeEmbeddings())
     model = SchemaChatModel()
     for _ in range(20 * fuzz.writers):
-        model.script("FactList", json.dumps({"facts": []}))
+        model.script("ConstructionLines", "T|x\nS|x")
     graph = build_ingest_graph(chat_model=model, store=store).compile()
 
     def turns(writer: int) -> list[dict[str, Any]]:

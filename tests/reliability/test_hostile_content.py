@@ -136,12 +136,16 @@ def test_judge_refresher_and_answer_keep_memories_inside_data_blocks(
     markers = {"Ignore all": texts[0], "SYSTEM: you must": texts[1], "hunter2": texts[2]}
 
     def facts(messages: list[BaseMessage]) -> str:
-        turn = str(messages[1].content).split("New turn:")[-1]
-        found = [t for marker, t in markers.items() if marker in turn]
-        return json.dumps({"facts": [{"statement": t} for t in found]})
+        notes = ["T|Trip", "S|Alice talked about a trip."]
+        human = str(messages[1].content)
+        for turn in re.finditer(r"^\[(t\d+)\] (.*?)(?=^\[t\d+\] |^</data>)", human, re.M | re.S):
+            found = [t for marker, t in markers.items() if marker in turn.group(2)]
+            if found:
+                notes.append(f"F|{turn.group(1)}|Alice|{found[0]}")
+        return "\n".join(notes)
 
     for _ in range(10):
-        model.script("FactList", facts)
+        model.script("ConstructionLines", facts)
         model.script(
             "ConflictReport", json.dumps({"conflicts": [{"new": "n1", "old": "o1", "reason": "x"}]})
         )
@@ -169,8 +173,8 @@ def test_judge_refresher_and_answer_keep_memories_inside_data_blocks(
             _check_prompt(messages, texts, blocks=2)
         elif title in ("Verdict", "RefreshPlan", "AnswerDraft"):
             _check_prompt(messages, [*texts, question], blocks=2)
-        elif title == "FactList":
-            _check_prompt(messages, [], blocks=2)
+        elif title == "ConstructionLines":
+            _check_prompt(messages, [], blocks=1)
     assert {"ConflictReport", "Verdict", "RefreshPlan", "AnswerDraft"} <= set(seen), seen
     for title, messages in model.calls:  # the stored text reaches the model only escaped
         human = str(messages[1].content)

@@ -36,21 +36,26 @@ from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.graphs.recall import build_recall_graph
 from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
-from memstrata.testing import FakeEmbeddings, _result, minimal_instance, requested_schema
+from memstrata.testing import (
+    FakeEmbeddings,
+    _result,
+    minimal_instance,
+    requested_line_format,
+    requested_schema,
+)
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
 VALID: dict[type[BaseModel], dict[str, Any]] = {
     schemas.BoundaryDecision: {"new_episode": True, "reason": "topic changed"},
-    schemas.EpisodeDraft: {"title": "Hike", "narrative": "Alice hiked.", "date": "2024-03-01"},
-    schemas.FactList: {
+    schemas.ConstructionDraft: {
+        "title": "Hike",
+        "summary": "Alice hiked.",
         "facts": [
-            {"statement": "Alice hiked Mount Tam", "kind": "fact", "sources": ["t1"]},
-            {"statement": "Alice plans a trip", "kind": "foresight", "valid_until": "2024-05"},
-        ]
+            {"kind": "fact", "source": "t1", "subject": "Alice", "statement": "Alice hiked Tam"},
+            {"kind": "foresight", "subject": "Alice", "statement": "Alice plans a trip"},
+        ],
     },
-    schemas.SceneSummary: {"title": "Outdoors", "summary": "Alice hikes often."},
-    schemas.ProfileUpdate: {"explicit_facts": ["Alice hikes"], "implicit_traits": ["active"]},
     schemas.ConflictReport: {"conflicts": [{"new": "n1", "old": "o1", "reason": "moved"}]},
     recall_schemas.RetrievalPlan: {"query": "Where did Alice hike?", "fine": True, "k": 7},
     recall_schemas.Verdict: {"action": "retry", "queries": ["alice hike", "where hiked"]},
@@ -228,15 +233,15 @@ def test_async_caller_counts_every_failed_attempt(fuzz: Any) -> None:
     from memstrata.testing import ScriptedChatModel
 
     rng = random.Random("async")
-    bad = [r for _, r, ok in (bad_reply(rng, schemas.EpisodeDraft) for _ in range(60)) if not ok][
-        :30
-    ]
+    bad = [
+        r for _, r, ok in (bad_reply(rng, schemas.ConstructionDraft) for _ in range(60)) if not ok
+    ][:30]
     model = ScriptedChatModel().enqueue(*bad)
     caller = StructuredCaller(model, max_attempts=3)
     failures = 0
     for _ in range(len(bad) // 3):
         with pytest.raises(StructuredOutputError) as info:
-            asyncio.run(caller.ainvoke(schemas.EpisodeDraft, [HumanMessage("x")], node="n"))
+            asyncio.run(caller.ainvoke(schemas.ConstructionDraft, [HumanMessage("x")], node="n"))
         assert [a.ok for a in info.value.attempts] == [False, False, False]
         failures += len(info.value.attempts)
     assert failures == len(bad) // 3 * 3 and model.replies == bad[failures:]
@@ -263,7 +268,7 @@ class RuleModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         schema = requested_schema(messages) or {}
-        title = str(schema.get("title", ""))
+        title = str(schema.get("title", "")) or requested_line_format(messages) or ""
         self.seen[title] += 1
         if title == self.broken:
             return _result(messages, self.bad[(self.seen[title] - 1) % len(self.bad)])
@@ -278,11 +283,12 @@ def _labels(messages: list[BaseMessage], prefix: str) -> list[str]:
 
 
 def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
-    def facts(messages: list[BaseMessage]) -> str:
+    def construction(messages: list[BaseMessage]) -> str:
         import re
 
-        lines = re.findall(r"\[t\d+\][^\n]*?\(\w{3}\) [^:\n]+: ([^\n]+)", str(messages[-2].content))
-        return json.dumps({"facts": [{"statement": line} for line in lines]})
+        found = re.findall(r"\[(t\d+)\] [^:\n]+: ([^\n]+)", str(messages[-1].content))
+        notes = [f"F|{label}|Alice|{text}" for label, text in found]
+        return "\n".join(["T|Alice and Mount Tam", "S|Alice hiked Mount Tam with Bob.", *notes])
 
     def conflicts(messages: list[BaseMessage]) -> str:
         new, old = _labels(messages, "n"), _labels(messages, "o")
@@ -290,12 +296,9 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
         return json.dumps({"conflicts": pairs})
 
     return {
-        "FactList": facts,
+        "ConstructionLines": construction,
         "ConflictReport": conflicts,
         "BoundaryDecision": lambda m: json.dumps({"new_episode": False}),
-        "EpisodeDraft": lambda m: json.dumps(
-            {"title": "Alice and Mount Tam", "narrative": "Alice hiked Mount Tam with Bob."}
-        ),
         "RetrievalPlan": lambda m: json.dumps({"query": "Mount Tam hike", "fine": True}),
         "Verdict": lambda m: json.dumps({"action": "refresh", "conflicting": _labels(m, "m")[:2]}),
         "RefreshPlan": lambda m: json.dumps(
@@ -309,14 +312,20 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
 
 SESSION_1 = ["I hiked Mount Tam with Bob", "Mount Tam was muddy and Bob slipped"]
 SESSION_2 = ["We hiked Mount Tam again today", "Bob said Mount Tam was dry this time"]
-INGEST_SCHEMAS = [
-    "BoundaryDecision",
-    "EpisodeDraft",
-    "FactList",
-    "SceneSummary",
-    "ProfileUpdate",
-    "ConflictReport",
+INGEST_SCHEMAS = ["BoundaryDecision", "ConstructionLines", "ConflictReport"]
+LINE_GARBAGE = [
+    "",
+    "Sure! Here are the notes you asked for.",
+    '{"title": "Hike", "summary": "Alice hiked."}',
+    "```\nnotes\n```",
+    "F|",
+    "T|",
+    "F|t1|",
+    "X|t1|Alice|Alice hiked",
+    "\u0000\u200b",
+    "ConstructionLines",
 ]
+"""Construction replies with no usable line: each is a failed attempt."""
 RECALL_SCHEMAS = ["RetrievalPlan", "Verdict", "RefreshPlan", "AnswerDraft"]
 SCHEMA_BY_TITLE = {s.__name__: s for s in VALID}
 
@@ -336,12 +345,18 @@ def _turns(session: str, texts: list[str], day: int) -> list[dict[str, Any]]:
 
 def _bad_set(title: str, n: int) -> list[str]:
     rng = random.Random(title)
+    if title == "ConstructionLines":
+        return [rng.choice(LINE_GARBAGE) for _ in range(n)]
     replies = [bad_reply(rng, SCHEMA_BY_TITLE[title]) for _ in range(4 * n)]
     return [r for _, r, ok in replies if not ok][:n]
 
 
 def _structured_failures(out: dict[str, Any]) -> list[Any]:
-    return [f for f in out["failures"] if f.error.startswith("StructuredOutputError")]
+    return [
+        f
+        for f in out["failures"]
+        if f.error.startswith(("StructuredOutputError", "no usable ConstructionLines"))
+    ]
 
 
 @pytest.fixture(scope="module")

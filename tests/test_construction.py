@@ -1,0 +1,161 @@
+"""The construction call: the line format, the JSON path, the journal, salience."""
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from memstrata.agents.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
+from memstrata.agents.lines import parse_lines
+from memstrata.agents.salience import is_trivial
+from memstrata.graphs.context import MemoryContext
+from memstrata.graphs.ingest import build_ingest_graph
+from memstrata.stores import ChromaMemoryStore
+from memstrata.testing import FakeEmbeddings, SchemaChatModel
+
+NS = "user:maya"
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def test_lines_are_read_one_by_one() -> None:
+    reply = "\n".join(
+        [
+            "Sure, here are the notes:",
+            "T|Theo's bakery",
+            "S|Maya told Sam about the bakery.",
+            "- F|t2|Theo|Theo opened a bakery.",
+            "P: t3 | Sam | Sam will run a marathon.",
+            "L|Sam|Sam loves bread.",
+            "F|t2|",
+            "F|x9y|Theo|bad label",
+            "```",
+        ]
+    )
+    parsed = parse_lines(reply)
+    assert parsed.draft.title == "Theo's bakery"
+    assert parsed.draft.summary == "Maya told Sam about the bakery."
+    assert [(f.kind, f.source, f.subject) for f in parsed.draft.facts] == [
+        ("fact", "t2", "Theo"),
+        ("foresight", "t3", "Sam"),
+        ("preference", None, "Sam"),
+    ]
+    assert parsed.dropped == ["F|t2|", "F|x9y|Theo|bad label"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_any_reply_parses_without_raising(text: str) -> None:
+    parsed = parse_lines(text)
+    assert all(f.statement and f.subject for f in parsed.draft.facts)
+
+
+def test_journal_keys_change_with_model_prompt_cap_and_text(tmp_path: Path) -> None:
+    msgs = [SystemMessage("rules"), HumanMessage("turns")]
+    key = journal_key("qwen", "v1", 100, msgs)
+    assert key == journal_key("qwen", "v1", 100, list(msgs))
+    others = {
+        journal_key("gpt", "v1", 100, msgs),
+        journal_key("qwen", "v2", 100, msgs),
+        journal_key("qwen", "v1", 101, msgs),
+        journal_key("qwen", "v1", 100, [SystemMessage("rules"), HumanMessage("turns!")]),
+    }
+    assert key not in others and len(others) == 4
+    db = SqliteReplyJournal(tmp_path / "j.sqlite")
+    db.put(key, "T|x")
+    db.close()
+    again = SqliteReplyJournal(tmp_path / "j.sqlite")  # a new process reads it back
+    assert again.get(key) == "T|x" and again.get("missing") is None and again.hits == 1
+
+
+def _ingest(
+    model: SchemaChatModel, store: ChromaMemoryStore, journal: Any = None, **ctx: Any
+) -> Any:
+    graph = build_ingest_graph(chat_model=model, store=store, journal=journal).compile()
+    turns = [
+        {
+            "speaker": "Maya",
+            "text": "My brother Theo opened a bakery last week!",
+            "occurred_at": T0,
+            "session_id": "s1",
+        },
+        {
+            "speaker": "Sam",
+            "text": "Amazing, I love fresh bread and pastries",
+            "occurred_at": T0 + timedelta(minutes=1),
+            "session_id": "s1",
+        },
+    ]
+    context = MemoryContext(namespace=NS, trigger_policy="session", **ctx)
+    return graph.invoke({"turns": turns, "session_closed": True}, context=context)
+
+
+REPLY = (
+    "T|Bakery\nS|Maya's brother Theo opened a bakery.\nF|t1|Theo|Theo opened a bakery last week."
+)
+
+
+def test_a_repeated_build_reuses_the_journal_instead_of_calling_the_model() -> None:
+    journal = MemoryReplyJournal()
+    first = SchemaChatModel().script("ConstructionLines", REPLY)
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    _ingest(first, store, journal)
+    assert first.count("ConstructionLines") == 1
+    (fact,) = store.get("fact", NS)
+    assert fact.text == "Theo opened a bakery last week (19–25 February 2024)."
+    assert fact.subject == "Theo"
+    second = SchemaChatModel()  # would answer with an empty draft if it were asked
+    fresh = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    out = _ingest(second, fresh, journal)
+    assert second.calls == [] and out["llm_calls"] == [] and journal.hits == 1
+    assert [f.text for f in fresh.get("fact", NS)] == [fact.text]
+
+
+def test_the_json_format_asks_for_the_schema() -> None:
+    reply = {
+        "title": "Bakery",
+        "summary": "Theo opened a bakery.",
+        "facts": [
+            {
+                "kind": "fact",
+                "source": "t1",
+                "subject": "Theo",
+                "statement": "Theo opened a bakery.",
+            }
+        ],
+    }
+    model = SchemaChatModel().script("ConstructionDraft", json.dumps(reply))
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    _ingest(model, store, construction_format="json")
+    assert model.count("ConstructionDraft") == 1 and model.count("ConstructionLines") == 0
+    assert [(f.subject, f.text) for f in store.get("fact", NS)] == [
+        ("Theo", "Theo opened a bakery.")
+    ]
+
+
+def test_output_is_capped_per_call() -> None:
+    seen: list[Any] = []
+
+    class Capturing(SchemaChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+            seen.append(kwargs.get("max_tokens"))
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    _ingest(Capturing(), ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    assert seen and all(isinstance(cap, int) and 0 < cap <= 480 for cap in seen)
+
+
+def test_salience_keeps_anything_that_could_matter() -> None:
+    for chatter in ["Wow, that's so cool!", "Thanks!", "Haha yes, totally agree.", "Sounds great!"]:
+        assert is_trivial(chatter), chatter
+    for content in [
+        "we baked bread",
+        "Thanks, Mel!",  # a name
+        "It cost 20 dollars",  # a number
+        "great",  # with an image
+    ]:
+        caption = "a photo of a cake" if content == "great" else None
+        assert not is_trivial(content, caption=caption), content
