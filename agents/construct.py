@@ -174,6 +174,29 @@ def resolve_statement(
     return statement, None
 
 
+_LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
+_NOT_NAMES = frozenset(
+    "The A An In On At This That These Those They He She It We I You When After Before "
+    "Last Next Yesterday Today Tomorrow Every Some Her His Their Our My Your".split()
+)
+
+
+def subject_of(statement: str, named: str) -> str:
+    """Whom a statement is about: the name it starts with, else the model's ``named``.
+
+    A small model often files a fact under the speaker who told it ("Maya" for "Theo
+    opened a bakery"); the sentence's own grammatical subject is the better witness.
+    A possessive start ("Maya's brother Theo ...") keeps the model's choice.
+    """
+    lead = _LEAD.match(statement)
+    if lead is None:
+        return named
+    name = lead.group(1)
+    if name.split()[0] in _NOT_NAMES:
+        return named
+    return name
+
+
 def fact_records(
     log: StepLog,
     ctx: MemoryContext,
@@ -201,7 +224,7 @@ def fact_records(
                 id=fact_id(ctx.namespace, text),
                 namespace=ctx.namespace,
                 text=text,
-                subject=item.subject.strip(),
+                subject=subject_of(text, item.subject.strip()),
                 kind=item.kind,
                 point_in_time=point,
                 start_time=start,

@@ -159,3 +159,30 @@ def test_salience_keeps_anything_that_could_matter() -> None:
     ]:
         caption = "a photo of a cake" if content == "great" else None
         assert not is_trivial(content, caption=caption), content
+
+
+def test_a_fact_is_filed_under_the_person_its_sentence_is_about() -> None:
+    from memstrata.agents.construct import subject_of
+
+    assert subject_of("Theo opened a bakery.", "Maya") == "Theo"  # not the speaker
+    assert subject_of("Maya's brother Theo opened a bakery.", "Theo") == "Theo"
+    assert subject_of("The bank approved the loan.", "Theo") == "Theo"
+    assert subject_of("She likes dogs.", "Mel") == "Mel"
+    assert subject_of("LGBTQ groups helped Caroline.", "Caroline") == "Caroline"
+
+
+def test_the_profile_holds_each_persons_own_facts_only() -> None:
+    reply = "\n".join(
+        [
+            "T|Bakery",
+            "S|Maya talked about Theo's bakery.",
+            "F|t1|Maya|Theo had always dreamed of owning a bakery.",
+            "L|t2|Sam|Sam loves fresh bread.",
+        ]
+    )
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    _ingest(SchemaChatModel().script("ConstructionLines", reply), store)
+    profile = store.get_profile(NS)
+    assert profile is not None
+    assert profile.about("Theo") == ["Theo had always dreamed of owning a bakery."]
+    assert profile.about("Maya") == [] and profile.about("Sam") == ["Sam loves fresh bread."]
