@@ -122,6 +122,12 @@ class MemoryConfig(BaseModel):
     sqlite_path: Path | None = Field(
         default=None, description="SQLite checkpoint file; default <data_dir>/checkpoints.sqlite."
     )
+    construction_journal: bool = Field(
+        default=True,
+        description="Keep the Constructor's model replies (by content hash, model and prompt "
+        "version) in <data_dir>/construction_journal.sqlite, so an interrupted or repeated "
+        "build reuses them. Used when the Memory opens a persistent Chroma from this config.",
+    )
     postgres_uri: SecretStr | None = Field(
         default=None, description="Postgres connection string for the postgres checkpointer."
     )
@@ -151,6 +157,11 @@ class MemoryConfig(BaseModel):
     def resolved_chroma_path(self) -> Path:
         """Where the persistent Chroma lives."""
         return self.chroma_path or self.data_dir / "chroma"
+
+    @property
+    def resolved_journal_path(self) -> Path:
+        """Where the construction journal lives."""
+        return self.data_dir / "construction_journal.sqlite"
 
     @property
     def resolved_sqlite_path(self) -> Path:

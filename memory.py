@@ -29,6 +29,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from .agents.journal import SqliteReplyJournal
 from .agents.structured import LLMCall
 from .config import MemoryConfig
 from .errors import InvalidInputError, InvalidTypeError, ModelUnreachableError, RecordNotFoundError
@@ -172,11 +173,16 @@ class Memory:
                         self._resources,
                         own_persistent_store=self._own_persistent_store,
                     )
+                journal = None
+                if self.config.construction_journal and self._own_persistent_store:
+                    journal = SqliteReplyJournal(self.config.resolved_journal_path)
+                    self._resources.callback(journal.close)
                 graph = build_memory_graph(
                     chat_model=self._models.get(),
                     store=self.store,
                     structured_method=self.config.structured_method,
                     max_attempts=self.config.max_llm_attempts,
+                    journal=journal,
                 )
                 self._graph = graph.compile(checkpointer=self.checkpointer)
             return self._graph

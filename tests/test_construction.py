@@ -186,3 +186,21 @@ def test_the_profile_holds_each_persons_own_facts_only() -> None:
     assert profile is not None
     assert profile.about("Theo") == ["Theo had always dreamed of owning a bakery."]
     assert profile.about("Maya") == [] and profile.about("Sam") == ["Sam loves fresh bread."]
+
+
+def test_the_facade_keeps_a_construction_journal_on_disk(tmp_path: Path) -> None:
+    from memstrata import Memory, MemoryConfig
+
+    config = MemoryConfig(data_dir=tmp_path, context={"trigger_policy": "session"})
+    turns = ["My brother Theo opened a bakery last week!", "Sam loves fresh bread and pastries"]
+    first = SchemaChatModel().script("ConstructionLines", REPLY)
+    with Memory(config=config, chat_model=first) as memory:
+        memory.add(turns, namespace="user:a", at=T0, session_id="s1", session_closed=True)
+    assert first.count("ConstructionLines") == 1
+    assert (tmp_path / "construction_journal.sqlite").exists()
+    second = SchemaChatModel()
+    with Memory(config=config, chat_model=second) as memory:  # a restarted process
+        memory.add(turns, namespace="user:b", at=T0, session_id="s1", session_closed=True)
+        facts = memory.store.get("fact", "user:b")
+    assert second.calls == []  # the same turns were built from the journal
+    assert [f.subject for f in facts] == ["Theo"]
