@@ -24,18 +24,6 @@ from .records import (
 
 RECORD_KEY = "record"
 
-_FILTERABLE: dict[Granularity, frozenset[str]] = {
-    Granularity.RAW: frozenset({"speaker", "session_id", "turn_index", "consolidated"}),
-    Granularity.FACT: frozenset({"kind", "subject", "superseded"}),
-    Granularity.EPISODE: frozenset(),
-    Granularity.SCENE: frozenset(),
-}
-
-
-def filterable_fields(granularity: Granularity) -> frozenset[str]:
-    """Record fields that :class:`~memstrata.stores.filters.SearchFilter` may test."""
-    return _FILTERABLE[granularity] | {"record_id"}
-
 
 def row_id(namespace: str, record_id: str) -> str:
     """Return the Chroma row id of a record."""

@@ -15,6 +15,20 @@ from typing import Any
 from ..errors import InvalidInputError, InvalidTypeError
 from .records import Granularity, MetadataValue, validate_namespace
 
+_FILTERABLE: dict[Granularity, frozenset[str]] = {
+    Granularity.RAW: frozenset({"speaker", "session_id", "turn_index", "consolidated"}),
+    Granularity.FACT: frozenset({"kind", "subject", "superseded"}),
+    Granularity.EPISODE: frozenset(),
+    Granularity.SCENE: frozenset(),
+}
+"""The record fields the codec writes as Chroma metadata, per granularity."""
+
+
+def filterable_fields(granularity: Granularity) -> frozenset[str]:
+    """Record fields that :class:`SearchFilter` may test."""
+    return _FILTERABLE[granularity] | {"record_id"}
+
+
 OCCURRED_TS = "occurred_ts"
 """Metadata key holding ``occurred_at`` as POSIX seconds, for range filters."""
 
@@ -112,8 +126,6 @@ class SearchFilter:
 
     def metadata_conditions(self, granularity: Granularity) -> list[tuple[str, list[Any]]]:
         """Return ``(metadata_key, allowed_values)`` pairs after validating the keys."""
-        from .codec import filterable_fields
-
         allowed = filterable_fields(granularity)
         out: list[tuple[str, list[Any]]] = []
         for key, value in self.where.items():
