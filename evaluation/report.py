@@ -31,8 +31,10 @@ METHOD_NOTES = (
     "memories, the turns of retrieved chunks, or the transcript kept by full-context.",
     "Every system except `memstrata` answers with the same prompt (prompts/eval.py) on "
     "the same model; `memstrata` answers with its own answer node (the product's path).",
-    "Tokens are the model's reported usage; calls without it are estimated with the "
-    "bundled WordPiece tokenizer and counted as estimated.",
+    "LLM tokens are the usage the model server reported; calls without it are counted "
+    "with the token counter named above and marked estimated. Context tokens per question "
+    "are counted with that counter too: the served model's own tokenizer for a local GGUF "
+    "model, otherwise an estimate whose name says so.",
 )
 
 
@@ -62,7 +64,7 @@ def _header(meta: dict[str, Any]) -> list[str]:
         ("answer model", meta.get("model")),
         ("judge model", meta.get("judge") or "none (--no-judge)"),
         ("embeddings", meta.get("embeddings")),
-        ("token counter (context budgets, estimates)", meta.get("token_counter")),
+        ("token counter (context tokens; calls without usage)", meta.get("token_counter")),
         ("data", settings.get("data")),
         ("trigger policies", ", ".join(settings.get("policies", []))),
         ("started / finished (UTC)", f"{meta.get('started')} / {meta.get('finished')}"),

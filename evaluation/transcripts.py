@@ -1,7 +1,8 @@
 """The conversation as text for the baselines: a truncated transcript and fixed-size chunks.
 
-Tokens are counted offline with the bundled bert-base-uncased WordPiece vocabulary (the
-served model's own tokenizer may count somewhat differently, so budgets keep a margin).
+Tokens are counted with the answer model's own tokenizer when it is a local GGUF model
+(:class:`memstrata.llm.tokens.GGUFTokenizer`); for other endpoints they are estimated
+offline with the bundled bert-base-uncased WordPiece vocabulary, and labelled so.
 """
 
 from __future__ import annotations
@@ -28,9 +29,13 @@ class TokenCounter(Protocol):
 
 
 class WordPieceCounter:
-    """The bundled WordPiece vocabulary (no download); loaded on first use."""
+    """An estimate with the bundled WordPiece vocabulary (no download); loaded on first use.
 
-    name = "bert-base-uncased WordPiece (bundled vocabulary)"
+    It is not the served model's tokenizer, so its counts are labelled estimated.
+    """
+
+    name = "estimated: bert-base-uncased WordPiece (bundled vocabulary, not the model's own)"
+    estimated = True
 
     def __init__(self) -> None:
         self._tokenizer: Any = None
@@ -49,7 +54,8 @@ class WordPieceCounter:
 class WordCounter:
     """A cheap estimate: words x 1.3 (for tests)."""
 
-    name = "words x 1.3"
+    name = "estimated: words x 1.3"
+    estimated = True
 
     def count(self, text: str) -> int:
         """Approximate tokens of ``text``."""

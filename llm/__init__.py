@@ -10,8 +10,13 @@ from .gguf import (
     smollm2_gguf_path,
 )
 from .local import LocalLLMServer, ServerHandle, default_threads
+from .tokens import EstimatedTokens, GGUFTokenizer, TokenCounter, token_counter_for
 
 __all__ = [
+    "EstimatedTokens",
+    "GGUFTokenizer",
+    "TokenCounter",
+    "token_counter_for",
     "QWEN_GGUF_SIZE",
     "LocalLLMServer",
     "ServerHandle",

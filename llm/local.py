@@ -28,7 +28,7 @@ from ..errors import InvalidInputError, InvalidTypeError, LocalModelError
 from .gguf import check_gguf
 
 if TYPE_CHECKING:
-    from langchain_openai import ChatOpenAI
+    from .chat import LocalChatOpenAI
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_CONTEXT = 8192
@@ -235,8 +235,8 @@ class LocalLLMServer:
         state = "running" if self.running else "stopped"
         return f"LocalLLMServer({self.model_path.name!r}, {self.base_url}, {state})"
 
-    def chat_model(self, **kwargs: Any) -> ChatOpenAI:
-        """Return a ``ChatOpenAI`` bound to this server.
+    def chat_model(self, **kwargs: Any) -> LocalChatOpenAI:
+        """Return a ``ChatOpenAI`` bound to this server that counts with its tokenizer.
 
         The server need not be running yet; requests fail until :meth:`start`.
 
@@ -244,9 +244,10 @@ class LocalLLMServer:
             **kwargs: ``ChatOpenAI`` options; they override the defaults (temperature 0,
                 ``request_timeout``, one retry, this server's model name and URL).
         """
-        from langchain_openai import ChatOpenAI  # heavy; only clients need it
+        from .chat import LocalChatOpenAI  # langchain-openai is heavy; only clients need it
 
         options: dict[str, Any] = {
+            "gguf_path": self.model_path,
             "model": self.model_alias,
             "base_url": self.base_url,
             "api_key": SecretStr("not-needed"),
@@ -255,7 +256,7 @@ class LocalLLMServer:
             "max_retries": 1,
         }
         options.update(kwargs)
-        return ChatOpenAI(**options)
+        return LocalChatOpenAI(**options)
 
     def _wait_ready(self, deadline: float) -> None:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
