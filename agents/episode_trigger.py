@@ -22,10 +22,11 @@ from langgraph.runtime import Runtime
 
 from ..graphs.context import MemoryContext
 from ..graphs.state import IngestState, Job, TriggerDecision
+from ..llm.tokens import TokenCounter, token_counter_for
 from ..prompts.construction import BOUNDARY
 from ..stores.records import RawTurn
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import approx_tokens, format_turns
+from .formatting import format_turns
 from .schemas import BoundaryDecision
 
 NODE = "episode_trigger"
@@ -84,16 +85,19 @@ def _eager(
     return plan
 
 
-def _heuristic_boundary(ctx: MemoryContext, buffer: list[RawTurn], turn: RawTurn) -> str | None:
+def _heuristic_boundary(
+    ctx: MemoryContext, buffer: list[RawTurn], turn: RawTurn, count: TokenCounter
+) -> str | None:
     last = buffer[-1]
     if turn.session_id != last.session_id:
         return f"session {last.session_id} ended"
     gap = (turn.occurred_at - last.occurred_at).total_seconds() / 60
     if gap > ctx.boundary_gap_minutes:
         return f"time gap of {gap:.0f} min > {ctx.boundary_gap_minutes:.0f}"
-    tokens = sum(approx_tokens(t.text) for t in buffer) + approx_tokens(turn.text)
+    tokens = sum(count(t.text) for t in buffer) + count(turn.text)
     if tokens > ctx.boundary_max_tokens:
-        return f"saturation: ~{tokens} tokens > {ctx.boundary_max_tokens}"
+        how = " (estimated)" if count.estimated else ""
+        return f"saturation: {tokens} tokens{how} > {ctx.boundary_max_tokens}"
     return None
 
 
@@ -101,9 +105,10 @@ def _boundary(
     deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
 ) -> _Plan:
     plan = _Plan(StepLog(NODE, deps))
+    count = token_counter_for(deps.caller.model)  # the served model's tokenizer, if known
     for turn in new:
         if buffer:
-            why = _heuristic_boundary(ctx, buffer, turn)
+            why = _heuristic_boundary(ctx, buffer, turn, count)
             if why is None and ctx.boundary_llm_check and _llm_boundary(ctx, buffer, turn, plan):
                 why = "boundary judge"
             if why is not None:

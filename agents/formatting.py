@@ -152,7 +152,11 @@ def parse_date(value: str | None, tz: ZoneInfo) -> datetime | None:
 
 
 def approx_tokens(text: str) -> int:
-    """A cheap token estimate (words x 1.3) for saturation heuristics."""
+    """A token estimate (words x 1.3), for a model whose tokenizer is unknown.
+
+    Budgets count with the served model's own tokenizer where memstrata can run it
+    (:func:`memstrata.llm.tokens.token_counter_for`); this is the labelled fallback.
+    """
     return int(len(text.split()) * 1.3) + 1
 
 

@@ -124,3 +124,22 @@ def test_a_remote_model_counts_are_estimated_a_local_one_counts_exactly(tmp_path
 
 class _NoServer:
     listening_address = "http://127.0.0.1:1"
+
+
+def test_the_boundary_budget_counts_with_the_model_and_labels_an_estimate(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from memstrata.agents.episode_trigger import _heuristic_boundary
+    from memstrata.graphs.context import MemoryContext
+    from memstrata.stores import RawTurn
+
+    at = datetime(2024, 5, 8, tzinfo=UTC)
+    turns = [
+        RawTurn(namespace="n", speaker="A", session_id="s", turn_index=i, text=t, occurred_at=at)
+        for i, t in enumerate(["abc abc abc", "ab ab ab ab"])
+    ]
+    ctx = MemoryContext(namespace="n", boundary_max_tokens=6)
+    exact = GGUFTokenizer(write_gguf(tmp_path / "tiny.gguf"))  # "abc abc abc": 5 tokens
+    assert _heuristic_boundary(ctx, turns[:1], turns[1], exact) == "saturation: 9 tokens > 6"
+    estimate = _heuristic_boundary(ctx, turns[:1], turns[1], EstimatedTokens())
+    assert estimate == "saturation: 10 tokens (estimated) > 6"
