@@ -1,9 +1,11 @@
-"""The answer node: answers from validated memories only, cites them, or refuses.
+"""The answer node: the Judge's draft when it suffices, else a plain answer or a refusal.
 
-It converts relative dates using memory dates and prefers the most recent valid fact
-(both are instructions in the prompt, and superseded facts are marked with their
-validity). With no memories, or when the model says the memories do not hold the
-answer, it refuses (REMem's refusal; LoCoMo category 5) instead of guessing.
+On the sufficient path the answer costs no call: the Judge's combined call already wrote
+it. A plain answer call is made only when that call gave no usable output (a counted
+fallback) or when the Refresher changed the memories the draft was written from. With
+nothing retrieved, or a context still judged insufficient after the last round, it
+refuses (REMem's refusal; LoCoMo category 5) instead of guessing, unless the context
+asks for the partial draft (``insufficient_answer="draft"``).
 """
 
 from __future__ import annotations
@@ -14,39 +16,74 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ..graphs.context import MemoryContext
-from ..graphs.state import RecallState
-from ..prompts.recall import ANSWER
+from ..graphs.state import AnswerSource, RecallState, RecallVerdict
+from ..prompts.recall import ANSWER, ANSWER_HINTS
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import as_data, format_candidates
-from .recall_schemas import AnswerDraft
+from .formatting import as_data
+from .query_analysis import QueryAnalysis
+from .recall_context import render_context
+from .recall_schemas import AnswerDraft, is_refusal_text
+from .token_caps import capped_log
 
 NODE = "answer"
 REFUSAL = "I don't know: my memory holds nothing that answers this."
 
 
+def _refusal(source: AnswerSource, log: StepLog) -> dict[str, Any]:
+    return {
+        "answer": REFUSAL,
+        "citations": [],
+        "refused": True,
+        "answer_source": source,
+        **log.update(),
+    }
+
+
+def _answered(text: str, cited: list[str], source: AnswerSource, log: StepLog) -> dict[str, Any]:
+    return {
+        "answer": text,
+        "citations": cited,
+        "refused": False,
+        "answer_source": source,
+        **log.update(),
+    }
+
+
 def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the ``answer`` node."""
 
-    def answer(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
-        """Answer the question from the candidates, with citations, or refuse."""
-        ctx = context_of(runtime)
-        log = StepLog(NODE, deps)
-        candidates = state.get("candidates", [])
-        refusal = {"answer": REFUSAL, "citations": [], "refused": True}
-        if not candidates:
-            return {**refusal, **log.update()}
-        memories, labels = format_candidates(candidates, ctx.tz)
-        question = as_data(state.get("question", ""))
-        messages = ANSWER.format_messages(memories=memories, question=question)
+    def plain_answer(
+        state: RecallState, ctx: MemoryContext, source: AnswerSource
+    ) -> dict[str, Any]:
+        log = capped_log(NODE, deps, ctx.answer_max_tokens)
+        memories, labels = render_context(state.get("candidates", []), ctx.tz)
+        analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
+        messages = ANSWER.format_messages(
+            memories=memories,
+            question=as_data(state.get("question", "")),
+            hint=ANSWER_HINTS[analysis.question_type],
+        )
         draft = log.ask(AnswerDraft, messages, "answer")
-        if draft is None or not draft.answerable or not draft.answer.strip():
-            return {**refusal, **log.update()}
-        cited = [labels[x] for x in draft.cited if x in labels]
-        return {
-            "answer": draft.answer.strip(),
-            "citations": cited,
-            "refused": False,
-            **log.update(),
-        }
+        if draft is None or not draft.answerable or is_refusal_text(draft.answer):
+            return _refusal(source, log)
+        if not draft.answer:
+            return _refusal(source, log)
+        return _answered(draft.answer, [labels[x] for x in draft.cited if x in labels], source, log)
+
+    def answer(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
+        """Return the draft, answer plainly (fallback, after a refresh), or refuse."""
+        ctx = context_of(runtime)
+        if not state.get("candidates"):
+            return _refusal("no_memories", StepLog(NODE, deps))
+        verdict = RecallVerdict.model_validate(state.get("verdict") or {"status": "failed"})
+        if verdict.status == "failed":
+            return plain_answer(state, ctx, "fallback")
+        if any(w.granularity != "raw" for w in state.get("written", [])):
+            return plain_answer(state, ctx, "after_refresh")
+        log = StepLog(NODE, deps)
+        usable = bool(verdict.answer) and not verdict.refusal
+        if usable and (verdict.sufficient or ctx.insufficient_answer == "draft"):
+            return _answered(verdict.answer, list(verdict.cited_ids), "draft", log)
+        return _refusal("draft", log)
 
     return answer

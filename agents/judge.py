@@ -1,9 +1,10 @@
 """The Judge node, on both paths.
 
 Write path: flags contradictions between new facts and the facts already stored (AMA's
-conflict detection); the Refresher supersedes them. Read path: decides Pass, Retry (with
-2-3 complementary queries for what is missing) or Refresh (memories contradict each
-other), combining AMA's judge with EverMemOS's sufficiency check.
+conflict detection); the Refresher supersedes them. Read path: one structured call
+returns the sufficiency of the context (EverMemOS's check), what is missing, the
+memories that contradict each other (AMA's Refresh) and a draft answer; when the context
+suffices, the answer node returns that draft without a second call.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ..graphs.context import MemoryContext
-from ..graphs.state import Conflict, IngestState, RecallState
+from ..graphs.state import Conflict, IngestState, RecallState, RecallVerdict
 from ..prompts.construction import CONFLICT
-from ..prompts.recall import JUDGE
+from ..prompts.recall import ANSWER_HINTS, JUDGE_ANSWER
 from ..stores.records import FactRecord
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import as_data, format_candidates, format_facts
-from .recall_schemas import Verdict
+from .formatting import as_data, format_facts
+from .query_analysis import QueryAnalysis
+from .recall_context import render_context
+from .recall_schemas import JudgedAnswer, is_refusal_text
 from .schemas import ConflictReport
+from .token_caps import capped_log
 
 NODE = "judge"
 
@@ -78,27 +82,54 @@ def make_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     return judge
 
 
+def verdict_of(judged: JudgedAnswer, labels: dict[str, str], round_: int) -> RecallVerdict:
+    """The state's verdict from the combined call's reply (labels mapped to ids).
+
+    A "sufficient" verdict whose draft is empty or itself a refusal is not sufficient:
+    a refusal gets a retry with rewritten queries before it stands.
+    """
+    refusal = not judged.answer or is_refusal_text(judged.answer)
+    return RecallVerdict(
+        status="judged",
+        sufficient=judged.sufficient and not refusal,
+        missing=judged.missing or ("" if judged.sufficient and not refusal else "the answer"),
+        answer="" if refusal else judged.answer,
+        refusal=refusal,
+        cited_ids=[labels[x] for x in judged.cited if x in labels],
+        conflicting_ids=list(dict.fromkeys(labels[x] for x in judged.conflicting if x in labels)),
+        round=round_,
+    )
+
+
 def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
-    """Build the recall ``judge`` node: Pass, Retry or Refresh, with what is missing."""
+    """Build the recall ``judge`` node: sufficiency and a draft answer in one call."""
 
     def judge(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
-        """Decide whether the candidates answer the question (AMA + EverMemOS check)."""
+        """Judge the context and draft the answer (one capped structured call).
+
+        With no memories at all there is nothing to judge: the verdict is insufficient
+        without a call, so the graph retries with rewritten queries before refusing.
+        """
         ctx = context_of(runtime)
-        log = StepLog(NODE, deps)
+        log = capped_log(NODE, deps, ctx.judge_max_tokens)
         candidates = state.get("candidates", [])
-        memories, labels = format_candidates(candidates, ctx.tz)
-        question = as_data(state.get("question", ""))
-        messages = JUDGE.format_messages(question=question, memories=memories)
-        verdict = log.ask(Verdict, messages, "verdict")
-        if verdict is None:  # a failing judge degrades to answering with what was found
-            verdict = Verdict(action="pass", reason="judge unavailable; using retrieved memories")
-        if verdict.action == "refresh":
-            ids = [labels[x] for x in verdict.conflicting if x in labels]
-            if len(ids) < 2:  # nothing concrete to reconcile
-                verdict = verdict.model_copy(update={"action": "pass"})
+        analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
+        verdict = RecallVerdict(round=state.get("rounds", 0))
+        if not candidates:
+            verdict.status, verdict.missing = "empty", "no memories found"
+        else:
+            memories, labels = render_context(candidates, ctx.tz)
+            messages = JUDGE_ANSWER.format_messages(
+                memories=memories,
+                question=as_data(state.get("question", "")),
+                hint=ANSWER_HINTS[analysis.question_type],
+            )
+            judged = log.ask(JudgedAnswer, messages, "judge_answer")
+            if judged is None:  # malformed or failed: the answer node asks plainly
+                verdict.status = "failed"
+            else:
+                verdict = verdict_of(judged, labels, verdict.round)
         decided = verdict.model_dump()
-        decided["conflicting_ids"] = [labels[x] for x in verdict.conflicting if x in labels]
-        decided["round"] = state.get("rounds", 0)
         return {"verdict": decided, "verdicts": [decided], **log.update()}
 
     return judge

@@ -1,61 +1,102 @@
 """One pydantic schema per LLM decision of the read path.
 
-Retriever, Judge, Refresher and answer each get one; docstrings and field descriptions
-are the schema text the model sees.
+The Judge and the answer share one call (:class:`JudgedAnswer`); the query rewrite after
+an insufficient verdict, the Refresher and the plain answer (fallback) get one each.
+Docstrings and field descriptions are the schema text the model sees. Free-text fields
+are clipped instead of rejected, so a long-winded model costs no retry.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+
+MAX_NOTE = 160
+"""Characters kept of a one-line field (what is missing, a reason)."""
+MAX_ANSWER = 300
+"""Characters kept of an answer."""
+MAX_LABELS = 8
+"""Memory labels kept of a list (citations, conflicts)."""
+MAX_QUERIES = 3
 
 
-class RetrievalPlan(BaseModel):
-    """A standalone rewrite of the question, its intent vector and retrieval budget."""
+_REFUSAL = re.compile(
+    r"^\W*(?:not\s+(?:mentioned|stated|specified|available|answerable|known|found|provided)|"
+    r"no\s+(?:information|mention|answer|memories|data)|unknown|unanswerable|n/?a\b|"
+    r"(?:i\s+)?(?:do\s+not|don't|cannot|can't)\s+(?:know|tell|say|answer|determine|find)|"
+    r"(?:it\s+is\s+|it's\s+)?(?:not\s+possible|impossible)\s+to|"
+    r"the\s+(?:memories|context|conversation)\s+(?:do|does)\s*(?:not|n't))",
+    re.IGNORECASE,
+)
 
-    query: str = Field(
-        min_length=1,
-        description="the question rewritten to stand alone: resolve pronouns and references "
-        "from the recent conversation, keep names and dates",
+
+def is_refusal_text(answer: str) -> bool:
+    """Whether an answer says the memories do not hold it ("Not mentioned...", "unknown")."""
+    return bool(_REFUSAL.match(answer.strip()))
+
+
+def _clip(limit: int) -> AfterValidator:
+    return AfterValidator(lambda text: text.strip()[:limit])
+
+
+def _labels(value: object) -> object:
+    if isinstance(value, str):  # a model may write "m1, m3" instead of a list
+        value = [part for part in value.replace(";", ",").split(",")]
+    if isinstance(value, list):
+        out = [str(v).strip().strip("[]") for v in value if str(v).strip()]
+        return list(dict.fromkeys(out))[:MAX_LABELS]
+    return value
+
+
+Note = Annotated[str, _clip(MAX_NOTE)]
+AnswerText = Annotated[str, _clip(MAX_ANSWER)]
+Labels = Annotated[list[str], BeforeValidator(_labels)]
+
+
+class JudgedAnswer(BaseModel):
+    """Whether the memories answer the question, and the answer they give."""
+
+    missing: Note = Field(
+        default="",
+        description="one short phrase: what the memories lack to answer the question; "
+        "empty when nothing is missing",
     )
-    fine: bool = Field(default=False, description="needs exact wording or fine-grained details")
-    abstract: bool = Field(default=False, description="asks for a summary or overview")
-    event: bool = Field(default=False, description="spans several turns, events or times")
-    atomic: bool = Field(default=True, description="a short single-point factual question")
-    k: int = Field(default=5, ge=1, le=50, description="how many memories are likely needed")
-    after: str | None = Field(
-        default=None, description="YYYY-MM-DD: only events on or after this date are relevant"
+    sufficient: bool = Field(
+        description="true when the memories state the answer (the exact entity, date, place "
+        "or quantity asked for); false when something required is missing"
     )
-    before: str | None = Field(
-        default=None, description="YYYY-MM-DD: only events before this date are relevant"
+    answer: AnswerText = Field(
+        default="",
+        description="the answer in a few words, from the memories only, with absolute dates",
     )
-    as_of: str | None = Field(
-        default=None,
-        description="YYYY-MM-DD when the question asks how things were at a past date "
-        "(e.g. 'where did she live in 2020'); otherwise null",
+    cited: Labels = Field(
+        default_factory=list, description="labels of the memories the answer relies on"
     )
-
-
-class Verdict(BaseModel):
-    """Whether the retrieved memories answer the question, and what to do next."""
-
-    action: Literal["pass", "retry", "refresh"] = Field(
-        description="pass: the memories answer the question completely and precisely; "
-        "retry: something required is missing; refresh: memories contradict each other "
-        "about the same entity or time"
-    )
-    reason: str = Field(default="", description="one short sentence")
-    found: list[str] = Field(default_factory=list, description="key information found")
-    missing: list[str] = Field(default_factory=list, description="what is still missing")
-    conflicting: list[str] = Field(
-        default_factory=list, description="labels of memories that contradict each other"
-    )
-    queries: list[str] = Field(
+    conflicting: Labels = Field(
         default_factory=list,
-        description="for retry: 2-3 complementary queries for the missing information: a "
-        "2-5 word keyword combination, a natural question, and a hypothetical statement "
-        "of the answer",
+        description="labels of memories that contradict each other about the same thing; "
+        "usually empty",
+    )
+
+
+def _queries(value: object) -> object:
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list):
+        out = [str(v).strip()[:MAX_NOTE] for v in value if str(v).strip()]
+        return list(dict.fromkeys(out))[:MAX_QUERIES]
+    return value
+
+
+class QueryRewrite(BaseModel):
+    """Search queries for what the memories were missing."""
+
+    queries: Annotated[list[str], BeforeValidator(_queries)] = Field(
+        min_length=1,
+        description="1-3 short search queries for the missing information: keywords, a "
+        "rephrased question, or a statement of what the answer would say",
     )
 
 
@@ -74,7 +115,7 @@ class RefreshPlan(BaseModel):
         "the user explicitly asked to forget or cancel it; noop: when in doubt"
     )
     edits: list[RefreshEdit] = Field(default_factory=list)
-    reason: str = Field(default="", description="one short sentence")
+    reason: Note = Field(default="", description="one short sentence")
 
 
 class AnswerDraft(BaseModel):
@@ -83,9 +124,9 @@ class AnswerDraft(BaseModel):
     answerable: bool = Field(
         description="false when the memories do not contain the answer; never guess"
     )
-    answer: str = Field(
+    answer: AnswerText = Field(
         default="", description="a short answer (a few words); absolute dates, not relative ones"
     )
-    cited: list[str] = Field(
+    cited: Labels = Field(
         default_factory=list, description="labels of the memories the answer relies on"
     )

@@ -21,9 +21,11 @@ from ..prompts.recall import REFRESH
 from ..stores.audit import AuditEntry
 from ..stores.records import FactRecord, MemoryRecord, RawTurn
 from .deps import NodeDeps, StepLog, context_of
-from .formatting import as_data, format_candidates
+from .formatting import as_data
+from .recall_context import render_context
 from .recall_schemas import RefreshPlan
 from .refinement import fact_id
+from .token_caps import capped_log
 
 NODE = "refresher"
 
@@ -139,10 +141,10 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     def refresher(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Resolve the memories the Judge found contradicting each other."""
         ctx = context_of(runtime)
-        log = StepLog(NODE, deps)
+        log = capped_log(NODE, deps, ctx.refresh_max_tokens)
         ids = set((state.get("verdict") or {}).get("conflicting_ids", []))
         conflicting = [c for c in state.get("candidates", []) if c.id in ids]
-        memories, labels = format_candidates(conflicting, ctx.tz)
+        memories, labels = render_context(conflicting, ctx.tz)
         question = as_data(state.get("question", ""))
         plan = log.ask(
             RefreshPlan, REFRESH.format_messages(question=question, memories=memories), "refresh"

@@ -17,6 +17,7 @@ from ..stores.records import validate_namespace
 TriggerPolicy = Literal["eager", "recurrence", "boundary", "session"]
 TRIGGER_POLICIES: tuple[TriggerPolicy, ...] = ("eager", "recurrence", "boundary", "session")
 ConstructionFormat = Literal["lines", "json"]
+InsufficientAnswer = Literal["refuse", "draft"]
 
 
 @dataclass(kw_only=True)
@@ -75,8 +76,30 @@ class MemoryContext:
     """Recall: scenes whose episodes are pooled during scene expansion."""
     neighbour_turns: int = 1
     """Recall: on retry rounds a raw hit brings the turns this close to it in its session."""
-    max_candidates: int = 20
-    """Recall: memories kept across rounds and shown to the Judge and the answer."""
+    max_candidates: int = 60
+    """Recall: at most this many memories in the context, whatever the token budget."""
+
+    # ---------------------------------------------------------- recall (pooled evidence)
+    context_tokens: int = 1500
+    """Recall: token budget of the context shown to the Judge and the answer."""
+    derived_share: float = 0.2
+    """Recall: share of the budget facts, episodes and scenes may take; the rest is kept
+    for raw turns, which are the evidence (unused derived room goes to raw turns)."""
+    raw_depth: int = 40
+    """Recall: raw turns ranked per search channel before the budget cut."""
+    derived_depth: int = 10
+    """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
+    judge_max_tokens: int = 160
+    """Recall: output cap of the Judge's combined call (verdict and draft answer)."""
+    rewrite_max_tokens: int = 96
+    """Recall: output cap of the query rewrite after an insufficient verdict."""
+    answer_max_tokens: int = 96
+    """Recall: output cap of a plain answer call (fallback or after a refresh)."""
+    refresh_max_tokens: int = 256
+    """Recall: output cap of the Refresher's plan."""
+    insufficient_answer: InsufficientAnswer = "refuse"
+    """Recall: when the last round is still judged insufficient, refuse, or give the
+    Judge's partial draft answer."""
 
     max_llm_attempts: int = 3
     """Attempts per structured LLM call (the validation error is shown on retry)."""
@@ -112,12 +135,38 @@ class MemoryContext:
             raise InvalidInputError(
                 f"theta_count ({self.theta_count}) cannot exceed neighbour_k ({self.neighbour_k})"
             )
+        self._check_recall()
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError) as e:
             raise InvalidInputError(
                 f"unknown timezone {self.timezone!r}; use an IANA name like 'Europe/Berlin'"
             ) from e
+
+    def _check_recall(self) -> None:
+        for name in (
+            "k_min",
+            "max_retrieval_rounds",
+            "max_candidates",
+            "context_tokens",
+            "raw_depth",
+            "derived_depth",
+            "judge_max_tokens",
+            "rewrite_max_tokens",
+            "answer_max_tokens",
+            "refresh_max_tokens",
+        ):
+            if getattr(self, name) < 1:
+                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.insufficient_answer not in ("refuse", "draft"):
+            raise InvalidInputError(
+                f"unknown insufficient_answer {self.insufficient_answer!r}; use 'refuse' or 'draft'"
+            )
+        if not 0.0 <= self.derived_share < 1.0:
+            raise InvalidInputError(
+                f"derived_share is the budget share of derived memory, in [0, 1); "
+                f"got {self.derived_share}"
+            )
 
     @property
     def tz(self) -> ZoneInfo:

@@ -1,9 +1,19 @@
-"""The recall graph: Retriever -> Judge -> (Retry | Refresh) -> answer.
+r"""The recall graph: Retriever -> Judge (+ draft answer) -> answer, with a bounded retry.
 
-Pass goes to the answer (or ends, in retrieval-only mode). Retry goes back to the
-Retriever with the Judge's queries while ``rounds < max_retrieval_rounds``; after that
-the answer works with what was found and may refuse. Refresh goes to the Refresher, then
-to the answer.
+::
+
+    START -> retriever --(retrieve mode)--> END
+                       \-> judge --(sufficient, or last round)--> answer -> END
+                                \--(insufficient)--> rewriter -> retriever
+                                \--(memories conflict)--> refresher -> answer
+
+The Retriever analyses the question without an LLM and searches every granularity at
+once. The Judge's one structured call returns sufficiency, what is missing and a draft
+answer; when the context suffices the answer node returns the draft without a second
+call. An insufficient verdict (a refusal, or an empty round, included) sends the
+question to the rewrite and a new retrieval round while ``rounds <
+max_retrieval_rounds``. Retrieval-only mode returns the pooled evidence after the first
+round, with no LLM call at all.
 """
 
 from __future__ import annotations
@@ -17,37 +27,42 @@ from langgraph.runtime import Runtime
 from ..agents.answer import make_answer
 from ..agents.deps import context_of
 from ..agents.judge import make_recall_judge
+from ..agents.recall_context import TokenCount
 from ..agents.refresher import make_recall_refresher
 from ..agents.retriever import make_retriever
+from ..agents.rewriter import make_rewriter
 from ..agents.structured import StructuredMethod
+from ..llm.tokens import token_counter_for
 from ..stores.chroma import ChromaMemoryStore
 from .context import MemoryContext
 from .events import emitting
 from .ingest import node_deps
-from .nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER
-from .state import RecallInput, RecallOutput, RecallState
+from .nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
+from .state import RecallInput, RecallOutput, RecallState, RecallVerdict
 
 
-def _answer_or_end(state: RecallState) -> Literal["answer", "__end__"]:
-    return FINISH if state.get("mode") == "retrieve" else ANSWER
+def route_after_retriever(state: RecallState) -> Literal["judge", "__end__"]:
+    """Retrieval-only mode ends with the pooled evidence; otherwise the Judge decides."""
+    return FINISH if state.get("mode") == "retrieve" else JUDGE
 
 
 def route_after_judge(
     state: RecallState, runtime: Runtime[MemoryContext]
-) -> Literal["retriever", "refresher", "answer", "__end__"]:
-    """Typed routing on the Judge's verdict and the round counter."""
-    verdict = state.get("verdict") or {}
-    action = verdict.get("action", "pass")
-    if action == "refresh":
+) -> Literal["rewriter", "refresher", "answer"]:
+    """Typed routing on the verdict and the round counter.
+
+    Conflicting memories go to the Refresher; a sufficient draft (or a failed call, which
+    the answer node answers plainly) goes to the answer; an insufficient or empty round
+    is retried with rewritten queries while rounds remain, then answered or refused.
+    """
+    verdict = RecallVerdict.model_validate(state.get("verdict") or {"status": "failed"})
+    if verdict.wants_refresh:
         return REFRESHER
-    if action == "retry" and state.get("rounds", 0) < context_of(runtime).max_retrieval_rounds:
-        return RETRIEVER
-    return _answer_or_end(state)
-
-
-def route_after_refresher(state: RecallState) -> Literal["answer", "__end__"]:
-    """After a refresh, answer (or stop in retrieval-only mode)."""
-    return _answer_or_end(state)
+    if verdict.status == "failed" or verdict.sufficient:
+        return ANSWER
+    if state.get("rounds", 0) < context_of(runtime).max_retrieval_rounds:
+        return REWRITER
+    return ANSWER
 
 
 def build_recall_graph(
@@ -56,8 +71,18 @@ def build_recall_graph(
     store: ChromaMemoryStore,
     structured_method: StructuredMethod = "json_schema",
     max_attempts: int = 3,
+    count_tokens: TokenCount | None = None,
 ) -> StateGraph[RecallState, MemoryContext, RecallInput, RecallOutput]:
-    """Return the uncompiled recall graph; compile it with your checkpointer."""
+    """Return the uncompiled recall graph; compile it with your checkpointer.
+
+    Args:
+        chat_model: The model of the Judge, the rewrite, the Refresher and the answer.
+        store: The memory store.
+        structured_method: How structured output is asked for.
+        max_attempts: Attempts per structured call.
+        count_tokens: Counts the tokens of the context budget (default: the served
+            model's own tokenizer when it is known, else a labelled estimate).
+    """
     deps = node_deps(
         chat_model=chat_model,
         store=store,
@@ -71,20 +96,22 @@ def build_recall_graph(
         output_schema=RecallOutput,
     )
     nodes = {
-        RETRIEVER: make_retriever(deps),
+        RETRIEVER: make_retriever(deps, count_tokens=count_tokens or token_counter_for(chat_model)),
         JUDGE: make_recall_judge(deps),
+        REWRITER: make_rewriter(deps),
         REFRESHER: make_recall_refresher(deps),
         ANSWER: make_answer(deps),
     }
     for name, node in nodes.items():  # each memory change is also a custom stream event
         graph.add_node(name, emitting(name, node))
     graph.add_edge(START, RETRIEVER)
-    graph.add_edge(RETRIEVER, JUDGE)
+    graph.add_conditional_edges(RETRIEVER, route_after_retriever, {JUDGE: JUDGE, FINISH: END})
     graph.add_conditional_edges(
         JUDGE,
         route_after_judge,
-        {RETRIEVER: RETRIEVER, REFRESHER: REFRESHER, ANSWER: ANSWER, FINISH: END},
+        {REWRITER: REWRITER, REFRESHER: REFRESHER, ANSWER: ANSWER},
     )
-    graph.add_conditional_edges(REFRESHER, route_after_refresher, {ANSWER: ANSWER, FINISH: END})
+    graph.add_edge(REWRITER, RETRIEVER)
+    graph.add_edge(REFRESHER, ANSWER)
     graph.add_edge(ANSWER, END)
     return graph

@@ -117,10 +117,12 @@ __all__ = [
     "TriggerDecision",
     "TurnInput",
     "Written",
+    "AnswerSource",
     "Candidate",
     "RecallInput",
     "RecallOutput",
     "RecallState",
+    "RecallVerdict",
 ]
 
 
@@ -143,6 +145,44 @@ class Candidate(BaseModel):
     next to a raw hit)."""
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    media_caption: str | None = None
+    """Raw turns: the caption of an image shared with the turn."""
+    session_id: str | None = None
+    """Raw turns: the session, for ordering the context."""
+    turn_index: int | None = None
+    """Raw turns: the position in the session, for ordering the context."""
+    tokens: int = 0
+    """Tokens of the memory's line in the context (set by the budget cut)."""
+
+
+class RecallVerdict(BaseModel):
+    """The Judge's verdict on one round's context, with its draft answer."""
+
+    status: Literal["judged", "failed", "empty"] = "judged"
+    """``judged``: the combined call answered; ``failed``: its output was malformed (the
+    answer node falls back to a plain answer call); ``empty``: nothing was retrieved,
+    so nothing was asked."""
+    sufficient: bool = False
+    missing: str = ""
+    """What the context lacks, in a few words (drives the query rewrite)."""
+    answer: str = ""
+    """The draft answer."""
+    refusal: bool = False
+    """The draft says the memories do not hold the answer (or is empty)."""
+    cited_ids: list[str] = Field(default_factory=list)
+    conflicting_ids: list[str] = Field(default_factory=list)
+    round: int = 0
+
+    @property
+    def wants_refresh(self) -> bool:
+        """Two or more memories contradict each other."""
+        return len(self.conflicting_ids) >= 2
+
+
+AnswerSource = Literal["draft", "fallback", "after_refresh", "no_memories"]
+"""How the answer came about: the Judge's draft (no second call), a plain answer call
+after the combined call failed (a counted fallback), a plain answer call after the
+Refresher changed memories, or a refusal without any call because nothing was found."""
 
 
 class RecallInput(TypedDict, total=False):
@@ -150,9 +190,12 @@ class RecallInput(TypedDict, total=False):
 
     question: str
     window: list[str]
-    """Recent conversation lines, used to rewrite the question to stand alone."""
+    """Recent conversation lines (shown to the query rewrite after an insufficient round)."""
     mode: Literal["answer", "retrieve"]
     as_of: datetime | None
+    reference_time: datetime | None
+    """What relative time words in the question are read against (default: the latest
+    stored turn)."""
 
 
 class RecallState(TypedDict, total=False):
@@ -162,11 +205,12 @@ class RecallState(TypedDict, total=False):
     window: list[str]
     mode: Literal["answer", "retrieve"]
     as_of: datetime | None
-    plan: dict[str, Any]
+    reference_time: datetime | None
+    analysis: dict[str, Any]
+    """The deterministic query analysis (time window, persons, question type)."""
     queries: list[str]
+    """Queries of the next (or last) retrieval round."""
     queries_tried: Annotated[list[str], operator.add]
-    granularities: list[str]
-    tried: list[str]
     rounds: int
     candidates: list[Candidate]
     verdict: dict[str, Any]
@@ -174,6 +218,7 @@ class RecallState(TypedDict, total=False):
     answer: str
     citations: list[str]
     refused: bool
+    answer_source: AnswerSource
     written: Annotated[list[Written], operator.add]
     llm_calls: Annotated[list[LLMCall], operator.add]
     failures: Annotated[list[Failure], operator.add]
@@ -185,6 +230,8 @@ class RecallOutput(TypedDict, total=False):
     answer: str
     citations: list[str]
     refused: bool
+    answer_source: AnswerSource
+    analysis: dict[str, Any]
     candidates: list[Candidate]
     verdicts: list[dict[str, Any]]
     rounds: int

@@ -220,6 +220,26 @@ class BM25Index:
         hit = np.flatnonzero(touched)
         return hit, acc[hit]
 
+    def latest(self) -> float | None:
+        """The latest indexed time (POSIX seconds), or None when nothing carries one."""
+        with self._lock:
+            times = self._times[: len(self._ids)]
+            if not len(times) or bool(np.all(np.isnan(times))):
+                return None
+            return float(np.nanmax(times))
+
+    def distinct(self, key: str, limit: int = 64) -> list[Any]:
+        """Distinct values of a metadata field, newest documents first, at most ``limit``."""
+        seen: dict[Any, None] = {}
+        with self._lock:
+            for meta in reversed(self._meta):
+                if meta is None or key not in meta:
+                    continue
+                seen.setdefault(meta[key], None)
+                if len(seen) >= limit:
+                    break
+        return list(seen)
+
     def select(
         self,
         predicate: Callable[[Mapping[str, Any]], bool],

@@ -15,16 +15,9 @@ T0 = datetime(2024, 2, 3, 18, 20, tzinfo=UTC)
 
 def test_a_refusal_lists_its_candidates_the_verdicts_and_the_rounds() -> None:
     model = SchemaChatModel()
-    model.script("RetrievalPlan", *[json.dumps({"query": "greyhound shelter"})] * 4)
-    retry = {
-        "action": "retry",
-        "reason": "no name for the dog",
-        "found": ["Maya adopted a greyhound"],
-        "missing": ["the dog's name"],
-        "queries": ["greyhound name"],
-    }
-    model.script("Verdict", json.dumps(retry), json.dumps({"action": "pass", "reason": "ok"}))
-    model.script("AnswerDraft", json.dumps({"answerable": False}))
+    insufficient = {"sufficient": False, "missing": "the dog's name"}
+    model.script("JudgedAnswer", *[json.dumps(insufficient)] * 2)
+    model.script("QueryRewrite", json.dumps({"queries": ["greyhound name"]}))
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     memory = Memory(store=store, chat_model=model)
     texts = ["I adopted the greyhound from the shelter!", "She steals my socks."]
@@ -55,9 +48,8 @@ def test_a_refusal_lists_its_candidates_the_verdicts_and_the_rounds() -> None:
 
 def test_an_answer_marks_what_it_cites_and_counts_tokens_as_reported() -> None:
     model = SchemaChatModel()
-    model.script("Verdict", json.dumps({"action": "pass", "reason": "named"}))
     model.script(
-        "AnswerDraft", json.dumps({"answerable": True, "answer": "Biscuit", "cited": ["m1"]})
+        "JudgedAnswer", json.dumps({"sufficient": True, "answer": "Biscuit", "cited": ["m1"]})
     )
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     memory = Memory(store=store, chat_model=model)

@@ -80,23 +80,23 @@ def locomo_sample(sample_id: str, name: str, pet: str) -> dict[str, Any]:
 
 
 def answer_with(word: str) -> Callable[[list[BaseMessage]], str]:
-    """An AnswerDraft responder: cites the memory line that mentions ``word``, else refuses."""
+    """A JudgedAnswer responder: cites the memory line that mentions ``word``, else misses it."""
 
     def respond(messages: list[BaseMessage]) -> str:
         text = "\n".join(str(m.content) for m in messages)
         match = re.search(rf"\[(m\d+)\][^\n]*{word}", text)
         if match is None:
-            return json.dumps({"answerable": False})
-        return json.dumps({"answerable": True, "answer": word, "cited": [match[1]]})
+            return json.dumps({"sufficient": False, "missing": word})
+        return json.dumps({"sufficient": True, "answer": word, "cited": [match[1]]})
 
     return respond
 
 
 def qa_model(word: str, query: str) -> SchemaChatModel:
-    """A model whose plans search for ``query`` and whose answers cite ``word`` if shown it."""
+    """A model whose rewrites search for ``query`` and whose answers cite ``word`` if shown it."""
     model = SchemaChatModel()
-    model.script("RetrievalPlan", *[json.dumps({"query": query, "atomic": True})] * 20)
-    model.script("AnswerDraft", *[answer_with(word)] * 20)
+    model.script("QueryRewrite", *[json.dumps({"queries": [query]})] * 20)
+    model.script("JudgedAnswer", *[answer_with(word)] * 20)
     return model
 
 
@@ -356,7 +356,7 @@ def test_ask_answers_with_citations(run: Run, tmp_path: Path) -> None:
 
 def test_ask_reports_malformed_replies_without_crashing(run: Run) -> None:
     model = SchemaChatModel()
-    for title in ("RetrievalPlan", "Verdict", "AnswerDraft"):
+    for title in ("JudgedAnswer", "QueryRewrite", "AnswerDraft"):
         model.script(title, *["this is not json"] * 9)
     status, out, err = run("ask", "What is my dog called?", "-n", "user:alice", chat_model=model)
     assert status == 0 and out.strip()

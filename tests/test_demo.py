@@ -24,8 +24,8 @@ def test_demo_remembers_each_session_then_answers(
 ) -> None:
     model = SchemaChatModel()
     model.script(
-        "AnswerDraft",
-        json.dumps({"answerable": True, "answer": "Biscuit", "cited": []}),
+        "JudgedAnswer",
+        json.dumps({"sufficient": True, "answer": "Biscuit", "cited": []}),
     )
     status = run(["demo", "--data-dir", str(tmp_path), "--questions", "1"], model)
     out = capsys.readouterr().out

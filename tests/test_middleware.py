@@ -233,21 +233,17 @@ def test_memories_cannot_close_the_block(memory: Memory) -> None:
 
 
 def test_answer_mode_adds_the_drafted_answer(memory: Memory, llm: SchemaChatModel) -> None:
-    llm.script(
-        "RetrievalPlan", json.dumps({"query": "What is Alice's dog called?", "atomic": True})
-    )
-    llm.script("Verdict", json.dumps({"action": "pass"}))
-    llm.script("AnswerDraft", json.dumps({"answerable": True, "answer": "Biscuit", "cited": []}))
+    llm.script("JudgedAnswer", json.dumps({"sufficient": True, "answer": "Biscuit", "cited": []}))
     model = ToolCallingChatModel().enqueue("Biscuit.")
     ask(make_agent(memory, model, mode="answer"), "What is my dog called?", ALICE)
     system = system_text(model.calls[0])
     assert "Answer drafted from memory: Biscuit" in system
     assert "I adopted a greyhound called Biscuit" in system
-    assert llm.count("AnswerDraft") == 1
+    assert llm.count("JudgedAnswer") == 1 and llm.count("AnswerDraft") == 0
 
 
 def test_answer_mode_survives_a_failing_memory_llm(memory: Memory, llm: SchemaChatModel) -> None:
-    for title in ("RetrievalPlan", "Verdict", "AnswerDraft"):
+    for title in ("JudgedAnswer", "QueryRewrite", "AnswerDraft"):
         llm.script(title, *[RuntimeError("llm down")] * 10)
     model = ToolCallingChatModel().enqueue("Biscuit, I think.")
     out = ask(make_agent(memory, model, mode="answer"), "What is my dog called?", ALICE)

@@ -76,8 +76,7 @@ def test_recall_streams_one_update_per_node(store, model) -> None:  # type: igno
         valid_from=T0,
     )
     store.add(NS, [fact])
-    model.script("Verdict", json.dumps({"action": "pass"}))
-    model.script("AnswerDraft", json.dumps({"answerable": True, "answer": "Rex", "cited": ["m1"]}))
+    model.script("JudgedAnswer", json.dumps({"sufficient": True, "answer": "Rex", "cited": ["m1"]}))
     chunks = stream(store, model, {"question": "What is my dog called?"}, "updates")
     inner = [node for ns, update in chunks if ns for node in update]
     assert inner == ["retriever", "judge", "answer"]
@@ -152,7 +151,8 @@ def test_recall_refresh_is_announced(store, model) -> None:  # type: ignore[no-u
         )
 
     store.add(NS, [fact("Alice lives in Boston", -100), fact("Alice lives in Denver", 0)])
-    model.script("Verdict", json.dumps({"action": "refresh", "conflicting": ["m1", "m2"]}))
+    conflict = {"sufficient": True, "answer": "Denver", "conflicting": ["m1", "m2"]}
+    model.script("JudgedAnswer", json.dumps(conflict))
 
     def update_boston(messages: list[Any]) -> str:
         memories = str(messages[-2].content)

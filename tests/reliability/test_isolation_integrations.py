@@ -292,20 +292,19 @@ def _labels(messages: list[BaseMessage]) -> list[str]:
 
 
 def recall_model(world: World, answers: int = 1) -> SchemaChatModel:
-    """A memory model that retrieves widely, retries with other tenants' markers, cites all."""
+    """A memory model that retries with other tenants' markers, then cites all it sees."""
     model = SchemaChatModel()
-    plan = json.dumps({"query": world.queries[0], "k": 50, "fine": True})
-    retry = json.dumps({"action": "retry", "queries": [*world.queries, *world.markers[1:]]})
+    insufficient = json.dumps({"sufficient": False, "missing": "more"})
+    rewrite = json.dumps({"queries": [*world.markers[1:], *world.queries][:3]})
 
     def cite(messages: list[BaseMessage]) -> str:
         return json.dumps(
-            {"answerable": True, "answer": "x", "cited": [*_labels(messages), "m999"]}
+            {"sufficient": True, "answer": "x", "cited": [*_labels(messages), "m999"]}
         )
 
     for _ in range(answers):
-        model.script("RetrievalPlan", plan)
-        model.script("Verdict", retry, json.dumps({"action": "pass"}))
-        model.script("AnswerDraft", cite)
+        model.script("JudgedAnswer", insufficient, cite)
+        model.script("QueryRewrite", rewrite)
     return model
 
 

@@ -57,8 +57,14 @@ VALID: dict[type[BaseModel], dict[str, Any]] = {
         ],
     },
     schemas.ConflictReport: {"conflicts": [{"new": "n1", "old": "o1", "reason": "moved"}]},
-    recall_schemas.RetrievalPlan: {"query": "Where did Alice hike?", "fine": True, "k": 7},
-    recall_schemas.Verdict: {"action": "retry", "queries": ["alice hike", "where hiked"]},
+    recall_schemas.JudgedAnswer: {
+        "missing": "",
+        "sufficient": True,
+        "answer": "Mount Tam",
+        "cited": ["m1"],
+        "conflicting": [],
+    },
+    recall_schemas.QueryRewrite: {"queries": ["alice hike", "where hiked"]},
     recall_schemas.RefreshPlan: {
         "action": "update",
         "edits": [{"label": "m1", "new_content": "x"}],
@@ -282,6 +288,13 @@ def _labels(messages: list[BaseMessage], prefix: str) -> list[str]:
     return sorted(set(re.findall(rf"\[({prefix}\d+)\]", str(messages[-2].content))))
 
 
+def _fact_label(messages: list[BaseMessage]) -> str:
+    import re
+
+    found = re.search(r"\[(m\d+)\] \(fact,", str(messages[-2].content))
+    return found[1] if found else "m1"
+
+
 def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
     def construction(messages: list[BaseMessage]) -> str:
         import re
@@ -295,14 +308,27 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
         pairs = [{"new": new[0], "old": old[0]}] if new and old else []
         return json.dumps({"conflicts": pairs})
 
+    judged = Counter[str]()
+
+    def judge(messages: list[BaseMessage]) -> str:
+        """Insufficient first (a rewrite and a retry), then a conflict (a refresh)."""
+        judged["calls"] += 1
+        if judged["calls"] % 2:
+            return json.dumps({"sufficient": False, "missing": "where"})
+        conflicting = [_labels(messages, "m")[0], _fact_label(messages)]
+        return json.dumps({"sufficient": True, "answer": "Mount Tam", "conflicting": conflicting})
+
     return {
         "ConstructionLines": construction,
         "ConflictReport": conflicts,
         "BoundaryDecision": lambda m: json.dumps({"new_episode": False}),
-        "RetrievalPlan": lambda m: json.dumps({"query": "Mount Tam hike", "fine": True}),
-        "Verdict": lambda m: json.dumps({"action": "refresh", "conflicting": _labels(m, "m")[:2]}),
+        "JudgedAnswer": judge,
+        "QueryRewrite": lambda m: json.dumps({"queries": ["Mount Tam hike"]}),
         "RefreshPlan": lambda m: json.dumps(
-            {"action": "update", "edits": [{"label": "m1", "new_content": "Alice hiked twice"}]}
+            {
+                "action": "update",
+                "edits": [{"label": _fact_label(m), "new_content": "Alice hiked twice"}],
+            }
         ),
         "AnswerDraft": lambda m: json.dumps(
             {"answerable": True, "answer": "Mount Tam", "cited": _labels(m, "m")}
@@ -326,7 +352,7 @@ LINE_GARBAGE = [
     "ConstructionLines",
 ]
 """Construction replies with no usable line: each is a failed attempt."""
-RECALL_SCHEMAS = ["RetrievalPlan", "Verdict", "RefreshPlan", "AnswerDraft"]
+RECALL_SCHEMAS = ["JudgedAnswer", "QueryRewrite", "RefreshPlan", "AnswerDraft"]
 SCHEMA_BY_TITLE = {s.__name__: s for s in VALID}
 
 

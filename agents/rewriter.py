@@ -1,0 +1,58 @@
+"""The query rewrite: the one LLM rewrite of the read path, after an insufficient verdict.
+
+The Judge said what the context is missing; the rewrite turns that into 1-3 search
+queries for the next retrieval round. When the call fails, the missing phrase and the
+people the question names are searched as they are, so a retry still searches something
+new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from ..graphs.context import MemoryContext
+from ..graphs.state import RecallState, RecallVerdict
+from ..prompts.recall import REWRITE
+from .deps import NodeDeps, context_of
+from .formatting import as_data
+from .query_analysis import QueryAnalysis
+from .recall_schemas import QueryRewrite
+from .token_caps import capped_log
+
+NODE = "rewriter"
+WINDOW_LINES = 10
+"""Recent conversation lines shown to the rewrite."""
+
+
+def fallback_queries(verdict: RecallVerdict, analysis: QueryAnalysis) -> list[str]:
+    """Queries without an LLM: what is missing, with the people the question names."""
+    missing = verdict.missing.strip()
+    if not missing or missing in ("the answer", "no memories found"):
+        return []
+    people = " ".join(p for p in analysis.persons if p.casefold() not in missing.casefold())
+    return [f"{people} {missing}".strip()]
+
+
+def make_rewriter(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
+    """Build the ``rewriter`` node."""
+
+    def rewriter(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
+        """Write search queries for what the last verdict found missing."""
+        ctx = context_of(runtime)
+        log = capped_log(NODE, deps, ctx.rewrite_max_tokens)
+        verdict = RecallVerdict.model_validate(state.get("verdict") or {})
+        analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
+        window = "\n".join(state.get("window", [])[-WINDOW_LINES:]) or "(none)"
+        messages = REWRITE.format_messages(
+            window=as_data(window),
+            question=as_data(state.get("question", "")),
+            missing=as_data(verdict.missing or "the answer"),
+        )
+        rewrite = log.ask(QueryRewrite, messages, "rewrite")
+        queries = rewrite.queries if rewrite is not None else fallback_queries(verdict, analysis)
+        return {"queries": queries, **log.update()}
+
+    return rewriter
