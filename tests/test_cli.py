@@ -389,16 +389,16 @@ def test_ask_explain_shows_the_evidence_and_the_verdict_of_a_refusal(
 ) -> None:
     run("ingest", str(write_jsonl(tmp_path / "t.jsonl", TURNS)), "-n", "user:alice", "--raw-only")
     model = SchemaChatModel()
-    model.script("RetrievalPlan", *[json.dumps({"query": "greyhound Biscuit"})] * 5)
-    verdict = {"action": "pass", "reason": "the turns name no cat", "missing": ["a cat"]}
-    model.script("Verdict", *[json.dumps(verdict)] * 5)
-    model.script("AnswerDraft", json.dumps({"answerable": False}))
+    verdict = {"sufficient": False, "missing": "a cat's name"}
+    model.script("JudgedAnswer", *[json.dumps(verdict)] * 5)
+    model.script("QueryRewrite", json.dumps({"queries": ["cat name"]}))
     argv = ("ask", "What is my cat called?", "-n", "user:alice", "--explain")
     status, out, err = run(*argv, chat_model=model)
     assert status == 0, err
     assert out.startswith("I don't know")
     assert "refused: I don't know" in out
     assert re.search(r"^judge:\n  round 1: \S+", out, re.M)  # the verdict of each round
+    assert "a cat's name" in out  # what the Judge found missing
     evidence = [line for line in out.splitlines() if re.match(r"\s+m\d+ \[raw ", line)]
     assert evidence and any("greyhound called Biscuit" in line for line in evidence)
     assert all("score" in line for line in evidence)
