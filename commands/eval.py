@@ -1,11 +1,13 @@
-"""``memstrata eval``: the LoCoMo evaluation harness (memstrata against three baselines).
+"""``memstrata eval``: the LoCoMo evaluation harness (memstrata against the baselines).
 
-The run ingests each chosen conversation (memstrata's ingest graph per trigger policy,
-raw turns for flat retrieval, chunks for naive RAG) into a persistent store under
-``--out``, answers every chosen question with every system on the same model, scores it
-(mem0 F1 / BLEU-1 / LLM judge, LoCoMo F1, category-5 refusal, evidence recall) and
-writes ``results.json``, ``report.md`` and two PNG plots. Every finished step is a line
-of ``<out>/journal.jsonl``: running the same command again resumes a stopped run.
+The run builds each chosen conversation's memory (memstrata's ingest graph per trigger
+policy, raw turns for flat retrieval, chunks for naive RAG) into construction stores that
+later runs with the same data, model, prompts and policy reuse, answers every chosen
+question with every system on the same model, scores it (LoCoMo F1, mem0 F1 / BLEU-1 /
+LLM judge, category-5 refusal, evidence recall) and writes ``results.json``,
+``report.md`` and two PNG plots. Every answered question is a line of
+``<out>/journal.jsonl`` (no dataset text, so it can be committed): running the same
+command again, here or on another machine, resumes a stopped run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..datasets.locomo import default_locomo_path
 from ..errors import InvalidInputError
 from ..evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from ..evaluation.outputs import rerender
+from ..evaluation.subset import PICKS
 from ..evaluation.systems import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, SYSTEMS
 from ..evaluation.transcripts import TokenCounter, WordPieceCounter
 from ..graphs.context import TRIGGER_POLICIES
@@ -32,9 +35,10 @@ DEFAULT_OUT = Path("eval-results")
 DEFAULT_WINDOW = 32768
 """Qwen2.5's context window; a local model served here uses its n_ctx instead."""
 EXAMPLE = (
-    "memstrata eval --conversations conv-26 --questions 40 --adversarial 10 "
-    "--systems memstrata naive-rag full-context flat --policy recurrence "
-    "--out eval-results/conv26"
+    "memstrata eval --conversations conv-26 conv-30 --questions 65 --adversarial 10 "
+    "--pick balanced --systems memstrata memstrata-retrieval flat naive-rag full-context "
+    "full-context-long oracle --context-window 8192 --local-ctx 32768 "
+    "--out eval-results/locomo-long"
 )
 
 
@@ -75,9 +79,10 @@ def register(sub: Any) -> None:
     )
     data.add_argument(
         "--pick",
-        choices=["spread", "first"],
+        choices=PICKS,
         default="spread",
-        help="which questions when limited: evenly spread (default) or the first ones",
+        help="which questions when limited: evenly spread (default), the first ones, or "
+        "balanced (the categories share the number equally)",
     )
     systems = p.add_argument_group("systems")
     systems.add_argument(
@@ -87,9 +92,10 @@ def register(sub: Any) -> None:
         default=[MEMSTRATA, NAIVE_RAG, FULL_CONTEXT, FLAT],
         metavar="SYSTEM",
         help="default: memstrata naive-rag full-context flat. memstrata: full graph; "
-        "memstrata-retrieval: retrieval-only + shared answer; "
-        "full-context: truncated transcript; naive-rag: chunks, dense top-k; flat: hybrid "
-        "over raw turns, no Judge loop",
+        "memstrata-retrieval: its pooled context + shared answer; "
+        "full-context: truncated transcript; full-context-long: the transcript in the long "
+        "window; naive-rag: chunks, dense top-k; flat: hybrid over raw turns, no Judge "
+        "loop; oracle: the gold evidence turns",
     )
     systems.add_argument(
         "--policy",
@@ -112,6 +118,13 @@ def register(sub: Any) -> None:
         f"--local-ctx, else {DEFAULT_WINDOW})",
     )
     systems.add_argument(
+        "--long-context-window",
+        type=int,
+        default=DEFAULT_WINDOW,
+        help=f"full-context-long: its window in tokens (default {DEFAULT_WINDOW}; serve the "
+        "model with at least this context, e.g. --local-ctx)",
+    )
+    systems.add_argument(
         "--answer-budget", type=int, default=256, help="tokens reserved for the reply"
     )
     models = p.add_argument_group("models (default: MEMSTRATA_* variables, else the local model)")
@@ -131,6 +144,12 @@ def register(sub: Any) -> None:
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     out.add_argument("--fresh", action="store_true", help="discard a previous run in --out")
+    out.add_argument(
+        "--construction-dir",
+        type=Path,
+        help="where built memory is kept and reused between runs (default: construction/ "
+        "beside --out)",
+    )
     out.add_argument("--notes", type=Path, help="markdown file appended to the report as notes")
     out.add_argument(
         "--report-only",
@@ -141,8 +160,8 @@ def register(sub: Any) -> None:
     out.add_argument(
         "--keep-text",
         action="store_true",
-        help="keep questions, gold answers and judge reasons in results.json (left out by "
-        "default: LoCoMo is CC BY-NC; journal.jsonl always has them)",
+        help="keep questions and gold answers in results.json, joined in from the data file "
+        "(left out by default: LoCoMo is CC BY-NC; journal.jsonl never has them)",
     )
     out.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     p.set_defaults(func=run_eval)
@@ -167,9 +186,11 @@ def settings_from_args(args: argparse.Namespace, *, context_window: int) -> Eval
         chunk_words=args.chunk_words,
         chunk_overlap=args.chunk_overlap,
         context_window=context_window,
+        long_context_window=args.long_context_window,
         answer_budget=args.answer_budget,
         structured_method=args.structured_method or "json_schema",
         judge=not args.no_judge,
+        construction_dir=args.construction_dir,
     )
 
 

@@ -1,17 +1,18 @@
 """The LoCoMo evaluation runner: ingest, answer, score, judge; resumable.
 
-:func:`run_evaluation` ingests each conversation once per needed stage into a persistent
-store under the output folder, then lets every system answer every chosen question,
-scores the answer (mem0 F1 and BLEU-1, LoCoMo F1, the judge, category-5 refusal,
-evidence recall) and appends the result to ``journal.jsonl``. Started again on the same
-folder with the same settings, it skips every batch and question already in the journal,
-so a crashed run continues where it stopped. At the end it writes ``results.json``,
+:func:`run_evaluation` builds each conversation's memory once per needed stage into a
+construction store keyed by what decides it (data, model, prompts, policy; see
+:mod:`.construction`), reused by every later run with the same key. Then every system
+answers every chosen question; the answer is scored (mem0 F1 and BLEU-1, LoCoMo F1, the
+judge, category-5 refusal, evidence recall) and appended to ``journal.jsonl``, which holds
+no dataset text and can be committed as it grows. Started again on the same folder with
+the same settings (on this machine or another), it skips every question already in the
+journal, so a run continues where it stopped. At the end it writes ``results.json``,
 ``report.md`` and the plots.
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -26,10 +27,11 @@ from tqdm import tqdm
 from ..agents.structured import StructuredCaller, StructuredMethod
 from ..errors import InvalidInputError
 from ..graphs.context import TRIGGER_POLICIES
-from ..graphs.memory import build_memory_graph
-from ..stores.chroma import ChromaMemoryStore
+from ..graphs.ingest import build_ingest_graph
+from ..graphs.recall import build_recall_graph
 from .answering import Answerer
-from .ingest import Ingestor
+from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
+from .ingest import CHUNK_STAGE, MEMSTRATA_STAGE, RAW_STAGE, Ingestor, memstrata_stage
 from .judge import Judge
 from .records import (
     IngestStep,
@@ -40,17 +42,20 @@ from .records import (
     ingests_of,
 )
 from .scoring import bleu1, evidence_recall, is_refusal, locomo_f1, mem0_f1
-from .subset import EvalQuestion, Pick, Subset, load_subset
+from .subset import PICKS, EvalQuestion, Pick, Subset, load_subset
 from .systems import (
     FLAT,
     FULL_CONTEXT,
+    FULL_CONTEXT_LONG,
     MEMSTRATA,
     MEMSTRATA_RETRIEVAL,
     NAIVE_RAG,
+    ORACLE,
     SYSTEMS,
     EvalSystem,
     FullContextSystem,
     MemstrataSystem,
+    OracleSystem,
     SystemAnswer,
     flat,
     naive_rag,
@@ -59,7 +64,7 @@ from .systems import (
 from .transcripts import TokenCounter, WordPieceCounter
 
 JOURNAL = "journal.jsonl"
-STORE_DIR = "chroma"
+CONSTRUCTION_DIR = "construction"
 
 
 @dataclass(kw_only=True)
@@ -87,10 +92,20 @@ class EvalSettings:
     chunk_words: int = 128
     chunk_overlap: int = 32
     context_window: int = 32768
+    """``full-context``: the model's window."""
+    long_context_window: int = 32768
+    """``full-context-long``: the long window (the server must be started with it)."""
     answer_budget: int = 256
     structured_method: StructuredMethod = "json_schema"
     max_attempts: int = 3
     judge: bool = True
+    construction_dir: Path | None = None
+    """Where built memory is kept between runs (default: ``construction/`` beside ``out``)."""
+
+    @property
+    def construction_root(self) -> Path:
+        """The folder of the construction stores."""
+        return self.construction_dir or self.out.parent / CONSTRUCTION_DIR
 
     def validate(self) -> None:
         """Raise :class:`InvalidInputError` with a fix-it message for a bad setting."""
@@ -100,26 +115,31 @@ class EvalSettings:
         bad = [p for p in self.policies if p not in TRIGGER_POLICIES]
         if bad or not self.policies:
             raise InvalidInputError(f"unknown policies {bad}; choose from {TRIGGER_POLICIES}")
-        for name in ("batch_size", "top_k", "rag_k", "chunk_words", "context_window"):
+        names = ("batch_size", "top_k", "rag_k", "chunk_words", "context_window")
+        for name in (*names, "long_context_window"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.pick not in PICKS:
+            raise InvalidInputError(f"unknown pick {self.pick!r}; use one of {PICKS}")
         for name in ("questions", "adversarial", "sessions"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise InvalidInputError(f"{name} must be >= 0, got {value}")
         if not 0 <= self.chunk_overlap < self.chunk_words:
             raise InvalidInputError("chunk_overlap must be >= 0 and smaller than chunk_words")
-        if self.context_window < self.answer_budget + 512:
-            raise InvalidInputError(
-                f"context_window {self.context_window} leaves no room for a transcript; "
-                "give the model's real window (e.g. 8192 or 32768)"
-            )
+        for name in ("context_window", "long_context_window"):
+            if getattr(self, name) < self.answer_budget + 512:
+                raise InvalidInputError(
+                    f"{name} {getattr(self, name)} leaves no room for a transcript; "
+                    "give the model's real window (e.g. 8192 or 32768)"
+                )
 
     def fingerprint(self, models: EvalModels) -> dict[str, Any]:
-        """What must match for a run to be resumed."""
+        """What must match for a run to be resumed (the data by content, not by path)."""
         data = asdict(self)
-        data["data"] = str(self.data)
+        data["data"] = f"{self.data.name} sha256:{file_sha256(self.data)}"
         data.pop("out")
+        data.pop("construction_dir")
         data["model"] = models.model_name
         data["judge_model"] = models.judge_name if self.judge else None
         data["embeddings"] = type(models.embeddings).__name__
@@ -164,8 +184,39 @@ def system_id(name: str, policy: str, policies: Sequence[str]) -> str:
     return name
 
 
+def needed_stages(settings: EvalSettings) -> list[str]:
+    """The ingest stages the settings' systems read, in order."""
+    stages: list[str] = []
+    for name in settings.systems:
+        if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
+            stages += [memstrata_stage(p) for p in settings.policies]
+        elif name == NAIVE_RAG:
+            stages.append(CHUNK_STAGE)
+        elif name == FLAT:
+            stages.append(RAW_STAGE)
+    return list(dict.fromkeys(stages))
+
+
+def open_caches(settings: EvalSettings, models: EvalModels) -> dict[str, ConstructionCache]:
+    """The construction store of every needed stage (created when missing)."""
+    inputs = KeyInputs(
+        data_sha256=file_sha256(settings.data),
+        embeddings=type(models.embeddings).__name__,
+        model=models.model_name,
+        batch_size=settings.batch_size,
+        chunk_words=settings.chunk_words,
+        chunk_overlap=settings.chunk_overlap,
+        sessions=settings.sessions,
+    )
+    root = settings.construction_root
+    return {
+        stage: ConstructionCache.open(root, construction_key(stage, inputs), models.embeddings)
+        for stage in needed_stages(settings)
+    }
+
+
 def build_systems(
-    settings: EvalSettings, models: EvalModels, store: ChromaMemoryStore, graph: Any
+    settings: EvalSettings, models: EvalModels, caches: dict[str, ConstructionCache]
 ) -> list[EvalSystem]:
     """The systems the settings name, in order (memstrata ones once per policy)."""
     caller = StructuredCaller(
@@ -176,6 +227,14 @@ def build_systems(
     for name in settings.systems:
         if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
             for policy in settings.policies:
+                store = caches[memstrata_stage(policy)].store
+                graph = build_recall_graph(
+                    chat_model=models.chat_model,
+                    store=store,
+                    structured_method=settings.structured_method,
+                    max_attempts=settings.max_attempts,
+                    count_tokens=models.counter.count,  # the budget the report measures
+                ).compile()
                 out.append(
                     MemstrataSystem(
                         name=system_id(name, policy, settings.policies),
@@ -185,19 +244,27 @@ def build_systems(
                         answerer=answerer if name == MEMSTRATA_RETRIEVAL else None,
                     )
                 )
-        elif name == FULL_CONTEXT:
+        elif name in (FULL_CONTEXT, FULL_CONTEXT_LONG):
+            long = name == FULL_CONTEXT_LONG
             out.append(
                 FullContextSystem(
                     answerer=answerer,
                     counter=models.counter,
-                    context_window=settings.context_window,
+                    context_window=settings.long_context_window
+                    if long
+                    else settings.context_window,
                     answer_budget=settings.answer_budget,
+                    name=name,
                 )
             )
         elif name == NAIVE_RAG:
-            out.append(naive_rag(store, answerer, models.counter, settings.rag_k))
+            out.append(
+                naive_rag(caches[CHUNK_STAGE].store, answerer, models.counter, settings.rag_k)
+            )
         elif name == FLAT:
-            out.append(flat(store, answerer, models.counter, settings.top_k))
+            out.append(flat(caches[RAW_STAGE].store, answerer, models.counter, settings.top_k))
+        elif name == ORACLE:
+            out.append(OracleSystem(answerer=answerer, counter=models.counter))
     return out
 
 
@@ -240,6 +307,8 @@ def score(
         latency_s=answer.latency_s,
         rounds=answer.rounds,
         failures=answer.failures,
+        fallbacks=answer.fallbacks,
+        answer_source=answer.answer_source,
         notes=answer.notes,
     )
     if judge is not None and answerable:
@@ -250,15 +319,10 @@ def score(
     return result
 
 
-def _stages(systems: Sequence[EvalSystem]) -> list[str]:
-    return list(dict.fromkeys(s.stage for s in systems if s.stage is not None))
-
-
 def _open_journal(settings: EvalSettings, models: EvalModels, fresh: bool) -> Journal:
     journal = Journal(settings.out / JOURNAL)
-    if fresh:
+    if fresh:  # the run's answers go; built memory stays reusable in its construction store
         journal.path.unlink(missing_ok=True)
-        shutil.rmtree(settings.out / STORE_DIR, ignore_errors=True)
     entries = journal.read()
     fingerprint = settings.fingerprint(models)
     headers = [e for e in entries if isinstance(e, RunHeader)]
@@ -311,17 +375,8 @@ def run_evaluation(
     )
     settings.out.mkdir(parents=True, exist_ok=True)
     journal = _open_journal(settings, models, fresh)
-    entries = journal.read()
-    store = ChromaMemoryStore.persistent(
-        settings.out / STORE_DIR, embeddings=models.embeddings, collection_prefix="eval"
-    )
-    graph = build_memory_graph(
-        chat_model=models.chat_model,
-        store=store,
-        structured_method=settings.structured_method,
-        max_attempts=settings.max_attempts,
-    ).compile()
-    systems = build_systems(settings, models, store, graph)
+    caches = open_caches(settings, models)
+    systems = build_systems(settings, models, caches)
     judge = None
     if settings.judge:
         judge_caller = StructuredCaller(
@@ -330,7 +385,7 @@ def run_evaluation(
             max_attempts=settings.max_attempts,
         )
         judge = Judge(judge_caller, models.counter, name=models.judge_label)
-    _ingest(settings, subset, systems, store, graph, journal, entries, progress)
+    _ingest(settings, models, subset, caches, journal, progress)
     _answer(subset, systems, journal, journal.read(), judge, progress)
     entries = journal.read()
     header = next(e for e in entries if isinstance(e, RunHeader))
@@ -344,10 +399,13 @@ def run_evaluation(
         "subset": subset.describe(),
         "systems": [s.name for s in systems],
         "stages": {s.name: s.stage for s in systems},
+        "construction": {stage: cache.key for stage, cache in caches.items()},
+        "prompts": prompt_texts(),
         "started": header.started,
         "finished": datetime.now(UTC).isoformat(),
     }
-    output = RunOutput(answers_of(entries), ingests_of(entries), run_meta, settings.out)
+    results = [with_text(r, subset) for r in answers_of(entries)]
+    output = RunOutput(results, ingests_of(entries), run_meta, settings.out)
     from .outputs import write_outputs  # matplotlib is imported only when writing
 
     write_outputs(output, plots=plots, keep_text=keep_text)
@@ -360,32 +418,46 @@ def _bar(total: int, desc: str, unit: str, progress: bool) -> Any:
 
 def _ingest(
     settings: EvalSettings,
+    models: EvalModels,
     subset: Subset,
-    systems: Sequence[EvalSystem],
-    store: ChromaMemoryStore,
-    graph: Any,
+    caches: dict[str, ConstructionCache],
     journal: Journal,
-    entries: Sequence[Any],
     progress: bool,
 ) -> None:
-    stages = _stages(systems)
-    done = {e.key for e in ingests_of(entries)}
-    ingestor = Ingestor(
-        store=store,
-        graph=graph,
-        batch_size=settings.batch_size,
-        chunk_words=settings.chunk_words,
-        chunk_overlap=settings.chunk_overlap,
-        done=done,
-        record=journal.append,
-    )
-    plan = [(stage, conv) for conv in subset.conversations for stage in stages]
-    total = sum(ingestor.planned_turns(stage, conv) for stage, conv in plan)
+    """Build what the stages' stores still lack; copy the batches into the run's journal."""
+    ingestors: dict[str, Ingestor] = {}
+    for stage, cache in caches.items():
+        graph = None
+        if stage.startswith(MEMSTRATA_STAGE):  # only memstrata's stages call the model
+            graph = build_ingest_graph(
+                chat_model=models.chat_model,
+                store=cache.store,
+                structured_method=settings.structured_method,
+                max_attempts=settings.max_attempts,
+            ).compile()
+        ingestors[stage] = Ingestor(
+            store=cache.store,
+            graph=graph,
+            batch_size=settings.batch_size,
+            chunk_words=settings.chunk_words,
+            chunk_overlap=settings.chunk_overlap,
+            done={s.key for s in cache.steps()},
+            record=cache.record,
+        )
+    plan = [(stage, conv) for conv in subset.conversations for stage in caches]
+    total = sum(ingestors[stage].planned_turns(stage, conv) for stage, conv in plan)
     with _bar(total, "ingest", "turn", progress) as bar:
-        ingestor.advance = bar.update
         for stage, conv in plan:
             bar.set_postfix_str(f"{stage} {conv.sample_id}")
-            ingestor.run(stage, conv)
+            ingestors[stage].advance = bar.update
+            ingestors[stage].run(stage, conv)
+    recorded = {(i.stage, i.conversation, i.batch) for i in ingests_of(journal.read())}
+    wanted = {conv.sample_id for conv in subset.conversations}
+    for cache in caches.values():
+        for step in cache.steps():
+            if step.conversation in wanted and step.key not in recorded:
+                journal.append(step)
+                recorded.add(step.key)
 
 
 def _answer(
@@ -412,6 +484,40 @@ def _answer(
             answer = system.answer(conv, question)
             journal.append(score(system.name, question, answer, session_of, judge))
             bar.update(1)
+
+
+def with_text(result: QuestionResult, subset: Subset) -> QuestionResult:
+    """The result with the dataset's text joined back in from the data file (by id)."""
+    question = next(
+        (q for q in subset.questions.get(result.conversation, []) if q.qid == result.qid), None
+    )
+    if question is None:
+        return result
+    return result.model_copy(
+        update={
+            "question": question.text,
+            "gold": question.gold,
+            "adversarial_answer": question.adversarial_answer,
+        }
+    )
+
+
+def prompt_texts() -> dict[str, str]:
+    """The answer prompts as the report states them (our own text, not the dataset's)."""
+    from ..prompts.eval import EVAL_ANSWER
+    from ..prompts.recall import JUDGE_ANSWER
+
+    def text(template: Any) -> str:
+        return "\n".join(
+            f"[{type(m).__name__.removesuffix('MessagePromptTemplate').lower()}] "
+            f"{getattr(getattr(m, 'prompt', None), 'template', m)}"
+            for m in template.messages
+        )
+
+    return {
+        "shared answer (prompts/eval.py EVAL_ANSWER)": text(EVAL_ANSWER),
+        "memstrata Judge + answer (prompts/recall.py JUDGE_ANSWER)": text(JUDGE_ANSWER),
+    }
 
 
 __all__ = ["EvalModels", "EvalSettings", "RunOutput", "run_evaluation"]

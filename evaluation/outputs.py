@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
+from . import records
 from .report import ACCURACY_PLOT, CONSTRUCTION_PLOT, render_report
 from .summary import summarize
 
@@ -15,10 +16,10 @@ if TYPE_CHECKING:
 
 RESULTS = "results.json"
 REPORT = "report.md"
-DATASET_TEXT = ("question", "gold", "adversarial_answer", "judge_reason")
+DATASET_TEXT = records.DATASET_TEXT
 """Per-question fields that hold (or, for the judge's reason, often quote) the dataset's
 own text. LoCoMo is CC BY-NC: ``results.json`` leaves them out unless asked, so it can be
-committed or shared; ``journal.jsonl`` of the run always keeps them."""
+committed or shared; ``journal.jsonl`` never holds them."""
 
 
 def shareable(question: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,10 @@
 """What the evaluation harness records: LLM cost per node, per-question results, ingest steps.
 
 Every finished ingest batch and every answered question is one JSON line in the run's
-journal (:class:`Journal`), so a crashed run continues where it stopped.
+journal (:class:`Journal`), so a crashed run continues where it stopped. The journal
+holds no text of the dataset (:data:`DATASET_TEXT`: LoCoMo is CC BY-NC), so it can be
+committed as it grows and a run can continue on another machine; the harness joins the
+text back in from the data file by question id.
 """
 
 from __future__ import annotations
@@ -91,6 +94,11 @@ def total(costs: Mapping[str, NodeCost]) -> NodeCost:
     return out
 
 
+DATASET_TEXT = ("question", "gold", "adversarial_answer", "judge_reason")
+"""Per-question fields that hold (or, for the judge's reason, often quote) the dataset's
+own text. The journal never stores them; ``results.json`` only when asked."""
+
+
 class QuestionResult(BaseModel):
     """One system's answer to one question, with every score."""
 
@@ -99,8 +107,8 @@ class QuestionResult(BaseModel):
     conversation: str
     qid: str
     category: int
-    question: str
-    gold: str
+    question: str = ""
+    gold: str = ""
     """The gold answer; for category 5, LoCoMo's refusal wording."""
     adversarial_answer: str | None = None
     """Category 5: the plausible but unsupported answer the question baits."""
@@ -131,6 +139,10 @@ class QuestionResult(BaseModel):
     latency_s: float = 0.0
     rounds: int = 0
     failures: int = 0
+    fallbacks: int = 0
+    """memstrata: plain answer calls made because the combined call's output was unusable."""
+    answer_source: str | None = None
+    """memstrata: draft, fallback, after_refresh or no_memories."""
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -153,6 +165,8 @@ class IngestStep(BaseModel):
     failures: int = 0
     construction: Costs = Field(default_factory=dict)
     seconds: float = 0.0
+    cache_key: str = ""
+    """The construction store the batch was built into (see ``evaluation.construction``)."""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -205,9 +219,10 @@ class Journal:
         return out
 
     def append(self, entry: JournalLine) -> None:
-        """Write one line and push it to disk before returning."""
+        """Write one line (without the dataset's text) and push it to disk."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = entry.model_dump_json()
+        exclude = set(DATASET_TEXT) if isinstance(entry, QuestionResult) else None
+        text = entry.model_dump_json(exclude=exclude)
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(text + "\n")
             handle.flush()

@@ -17,7 +17,8 @@ from ..errors import InvalidInputError
 from ..prompts.eval import NOT_MENTIONED
 
 ALL_CATEGORIES = (1, 2, 3, 4, 5)
-Pick = Literal["spread", "first"]
+Pick = Literal["spread", "first", "balanced"]
+PICKS: tuple[Pick, ...] = ("spread", "first", "balanced")
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,40 @@ class Subset:
 
 
 def spread(items: Sequence[EvalQuestion], n: int | None, pick: Pick) -> list[EvalQuestion]:
-    """``n`` items: the first ones, or evenly spaced over the list (order kept)."""
+    """``n`` items: the first ones, evenly spaced, or balanced over the categories.
+
+    ``balanced`` lets the categories share ``n`` as equally as they can, each spread
+    evenly; the order of the list is kept in every case.
+    """
     if n is None or n >= len(items):
         return list(items)
     if pick == "first":
         return list(items[:n])
+    if pick == "balanced":
+        return balanced(items, n)
     return [items[i * len(items) // n] for i in range(n)]
+
+
+def balanced(items: Sequence[EvalQuestion], n: int) -> list[EvalQuestion]:
+    """``n`` items shared equally by the categories, each spread evenly (order kept).
+
+    A category with fewer items than its share gives the rest to the others.
+    """
+    by_category: dict[int, list[EvalQuestion]] = {}
+    for item in items:
+        by_category.setdefault(item.category, []).append(item)
+    quota: dict[int, int] = dict.fromkeys(by_category, 0)
+    left = min(n, len(items))
+    while left:
+        open_ = sorted(c for c in by_category if quota[c] < len(by_category[c]))
+        share, extra = divmod(left, len(open_))
+        for rank, category in enumerate(open_):
+            room = len(by_category[category]) - quota[category]
+            take = min(room, share + (rank < extra))
+            quota[category] += take
+            left -= take
+    chosen = {id(q) for c, qs in by_category.items() for q in spread(qs, quota[c], "spread")}
+    return [q for q in items if id(q) in chosen]
 
 
 def _cut(conv: Conversation, sessions: int | None) -> Conversation:
@@ -95,7 +124,8 @@ def select(
         adversarial: At most this many category-5 questions per conversation.
         sessions: Only the first N sessions are ingested; a question is kept only when all
             its evidence lies in them.
-        pick: ``spread`` (evenly over the conversation) or ``first``.
+        pick: ``spread`` (evenly over the conversation), ``first``, or ``balanced``
+            (the categories share the questions equally, each spread evenly).
     """
     wanted = set(categories)
     if not wanted <= set(ALL_CATEGORIES):

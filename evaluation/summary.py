@@ -55,6 +55,7 @@ def metrics(rows: Sequence[QuestionResult]) -> dict[str, Any]:
         "estimated_token_calls": sum(c.estimated_calls for c in answering),
         "unknown_token_calls": sum(c.unknown_calls for c in answering),
         "failures": sum(r.failures for r in rows),
+        "fallbacks": sum(r.fallbacks for r in rows),
     }
 
 

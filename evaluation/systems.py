@@ -1,13 +1,20 @@
 """The systems an evaluation run compares, all on the same chat model.
 
-* ``memstrata``: the full recall graph (Retriever -> Judge -> retry/refresh -> its own
-  answer node), over memory built by the ingest graph with the run's trigger policy;
-* ``memstrata-retrieval``: the recall graph in retrieval-only mode, then the shared
-  answer prompt over the validated memories;
+* ``memstrata``: the full recall graph (pooled retrieval -> the Judge's combined call ->
+  rewrite/retry or refresh -> its own answer), over memory built by the ingest graph with
+  the run's trigger policy: the product end to end;
+* ``memstrata-retrieval``: memstrata's pooled context (the recall graph in retrieval-only
+  mode, no LLM call) through the shared answer prompt: the context itself, judged on the
+  same terms as the baselines';
 * ``full-context``: the whole dated conversation, truncated to the model's window
   (the most recent turns are kept), then the shared answer prompt;
+* ``full-context-long``: the same over a long window (32k by default), which holds a
+  whole LoCoMo conversation; the transcript comes first and the question last, so a
+  serving model's prompt cache reuses it across a conversation's questions;
 * ``naive-rag``: fixed-size word chunks of the transcript, dense top-k;
-* ``flat``: hybrid (dense + BM25) search over the raw turns, top-k, no Judge loop.
+* ``flat``: hybrid (dense + BM25) search over the raw turns, top-k, no Judge loop;
+* ``oracle``: the question's gold evidence turns through the shared answer prompt (an
+  upper bound for retrieval, not a system).
 
 Each returns a :class:`SystemAnswer` with the dialogue ids of what the answer was given,
 so evidence recall is measured on the memories actually used.
@@ -21,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 from zoneinfo import ZoneInfo
 
-from ..agents.formatting import data_line, format_candidates, long_date
+from ..agents.formatting import data_line, long_date
+from ..agents.recall_context import render_context, render_turn
 from ..datasets.locomo import Conversation
 from ..graphs.context import MemoryContext, TriggerPolicy
 from ..graphs.state import Candidate
@@ -37,9 +45,21 @@ from .transcripts import TokenCounter, Transcript, transcript
 MEMSTRATA: Final = "memstrata"
 MEMSTRATA_RETRIEVAL: Final = "memstrata-retrieval"
 FULL_CONTEXT: Final = "full-context"
+FULL_CONTEXT_LONG: Final = "full-context-long"
 NAIVE_RAG: Final = "naive-rag"
 FLAT: Final = "flat"
-SYSTEMS: tuple[str, ...] = (MEMSTRATA, MEMSTRATA_RETRIEVAL, FULL_CONTEXT, NAIVE_RAG, FLAT)
+ORACLE: Final = "oracle"
+SYSTEMS: tuple[str, ...] = (
+    MEMSTRATA,
+    MEMSTRATA_RETRIEVAL,
+    FULL_CONTEXT,
+    FULL_CONTEXT_LONG,
+    NAIVE_RAG,
+    FLAT,
+    ORACLE,
+)
+BASELINES: tuple[str, ...] = (FULL_CONTEXT, FULL_CONTEXT_LONG, NAIVE_RAG, FLAT)
+"""The systems memstrata must beat (the oracle is an upper bound, not a rival)."""
 UTC_ZONE = ZoneInfo("UTC")
 
 
@@ -58,6 +78,9 @@ class SystemAnswer:
     failures: int = 0
     notes: list[str] = field(default_factory=list)
     latency_s: float = 0.0
+    fallbacks: int = 0
+    """memstrata: plain answer calls made because the combined call's output was unusable."""
+    answer_source: str | None = None
 
 
 class EvalSystem(Protocol):
@@ -84,12 +107,10 @@ def speakers_of(conv: Conversation) -> str:
 
 
 def turn_entry(n: int, turn: RawTurn) -> str:
-    """One retrieved turn: label, date as people write it, speaker, text, image caption."""
-    when = f"{long_date(turn.occurred_at, UTC_ZONE)}, {turn.occurred_at:%H:%M}"
-    line = f"[t{n}] ({when}) {data_line(turn.speaker, 200)}: {data_line(turn.text)}"
-    if turn.media_caption:
-        line += f" [shared image: {data_line(turn.media_caption, 300)}]"
-    return line
+    """One retrieved turn, verbatim, in the line format memstrata's context uses too."""
+    return render_turn(
+        f"t{n}", turn.occurred_at, turn.speaker, turn.text, turn.media_caption, UTC_ZONE
+    )
 
 
 def _dia_of_candidates(candidates: Sequence[Candidate], to_dia: dict[str, str]) -> list[str]:
@@ -102,14 +123,15 @@ def _dia_of_candidates(candidates: Sequence[Candidate], to_dia: dict[str, str]) 
 
 @dataclass
 class MemstrataSystem:
-    """memstrata's recall graph: full (its own answer node) or retrieval-only."""
+    """memstrata's recall graph: end to end, or its pooled context through the shared answer."""
 
     name: str
     graph: Any
+    """The compiled recall graph (its context budget counted with ``counter``)."""
     policy: str
     counter: TokenCounter
     answerer: Answerer | None = None
-    """Set for retrieval-only mode: the shared answer step."""
+    """Set for the context-only system: the shared answer step."""
 
     @property
     def stage(self) -> str:
@@ -126,8 +148,9 @@ class MemstrataSystem:
         started = time.perf_counter()
         out = self.graph.invoke({"question": question.text, "mode": mode}, context=ctx)
         candidates: list[Candidate] = list(out.get("candidates", []))
-        memories, _ = format_candidates(candidates, UTC_ZONE)
+        memories, _ = render_context(candidates, UTC_ZONE)
         costs = costs_of(out.get("llm_calls", []))
+        source = out.get("answer_source")
         found = SystemAnswer(
             answer=str(out.get("answer", "")),
             refused=bool(out.get("refused", False)),
@@ -136,11 +159,14 @@ class MemstrataSystem:
             context_tokens=self.counter.count(memories) if candidates else 0,
             rounds=int(out.get("rounds", 0)),
             failures=len(out.get("failures", [])),
+            fallbacks=int(source == "fallback"),
+            answer_source=str(source) if source else None,
         )
         if self.answerer is None:
             by_id = {c.id: c for c in candidates}
             cited = [by_id[i] for i in out.get("citations", []) if i in by_id]
             found.cited = _dia_of_candidates(cited, to_dia)
+            found.notes = ["combined call failed: plain answer call"] if found.fallbacks else []
         else:
             result = self.answerer.answer(
                 speakers=speakers_of(conv),
@@ -167,6 +193,7 @@ class FullContextSystem:
     margin: float = 0.9
     """Share of the remaining window used, for tokenizer differences."""
     name: str = FULL_CONTEXT
+    """``full-context`` (the model's usual window) or ``full-context-long``."""
     stage: str | None = None
     _cache: dict[str, Transcript] = field(default_factory=dict)
 
@@ -265,6 +292,39 @@ def flat(
 ) -> SearchSystem:
     """Hybrid top-k over raw turns, no Judge loop."""
     return SearchSystem(FLAT, RAW_STAGE, store, answerer, counter, k, "hybrid")
+
+
+@dataclass
+class OracleSystem:
+    """The question's gold evidence turns, verbatim, through the shared answer prompt."""
+
+    answerer: Answerer
+    counter: TokenCounter
+    name: str = ORACLE
+    stage: str | None = None
+
+    def answer(self, conv: Conversation, question: EvalQuestion) -> SystemAnswer:
+        """Answer from exactly the evidence turns (in conversation order)."""
+        started = time.perf_counter()
+        wanted = set(question.evidence)
+        turns = [t for t in conv.turns if t.dia_id in wanted]
+        context = "\n".join(
+            render_turn(f"t{n}", t.occurred_at, t.speaker, t.text, t.caption, UTC_ZONE)
+            for n, t in enumerate(turns, start=1)
+        )
+        result = self.answerer.answer(
+            speakers=speakers_of(conv), kind="conversation turns", context=context,
+            question=question.text,
+        )  # fmt: skip
+        return SystemAnswer(
+            answer=result.text,
+            refused=False,
+            used=[t.dia_id for t in turns],
+            costs=result.costs,
+            context_tokens=self.counter.count(context) if turns else 0,
+            notes=["answer step failed"] if result.failed else [],
+            latency_s=time.perf_counter() - started,
+        )
 
 
 def scored_answer(answer: SystemAnswer) -> str:

@@ -18,7 +18,7 @@ from memstrata.evaluation.scoring import (
     locomo_tokens,
     word_tokens,
 )
-from memstrata.evaluation.subset import select, spread
+from memstrata.evaluation.subset import EvalQuestion, select, spread
 from memstrata.evaluation.transcripts import WordCounter, chunks, transcript
 
 
@@ -178,6 +178,19 @@ def test_select_spreads_and_keeps_file_order() -> None:
     assert len(first_session.conversations[0].turns) == 3
     items = select([conv]).questions["c"]
     assert spread(items, 2, "spread") == [items[0], items[2]]
+
+
+def test_balanced_pick_shares_the_questions_between_categories() -> None:
+    def item(n: int, category: int) -> EvalQuestion:
+        return EvalQuestion(f"c:q{n}", "c", category, f"q{n}", "a", ())
+
+    items = [item(n, 4) for n in range(12)] + [item(12 + n, c) for n, c in enumerate([1, 2, 2])]
+    chosen = spread(items, 6, "balanced")
+    categories = [q.category for q in chosen]
+    assert sorted(categories) == [1, 2, 2, 4, 4, 4]  # category 1 has one: its share goes on
+    assert chosen == sorted(chosen, key=items.index)  # file order kept
+    assert [q.qid for q in chosen if q.category == 4] == ["c:q0", "c:q4", "c:q8"]  # spread
+    assert spread(items, 100, "balanced") == items
 
 
 def test_judge_labels_with_mem0_semantics() -> None:

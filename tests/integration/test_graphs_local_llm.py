@@ -50,4 +50,5 @@ def test_ingest_and_recall_over_http(local_llm) -> None:  # type: ignore[no-unty
     answer = recall.invoke({"question": "What is the name of Maya's dog?"}, context=ctx)
     assert isinstance(answer["answer"], str) and answer["answer"]
     assert answer["rounds"] >= 1 and answer["candidates"]
-    assert {c.node for c in answer["llm_calls"]} >= {"retriever", "judge"}
+    nodes = {c.node for c in answer["llm_calls"]}
+    assert "judge" in nodes and "retriever" not in nodes  # retrieval is deterministic

@@ -1,0 +1,174 @@
+"""Built memory, kept between evaluation runs: one store per construction key.
+
+Construction is the expensive part of an evaluation (LLM calls for every batch of turns),
+and it does not depend on the questions, the systems or the recall settings. So every
+ingest stage writes into a store under ``<construction_dir>/<key>/`` whose key names
+everything that decides what gets built:
+
+* all stages: the data file's content (sha256), the embedder, the store's schema version;
+* ``memstrata-<policy>``: the chat model, the construction prompts and reply schemas (their
+  text and the declared prompt version), the batch size and every construction setting
+  of :class:`~memstrata.graphs.context.MemoryContext` for that policy;
+* ``chunks``: the chunk size, overlap and session cut.
+
+Each store keeps its own journal of finished batches (``ingest.jsonl``), so a later run
+with other questions, systems or recall settings reuses it batch by batch, and a run cut
+short continues it. A store lives on the machine that built it (it is not committed);
+a run resumed elsewhere rebuilds what is missing there, once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.prompts import ChatPromptTemplate
+from pydantic import BaseModel
+
+from ..graphs.context import MemoryContext
+from ..stores.chroma import SCHEMA_VERSION, ChromaMemoryStore
+from .ingest import CHUNK_STAGE, MEMSTRATA_STAGE
+from .records import IngestStep, Journal, ingests_of
+
+INGEST_JOURNAL = "ingest.jsonl"
+STORE_DIR = "chroma"
+RECALL_FIELDS = frozenset(
+    {
+        "namespace",
+        "k_min",
+        "max_retrieval_rounds",
+        "scene_top",
+        "neighbour_turns",
+        "max_candidates",
+        "context_tokens",
+        "derived_share",
+        "raw_depth",
+        "derived_depth",
+        "judge_max_tokens",
+        "rewrite_max_tokens",
+        "answer_max_tokens",
+        "refresh_max_tokens",
+        "insufficient_answer",
+        "extra",
+    }
+)
+"""Context fields that only steer recall: changing them keeps the built memory."""
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _template_text(template: ChatPromptTemplate) -> list[str]:
+    return [str(getattr(getattr(m, "prompt", None), "template", m)) for m in template.messages]
+
+
+def construction_prompts() -> dict[str, Any]:
+    """The construction prompts and reply schemas as data (what their fingerprint covers)."""
+    from ..agents import schemas
+    from ..prompts import construction
+
+    templates = {
+        name: _template_text(value)
+        for name, value in sorted(vars(construction).items())
+        if isinstance(value, ChatPromptTemplate)
+    }
+    models = {
+        name: value.model_json_schema()
+        for name, value in sorted(vars(schemas).items())
+        if isinstance(value, type) and issubclass(value, BaseModel) and value is not BaseModel
+    }
+    version = getattr(construction, "CONSTRUCTION_PROMPT_VERSION", None)
+    return {"version": version, "templates": templates, "schemas": models}
+
+
+def construction_settings(policy: str) -> dict[str, Any]:
+    """The construction settings of a policy's default context (recall fields left out)."""
+    ctx = MemoryContext(namespace="eval", trigger_policy=policy)  # type: ignore[arg-type]
+    return {k: v for k, v in dataclasses.asdict(ctx).items() if k not in RECALL_FIELDS}
+
+
+@dataclass(frozen=True)
+class KeyInputs:
+    """What every construction key of a run depends on."""
+
+    data_sha256: str
+    embeddings: str
+    model: str
+    batch_size: int
+    chunk_words: int
+    chunk_overlap: int
+    sessions: int | None
+
+
+def construction_key(stage: str, inputs: KeyInputs) -> str:
+    """``<stage>-<12 hex digits>``: the store a stage's memory is built into."""
+    parts: dict[str, Any] = {
+        "stage": stage,
+        "data": inputs.data_sha256,
+        "embeddings": inputs.embeddings,
+        "store_schema": SCHEMA_VERSION,
+    }
+    if stage.startswith(MEMSTRATA_STAGE):
+        policy = stage.removeprefix(MEMSTRATA_STAGE)
+        parts |= {
+            "model": inputs.model,
+            "batch_size": inputs.batch_size,
+            "prompts": construction_prompts(),
+            "settings": construction_settings(policy),
+        }
+    elif stage == CHUNK_STAGE:
+        parts |= {
+            "chunk_words": inputs.chunk_words,
+            "chunk_overlap": inputs.chunk_overlap,
+            "sessions": inputs.sessions,
+        }
+    blob = json.dumps(parts, sort_keys=True, default=str).encode("utf-8")
+    return f"{stage}-{hashlib.sha256(blob).hexdigest()[:12]}"
+
+
+class ConstructionCache:
+    """The store and the batch journal of one construction key."""
+
+    def __init__(self, root: Path, key: str, store: ChromaMemoryStore) -> None:
+        self.key = key
+        self.folder = root / key
+        self.store = store
+        self.journal = Journal(self.folder / INGEST_JOURNAL)
+
+    @classmethod
+    def open(cls, root: Path, key: str, embeddings: Any) -> ConstructionCache:
+        """Open (or create) the store of ``key`` under ``root``."""
+        folder = root / key
+        folder.mkdir(parents=True, exist_ok=True)
+        store = ChromaMemoryStore.persistent(
+            folder / STORE_DIR, embeddings=embeddings, collection_prefix="eval"
+        )
+        return cls(root, key, store)
+
+    def steps(self) -> list[IngestStep]:
+        """The finished batches, in order."""
+        return ingests_of(self.journal.read())
+
+    def record(self, step: IngestStep) -> None:
+        """Append a finished batch."""
+        self.journal.append(step.model_copy(update={"cache_key": self.key}))
+
+
+__all__ = [
+    "ConstructionCache",
+    "KeyInputs",
+    "construction_key",
+    "construction_prompts",
+    "construction_settings",
+    "file_sha256",
+]
