@@ -5,7 +5,9 @@ it. A plain answer call is made only when that call gave no usable output (a cou
 fallback) or when the Refresher changed the memories the draft was written from. With
 nothing retrieved, or a context still judged insufficient after the last round, it
 refuses (REMem's refusal; LoCoMo category 5) instead of guessing, unless the context
-asks for the partial draft (``insufficient_answer="draft"``).
+asks for the partial draft (``insufficient_answer="draft"``). A draft that cites only
+other people's words for a question about one person (see :mod:`.attribution`) is
+refused either way.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         if any(w.granularity != "raw" for w in state.get("written", [])):
             return plain_answer(state, ctx, "after_refresh")
         log = StepLog(NODE, deps)
-        usable = bool(verdict.answer) and not verdict.refusal
+        usable = bool(verdict.answer) and not verdict.refusal and not verdict.unsupported_person
         if usable and (verdict.sufficient or ctx.insufficient_answer == "draft"):
             return _answered(verdict.answer, list(verdict.cited_ids), "draft", log)
         return _refusal("draft", log)

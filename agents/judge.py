@@ -15,10 +15,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ..graphs.context import MemoryContext
-from ..graphs.state import Conflict, IngestState, RecallState, RecallVerdict
+from ..graphs.state import Candidate, Conflict, IngestState, RecallState, RecallVerdict
 from ..prompts.construction import CONFLICT
 from ..prompts.recall import ANSWER_HINTS, JUDGE_ANSWER
 from ..stores.records import FactRecord
+from .attribution import unsupported_person
 from .deps import NodeDeps, StepLog, context_of
 from .formatting import as_data, format_facts
 from .query_analysis import QueryAnalysis
@@ -101,6 +102,23 @@ def verdict_of(judged: JudgedAnswer, labels: dict[str, str], round_: int) -> Rec
     )
 
 
+def _attributed(
+    verdict: RecallVerdict, analysis: QueryAnalysis, candidates: list[Candidate]
+) -> RecallVerdict:
+    """The verdict, no longer sufficient when its citations are someone else's words."""
+    by_id = {c.id: c for c in candidates}
+    person = unsupported_person(analysis, [by_id[i] for i in verdict.cited_ids if i in by_id])
+    if person is None:
+        return verdict
+    return verdict.model_copy(
+        update={
+            "sufficient": False,
+            "missing": f"what {person} said about it",
+            "unsupported_person": person,
+        }
+    )
+
+
 def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the recall ``judge`` node: sufficiency and a draft answer in one call."""
 
@@ -129,6 +147,8 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                 verdict.status = "failed"
             else:
                 verdict = verdict_of(judged, labels, verdict.round)
+                if ctx.attribution_check and verdict.sufficient:
+                    verdict = _attributed(verdict, analysis, candidates)
         decided = verdict.model_dump()
         return {"verdict": decided, "verdicts": [decided], **log.update()}
 

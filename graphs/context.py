@@ -100,6 +100,9 @@ class MemoryContext:
     insufficient_answer: InsufficientAnswer = "refuse"
     """Recall: when the last round is still judged insufficient, refuse, or give the
     Judge's partial draft answer."""
+    attribution_check: bool = True
+    """Recall: a draft citing only turns of people other than the one the question names
+    (none mentioning them) is not sufficient: retry, then refuse."""
 
     max_llm_attempts: int = 3
     """Attempts per structured LLM call (the validation error is shown on retry)."""

@@ -171,6 +171,9 @@ class RecallVerdict(BaseModel):
     """The draft says the memories do not hold the answer (or is empty)."""
     cited_ids: list[str] = Field(default_factory=list)
     conflicting_ids: list[str] = Field(default_factory=list)
+    unsupported_person: str = ""
+    """The person the question names when the draft cites only other people's turns
+    (none mentioning them): the draft is then not taken as sufficient."""
     round: int = 0
 
     @property

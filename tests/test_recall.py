@@ -392,3 +392,25 @@ def test_routing_after_the_judge(verdict: dict[str, Any], rounds: int, expected:
 @pytest.mark.parametrize(("mode", "expected"), [("retrieve", "__end__"), ("answer", "judge")])
 def test_routing_after_the_retriever(mode: str, expected: str) -> None:
     assert route_after_retriever({"mode": mode}) == expected  # type: ignore[typeddict-item]
+
+
+def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) -> None:  # type: ignore[no-untyped-def]
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    s.add(NS, [raw("I ran the charity race and realized self-care matters", 0, "Caroline")])
+    s.add(NS, [raw("Sounds great, well done!", 1, "Melanie")])
+    cite = lambda m: judged("self-care matters", label_of(m, "charity race"))  # noqa: E731
+    model.script("JudgedAnswer", cite, cite)
+    model.script("QueryRewrite", rewrite("Melanie realized race"))
+    question = "What did Melanie realize after the charity race?"
+    out = ask(s, model, question, insufficient_answer="draft")
+    assert out["refused"] and out["rounds"] == 2
+    assert [v["unsupported_person"] for v in out["verdicts"]] == ["Melanie", "Melanie"]
+    assert out["verdicts"][0]["missing"] == "what Melanie said about it"
+    # her own words, or words about her, support the same draft
+    s.add(NS, [raw("Melanie told me she realized self-care matters", 2, "Caroline")])
+    model.script("JudgedAnswer", lambda m: judged("self-care", label_of(m, "Melanie told")))
+    assert ask(s, model, question)["answer"] == "self-care"
+    # the check can be switched off
+    model.script("JudgedAnswer", cite)
+    off = ask(s, model, question, attribution_check=False)
+    assert off["answer"] == "self-care matters" and off["rounds"] == 1
