@@ -89,10 +89,10 @@ def rewrite(*queries: str) -> str:
 
 def ask(store, model, question: str, **kw: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     graph = build_recall_graph(chat_model=model, store=store).compile()
-    mode = kw.pop("mode", "answer")
-    as_of = kw.pop("as_of", None)
+    given = {k: kw.pop(k) for k in ("as_of", "reference_time") if k in kw}
+    payload = {"question": question, "mode": kw.pop("mode", "answer"), **given}
     ctx = MemoryContext(namespace=kw.pop("namespace", NS), **kw)
-    return graph.invoke({"question": question, "mode": mode, "as_of": as_of}, context=ctx)  # type: ignore[no-any-return]
+    return graph.invoke(payload, context=ctx)  # type: ignore[no-any-return]
 
 
 def label_of(messages: list[Any], needle: str) -> str:
@@ -270,18 +270,23 @@ def test_every_llm_output_has_its_node_cap(store, model) -> None:  # type: ignor
 
 def test_the_time_window_channel_brings_in_window_memories(model) -> None:  # type: ignore[no-untyped-def]
     s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    turns = [raw(f"we talked about the garden plan {i}", i, session=f"s{i}") for i in range(6)]
+    texts = ["we talked about the garden plan"] * 8
+    texts[4] = "the tomato seedlings went in"  # the one turn in June shares no query word
+    turns = [raw(t, i, session=f"s{i}") for i, t in enumerate(texts)]
     turns = [
         t.model_copy(update={"occurred_at": T0 + timedelta(days=30 * n)})
         for n, t in enumerate(turns)
     ]
     s.add(NS, turns)
-    out = ask(
-        s, model, "What was the garden plan in June 2024?", mode="retrieve", raw_depth=2, k_min=1
-    )
-    days = sorted(c.occurred_at.date() for c in out["candidates"])
-    assert datetime(2024, 6, 29).date() in days  # the one turn in the window
-    assert out["analysis"]["time_expressions"] == ["in June 2024"]
+    question = "What was the garden plan last month?"
+    july = datetime(2024, 7, 15, tzinfo=UTC)  # "last month" is June 2024
+    options: dict[str, Any] = {"mode": "retrieve", "raw_depth": 3, "k_min": 1}
+    out = ask(s, model, question, reference_time=july, **options)
+    assert "the tomato seedlings went in" in [c.text for c in out["candidates"]]
+    assert out["analysis"]["time_expressions"] == ["last month"]
+    assert out["analysis"]["after"].startswith("2024-06-01")
+    later = ask(s, model, question, reference_time=datetime(2024, 10, 15, tzinfo=UTC), **options)
+    assert "the tomato seedlings went in" not in [c.text for c in later["candidates"]]
 
 
 def test_scenes_lend_their_episodes_and_derived_memory_never_displaces_raw(store, model) -> None:  # type: ignore[no-untyped-def]
@@ -414,3 +419,17 @@ def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) ->
     model.script("JudgedAnswer", cite)
     off = ask(s, model, question, attribution_check=False)
     assert off["answer"] == "self-care matters" and off["rounds"] == 1
+
+
+def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  # type: ignore[no-untyped-def]
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    bob = "I love hiking in the mountains every weekend"
+    s.add(NS, [raw(bob, i, "Bob", session=f"s{i}") for i in range(4)])
+    s.add(NS, [raw("hiking is fun", 0, "Alice", session="s9")])
+    question = "What does alice think about hiking in the mountains every weekend?"
+    out = ask(s, model, question, mode="retrieve", raw_depth=2, k_min=1)
+    assert out["analysis"]["persons"] == ["Alice"]
+    assert "hiking is fun" in [c.text for c in out["candidates"]]
+    unnamed = "What does one think about hiking in the mountains every weekend?"
+    plain = ask(s, model, unnamed, mode="retrieve", raw_depth=2, k_min=1)
+    assert "hiking is fun" not in [c.text for c in plain["candidates"]]
