@@ -141,9 +141,8 @@ class AnswerResult(_LLMResult):
         lines.append(f"evidence ({len(self.memories)} memories, as the Judge saw them):")
         cited = set(self.citations)
         for n, hit in enumerate(self.memories, start=1):
-            lines.append(
-                _clip(f"  m{n} {_hit_line(hit)}{'  <- cited' if hit.id in cited else ''}", width)
-            )
+            mark = "<- cited " if hit.id in cited else ""
+            lines.append(_clip(f"  m{n} {mark}{_hit_line(hit)}", width))
         if not self.memories:
             lines.append("  (nothing was retrieved)")
         for failure in self.failures:
@@ -157,13 +156,13 @@ def _clip(text: str, width: int) -> str:
 
 
 def _hit_line(hit: MemoryHit) -> str:
-    who = f"{hit.speaker}: " if hit.speaker else ""
+    """Granularity, id, date, score and ranks first (never clipped), then the text."""
     ranks = ", ".join(f"{channel} #{rank}" for channel, rank in sorted(hit.ranks.items()))
-    how = "; ".join(
-        x for x in (f"score {hit.score:.4f}", ranks, f"via {hit.via}" if hit.via else "") if x
-    )
+    how = "; ".join(x for x in (ranks, f"via {hit.via}" if hit.via else "") if x)
+    who = f"{hit.speaker}: " if hit.speaker else ""
     text = " ".join(hit.text.split())
-    return f"[{hit.granularity} {hit.id}] {hit.occurred_at:%Y-%m-%d} {who}{text} ({how})"
+    head = f"[{hit.granularity} {hit.id}] {hit.occurred_at:%Y-%m-%d} score {hit.score:.4f}"
+    return f"{head}{f' ({how})' if how else ''} {who}{text}"
 
 
 _VERDICT_HEAD = ("round", "action", "status", "sufficient")

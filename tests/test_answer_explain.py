@@ -57,7 +57,7 @@ def test_an_answer_marks_what_it_cites_and_counts_tokens_as_reported() -> None:
     result = memory.answer("What is the dog called?", namespace=NS)
     text = result.explain()
     assert "answer: Biscuit" in text
-    cited = [x for x in text.splitlines() if x.endswith("<- cited")]
+    cited = [x for x in text.splitlines() if x.startswith("  m") and "<- cited" in x]
     assert len(cited) == 1 and result.citations[0] in cited[0]
     usage = result.usage
     assert usage.calls == len(result.llm_calls) and usage.unreported_calls == 0
