@@ -13,6 +13,7 @@ journal, so a run continues where it stopped. At the end it writes ``results.jso
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -202,7 +203,7 @@ def open_caches(settings: EvalSettings, models: EvalModels) -> dict[str, Constru
     inputs = KeyInputs(
         data_sha256=file_sha256(settings.data),
         embeddings=type(models.embeddings).__name__,
-        model=models.model_name,
+        model=re.sub(r",? n_ctx \d+", "", models.model_name),  # the window builds nothing
         batch_size=settings.batch_size,
         chunk_words=settings.chunk_words,
         chunk_overlap=settings.chunk_overlap,

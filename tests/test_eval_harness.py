@@ -528,3 +528,15 @@ def test_cli_rejects_bad_settings(data: Path, tmp_path: Path) -> None:
     args = _cli(["--data", str(data), "--conversations", "conv-zz", "--out", str(tmp_path / "y")])
     with pytest.raises(InvalidInputError, match="no conversation conv-zz"):
         run_eval(args, models=models(oracle_model()))
+
+
+def test_the_construction_key_ignores_the_serving_window(data: Path, tmp_path: Path) -> None:
+    from memstrata.evaluation.harness import open_caches
+
+    one = settings(data, tmp_path / "o", systems=["memstrata"], construction_dir=tmp_path / "b")
+    keys = []
+    for name in ("local qwen (llama.cpp, n_ctx 8192)", "local qwen (llama.cpp, n_ctx 32768)"):
+        model = EvalModels(chat_model=oracle_model(), embeddings=FakeEmbeddings(), model_name=name)
+        keys.append(open_caches(one, model)["memstrata-session"].key)
+    other = EvalModels(chat_model=oracle_model(), embeddings=FakeEmbeddings(), model_name="gpt")
+    assert keys[0] == keys[1] != open_caches(one, other)["memstrata-session"].key
