@@ -132,6 +132,11 @@ def run_policy(
                 continue
             out = graph.invoke({"turns": [turn], "session_closed": closes}, context=ctx)
             cost.turns += 1
+            if not counting and cost.turns % 50 == 0:
+                elapsed = time.perf_counter() - started
+                print(
+                    f"  {policy}: {cost.turns} turns, {elapsed:.0f}s", file=sys.stderr, flush=True
+                )
             cost.failures += len(out.get("failures", []))
             cost.dropped_lines += sum(
                 int(f.error.split()[1]) for f in out.get("failures", []) if f.step.endswith("_line")

@@ -2,8 +2,8 @@
 
 SmolLM2-135M invents facts, so these tests check what must hold with any model: raw
 turns are stored before any LLM call and exactly once, every call is recorded with its
-node and token counts, structured replies go through json_schema, and whatever the model
-says, the graph finishes without losing data.
+node and token counts, construction asks for its compact line format with a capped
+output, and whatever the model says, the graph finishes without losing data.
 """
 
 from datetime import UTC, datetime, timedelta
@@ -37,7 +37,7 @@ def test_ingest_and_recall_over_http(local_llm) -> None:  # type: ignore[no-unty
     assert len(out["new_raw_ids"]) == 3 and store.count("raw", NS) == 3
     calls = out["llm_calls"]
     assert calls and {c.node for c in calls} <= {"constructor", "judge", "episode_trigger"}
-    assert calls[0].method == "json_schema"  # native structured output first
+    assert calls[0].node == "constructor" and calls[0].method == "lines"  # one capped call
     assert all((c.prompt_tokens or 0) > 0 for c in calls)  # usage kept even for failed calls
     # the tiny model may ramble past max_tokens: then the step is recorded as failed and
     # the turns stay unconsolidated, but never lost
