@@ -6,6 +6,8 @@ An episode and the atomic facts of its turns come from one construction call
 
 from __future__ import annotations
 
+import re
+
 from ..graphs.context import MemoryContext
 from ..stores.records import EpisodeRecord, FactRecord, RawTurn, stable_id
 from .construct import draft_excerpt, episode_text, fact_records
@@ -53,6 +55,20 @@ def synthesize(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> Drafte
     return episode, fact_records(log, ctx, draft.facts, turns, labels, episode.id)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def extend_narrative(text: str, addition: str) -> str:
+    """``text`` followed by the sentences of ``addition`` it does not already hold.
+
+    A small model asked for what new turns add often repeats the known episode; only
+    the new sentences are kept, so merges never pile up copies.
+    """
+    known = {s.strip().casefold() for s in _SENTENCE_END.split(text)}
+    new = [s for s in _SENTENCE_END.split(addition) if s.strip().casefold() not in known]
+    return " ".join([text, *new]) if new else text
+
+
 def merge(
     log: StepLog, ctx: MemoryContext, episode: EpisodeRecord, turns: list[RawTurn]
 ) -> Drafted | None:
@@ -66,7 +82,7 @@ def merge(
         return None
     draft, labels = result
     title, addition = episode_text(draft, turns, ctx)
-    text = episode.text if addition in episode.text else f"{episode.text} {addition}"
+    text = extend_narrative(episode.text, addition)
     times = [t.occurred_at for t in turns]
     merged = episode.model_copy(
         update={

@@ -172,10 +172,13 @@ def date_accuracy(
     """Stored event dates of the hand-labelled expressions against their labels.
 
     ``raw``: the resolved dates on the raw turn that holds the expression. ``facts``:
-    every fact drawn from a labelled turn that carries an event time; it is right when
-    its event time is the labelled day or interval.
+    every fact drawn from a labelled turn that carries an event time and names that
+    expression or its labelled dates; it is right when its event time is the labelled
+    day or interval.
     """
-    from memstrata.stores.records import FactRecord, RawTurn
+    from datetime import date
+
+    from memstrata.stores.records import FactRecord, RawTurn, TimeRef
 
     labels = json.loads(LABELS.read_text(encoding="utf-8"))["entries"]
     raw_ok = raw_n = fact_ok = fact_n = 0
@@ -200,9 +203,18 @@ def date_accuracy(
             ]
             raw_n += 1
             raw_ok += bool(refs) and (str(refs[0].start), str(refs[0].end)) == want
+            said = TimeRef(
+                expression=e["expression"],
+                offset=0,
+                start=date.fromisoformat(e["start"]),
+                end=date.fromisoformat(e["end"]),
+                granularity=e["granularity"],
+            ).label()
             for fact in facts:
                 if rid not in fact.source_ids or not (fact.point_in_time or fact.start_time):
                     continue
+                if e["expression"].lower() not in fact.text.lower() and said not in fact.text:
+                    continue  # the fact is about another time the turn mentions
                 first = fact.point_in_time or fact.start_time
                 last = fact.point_in_time or fact.end_time or first
                 assert first is not None and last is not None

@@ -215,11 +215,17 @@ class TimeRef(BaseModel):
         return f"{s.day}–{e.day} {_MONTH_NAMES[s.month - 1]} {s.year}"
 
 
+_BRACKET = re.compile(r"\s*\((?=[^()]*\d)[^()]{1,60}\)")
+"""A bracket with a digit in it: dates a model wrote after an expression."""
+
+
 def annotate_times(text: str, refs: list[TimeRef]) -> str:
     """``text`` with each resolved expression followed by its dates in brackets.
 
-    ``"went there last Friday"`` becomes ``"went there last Friday (14 July 2023)"``.
-    Refs whose expression is no longer at their offset are skipped, never misplaced.
+    ``"went there last Friday"`` becomes ``"went there last Friday (14 July 2023)"``. A
+    bracket that already follows the expression (a model copying, or miscopying, the
+    dates) is replaced by the resolved one. Refs whose expression is no longer at their
+    offset are skipped, never misplaced.
     """
     out, cursor = [], 0
     for ref in sorted(refs, key=lambda r: r.offset):
@@ -228,6 +234,9 @@ def annotate_times(text: str, refs: list[TimeRef]) -> str:
             continue
         out.append(f"{text[cursor:end]} ({ref.label()})")
         cursor = end
+        bracket = _BRACKET.match(text, cursor)
+        if bracket is not None:  # a bracket already there (a model's copy) is replaced
+            cursor = bracket.end()
     out.append(text[cursor:])
     return "".join(out)
 

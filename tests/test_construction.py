@@ -204,3 +204,13 @@ def test_the_facade_keeps_a_construction_journal_on_disk(tmp_path: Path) -> None
         facts = memory.store.get("fact", "user:b")
     assert second.calls == []  # the same turns were built from the journal
     assert [f.subject for f in facts] == ["Theo"]
+
+
+def test_a_merge_keeps_only_the_sentences_it_did_not_have() -> None:
+    from memstrata.agents.episodes import extend_narrative
+
+    known = "Maya told Sam about the bakery. Theo bakes bread."
+    assert extend_narrative(known, "Maya told Sam about the bakery. Theo hired Ana.") == (
+        "Maya told Sam about the bakery. Theo bakes bread. Theo hired Ana."
+    )
+    assert extend_narrative(known, "theo bakes bread.") == known

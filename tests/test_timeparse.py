@@ -119,3 +119,13 @@ def test_raw_turn_keeps_the_verbatim_text_and_displays_the_dates():
     assert turn.text == "The bank approved the loan yesterday!"
     assert turn.display_text() == "The bank approved the loan yesterday (13 July 2023)!"
     assert RawTurn.model_validate_json(turn.model_dump_json()) == turn
+
+
+def test_a_bracketed_date_after_the_expression_is_replaced_not_doubled():
+    text = "Melanie painted a lake sunrise last year (2021)!"
+    refs = resolve_times(text, FRI)
+    assert annotate_times(text, refs) == "Melanie painted a lake sunrise last year (2022)!"
+    words = "I went there yesterday (my birthday)!"
+    assert annotate_times(words, resolve_times(words, FRI)) == (
+        "I went there yesterday (13 July 2023) (my birthday)!"
+    )
