@@ -46,6 +46,9 @@ _DATE_TEXT = re.compile(
 """An absolute date as a model writes one: 14 July 2023, July 14th, 2023, 2023-07-14."""
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 def item_budget(ctx: MemoryContext, n_turns: int) -> tuple[int, int]:
     """(items, output tokens) allowed for an excerpt of ``n_turns`` turns."""
     items = max(1, min(ctx.construction_max_items, n_turns + 2))
@@ -243,7 +246,8 @@ def episode_text(
     draft: ConstructionDraft, turns: list[RawTurn], ctx: MemoryContext
 ) -> tuple[str, str]:
     """(title, narrative) of a draft, with fallbacks when the model left either out."""
-    summary = draft.summary.strip()
+    summary = " ".join(dict.fromkeys(s.strip() for s in _SENTENCE_END.split(draft.summary)))
+    summary = summary.strip()
     if summary:
         days = {reference_day(t.occurred_at, ctx.tz) for t in turns}
         if len(days) == 1:

@@ -214,3 +214,11 @@ def test_a_merge_keeps_only_the_sentences_it_did_not_have() -> None:
         "Maya told Sam about the bakery. Theo bakes bread. Theo hired Ana."
     )
     assert extend_narrative(known, "theo bakes bread.") == known
+
+
+def test_a_summary_that_repeats_itself_is_stored_once() -> None:
+    reply = "T|Family\nS|Mel likes family time. Cara thanked her. Mel likes family time.\n"
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    _ingest(SchemaChatModel().script("ConstructionLines", reply), store)
+    (episode,) = store.get("episode", NS)
+    assert episode.text == "Mel likes family time. Cara thanked her."
