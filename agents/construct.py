@@ -49,6 +49,13 @@ _DATE_TEXT = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+_EXAMPLE_TEXT = "\n".join(
+    str(getattr(getattr(m, "prompt", None), "template", ""))
+    for m in (*CONSTRUCT_LINES.messages, *CONSTRUCT_JSON.messages)
+)
+"""The prompts' own words: a note copied from the example is not memory."""
+
+
 def item_budget(ctx: MemoryContext, n_turns: int) -> tuple[int, int]:
     """(items, output tokens) allowed for an excerpt of ``n_turns`` turns."""
     items = max(1, min(ctx.construction_max_items, n_turns + 2))
@@ -147,7 +154,14 @@ def draft_excerpt(
         value = _ask_lines(log, ctx, messages, cap, step)
     if value is None:
         return None
-    return value.model_copy(update={"facts": value.facts[:items]}), labels
+    example = _EXAMPLE_TEXT.casefold()
+    kept = [f for f in value.facts if f.statement.strip().casefold() not in example]
+    if len(kept) < len(value.facts):
+        log.fail(
+            f"{step}_line",
+            f"dropped {len(value.facts) - len(kept)} note(s) copied from the prompt's example",
+        )
+    return value.model_copy(update={"facts": kept[:items]}), labels
 
 
 def _at(day: date, ctx: MemoryContext) -> datetime:

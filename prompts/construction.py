@@ -50,7 +50,7 @@ CONFLICT = ChatPromptTemplate.from_messages(
 )
 
 
-CONSTRUCTION_PROMPT_VERSION = "construct-lines-2"
+CONSTRUCTION_PROMPT_VERSION = "construct-lines-3"
 """Part of every construction journal key: change it when the prompts below change."""
 
 CONSTRUCTION_FORMAT = "ConstructionLines"
@@ -63,16 +63,16 @@ CONSTRUCT_LINES = ChatPromptTemplate.from_messages(
             "You write memory notes from a chat excerpt, one note per line.\n"
             "Example excerpt:\n"
             "(Friday 5 May 2023)\n"
-            "[t1] Maya: Hi Sam! How are you?\n"
-            "[t2] Maya: My brother Theo opened a bakery last week (24–30 April 2023)!\n"
-            "[t3] Sam: Wow! I love bread. I'm running a marathon in June.\n"
+            "[t1] Priya: Hi Jonas! How are you?\n"
+            "[t2] Priya: My cousin Omar joined a chess club last week (24–30 April 2023)!\n"
+            "[t3] Jonas: Wow! I love chess. I'm hiking in Peru in June.\n"
             "Example notes (" + CONSTRUCTION_FORMAT + "):\n"
-            "T|Theo's bakery and Sam's marathon\n"
-            "S|Maya told Sam that her brother Theo opened a bakery in the week of 24–30 "
-            "April 2023. Sam plans a marathon in June.\n"
-            "F|t2|Theo|Theo, Maya's brother, opened a bakery in the week of 24–30 April 2023.\n"
-            "L|t3|Sam|Sam loves bread.\n"
-            "P|t3|Sam|Sam will run a marathon in June.\n"
+            "T|Omar's chess club and Jonas's trip\n"
+            "S|Priya told Jonas that her cousin Omar joined a chess club in the week of "
+            "24–30 April 2023. Jonas plans a hike in Peru in June.\n"
+            "F|t2|Omar|Omar, Priya's cousin, joined a chess club in the week of 24–30 April 2023.\n"
+            "L|t3|Jonas|Jonas loves chess.\n"
+            "P|t3|Jonas|Jonas will hike in Peru in June.\n"
             "Rules: T is a short title and S a 1-2 sentence summary. F is a fact (event, "
             "name, relation, job, place, thing), P a plan, L a like or habit; each gives the "
             "turn label and the person the note is about, who is not always the speaker. "
@@ -103,8 +103,8 @@ CONSTRUCT_JSON = ChatPromptTemplate.from_messages(
             "things worth remembering for weeks: facts (events, names, relations, jobs, "
             "places, things), plans or intentions (foresight), likes, dislikes and habits "
             "(preference). Each item names the turn it comes from (a label like t3) and the "
-            "person it is about, which is not always the speaker: if Maya says 'my brother "
-            "Theo opened a bakery', the item is about Theo. Use names, never I, you, he or "
+            "person it is about, which is not always the speaker: if Priya says 'my cousin "
+            "Omar joined a chess club', the item is about Omar. Use names, never I, you, he or "
             "she. Keep dates given in brackets. Skip greetings and small talk. If a known "
             "episode is given, the summary tells only what the new turns add. " + DATA_RULE,
         ),

@@ -222,3 +222,15 @@ def test_a_summary_that_repeats_itself_is_stored_once() -> None:
     _ingest(SchemaChatModel().script("ConstructionLines", reply), store)
     (episode,) = store.get("episode", NS)
     assert episode.text == "Mel likes family time. Cara thanked her."
+
+
+def test_a_note_copied_from_the_prompts_example_is_dropped_and_counted() -> None:
+    reply = (
+        "T|Chess\nS|Omar joined.\n"
+        "F|t1|Omar|Omar, Priya's cousin, joined a chess club in the week of 24–30 April 2023.\n"
+        "F|t1|Theo|Theo opened a bakery."
+    )
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    out = _ingest(SchemaChatModel().script("ConstructionLines", reply), store)
+    assert [f.text for f in store.get("fact", NS)] == ["Theo opened a bakery."]
+    assert any("copied from the prompt's example" in f.error for f in out["failures"])
