@@ -56,6 +56,12 @@ _EXAMPLE_TEXT = "\n".join(
 """The prompts' own words: a note copied from the example is not memory."""
 
 
+def _copied(statement: str, example: str) -> bool:
+    """A whole sentence of the prompt (not a short phrase that happens to occur in it)."""
+    text = statement.strip().casefold()
+    return len(text) >= 15 and text in example
+
+
 def item_budget(ctx: MemoryContext, n_turns: int) -> tuple[int, int]:
     """(items, output tokens) allowed for an excerpt of ``n_turns`` turns."""
     items = max(1, min(ctx.construction_max_items, n_turns + 2))
@@ -155,7 +161,7 @@ def draft_excerpt(
     if value is None:
         return None
     example = _EXAMPLE_TEXT.casefold()
-    kept = [f for f in value.facts if f.statement.strip().casefold() not in example]
+    kept = [f for f in value.facts if not _copied(f.statement, example)]
     if len(kept) < len(value.facts):
         log.fail(
             f"{step}_line",
