@@ -309,6 +309,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--theta-sim", type=float, default=None, help="recurrence cosine threshold")
     p.add_argument("--theta-count", type=int, default=None, help="recurrence count threshold")
     p.add_argument(
+        "--format",
+        choices=["lines", "json"],
+        default=None,
+        help="construction reply format (default: the library's, lines)",
+    )
+    p.add_argument(
         "--model",
         choices=["fake", "local"],
         default="fake",
@@ -348,6 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         context["theta_sim"] = args.theta_sim
     if args.theta_count is not None:
         context["theta_count"] = args.theta_count
+    if args.format is not None:
+        context["construction_format"] = args.format
     model = None
     if args.model == "local":
         if not args.base_url:
