@@ -20,7 +20,7 @@ from pathlib import Path
 
 from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.samples import load_sample, sample_turns
+from memstrata.samples import load_sample, sample_sessions
 from memstrata.stores import ChromaMemoryStore, FactRecord, MiniLMEmbeddings
 
 NS = "sample"
@@ -40,20 +40,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = ChromaMemoryStore.ephemeral(embeddings=MiniLMEmbeddings())
     graph = build_ingest_graph(chat_model=model, store=store).compile()
     ctx = MemoryContext(namespace=NS, trigger_policy="session")
-    turns = sample_turns(NS, load_sample())
+    sessions = sample_sessions(NS, load_sample())
+    turns = [t for _, batch in sessions for t in batch]
     started, calls, tokens = time.perf_counter(), 0, 0
-    for session in dict.fromkeys(t.session_id for t in turns):
-        batch = [
-            {
-                "speaker": t.speaker,
-                "text": t.text,
-                "occurred_at": t.occurred_at,
-                "session_id": t.session_id,
-                "turn_index": t.turn_index,
-            }
-            for t in turns
-            if t.session_id == session
-        ]
+    for _, batch in sessions:
         out = graph.invoke({"turns": batch, "session_closed": True}, context=ctx)
         calls += len(out["llm_calls"])
         tokens += sum((c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in out["llm_calls"])

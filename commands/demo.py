@@ -101,21 +101,9 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _remember(memory: Any, namespace: str, data: dict[str, Any]) -> None:
-    from ..samples import sample_turns
+    from ..samples import sample_sessions
 
-    turns = sample_turns(namespace, data)
-    for session in dict.fromkeys(t.session_id for t in turns):
-        batch = [
-            {
-                "speaker": t.speaker,
-                "text": t.text,
-                "occurred_at": t.occurred_at,
-                "session_id": t.session_id,
-                "turn_index": t.turn_index,
-            }
-            for t in turns
-            if t.session_id == session
-        ]
+    for session, batch in sample_sessions(namespace, data):
         started = time.perf_counter()
         result = memory.add(batch, namespace=namespace, session_id=session, session_closed=True)
         derived: dict[str, int] = {}

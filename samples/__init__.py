@@ -38,3 +38,21 @@ def sample_turns(namespace: str, data: dict[str, Any] | None = None) -> list[Raw
             )
             previous = f"{speaker}: {text}"
     return turns
+
+
+def sample_sessions(
+    namespace: str, data: dict[str, Any] | None = None
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The sample's sessions in order, each as ``(session_id, ingest turns)``."""
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for t in sample_turns(namespace, data):
+        sessions.setdefault(t.session_id, []).append(
+            {
+                "speaker": t.speaker,
+                "text": t.text,
+                "occurred_at": t.occurred_at,
+                "session_id": t.session_id,
+                "turn_index": t.turn_index,
+            }
+        )
+    return list(sessions.items())
