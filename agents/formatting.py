@@ -1,16 +1,15 @@
-"""Shared helpers that turn records into delimited prompt text and model dates back."""
+"""Shared helpers that turn records into delimited prompt text."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime, time
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from ..graphs.state import Candidate
 from ..stores.records import FactRecord, MemoryRecord, RawTurn
 
-_DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
 _MAX_FIELD = 4000
 _GAP = (
     "[\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
@@ -124,31 +123,6 @@ def format_record(record: MemoryRecord, tz: ZoneInfo) -> str:
     """Render one episode or scene as ``title (date): text``."""
     title = data_line(getattr(record, "title", "") or record.granularity.value, 300)
     return f"{title} ({record.occurred_at.astimezone(tz):%Y-%m-%d}): {data_line(record.text)}"
-
-
-def parse_date(value: str | None, tz: ZoneInfo) -> datetime | None:
-    """Parse ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` (optionally with a time) to aware UTC.
-
-    Anything else, including impossible dates, gives None rather than an error: a model's
-    date guess is optional metadata, never a reason to drop a memory.
-    """
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=tz)
-        return parsed.astimezone(UTC)
-    except ValueError:
-        pass
-    match = _DATE.match(value)
-    if not match:
-        return None
-    year, month, day = (int(g) if g else 1 for g in match.groups())
-    try:
-        return datetime.combine(datetime(year, month, day).date(), time(), tz).astimezone(UTC)
-    except ValueError:
-        return None
 
 
 def approx_tokens(text: str) -> int:
