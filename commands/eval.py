@@ -29,7 +29,7 @@ from ..evaluation.systems import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, SYSTE
 from ..evaluation.transcripts import TokenCounter, WordPieceCounter
 from ..graphs.context import TRIGGER_POLICIES
 from ..llm.tokens import token_counter_for
-from ..memory_models import ChatModelProvider
+from ..memory.models import ChatModelProvider
 
 DEFAULT_OUT = Path("eval-results")
 DEFAULT_WINDOW = 32768

@@ -28,7 +28,7 @@ from langgraph.graph import StateGraph
 from ..config import MemoryConfig
 from ..errors import InvalidInputError
 from ..memory import open_store
-from ..memory_models import endpoint_chat_model
+from ..memory.models import endpoint_chat_model
 from .context import MemoryContext
 from .memory import MemoryInput, MemoryOutput, MemoryState, build_memory_graph
 

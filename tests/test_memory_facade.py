@@ -20,7 +20,7 @@ from memstrata.errors import (
     RecordNotFoundError,
 )
 from memstrata.graphs.state import TurnInput
-from memstrata.memory_inputs import to_turns
+from memstrata.memory.inputs import to_turns
 from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
 from memstrata.testing import FakeEmbeddings, SchemaChatModel
 

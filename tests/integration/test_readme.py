@@ -35,7 +35,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 import memstrata.llm
-import memstrata.memory_models
+import memstrata.memory.models
 from memstrata.testing import FakeEmbeddings, minimal_instance
 
 pytestmark = pytest.mark.integration
@@ -201,7 +201,7 @@ def test_readme_block_runs(
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("HOME", str(workdir / "home"))  # ~/.local/share/memstrata lives here
     monkeypatch.setattr(FakeLocalServer, "endpoint", replacements["http://127.0.0.1:8080/v1"])
-    monkeypatch.setattr(memstrata.memory_models, "default_local_server", FakeLocalServer)
+    monkeypatch.setattr(memstrata.memory.models, "default_local_server", FakeLocalServer)
     monkeypatch.setattr(memstrata.llm, "LocalLLMServer", FakeLocalServer)
     monkeypatch.setattr(memstrata.llm, "assemble_qwen_gguf", lambda dest_dir=None: "model.gguf")
     for address, actual in replacements.items():

@@ -13,7 +13,6 @@ Typical use::
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import uuid
 import weakref
@@ -29,46 +28,27 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from .agents.journal import SqliteReplyJournal
-from .agents.structured import LLMCall
-from .config import MemoryConfig
-from .errors import InvalidInputError, InvalidTypeError, ModelUnreachableError, RecordNotFoundError
-from .graphs.context import MemoryContext
-from .graphs.memory import build_memory_graph
-from .llm.reachability import unreachable_error
-from .memory_inputs import (
+from ..agents.journal import SqliteReplyJournal
+from ..config import MemoryConfig
+from ..errors import InvalidInputError, InvalidTypeError
+from ..graphs.context import MemoryContext
+from ..graphs.memory import build_memory_graph
+from ..results import AddResult, AnswerResult
+from ..stores.chroma import ChromaMemoryStore
+from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
+from .editing import EditMethods
+from .inputs import (
     AddInput,
-    optional_text,
     require_aware,
     require_bool,
-    require_ids,
     require_lines,
     require_namespace,
-    require_positive_int,
     require_text,
-    require_window,
     to_turns,
-    type_name,
 )
-from .memory_models import (
-    ChatModelProvider,
-    LocalServerFactory,
-    add_thread,
-    choose_add_thread,
-    configured_checkpointer,
-    supports_async,
-)
-from .memory_results import ALL_GRANULARITIES, add_result, answer_result, merge_hits, visible_at
-from .results import AddResult, AnswerResult, ForgetResult, MemoryHit
-from .stores.audit import AuditEntry
-from .stores.base import ScoredRecord
-from .stores.chroma import ChromaMemoryStore
-from .stores.filters import TimeWindow
-from .stores.forgetting import forget as forget_records
-from .stores.forgetting import history_of
-from .stores.records import MemoryRecord, ProfileRecord, parse_granularity
-
-logger = logging.getLogger(__name__)
+from .models import ChatModelProvider, LocalServerFactory
+from .outcome import added, answered
+from .reading import ReadMethods
 
 
 def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMemoryStore:
@@ -86,7 +66,7 @@ def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMem
     return ChromaMemoryStore.persistent(path, **options)
 
 
-class Memory:
+class Memory(ReadMethods, EditMethods):
     """Long-term memory for one application: add, search, answer, forget, inspect.
 
     Args:
@@ -223,54 +203,6 @@ class Memory:
         )
         return await graph.ainvoke(None if resume else state, config=config, context=ctx)
 
-    # ---------------------------------------------------------------- outcome
-    def _model_error(self, calls: list[LLMCall]) -> ModelUnreachableError | None:
-        """The error to report when LLM calls were made and none reached the model."""
-        if not calls or not all(c.unreachable for c in calls):
-            return None
-        detail = calls[0].error or ""
-        return unreachable_error(self._models.get(), "no request got through", detail)
-
-    def _added(self, output: Any, namespace: str) -> AddResult:
-        """The AddResult; consolidation failures are logged at WARNING and reported."""
-        result = add_result(output)
-        error = self._model_error(result.llm_calls)
-        if error is not None:
-            result.model_error = str(error)
-            logger.warning(
-                "add(namespace=%r): %d raw turn(s) stored, consolidation skipped: %s",
-                namespace,
-                len(result.new_raw_ids),
-                error,
-            )
-        elif result.failures:
-            steps = ", ".join(sorted({f"{f.node}/{f.step}" for f in result.failures}))
-            logger.warning(
-                "add(namespace=%r): %d raw turn(s) stored; %d consolidation step(s) failed "
-                "(%s), see AddResult.failures",
-                namespace,
-                len(result.new_raw_ids),
-                len(result.failures),
-                steps,
-            )
-        return result
-
-    def _answered(self, output: Any, question: str, namespace: str) -> AnswerResult:
-        """The AnswerResult, or ModelUnreachableError when no LLM call reached the model."""
-        result = answer_result(output, question)
-        error = self._model_error(result.llm_calls)
-        if error is not None:
-            raise error
-        if result.failures:
-            steps = ", ".join(sorted({f"{f.node}/{f.step}" for f in result.failures}))
-            logger.warning(
-                "answer(namespace=%r): %d LLM step(s) failed (%s); the answer may be degraded",
-                namespace,
-                len(result.failures),
-                steps,
-            )
-        return result
-
     # -------------------------------------------------------------------- add
     def _add_request(
         self,
@@ -313,7 +245,7 @@ class Memory:
             NamespaceError: A missing or malformed namespace.
         """
         state, ctx = self._add_request(messages, namespace, session_id, at, speaker, session_closed)
-        return self._added(self._invoke(state, ctx, "add"), namespace)
+        return added(self._invoke(state, ctx, "add"), namespace, self._models.get)
 
     async def aadd(
         self,
@@ -327,66 +259,7 @@ class Memory:
     ) -> AddResult:
         """Async :meth:`add`."""
         state, ctx = self._add_request(messages, namespace, session_id, at, speaker, session_closed)
-        return self._added(await self._ainvoke(state, ctx, "add"), namespace)
-
-    # ----------------------------------------------------------------- search
-    def search(
-        self,
-        query: str,
-        *,
-        namespace: str,
-        k: int = 10,
-        granularities: Sequence[str] | None = None,
-        window: TimeWindow | None = None,
-        as_of: datetime | None = None,
-    ) -> list[MemoryHit]:
-        """Hybrid search over the granularities (default all four); no LLM is used.
-
-        Facts are current ones only, unless ``as_of`` asks for what held at that time.
-        A namespace with no memories gives an empty list.
-        """
-        require_text("query", query)
-        require_namespace(namespace)
-        require_positive_int("k", k)
-        require_window(window)
-        require_aware("as_of", as_of)
-        if isinstance(granularities, str):
-            granularities = [granularities]
-        if granularities is not None and not isinstance(granularities, Sequence):
-            raise InvalidTypeError(
-                "granularities must be a list of 'raw', 'fact', 'episode', 'scene' or None, "
-                f"got {type_name(granularities)}"
-            )
-        grans = [parse_granularity(g).value for g in (granularities or ALL_GRANULARITIES)]
-        if not grans:
-            raise InvalidInputError("granularities must name at least one granularity")
-        found: dict[str, list[ScoredRecord]] = {}
-        for gran in dict.fromkeys(grans):
-            where = {"superseded": False} if gran == "fact" and as_of is None else None
-            hits = self.store.search(query, gran, namespace, k=k, window=window, where=where)
-            found[gran] = [h for h in hits if visible_at(h, as_of)]
-        return merge_hits(found, k)
-
-    async def asearch(
-        self,
-        query: str,
-        *,
-        namespace: str,
-        k: int = 10,
-        granularities: Sequence[str] | None = None,
-        window: TimeWindow | None = None,
-        as_of: datetime | None = None,
-    ) -> list[MemoryHit]:
-        """Async :meth:`search`."""
-        return await asyncio.to_thread(
-            self.search,
-            query,
-            namespace=namespace,
-            k=k,
-            granularities=granularities,
-            window=window,
-            as_of=as_of,
-        )
+        return added(await self._ainvoke(state, ctx, "add"), namespace, self._models.get)
 
     # ----------------------------------------------------------------- answer
     def _answer_request(
@@ -418,7 +291,8 @@ class Memory:
                 and the model and says how to start one.
         """
         state, ctx = self._answer_request(question, namespace, window, as_of)
-        return self._answered(self._invoke(state, ctx, "answer"), question, namespace)
+        output = self._invoke(state, ctx, "answer")
+        return answered(output, question, namespace, self._models.get)
 
     async def aanswer(
         self,
@@ -430,110 +304,8 @@ class Memory:
     ) -> AnswerResult:
         """Async :meth:`answer`."""
         state, ctx = self._answer_request(question, namespace, window, as_of)
-        return self._answered(await self._ainvoke(state, ctx, "answer"), question, namespace)
-
-    # ----------------------------------------------------- history and profile
-    def _known_ids(self, namespace: str, ids: Sequence[str]) -> set[str]:
-        """Which of ``ids`` name a stored record of ``namespace`` (any granularity)."""
-        found: set[str] = set()
-        for gran in ALL_GRANULARITIES:
-            missing = [i for i in ids if i not in found]
-            if not missing:
-                break
-            found.update(r.id for r in self.store.get(gran, namespace, missing))
-        return found
-
-    @staticmethod
-    def _not_found(namespace: str, ids: Sequence[str]) -> RecordNotFoundError:
-        listed = ", ".join(repr(i) for i in ids)
-        return RecordNotFoundError(
-            f"no memory {listed} in namespace {namespace!r}; ids come from search(), "
-            "answer().citations, inspect() or AddResult.new_raw_ids of the same namespace"
-        )
-
-    def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
-        """The audit entries of a memory, with its facts' supersession chain, oldest first.
-
-        A stored memory that never changed has an empty history; a forgotten one keeps
-        its tombstone.
-
-        Raises:
-            RecordNotFoundError: ``memory_id`` names no memory of ``namespace``, stored
-                or forgotten.
-        """
-        require_text("memory_id", memory_id)
-        require_namespace(namespace)
-        entries = history_of(self.store, namespace, memory_id)
-        if not entries and not self._known_ids(namespace, [memory_id]):
-            raise self._not_found(namespace, [memory_id])
-        return entries
-
-    async def ahistory(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
-        """Async :meth:`history`."""
-        return await asyncio.to_thread(self.history, memory_id, namespace=namespace)
-
-    def profile(self, *, namespace: str) -> ProfileRecord | None:
-        """The namespace's profile (distilled from scene summaries), or None."""
-        return self.store.get_profile(require_namespace(namespace))
-
-    async def aprofile(self, *, namespace: str) -> ProfileRecord | None:
-        """Async :meth:`profile`."""
-        return await asyncio.to_thread(self.profile, namespace=namespace)
-
-    def inspect(
-        self, *, namespace: str, granularity: str | None = None, limit: int = 50
-    ) -> dict[str, list[MemoryRecord]]:
-        """The most recent ``limit`` records per granularity (or of one), oldest first."""
-        require_namespace(namespace)
-        require_positive_int("limit", limit)
-        if granularity is not None:
-            require_text("granularity", granularity)
-        grans = [parse_granularity(granularity).value] if granularity else ALL_GRANULARITIES
-        return {g: self.store.get(g, namespace)[-limit:] for g in grans}
-
-    # ----------------------------------------------------------------- forget
-    def forget(
-        self,
-        *,
-        namespace: str,
-        memory_ids: Sequence[str] = (),
-        subject: str | None = None,
-        all: bool = False,
-    ) -> ForgetResult:
-        """Delete memories and everything derived only from them; leave a tombstone.
-
-        Exactly one selector: ``memory_ids``, ``subject`` (every record whose content
-        mentions it, case-insensitively) or ``all=True`` (the whole namespace).
-
-        Raises:
-            RecordNotFoundError: An id in ``memory_ids`` names no stored memory of
-                ``namespace``; nothing is deleted.
-        """
-        require_namespace(namespace)
-        require_bool("all", all)
-        optional_text("subject", subject)
-        ids = require_ids(memory_ids) if memory_ids != () else []
-        if ids:
-            known = self._known_ids(namespace, ids)
-            unknown = [i for i in dict.fromkeys(ids) if i not in known]
-            if unknown:
-                raise self._not_found(namespace, unknown)
-        return forget_records(
-            self.store, namespace, memory_ids=ids, subject=subject, everything=all
-        )
-
-    async def aforget(
-        self,
-        *,
-        namespace: str,
-        memory_ids: Sequence[str] = (),
-        subject: str | None = None,
-        all: bool = False,
-    ) -> ForgetResult:
-        """Async :meth:`forget`."""
-        return await asyncio.to_thread(
-            self.forget, namespace=namespace, memory_ids=memory_ids, subject=subject, all=all
-        )
+        output = await self._ainvoke(state, ctx, "answer")
+        return answered(output, question, namespace, self._models.get)
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:

@@ -1,0 +1,98 @@
+"""Map store hits and graph outputs to the facade's result types."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..graphs.state import Candidate
+from ..results import AddResult, AnswerResult, MemoryHit
+from ..stores.base import ScoredRecord
+from ..stores.records import FactRecord, Granularity, RawTurn
+
+ALL_GRANULARITIES: tuple[str, ...] = tuple(g.value for g in Granularity)
+
+
+def hit_from_scored(hit: ScoredRecord) -> MemoryHit:
+    """A store search result as a :class:`MemoryHit`."""
+    record = hit.record
+    return MemoryHit(
+        granularity=record.granularity.value,
+        id=record.id,
+        text=record.text,
+        score=hit.score,
+        occurred_at=record.occurred_at,
+        speaker=record.speaker if isinstance(record, RawTurn) else None,
+        ranks=dict(hit.ranks),
+    )
+
+
+def hit_from_candidate(candidate: Candidate) -> MemoryHit:
+    """A recall candidate as a :class:`MemoryHit`."""
+    return MemoryHit(
+        granularity=candidate.granularity,
+        id=candidate.id,
+        text=candidate.text,
+        score=candidate.score,
+        occurred_at=candidate.occurred_at,
+        speaker=candidate.speaker,
+        ranks=dict(candidate.ranks),
+        via=candidate.via,
+    )
+
+
+def visible_at(hit: ScoredRecord, as_of: datetime | None) -> bool:
+    """Current facts only; with ``as_of``, what was known and valid at that time."""
+    record = hit.record
+    if as_of is None:
+        return not (isinstance(record, FactRecord) and record.superseded_by is not None)
+    if record.occurred_at > as_of:
+        return False
+    return not isinstance(record, FactRecord) or record.is_valid_at(as_of)
+
+
+def merge_hits(per_granularity: Mapping[str, Sequence[ScoredRecord]], k: int) -> list[MemoryHit]:
+    """One ranked list: by fused score, then by cosine, granularity order and id.
+
+    Fused (RRF) scores come from ranks within each granularity, so the top hits of two
+    granularities tie; the dense cosine, comparable across collections, breaks the tie.
+    """
+    order = {g: n for n, g in enumerate(ALL_GRANULARITIES)}
+    scored = [h for hits in per_granularity.values() for h in hits]
+    scored.sort(
+        key=lambda h: (
+            -h.score,
+            -h.channel_scores.get("dense", -2.0),
+            order.get(h.record.granularity.value, 99),
+            h.record.id,
+        )
+    )
+    return [hit_from_scored(h) for h in scored[:k]]
+
+
+def add_result(output: Mapping[str, Any]) -> AddResult:
+    """The ingest path's output as an :class:`AddResult`."""
+    return AddResult(
+        new_raw_ids=list(output.get("new_raw_ids") or []),
+        duplicate_raw_ids=list(output.get("duplicate_raw_ids") or []),
+        written=list(output.get("written") or []),
+        failures=list(output.get("failures") or []),
+        llm_calls=list(output.get("llm_calls") or []),
+    )
+
+
+def answer_result(output: Mapping[str, Any], question: str = "") -> AnswerResult:
+    """The recall path's output as an :class:`AnswerResult`."""
+    return AnswerResult(
+        question=question,
+        verdicts=[dict(v) for v in output.get("verdicts") or []],
+        queries=list(dict.fromkeys(output.get("queries_tried") or [])),
+        answer=str(output.get("answer") or ""),
+        citations=list(output.get("citations") or []),
+        refused=bool(output.get("refused", False)),
+        memories=[hit_from_candidate(c) for c in output.get("candidates") or []],
+        rounds=int(output.get("rounds") or 0),
+        failures=list(output.get("failures") or []),
+        llm_calls=list(output.get("llm_calls") or []),
+    )

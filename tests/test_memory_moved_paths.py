@@ -1,0 +1,65 @@
+"""The facade moved into the ``memstrata.memory`` package; the old module paths still work.
+
+Each old path hands out the very object the new module holds and warns, naming the new
+module, with the warning attributed to the caller's line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+
+import pytest
+
+import memstrata
+from memstrata.memory import Memory, checkpointing, hits, inputs, models
+
+MOVED = [
+    ("memstrata.memory_inputs", "to_turns", inputs),
+    ("memstrata.memory_inputs", "require_namespace", inputs),
+    ("memstrata.memory_results", "merge_hits", hits),
+    ("memstrata.memory_results", "ALL_GRANULARITIES", hits),
+    ("memstrata.memory_models", "ChatModelProvider", models),
+    ("memstrata.memory_models", "default_local_server", models),
+    ("memstrata.memory_models", "configured_checkpointer", checkpointing),
+    ("memstrata.memory_models", "add_thread", checkpointing),
+]
+
+
+@pytest.mark.parametrize(("old", "name", "home"), MOVED, ids=lambda v: getattr(v, "__name__", v))
+def test_an_old_path_gives_the_same_object_and_warns(old: str, name: str, home: object) -> None:
+    module = importlib.import_module(old)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = getattr(module, name)
+    assert value is getattr(home, name)
+    assert [w.category for w in caught] == [DeprecationWarning]
+    message = str(caught[0].message)
+    assert f"{old}.{name} moved to {home.__name__}.{name}" in message  # type: ignore[attr-defined]
+    assert "removed in 0.2" in message
+    assert caught[0].filename == __file__
+
+
+def test_from_import_of_an_old_path_warns() -> None:
+    with pytest.warns(DeprecationWarning, match=r"memstrata\.memory\.inputs"):
+        from memstrata.memory_inputs import to_turns
+    assert to_turns is inputs.to_turns
+
+
+def test_an_unknown_or_private_name_is_an_attribute_error_without_a_warning() -> None:
+    module = importlib.import_module("memstrata.memory_models")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
+            module.no_such_thing  # noqa: B018
+        with pytest.raises(AttributeError):
+            module.__wrapped__  # noqa: B018
+
+
+def test_the_public_names_keep_working() -> None:
+    assert memstrata.Memory is Memory
+    for name in memstrata.__all__:
+        assert getattr(memstrata, name) is not None, name
+    from memstrata.memory import open_store
+
+    assert callable(open_store)
