@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from .agents.structured import LLMCall
-from .graphs.state import Failure, Written
+from .core.calls import LLMCall
+from .core.state import Failure, Written
 
 
 class _Result(BaseModel):

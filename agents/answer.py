@@ -17,17 +17,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ..graphs.context import MemoryContext
-from ..graphs.state import AnswerSource, RecallState, RecallVerdict
+from ..core import nodes
+from ..core.context import MemoryContext, context_of
+from ..core.state import AnswerSource, RecallState, RecallVerdict
 from ..prompts.recall import ANSWER, ANSWER_HINTS
-from .deps import NodeDeps, StepLog, context_of
+from .deps import NodeDeps, StepLog
 from .formatting import as_data
 from .query_analysis import QueryAnalysis
 from .recall_context import render_context
 from .recall_schemas import AnswerDraft, is_refusal_text
 from .token_caps import capped_log
 
-NODE = "answer"
 REFUSAL = "I don't know: my memory holds nothing that answers this."
 
 
@@ -57,7 +57,7 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     def plain_answer(
         state: RecallState, ctx: MemoryContext, source: AnswerSource
     ) -> dict[str, Any]:
-        log = capped_log(NODE, deps, ctx.answer_max_tokens)
+        log = capped_log(nodes.ANSWER, deps, ctx.answer_max_tokens)
         memories, labels = render_context(state.get("candidates", []), ctx.tz)
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         messages = ANSWER.format_messages(
@@ -76,13 +76,13 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         """Return the draft, answer plainly (fallback, after a refresh), or refuse."""
         ctx = context_of(runtime)
         if not state.get("candidates"):
-            return _refusal("no_memories", StepLog(NODE, deps))
+            return _refusal("no_memories", StepLog(nodes.ANSWER, deps))
         verdict = RecallVerdict.model_validate(state.get("verdict") or {"status": "failed"})
         if verdict.status == "failed":
             return plain_answer(state, ctx, "fallback")
         if any(w.granularity != "raw" for w in state.get("written", [])):
             return plain_answer(state, ctx, "after_refresh")
-        log = StepLog(NODE, deps)
+        log = StepLog(nodes.ANSWER, deps)
         usable = bool(verdict.answer) and not verdict.refusal and not verdict.unsupported_person
         if usable and (verdict.sufficient or ctx.insufficient_answer == "draft"):
             return _answered(verdict.answer, list(verdict.cited_ids), "draft", log)

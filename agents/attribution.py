@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..graphs.state import Candidate
+from ..core.state import Candidate
 from .query_analysis import QueryAnalysis, match_speakers
 
 

@@ -17,7 +17,7 @@ from datetime import time as clock_time
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from ..graphs.context import MemoryContext
+from ..core.context import MemoryContext
 from ..llm.reachability import unreachable_reason
 from ..prompts.construction import (
     CONSTRUCT_JSON,

@@ -16,13 +16,13 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from ..graphs.context import MemoryContext
-from ..graphs.state import IngestState, Job, Written
+from ..core.context import MemoryContext, context_of
+from ..core.nodes import CONSTRUCTOR
+from ..core.state import IngestState, Job, Written
 from ..stores.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from . import construct, episodes, refinement, scenes
-from .deps import NodeDeps, StepLog, context_of
+from .deps import NodeDeps, StepLog
 
-NODE = "constructor"
 WINDOW_TURNS = 6
 """Recent turns shown as context when extracting facts from a single turn."""
 
@@ -32,7 +32,7 @@ class _Run:
 
     def __init__(self, deps: NodeDeps, ctx: MemoryContext) -> None:
         self.deps, self.ctx = deps, ctx
-        self.log = StepLog(NODE, deps)
+        self.log = StepLog(CONSTRUCTOR, deps)
         self.written: list[Written] = []
         self.new_facts: list[str] = []
         self.scenes_changed = False

@@ -8,11 +8,9 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
-from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from ..graphs.context import MemoryContext
-from ..graphs.state import Failure
+from ..core.state import Failure
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import utc_now
 from .journal import ReplyJournal
@@ -32,16 +30,6 @@ class NodeDeps:
     """Recorded in audit entries."""
     journal: ReplyJournal | None = None
     """Construction replies kept between runs; None rebuilds everything."""
-
-
-def context_of(runtime: Runtime[MemoryContext] | None) -> MemoryContext:
-    """The run's context, or the defaults when the caller passed none."""
-    ctx = getattr(runtime, "context", None)
-    if isinstance(ctx, MemoryContext):
-        return ctx
-    if isinstance(ctx, dict):  # e.g. sent as JSON by LangGraph Studio or the HTTP API
-        return MemoryContext(**ctx)
-    return MemoryContext()
 
 
 @dataclass

@@ -20,16 +20,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ..graphs.context import MemoryContext
-from ..graphs.state import IngestState, Job, TriggerDecision
+from ..core.context import MemoryContext, context_of
+from ..core.nodes import EPISODE_TRIGGER
+from ..core.state import IngestState, Job, TriggerDecision
 from ..llm.tokens import TokenCounter, token_counter_for
 from ..prompts.construction import BOUNDARY
 from ..stores.records import RawTurn
-from .deps import NodeDeps, StepLog, context_of
+from .deps import NodeDeps, StepLog
 from .formatting import format_turns
 from .schemas import BoundaryDecision
-
-NODE = "episode_trigger"
 
 
 @dataclass
@@ -69,7 +68,7 @@ def _llm_boundary(ctx: MemoryContext, history: list[RawTurn], turn: RawTurn, pla
 def _eager(
     deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
 ) -> _Plan:
-    plan = _Plan(StepLog(NODE, deps))
+    plan = _Plan(StepLog(EPISODE_TRIGGER, deps))
     if new:  # one call extracts the facts of every new turn
         plan.jobs.append(
             Job(kind="turn_facts", raw_ids=[t.id for t in new], reason="eager: every turn")
@@ -104,7 +103,7 @@ def _heuristic_boundary(
 def _boundary(
     deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
 ) -> _Plan:
-    plan = _Plan(StepLog(NODE, deps))
+    plan = _Plan(StepLog(EPISODE_TRIGGER, deps))
     count = token_counter_for(deps.caller.model)  # the served model's tokenizer, if known
     for turn in new:
         if buffer:
@@ -123,7 +122,7 @@ def _boundary(
 def _session(
     deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
 ) -> _Plan:
-    plan = _Plan(StepLog(NODE, deps))
+    plan = _Plan(StepLog(EPISODE_TRIGGER, deps))
     for turn in new:
         if buffer and buffer[-1].session_id != turn.session_id:
             plan.close(buffer, f"session {buffer[-1].session_id} closed")
@@ -137,7 +136,7 @@ def _session(
 def _recurrence(
     deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
 ) -> _Plan:
-    plan = _Plan(StepLog(NODE, deps))
+    plan = _Plan(StepLog(EPISODE_TRIGGER, deps))
     ns, store = ctx.namespace, deps.store
     claimed: set[str] = set()
     merges: dict[str, list[str]] = {}

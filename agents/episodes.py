@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..graphs.context import MemoryContext
+from ..core.context import MemoryContext
 from ..stores.records import EpisodeRecord, FactRecord, RawTurn, stable_id
 from .construct import draft_excerpt, episode_text, fact_records
 from .deps import StepLog

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from ..graphs.state import Candidate
+from ..core.state import Candidate
 from ..stores.records import FactRecord, MemoryRecord, RawTurn
 
 _MAX_FIELD = 4000

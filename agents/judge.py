@@ -14,21 +14,20 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ..graphs.context import MemoryContext
-from ..graphs.state import Candidate, Conflict, IngestState, RecallState, RecallVerdict
+from ..core.context import MemoryContext, context_of
+from ..core.nodes import JUDGE
+from ..core.state import Candidate, Conflict, IngestState, RecallState, RecallVerdict
 from ..prompts.construction import CONFLICT
 from ..prompts.recall import ANSWER_HINTS, JUDGE_ANSWER
 from ..stores.records import FactRecord
 from .attribution import unsupported_person
-from .deps import NodeDeps, StepLog, context_of
+from .deps import NodeDeps, StepLog
 from .formatting import as_data, format_facts
 from .query_analysis import QueryAnalysis
 from .recall_context import render_context
 from .recall_schemas import JudgedAnswer, is_refusal_text
 from .schemas import ConflictReport
 from .token_caps import capped_log
-
-NODE = "judge"
 
 
 def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Conflict]:
@@ -71,7 +70,7 @@ def make_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
 
     def judge(state: IngestState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Flag stored facts that the facts written in this run contradict."""
-        log = StepLog(NODE, deps)
+        log = StepLog(JUDGE, deps)
         ctx = context_of(runtime)
         try:
             conflicts = check_conflicts(log, ctx, list(state.get("new_fact_ids", [])))
@@ -129,7 +128,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         without a call, so the graph retries with rewritten queries before refusing.
         """
         ctx = context_of(runtime)
-        log = capped_log(NODE, deps, ctx.judge_max_tokens)
+        log = capped_log(JUDGE, deps, ctx.judge_max_tokens)
         candidates = state.get("candidates", [])
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         verdict = RecallVerdict(round=state.get("rounds", 0))

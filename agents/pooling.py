@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ..graphs.state import Candidate
+from ..core.state import Candidate
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.filters import TimeWindow
 from ..stores.fusion import FusionConfig, reciprocal_rank_fusion

@@ -15,11 +15,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
+from ..core.context import MemoryContext, context_of
+from ..core.state import IngestState, TurnInput
 from ..errors import InvalidInputError
-from ..graphs.context import MemoryContext
-from ..graphs.state import IngestState, TurnInput
 from ..stores.records import RawTurn, stable_id
-from .deps import NodeDeps, context_of
+from .deps import NodeDeps
 from .salience import is_trivial
 from .timeparse import reference_day, resolve_times
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from ..graphs.state import Candidate
+from ..core.state import Candidate
 from .formatting import data_line, long_date
 
 TokenCount = Callable[[str], int]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..graphs.context import MemoryContext
+from ..core.context import MemoryContext
 from ..stores.records import FactRecord, stable_id
 from .deps import StepLog
 

@@ -15,19 +15,18 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ..graphs.context import MemoryContext
-from ..graphs.state import Conflict, IngestState, RecallState, Written
+from ..core.context import MemoryContext, context_of
+from ..core.nodes import REFRESHER
+from ..core.state import Conflict, IngestState, RecallState, Written
 from ..prompts.recall import REFRESH
 from ..stores.audit import AuditEntry
 from ..stores.records import FactRecord, MemoryRecord, RawTurn
-from .deps import NodeDeps, StepLog, context_of
+from .deps import NodeDeps, StepLog
 from .formatting import as_data
 from .recall_context import render_context
 from .recall_schemas import RefreshPlan
 from .refinement import fact_id
 from .token_caps import capped_log
-
-NODE = "refresher"
 
 
 def supersede(log: StepLog, ctx: MemoryContext, conflict: Conflict) -> Written | None:
@@ -44,7 +43,7 @@ def supersede(log: StepLog, ctx: MemoryContext, conflict: Conflict) -> Written |
         AuditEntry(
             namespace=ns,
             at=log.deps.clock(),
-            actor=NODE,
+            actor=REFRESHER,
             action="supersede",
             granularity="fact",
             target_id=old.id,
@@ -64,7 +63,7 @@ def make_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
 
     def refresher(state: IngestState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Supersede every fact the Judge found contradicted."""
-        log = StepLog(NODE, deps)
+        log = StepLog(REFRESHER, deps)
         ctx = context_of(runtime)
         written = []
         for conflict in state.get("conflicts", []):
@@ -93,7 +92,7 @@ def _apply_edit(
     entry = AuditEntry(
         namespace=ns,
         at=now,
-        actor=NODE,
+        actor=REFRESHER,
         action="update",
         granularity=gran,
         target_id=record.id,
@@ -141,7 +140,7 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     def refresher(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Resolve the memories the Judge found contradicting each other."""
         ctx = context_of(runtime)
-        log = capped_log(NODE, deps, ctx.refresh_max_tokens)
+        log = capped_log(REFRESHER, deps, ctx.refresh_max_tokens)
         ids = set((state.get("verdict") or {}).get("conflicting_ids", []))
         conflicting = [c for c in state.get("candidates", []) if c.id in ids]
         memories, labels = render_context(conflicting, ctx.tz)

@@ -15,16 +15,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from ..core.context import MemoryContext, context_of
+from ..core.nodes import RETRIEVER
+from ..core.state import RecallState
 from ..errors import InvalidInputError
-from ..graphs.context import MemoryContext
-from ..graphs.state import RecallState
-from .deps import NodeDeps, StepLog, context_of
+from .deps import NodeDeps, StepLog
 from .formatting import approx_tokens
 from .pooling import EvidencePool, PoolSettings
 from .query_analysis import QueryAnalysis, analyze_question
 from .recall_context import TokenCount
-
-NODE = "retriever"
 
 
 def require_question(state: RecallState) -> str:
@@ -65,7 +64,7 @@ def make_retriever(
         """Analyse (first round) or take the rewritten queries (retry); search; cut."""
         question = require_question(state)
         ctx = context_of(runtime)
-        log = StepLog(NODE, deps)
+        log = StepLog(RETRIEVER, deps)
         rounds = state.get("rounds", 0)
         pool = EvidencePool(
             deps.store,

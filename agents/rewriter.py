@@ -13,16 +13,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ..graphs.context import MemoryContext
-from ..graphs.state import RecallState, RecallVerdict
+from ..core.context import MemoryContext, context_of
+from ..core.nodes import REWRITER
+from ..core.state import RecallState, RecallVerdict
 from ..prompts.recall import REWRITE
-from .deps import NodeDeps, context_of
+from .deps import NodeDeps
 from .formatting import as_data
 from .query_analysis import QueryAnalysis
 from .recall_schemas import QueryRewrite
 from .token_caps import capped_log
 
-NODE = "rewriter"
 WINDOW_LINES = 10
 """Recent conversation lines shown to the rewrite."""
 
@@ -42,7 +42,7 @@ def make_rewriter(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     def rewriter(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Write search queries for what the last verdict found missing."""
         ctx = context_of(runtime)
-        log = capped_log(NODE, deps, ctx.rewrite_max_tokens)
+        log = capped_log(REWRITER, deps, ctx.rewrite_max_tokens)
         verdict = RecallVerdict.model_validate(state.get("verdict") or {})
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         window = "\n".join(state.get("window", [])[-WINDOW_LINES:]) or "(none)"

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from ..graphs.context import MemoryContext
+from ..core.context import MemoryContext
 from ..stores.records import EpisodeRecord, FactRecord, ProfileRecord, SceneRecord, stable_id
 from .deps import StepLog
 from .formatting import long_date

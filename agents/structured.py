@@ -26,6 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
+from ..core.calls import LLMCall
 from ..errors import MemstrataError
 from ..llm.reachability import unreachable_reason
 from ..prompts.structured import JSON_INSTRUCTIONS, REPAIR_REQUEST
@@ -51,33 +52,6 @@ __all__ = [
     "StructuredResult",
     "parse_json_payload",
 ]
-
-
-@dataclass(frozen=True)
-class LLMCall:
-    """One attempt of one structured call, for cost accounting and debugging.
-
-    Token counts are the ones the server reported (``usage``); None when it sent none.
-    """
-
-    node: str
-    schema: str
-    attempt: int
-    method: str
-    ok: bool
-    latency_s: float
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    error: str | None = None
-    repaired: bool = False
-    """The reply's JSON syntax was broken and json-repair fixed it (no re-ask needed)."""
-    unreachable: bool = False
-    """The request never reached the model (refused, timed out, HTTP 401/403/404/5xx)."""
-
-    @property
-    def reask(self) -> bool:
-        """Whether this attempt asked the model again after an earlier one failed."""
-        return self.attempt > 1
 
 
 class StructuredOutputError(MemstrataError):

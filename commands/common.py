@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from pydantic import BaseModel
 
 from ..config import MemoryConfig
-from ..graphs.context import TRIGGER_POLICIES
+from ..core.context import TRIGGER_POLICIES
 from ..memory import Memory
 
 MemoryFactory = Callable[[MemoryConfig], Memory]

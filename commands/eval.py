@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import MemoryConfig
+from ..core.context import TRIGGER_POLICIES
 from ..datasets.locomo import default_locomo_path
 from ..errors import InvalidInputError
 from ..evaluation.harness import EvalModels, EvalSettings, run_evaluation
@@ -27,7 +28,6 @@ from ..evaluation.outputs import rerender
 from ..evaluation.subset import PICKS
 from ..evaluation.systems import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, SYSTEMS
 from ..evaluation.transcripts import TokenCounter, WordPieceCounter
-from ..graphs.context import TRIGGER_POLICIES
 from ..llm.tokens import token_counter_for
 from ..memory.models import ChatModelProvider
 

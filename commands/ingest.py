@@ -23,9 +23,9 @@ from langgraph.runtime import Runtime
 from tqdm import tqdm
 
 from ..agents.raw_writer import make_raw_write
+from ..core.state import TurnInput
 from ..errors import InvalidInputError, MemstrataError
 from ..graphs.ingest import node_deps
-from ..graphs.state import TurnInput
 from ..memory import Memory
 from .common import add_memory_options, open_memory, report_failures, warn
 from .turn_files import NamespaceTurns, load_turn_file

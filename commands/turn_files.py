@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.state import TurnInput
 from ..datasets.locomo import parse_conversation
 from ..errors import InvalidInputError
-from ..graphs.state import TurnInput
 from ..stores.records import validate_namespace
 
 JSONL_FIELDS = ("speaker", "text", "occurred_at", "session_id")

@@ -8,7 +8,7 @@ everything that decides what gets built:
 * all stages: the data file's content (sha256), the embedder, the store's schema version;
 * ``memstrata-<policy>``: the chat model, the construction prompts and reply schemas (their
   text and the declared prompt version), the batch size and every construction setting
-  of :class:`~memstrata.graphs.context.MemoryContext` for that policy;
+  of :class:`~memstrata.core.context.MemoryContext` for that policy;
 * ``chunks``: the chunk size, overlap and session cut.
 
 Each store keeps its own journal of finished batches (``ingest.jsonl``), so a later run
@@ -29,7 +29,7 @@ from typing import Any
 from langchain_core.prompts import ChatPromptTemplate
 from pydantic import BaseModel
 
-from ..graphs.context import MemoryContext
+from ..core.context import MemoryContext
 from ..stores.chroma import SCHEMA_VERSION, ChromaMemoryStore
 from .ingest import CHUNK_STAGE, MEMSTRATA_STAGE
 from .records import IngestStep, Journal, ingests_of

@@ -26,8 +26,8 @@ from langchain_core.language_models import BaseChatModel
 from tqdm import tqdm
 
 from ..agents.structured import StructuredCaller, StructuredMethod
+from ..core.context import TRIGGER_POLICIES
 from ..errors import InvalidInputError
-from ..graphs.context import TRIGGER_POLICIES
 from ..graphs.ingest import build_ingest_graph
 from ..graphs.recall import build_recall_graph
 from .answering import Answerer

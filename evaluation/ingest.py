@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.context import MemoryContext, TriggerPolicy
+from ..core.state import TurnInput
 from ..datasets.locomo import Conversation
-from ..graphs.context import MemoryContext, TriggerPolicy
-from ..graphs.state import TurnInput
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import RawTurn
 from .records import IngestStep, costs_of

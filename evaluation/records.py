@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..agents.structured import LLMCall
+from ..core.calls import LLMCall
 from ..errors import InvalidInputError
 
 

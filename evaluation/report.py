@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..graphs.context import MemoryContext
+from ..core.context import MemoryContext
 from .summary import CATEGORY_NAMES
 from .systems import BASELINES, FLAT, MEMSTRATA
 

@@ -30,9 +30,9 @@ from zoneinfo import ZoneInfo
 
 from ..agents.formatting import data_line, long_date
 from ..agents.recall_context import render_context, render_turn
+from ..core.context import MemoryContext, TriggerPolicy
+from ..core.state import Candidate
 from ..datasets.locomo import Conversation
-from ..graphs.context import MemoryContext, TriggerPolicy
-from ..graphs.state import Candidate
 from ..prompts.eval import NOT_MENTIONED
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import RawTurn

@@ -1,7 +1,7 @@
 """The memory graphs: ingest, recall and the combined graph, with their state and context.
 
-Exports are resolved lazily: the agents import ``graphs.context`` and ``graphs.state``,
-and loading the graph builders here eagerly would import the agents back.
+The graph builders are resolved lazily (removed once nothing below imports graphs).
+``MemoryContext`` lives in :mod:`memstrata.core.context` and is re-exported here.
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ..core.context import MemoryContext
+
 if TYPE_CHECKING:
-    from .context import MemoryContext
     from .ingest import build_ingest_graph
     from .memory import build_memory_graph
     from .recall import build_recall_graph
 
 _EXPORTS = {
-    "MemoryContext": ".context",
     "build_ingest_graph": ".ingest",
     "build_memory_graph": ".memory",
     "build_recall_graph": ".recall",

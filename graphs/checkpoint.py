@@ -32,9 +32,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from ..agents.structured import LLMCall
+from ..core.calls import LLMCall
+from ..core.state import Candidate, Conflict, Failure, Job, TriggerDecision, TurnInput, Written
 from ..errors import InvalidInputError, MissingDependencyError
-from .state import Candidate, Conflict, Failure, Job, TriggerDecision, TurnInput, Written
 
 Backend = Literal["sqlite", "postgres"]
 

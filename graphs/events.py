@@ -20,9 +20,8 @@ from typing import Any, Final
 
 from langgraph.runtime import Runtime
 
-from ..agents.deps import context_of
-from .context import MemoryContext
-from .state import Written
+from ..core.context import MemoryContext, context_of
+from ..core.state import Written
 
 MEMORY_WRITTEN: Final = "memory_written"
 """The ``event`` field of every memory change event."""

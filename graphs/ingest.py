@@ -15,11 +15,11 @@ from ..agents.judge import make_judge
 from ..agents.raw_writer import make_raw_write
 from ..agents.refresher import make_refresher
 from ..agents.structured import StructuredCaller, StructuredMethod
+from ..core.context import MemoryContext
+from ..core.nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
+from ..core.state import IngestInput, IngestOutput, IngestState
 from ..stores.chroma import ChromaMemoryStore
-from .context import MemoryContext
 from .events import emitting
-from .nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
-from .state import IngestInput, IngestOutput, IngestState
 
 
 def route_after_trigger(state: IngestState) -> Literal["constructor", "__end__"]:

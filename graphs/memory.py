@@ -15,12 +15,19 @@ from langgraph.graph import END, START, StateGraph
 
 from ..agents.journal import ReplyJournal
 from ..agents.structured import StructuredMethod
+from ..core.context import MemoryContext
+from ..core.state import (
+    IngestInput,
+    IngestOutput,
+    IngestState,
+    RecallInput,
+    RecallOutput,
+    RecallState,
+)
 from ..errors import InvalidInputError
 from ..stores.chroma import ChromaMemoryStore
-from .context import MemoryContext
 from .ingest import build_ingest_graph
 from .recall import build_recall_graph
-from .state import IngestInput, IngestOutput, IngestState, RecallInput, RecallOutput, RecallState
 
 INGEST: Final = "ingest"
 RECALL: Final = "recall"

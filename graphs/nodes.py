@@ -1,14 +1,4 @@
-"""Node names, defined once and used by every graph and router."""
+"""Deprecated: moved to :mod:`memstrata.core.nodes`; this path is removed in 0.2."""
 
-from typing import Final
-
-RAW_WRITE: Final = "raw_write"
-EPISODE_TRIGGER: Final = "episode_trigger"
-CONSTRUCTOR: Final = "constructor"
-JUDGE: Final = "judge"
-REFRESHER: Final = "refresher"
-RETRIEVER: Final = "retriever"
-REWRITER: Final = "rewriter"
-ANSWER: Final = "answer"
-FINISH: Final = "__end__"
-"""langgraph's END, typed as a literal so routers can return it."""
+from ..core.nodes import *  # noqa: F403
+from ..core.nodes import __all__ as __all__

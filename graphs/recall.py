@@ -25,20 +25,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from ..agents.answer import make_answer
-from ..agents.deps import context_of
 from ..agents.judge import make_recall_judge
 from ..agents.recall_context import TokenCount
 from ..agents.refresher import make_recall_refresher
 from ..agents.retriever import make_retriever
 from ..agents.rewriter import make_rewriter
 from ..agents.structured import StructuredMethod
+from ..core.context import MemoryContext, context_of
+from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
+from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict
 from ..llm.tokens import token_counter_for
 from ..stores.chroma import ChromaMemoryStore
-from .context import MemoryContext
 from .events import emitting
 from .ingest import node_deps
-from .nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
-from .state import RecallInput, RecallOutput, RecallState, RecallVerdict
 
 
 def route_after_retriever(state: RecallState) -> Literal["judge", "__end__"]:

@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from langgraph.graph import StateGraph
 
 from ..config import MemoryConfig
+from ..core.context import MemoryContext
 from ..errors import InvalidInputError
 from ..memory import open_store
 from ..memory.models import endpoint_chat_model
-from .context import MemoryContext
 from .memory import MemoryInput, MemoryOutput, MemoryState, build_memory_graph
 
 StudioGraph = StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]

@@ -1,0 +1,198 @@
+"""The run-time context of the memory graphs: identity, thresholds and budgets.
+
+Nodes read these through ``runtime.context`` (via :func:`context_of`); nothing inside a
+node reads the environment. Defaults follow the papers (RecMem theta_sim 0.7 /
+theta_count 5, EverMemOS scene tau 0.7 and 7-day max gap on LoCoMo).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from langgraph.runtime import Runtime
+
+from ..errors import InvalidInputError
+from ..stores.records import validate_namespace
+
+TriggerPolicy = Literal["eager", "recurrence", "boundary", "session"]
+TRIGGER_POLICIES: tuple[TriggerPolicy, ...] = ("eager", "recurrence", "boundary", "session")
+ConstructionFormat = Literal["lines", "json"]
+InsufficientAnswer = Literal["refuse", "draft"]
+
+__all__ = [
+    "TRIGGER_POLICIES",
+    "ConstructionFormat",
+    "InsufficientAnswer",
+    "MemoryContext",
+    "TriggerPolicy",
+    "context_of",
+]
+
+
+@dataclass(kw_only=True)
+class MemoryContext:
+    """Identity, thresholds and budgets for one run of a memory graph."""
+
+    namespace: str = "default"
+    """Tenant scope (user/agent) every read and write of the run is confined to."""
+    timezone: str = "UTC"
+    """Time zone used to show dates to the model and to resolve "yesterday"."""
+
+    trigger_policy: TriggerPolicy = "recurrence"
+    """When consolidation runs: eager (every turn), recurrence, boundary or session."""
+    theta_sim: float = 0.7
+    """Recurrence: cosine a raw neighbour needs to count as a recurrence."""
+    theta_count: int = 5
+    """Recurrence: neighbours needed before the cluster is consolidated."""
+    neighbour_k: int = 10
+    """Recurrence: how many raw neighbours are inspected per incoming turn."""
+    merge_threshold: float = 0.7
+    """Merge-first: cosine at which an existing episode absorbs new content."""
+    boundary_gap_minutes: float = 240.0
+    """Boundary: a silence longer than this closes the current episode."""
+    boundary_max_tokens: int = 1200
+    """Boundary: buffered text longer than this (approx. tokens) closes the episode."""
+    boundary_llm_check: bool = False
+    """Boundary: ask the LLM boundary judge when no heuristic fires."""
+
+    construction_format: ConstructionFormat = "lines"
+    """How the Constructor's model replies: one line per item (cheap, for small local
+    models) or a JSON object validated against the schema (for API models)."""
+    construction_max_items: int = 12
+    """Construction: at most this many facts, plans and preferences per call."""
+    construction_max_tokens: int = 480
+    """Construction: the output cap of one call, in tokens."""
+    skip_trivial_turns: bool = True
+    """Construction: greetings and acknowledgements stay in the raw layer only."""
+    known_facts_k: int = 8
+    """Semantic refinement: existing facts shown to the model to avoid duplicates."""
+    duplicate_threshold: float = 0.95
+    """A new fact this close (cosine) to a stored one is a duplicate and is dropped."""
+    conflict_k: int = 4
+    """Conflict check: existing facts compared with each new fact."""
+    scene_tau: float = 0.7
+    """Scenes: cosine to a scene centroid needed to join it."""
+    scene_max_gap_days: float = 7.0
+    """Scenes: an episode joins a scene only within this many days of a member."""
+    profile_scenes: int = 8
+    """Profile: how many most recent scene summaries the profile is distilled from."""
+
+    k_min: int = 5
+    """Recall: minimum memories retrieved per granularity (AMA's K_min)."""
+    max_retrieval_rounds: int = 2
+    """Recall: retrieval rounds before answering with what was found (AMA's K_r)."""
+    scene_top: int = 3
+    """Recall: scenes whose episodes are pooled during scene expansion."""
+    neighbour_turns: int = 1
+    """Recall: on retry rounds a raw hit brings the turns this close to it in its session."""
+    max_candidates: int = 60
+    """Recall: at most this many memories in the context, whatever the token budget."""
+
+    # ---------------------------------------------------------- recall (pooled evidence)
+    context_tokens: int = 1500
+    """Recall: token budget of the context shown to the Judge and the answer."""
+    derived_share: float = 0.2
+    """Recall: share of the budget facts, episodes and scenes may take; the rest is kept
+    for raw turns, which are the evidence (unused derived room goes to raw turns)."""
+    raw_depth: int = 40
+    """Recall: raw turns ranked per search channel before the budget cut."""
+    derived_depth: int = 10
+    """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
+    judge_max_tokens: int = 160
+    """Recall: output cap of the Judge's combined call (verdict and draft answer)."""
+    rewrite_max_tokens: int = 96
+    """Recall: output cap of the query rewrite after an insufficient verdict."""
+    answer_max_tokens: int = 96
+    """Recall: output cap of a plain answer call (fallback or after a refresh)."""
+    refresh_max_tokens: int = 256
+    """Recall: output cap of the Refresher's plan."""
+    insufficient_answer: InsufficientAnswer = "refuse"
+    """Recall: when the last round is still judged insufficient, refuse, or give the
+    Judge's partial draft answer."""
+    attribution_check: bool = True
+    """Recall: a draft citing only turns of people other than the one the question names
+    (none mentioning them) is not sufficient: retry, then refuse."""
+
+    max_llm_attempts: int = 3
+    """Attempts per structured LLM call (the validation error is shown on retry)."""
+    extra: dict[str, str] = field(default_factory=dict)
+    """Free-form tags recorded with audit entries (e.g. the calling agent)."""
+
+    def __post_init__(self) -> None:
+        validate_namespace(self.namespace)
+        if self.construction_format not in ("lines", "json"):
+            raise InvalidInputError(
+                f"unknown construction_format {self.construction_format!r}; use 'lines' or 'json'"
+            )
+        if self.trigger_policy not in TRIGGER_POLICIES:
+            raise InvalidInputError(
+                f"unknown trigger_policy {self.trigger_policy!r}; use one of {TRIGGER_POLICIES}"
+            )
+        for name in ("theta_sim", "merge_threshold", "scene_tau", "duplicate_threshold"):
+            value = getattr(self, name)
+            if not -1.0 <= value <= 1.0:
+                raise InvalidInputError(f"{name} is a cosine in [-1, 1], got {value}")
+        for name in (
+            "theta_count",
+            "neighbour_k",
+            "known_facts_k",
+            "conflict_k",
+            "max_llm_attempts",
+            "construction_max_items",
+            "construction_max_tokens",
+        ):
+            if getattr(self, name) < 1:
+                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.theta_count > self.neighbour_k:
+            raise InvalidInputError(
+                f"theta_count ({self.theta_count}) cannot exceed neighbour_k ({self.neighbour_k})"
+            )
+        self._check_recall()
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as e:
+            raise InvalidInputError(
+                f"unknown timezone {self.timezone!r}; use an IANA name like 'Europe/Berlin'"
+            ) from e
+
+    def _check_recall(self) -> None:
+        for name in (
+            "k_min",
+            "max_retrieval_rounds",
+            "max_candidates",
+            "context_tokens",
+            "raw_depth",
+            "derived_depth",
+            "judge_max_tokens",
+            "rewrite_max_tokens",
+            "answer_max_tokens",
+            "refresh_max_tokens",
+        ):
+            if getattr(self, name) < 1:
+                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.insufficient_answer not in ("refuse", "draft"):
+            raise InvalidInputError(
+                f"unknown insufficient_answer {self.insufficient_answer!r}; use 'refuse' or 'draft'"
+            )
+        if not 0.0 <= self.derived_share < 1.0:
+            raise InvalidInputError(
+                f"derived_share is the budget share of derived memory, in [0, 1); "
+                f"got {self.derived_share}"
+            )
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The context's time zone."""
+        return ZoneInfo(self.timezone)
+
+
+def context_of(runtime: Runtime[MemoryContext] | None) -> MemoryContext:
+    """The run's context, or the defaults when the caller passed none."""
+    ctx = getattr(runtime, "context", None)
+    if isinstance(ctx, MemoryContext):
+        return ctx
+    if isinstance(ctx, dict):  # e.g. sent as JSON by LangGraph Studio or the HTTP API
+        return MemoryContext(**ctx)
+    return MemoryContext()

@@ -1,0 +1,30 @@
+"""Node names, defined once.
+
+The graphs add nodes under them, the routers return them, and each agent records its
+LLM calls, failures and audit entries under its own.
+"""
+
+from typing import Final
+
+RAW_WRITE: Final = "raw_write"
+EPISODE_TRIGGER: Final = "episode_trigger"
+CONSTRUCTOR: Final = "constructor"
+JUDGE: Final = "judge"
+REFRESHER: Final = "refresher"
+RETRIEVER: Final = "retriever"
+REWRITER: Final = "rewriter"
+ANSWER: Final = "answer"
+FINISH: Final = "__end__"
+"""langgraph's END, typed as a literal so routers can return it."""
+
+__all__ = [
+    "ANSWER",
+    "CONSTRUCTOR",
+    "EPISODE_TRIGGER",
+    "FINISH",
+    "JUDGE",
+    "RAW_WRITE",
+    "REFRESHER",
+    "RETRIEVER",
+    "REWRITER",
+]
