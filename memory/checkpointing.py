@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel
 
 from ..config import MemoryConfig
-from ..graphs.context import MemoryContext
+from ..core.context import MemoryContext
 
 
 def configured_checkpointer(

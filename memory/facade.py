@@ -30,8 +30,8 @@ from langgraph.graph.state import CompiledStateGraph
 
 from ..agents.journal import SqliteReplyJournal
 from ..config import MemoryConfig
+from ..core.context import MemoryContext
 from ..errors import InvalidInputError, InvalidTypeError
-from ..graphs.context import MemoryContext
 from ..graphs.memory import build_memory_graph
 from ..results import AddResult, AnswerResult
 from ..stores.chroma import ChromaMemoryStore

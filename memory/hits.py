@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..graphs.state import Candidate
+from ..core.state import Candidate
 from ..results import AddResult, AnswerResult, MemoryHit
 from ..stores.base import ScoredRecord
 from ..stores.records import FactRecord, Granularity, RawTurn

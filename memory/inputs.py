@@ -15,8 +15,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
+from ..core.state import TurnInput
 from ..errors import InvalidInputError, InvalidTypeError, NamespaceError
-from ..graphs.state import TurnInput
 from ..stores.filters import TimeWindow
 from ..stores.records import utc_now, validate_namespace
 

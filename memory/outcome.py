@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from ..agents.structured import LLMCall
+from ..core.calls import LLMCall
 from ..errors import ModelUnreachableError
 from ..llm.reachability import unreachable_error
 from ..results import AddResult, AnswerResult
