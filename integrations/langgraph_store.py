@@ -1,0 +1,395 @@
+"""``MemstrataStore``: a LangGraph ``BaseStore`` over a memstrata store.
+
+Use it wherever LangGraph takes a store: ``graph.compile(store=...)``, ``get_store()``
+inside a node, LangMem's memory tools. A ``put`` stores the value verbatim as a memstrata
+raw record (no LLM call); a ``search`` with a query runs memstrata's hybrid (dense + BM25,
+RRF-fused) search, or dense search alone with ``search_mode="dense"``; filters work on
+the value's fields. Each namespace tuple maps to its own memstrata namespace, so every
+read and write is scoped to it.
+
+Example:
+    ```python
+    store = MemstrataStore(ChromaMemoryStore.persistent(".memstrata/chroma"))
+    graph = builder.compile(store=store)
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+from ..errors import InvalidInputError, InvalidTypeError
+from ..stores.base import MemoryStore, ScoredRecord, SearchMode
+from ..stores.records import Granularity, utc_now
+from .store_items import (
+    ITEM,
+    KEY,
+    NAMESPACE,
+    ROLE,
+    VECTOR,
+    VECTORS,
+    WHOLE,
+    IndexPaths,
+    check_filter,
+    dump_value,
+    index_paths,
+    item_id,
+    item_records,
+    item_texts,
+    passes,
+    registry_id,
+    registry_labels,
+    registry_record,
+    to_item,
+)
+from .store_namespace import check_labels, check_root, check_writable, matches, to_memstrata
+
+RAW = Granularity.RAW
+_FIRST_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class _Put:
+    """A validated write: ``text`` None deletes the item."""
+
+    labels: tuple[str, ...]
+    key: str
+    value: dict[str, Any] | None
+    text: str | None
+    paths: IndexPaths
+
+
+class MemstrataStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose items live in a memstrata :class:`MemoryStore`.
+
+    Every item is one raw record in the memstrata namespace ``"<root>/<labels...>"``
+    (see :meth:`memstrata_namespace`); its indexed fields are embedded by the memstrata
+    store's own embeddings. Reads in a batch see the store as it was before the batch's
+    writes, and the last write to a key in a batch wins, as in LangGraph's stores.
+    Item TTLs are not supported (``supports_ttl`` is False), as in ``InMemoryStore``.
+    """
+
+    supports_ttl = False
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        index: IndexConfig | None = None,
+        root: str = "lg",
+        search_mode: SearchMode = "hybrid",
+    ) -> None:
+        """Wrap a memstrata store.
+
+        Args:
+            store: The memstrata store the items live in (e.g. ``ChromaMemoryStore``).
+            index: LangGraph's index config. ``fields`` (default ``["$"]``, the whole
+                value) says what is embedded. Embeddings come from ``store``; an
+                ``embed`` given here must be that same object.
+            root: The memstrata namespace every tuple is mapped under.
+            search_mode: ``"hybrid"`` (dense + BM25, RRF-fused; scores are fused RRF
+                scores) or ``"dense"`` (scores are cosine similarities).
+
+        Raises:
+            InvalidTypeError: if ``store`` is not a memstrata store or ``index`` is no dict.
+            InvalidInputError: for an unknown ``search_mode``, bad ``fields``, or an
+                ``embed`` other than the store's embeddings.
+            NamespaceError: if ``root`` is not a valid memstrata namespace.
+        """
+        if not isinstance(store, MemoryStore):
+            raise InvalidTypeError(
+                "store must be a memstrata MemoryStore such as ChromaMemoryStore.persistent(...), "
+                f"got {type(store).__name__}"
+            )
+        if search_mode not in get_args(SearchMode):
+            raise InvalidInputError(
+                f"search_mode must be one of {get_args(SearchMode)}, got {search_mode!r}"
+            )
+        self.store = store
+        self.root = check_root(root)
+        self.registry = f"{self.root}.namespaces"
+        self.search_mode: SearchMode = search_mode
+        self.index_config, self._paths = _index(store, index)
+        self._lock = threading.RLock()
+
+    def memstrata_namespace(self, namespace: tuple[str, ...]) -> str:
+        """The memstrata namespace holding the items of a LangGraph namespace.
+
+        Pass it to ``Memory`` or :class:`MemstrataRetriever` to read the same records.
+        """
+        return to_memstrata(self.root, check_writable(namespace))
+
+    # ----------------------------------------------------------------- batch
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run Get, Search, ListNamespaces and Put ops; one result per op, in order.
+
+        Every op is validated before anything runs, so a bad write (a value JSON cannot
+        hold, a bad namespace) fails the batch with nothing written.
+        """
+        ops = list(ops)
+        puts = self._validated(ops)
+        results: list[Result] = [None] * len(ops)
+        with self._lock:
+            spaces: list[tuple[str, ...]] | None = None
+            for n, op in enumerate(ops):
+                if isinstance(op, GetOp):
+                    results[n] = self._get(op)
+                elif isinstance(op, SearchOp):
+                    spaces = self._namespaces() if spaces is None else spaces
+                    results[n] = self._search(op, spaces)
+                elif isinstance(op, ListNamespacesOp):
+                    spaces = self._namespaces() if spaces is None else spaces
+                    results[n] = _listed(op, spaces)
+            by_space: dict[tuple[str, ...], dict[str, _Put]] = {}
+            for put in puts:  # the last write to a key wins
+                by_space.setdefault(put.labels, {})[put.key] = put
+            for labels, latest in by_space.items():
+                self._write(labels, list(latest.values()))
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Async :meth:`batch` (the memstrata store is synchronous; it runs in a thread)."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    def _validated(self, ops: list[Op]) -> list[_Put]:
+        puts: list[_Put] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                check_labels(op.namespace)
+            elif isinstance(op, SearchOp):
+                check_labels(op.namespace_prefix, what="namespace_prefix")
+                check_filter(op.filter)
+                _check_page(op.limit, op.offset)
+            elif isinstance(op, ListNamespacesOp):
+                for condition in op.match_conditions or ():
+                    check_labels(condition.path, what=f"{condition.match_type} condition")
+                _check_page(op.limit, op.offset)
+            elif isinstance(op, PutOp):
+                puts.append(self._checked_put(op))
+            else:
+                raise InvalidInputError(
+                    f"unknown store operation {type(op).__name__}; use GetOp, PutOp, SearchOp "
+                    "or ListNamespacesOp"
+                )
+        return puts
+
+    def _checked_put(self, op: PutOp) -> _Put:
+        labels = check_writable(op.namespace)
+        to_memstrata(self.root, labels)
+        if not isinstance(op.key, str):
+            raise InvalidTypeError(f"an item key must be a str, got {type(op.key).__name__}")
+        if op.ttl is not None:
+            raise NotImplementedError(
+                "MemstrataStore does not support item TTLs; put without ttl (or ttl=None)"
+            )
+        if op.value is None:
+            return _Put(labels, op.key, None, None, [])
+        text = dump_value(op.value)
+        if op.index is False:
+            paths: IndexPaths = []
+        elif op.index is None:
+            paths = self._paths
+        elif isinstance(op.index, list):
+            paths = index_paths(op.index)
+        else:
+            raise InvalidTypeError(
+                f"index must be None, False or a list of field paths, got {op.index!r}"
+            )
+        return _Put(labels, op.key, dict(op.value), text, paths)
+
+    # ----------------------------------------------------------------- reads
+    def _get(self, op: GetOp) -> Item | None:
+        if not op.namespace:
+            return None
+        namespace = to_memstrata(self.root, op.namespace)
+        for record in self.store.get(RAW, namespace, [item_id(op.key)]):
+            item = to_item(record, tuple(op.namespace))
+            if item is not None and item.key == op.key:
+                return item
+        return None
+
+    def _items(self, labels: tuple[str, ...]) -> list[Item]:
+        """Every item of one namespace, oldest first."""
+        namespace = to_memstrata(self.root, labels)
+        records = self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM})
+        return [i for i in (to_item(r, labels) for r in records) if i is not None]
+
+    def _namespaces(self) -> list[tuple[str, ...]]:
+        """Every namespace tuple that holds at least one item (from the registry)."""
+        records = self.store.get(RAW, self.registry, where={f"metadata.{ROLE}": NAMESPACE})
+        return [labels for labels in map(registry_labels, records) if labels is not None]
+
+    def _search(self, op: SearchOp, spaces: list[tuple[str, ...]]) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        flt = check_filter(op.filter)
+        chosen = sorted(ns for ns in spaces if ns[: len(prefix)] == prefix)
+        query = op.query.strip() if isinstance(op.query, str) else ""
+        need = op.offset + op.limit
+        scored: list[tuple[float, Item]] = []
+        unscored: list[Item] = []
+        for labels in chosen:
+            items = [i for i in self._items(labels) if passes(i.value, flt)]
+            if not items:
+                continue
+            if not query:
+                unscored.extend(items)
+                continue
+            ranked, rest = self._ranked(labels, query, items, need)
+            scored.extend(ranked)
+            unscored.extend(rest)
+        scored.sort(key=lambda pair: -pair[0])
+        unscored.sort(key=lambda i: i.created_at)
+        ordered = [_hit(item, score) for score, item in scored]
+        ordered += [_hit(item, None) for item in unscored]
+        return ordered[op.offset : need]
+
+    def _ranked(
+        self, labels: tuple[str, ...], query: str, items: list[Item], need: int
+    ) -> tuple[list[tuple[float, Item]], list[Item]]:
+        """Items ranked by their best vector, and the items no vector ranked.
+
+        The memstrata search is deepened until ``need`` items are ranked or every
+        vector of the namespace was seen.
+        """
+        namespace = to_memstrata(self.root, labels)
+        by_key = {item.key: item for item in items}
+        total = self._vector_count(namespace)
+        best: dict[str, float] = {}
+        depth = min(total, max(_FIRST_DEPTH, 2 * need))
+        while depth > 0:
+            hits = self.store.search(
+                query, RAW, namespace, k=depth, where={f"metadata.{VECTOR}": True},
+                mode=self.search_mode,
+            )  # fmt: skip
+            for hit in hits:  # best first, so the first hit of a key is its best vector
+                key = str(hit.record.metadata.get(KEY))
+                if key in by_key and key not in best:
+                    best[key] = self._score(hit)
+            if len(best) >= need or depth >= total or len(hits) < depth:
+                break
+            depth = min(total, depth * 4)
+        ranked = [(score, by_key[key]) for key, score in best.items()]
+        return ranked, [item for item in items if item.key not in best]
+
+    def _vector_count(self, namespace: str) -> int:
+        records = self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM})
+        return sum(int(r.metadata.get(VECTORS, 0)) for r in records)
+
+    def _score(self, hit: ScoredRecord) -> float:
+        if self.search_mode == "dense":
+            return float(hit.channel_scores.get("dense", hit.score))
+        return float(hit.score)
+
+    # ----------------------------------------------------------------- writes
+    def _write(self, labels: tuple[str, ...], puts: list[_Put]) -> None:
+        """Apply the latest writes to one namespace: items and fields first, then stale."""
+        namespace = to_memstrata(self.root, labels)
+        keys = [put.key for put in puts]
+        existing = {
+            str(r.metadata[KEY]): r
+            for r in self.store.get(RAW, namespace, [item_id(k) for k in keys])
+            if r.metadata.get(ROLE) == ITEM
+        }
+        old_fields = self.store.get(
+            RAW, namespace, where={f"metadata.{ROLE}": "field", f"metadata.{KEY}": keys}
+        )
+        now = utc_now()
+        records = []
+        for put in puts:
+            if put.text is None or put.value is None:
+                continue
+            before = existing.get(put.key)
+            records += item_records(
+                namespace,
+                put.key,
+                put.text,
+                item_texts(put.value, put.paths),
+                created_at=before.occurred_at if before is not None else now,
+                updated_at=now,
+            )
+        fresh = {r.id for r in records}
+        stale = [r.id for r in old_fields if r.id not in fresh]
+        stale += [item_id(p.key) for p in puts if p.text is None and p.key in existing]
+        if records:
+            self._register(namespace, labels)
+            self.store.add(namespace, records)
+        if stale:
+            self.store.delete(RAW, namespace, stale)
+            if not self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM}, limit=1):
+                self.store.delete(RAW, self.registry, [registry_id(namespace)])
+
+    def _register(self, namespace: str, labels: tuple[str, ...]) -> None:
+        if not self.store.get(RAW, self.registry, [registry_id(namespace)]):
+            self.store.add(
+                self.registry, [registry_record(self.registry, namespace, labels, utc_now())]
+            )
+
+
+def _hit(item: Item, score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
+    )
+
+
+def _listed(op: ListNamespacesOp, spaces: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """LangGraph's namespace listing: match conditions, then depth, sorted, then a page."""
+    chosen = [ns for ns in spaces if all(matches(c, ns) for c in op.match_conditions or ())]
+    if op.max_depth is not None:
+        chosen = list({ns[: op.max_depth] for ns in chosen})
+    return sorted(chosen)[op.offset : op.offset + op.limit]
+
+
+def _check_page(limit: object, offset: object) -> None:
+    for name, value in (("limit", limit), ("offset", offset)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidInputError(f"{name} must be an int >= 0, got {value!r}")
+
+
+def _index(store: MemoryStore, index: object) -> tuple[IndexConfig | None, IndexPaths]:
+    """Validate LangGraph's index config against the memstrata store's embeddings."""
+    if index is None:
+        return None, index_paths([WHOLE])
+    if not isinstance(index, Mapping):
+        raise InvalidTypeError(
+            f"index must be a dict such as {{'fields': ['content']}}, got {type(index).__name__}"
+        )
+    unknown = set(index) - {"dims", "embed", "fields"}
+    if unknown:
+        raise InvalidInputError(
+            f"unknown index settings {sorted(unknown)}; use dims, embed, fields"
+        )
+    embed = index.get("embed")
+    if embed is not None and embed is not getattr(store, "embeddings", None):
+        raise InvalidInputError(
+            "memstrata embeds with the store's own embeddings; build the store with them "
+            "(e.g. ChromaMemoryStore.persistent(path, embeddings=my_embeddings)) and leave "
+            "'embed' out of index, or pass that same object"
+        )
+    dims = index.get("dims")
+    if dims is not None and (not isinstance(dims, int) or isinstance(dims, bool) or dims < 1):
+        raise InvalidInputError(f"index dims must be a positive int, got {dims!r}")
+    fields = index.get("fields") or [WHOLE]
+    config: IndexConfig = {**index, "fields": list(fields)}  # type: ignore[typeddict-item]
+    return config, index_paths(fields)

@@ -1,0 +1,151 @@
+"""LangGraph namespace tuples: LangGraph's validation rules and their memstrata namespaces.
+
+A LangGraph store addresses items by a tuple of labels, ``("memories", "user-1")``.
+memstrata addresses records by one namespace string. A tuple maps to
+``"<root>/<label>/<label>..."``: characters a memstrata namespace cannot hold (and ``/``,
+the separator) are written as ``.`` plus two hex digits per UTF-8 byte. LangGraph forbids
+``.`` in a label, so the mapping is one-to-one: two tuples never share a namespace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from langgraph.store.base import InvalidNamespaceError, MatchCondition
+
+from ..errors import InvalidInputError, NamespaceError
+from ..stores.records import validate_namespace
+
+RESERVED_ROOT = "langgraph"
+"""The root label LangGraph keeps for itself: ``put`` refuses it (``batch`` does not)."""
+
+_KEEP = re.compile(r"[A-Za-z0-9_:@\-]")
+_MAX_NAMESPACE = 256
+
+
+class StoreNamespaceError(NamespaceError, InvalidNamespaceError):
+    """A namespace tuple LangGraph or memstrata rejects.
+
+    It is both memstrata's :class:`~memstrata.errors.NamespaceError` and LangGraph's
+    ``InvalidNamespaceError``, so callers catching either keep working.
+    """
+
+
+def check_labels(namespace: object, *, what: str = "namespace") -> tuple[str, ...]:
+    """Apply LangGraph's label rules; return the namespace as a tuple.
+
+    Every label must be a non-empty string without ``.`` or NUL. An empty tuple passes
+    here (a search or list over the whole store); writes check that separately.
+
+    Raises:
+        StoreNamespaceError: naming the first bad label and how to fix it.
+    """
+    if not isinstance(namespace, tuple | list):
+        raise StoreNamespaceError(
+            f"{what} must be a tuple of strings such as ('memories', 'user-1'), "
+            f"got {type(namespace).__name__}"
+        )
+    labels = tuple(namespace)
+    for label in labels:
+        if not isinstance(label, str):
+            raise StoreNamespaceError(
+                f"{what} {labels!r}: label {label!r} is a {type(label).__name__}; "
+                "every label must be a string"
+            )
+        if not label:
+            raise StoreNamespaceError(f"{what} {labels!r}: labels cannot be empty strings")
+        if "." in label:
+            raise StoreNamespaceError(
+                f"{what} {labels!r}: label {label!r} contains '.', which LangGraph forbids; "
+                "use another separator such as '-' or ':'"
+            )
+        if "\x00" in label:
+            raise StoreNamespaceError(f"{what} {labels!r}: label {label!r} contains a NUL byte")
+    return labels
+
+
+def check_writable(namespace: object) -> tuple[str, ...]:
+    """Labels as :func:`check_labels`, and not empty: an item needs a namespace.
+
+    Raises:
+        StoreNamespaceError: for an empty tuple or a bad label.
+    """
+    labels = check_labels(namespace)
+    if not labels:
+        raise StoreNamespaceError(
+            "namespace cannot be empty; put items under a tuple such as ('memories', 'user-1')"
+        )
+    return labels
+
+
+def check_public_put(namespace: object) -> tuple[str, ...]:
+    """The rules of ``BaseStore.put``: writable, and the root label is not ``langgraph``.
+
+    Raises:
+        StoreNamespaceError: for a reserved root, an empty tuple or a bad label.
+    """
+    labels = check_writable(namespace)
+    if labels[0] == RESERVED_ROOT:
+        raise StoreNamespaceError(
+            f"namespace {labels!r}: the root label {RESERVED_ROOT!r} is reserved by LangGraph; "
+            "choose another first label"
+        )
+    return labels
+
+
+def _escape(label: str) -> str:
+    out = []
+    for char in label:
+        if _KEEP.fullmatch(char):
+            out.append(char)
+        else:
+            out.extend(f".{byte:02x}" for byte in char.encode("utf-8"))
+    return "".join(out)
+
+
+def to_memstrata(root: str, namespace: Sequence[str]) -> str:
+    """The memstrata namespace of a LangGraph namespace tuple.
+
+    Raises:
+        StoreNamespaceError: if the mapped namespace is longer than memstrata allows.
+    """
+    mapped = "/".join([root, *(_escape(label) for label in namespace)])
+    if len(mapped) > _MAX_NAMESPACE:
+        raise StoreNamespaceError(
+            f"namespace {tuple(namespace)!r} maps to a memstrata namespace of {len(mapped)} "
+            f"characters (at most {_MAX_NAMESPACE}); use fewer or shorter labels"
+        )
+    try:
+        return validate_namespace(mapped)
+    except NamespaceError as e:  # unreachable with a valid root; kept as a guard
+        raise StoreNamespaceError(str(e)) from e
+
+
+def check_root(root: object) -> str:
+    """Validate the memstrata namespace every tuple is mapped under.
+
+    Raises:
+        NamespaceError: if ``root`` is not a valid memstrata namespace.
+    """
+    return validate_namespace(root)
+
+
+def matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    """Whether ``namespace`` satisfies a prefix or suffix condition (``*`` is any label).
+
+    Raises:
+        InvalidInputError: for a match type other than ``prefix`` or ``suffix``.
+    """
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "prefix":
+        pairs = zip(namespace, path, strict=False)
+    elif condition.match_type == "suffix":
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
+    else:
+        raise InvalidInputError(
+            f"unsupported match type {condition.match_type!r}; use prefix or suffix"
+        )
+    return all(want == "*" or label == want for label, want in pairs)
