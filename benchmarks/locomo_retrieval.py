@@ -18,10 +18,18 @@ three modes (``bm25``, ``dense``, ``hybrid``) and scored:
 Latency is the wall time of the ``k=20`` search; the ingest rate includes embedding,
 the Chroma writes and building the BM25 mirror.
 
+Per category, S@5 and T@10 are also printed with percentile-bootstrap 95% confidence
+intervals over questions (:mod:`memstrata.evaluation.bootstrap`), so a change smaller than
+the interval is not read as progress. ``--embedder`` picks an offline embedder from
+:mod:`memstrata.stores.embedder_choice` (default ``minilm``, the library default);
+``--rerank-model-dir`` reranks the fused top-N of every search with an ONNX cross-encoder
+(:mod:`memstrata.stores.rerank`; off by default).
+
 Usage::
 
     .venv/bin/python benchmarks/locomo_retrieval.py --preset tuned --json /tmp/tuned.json
     .venv/bin/python benchmarks/locomo_retrieval.py --preset naive --conversations 2
+    .venv/bin/python benchmarks/locomo_retrieval.py --embedder static --conversations 1
 
 Any preset field can be overridden from the command line (see ``--help``).
 """
@@ -40,23 +48,28 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from chromadb.api import ClientAPI
+from langchain_core.embeddings import Embeddings
 
 from memstrata.datasets.locomo import CATEGORIES as ALL_CATEGORIES
 from memstrata.datasets.locomo import Conversation, Question, Turn, load_locomo
+from memstrata.evaluation.bootstrap import bootstrap_mean
 from memstrata.stores import (
     Analyzer,
     BM25Params,
     ChromaMemoryStore,
     FusionConfig,
     IndexTextPolicy,
-    MiniLMEmbeddings,
     RawTurn,
 )
+from memstrata.stores.base import MemoryStore, SearchMode
+from memstrata.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
+from memstrata.stores.embedding_identity import embedding_name
 from memstrata.stores.lexical import ENGLISH_STOP_WORDS
+from memstrata.stores.rerank import RerankConfig, RerankingStore
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared/data/locomo/locomo10.json"
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid")
@@ -137,16 +150,18 @@ PRESETS: dict[str, RetrievalConfig] = {
 
 
 # --------------------------------------------------------------------- ingestion
-class CachingEmbeddings(MiniLMEmbeddings):
-    """The offline MiniLM embedder with a per-text document cache.
+class CachingEmbeddings(Embeddings):
+    """An offline embedder (MiniLM unless another is given) with a per-text document cache.
 
-    Document vectors are memoised by text (optionally persisted to an ``.npz`` file), so
-    configs that render the same index text are not embedded twice. Only the last query
-    vector is kept, so the timed first search of each question always embeds its query.
+    Document vectors are memoised by embedder and text (optionally persisted to an ``.npz``
+    file), so configs that render the same index text are not embedded twice. Only the
+    last query vector is kept, so the timed first search of each question always embeds
+    its query. The store sees the wrapped embedder's identity.
     """
 
-    def __init__(self, cache_file: Path | None = None) -> None:
-        super().__init__()
+    def __init__(self, cache_file: Path | None = None, inner: Embeddings | None = None) -> None:
+        self.inner = inner if inner is not None else make_embeddings(DEFAULT_EMBEDDER)
+        self.identity = embedding_name(self.inner)
         self.cache_file = cache_file
         self.hits = 0
         self.misses = 0
@@ -156,9 +171,17 @@ class CachingEmbeddings(MiniLMEmbeddings):
             with np.load(cache_file) as stored:
                 self._docs = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
 
-    @staticmethod
-    def _key(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.identity}\0{text}".encode()).hexdigest()
+
+    def chroma_function(self) -> Any:
+        """The wrapped embedder's chromadb function (so the store records its identity)."""
+        function = getattr(self.inner, "chroma_function", None)
+        if callable(function):
+            return function()
+        from memstrata.stores.embedding_identity import LangChainEmbeddingFunction
+
+        return LangChainEmbeddingFunction(self.inner)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed documents, reusing cached vectors."""
@@ -167,7 +190,7 @@ class CachingEmbeddings(MiniLMEmbeddings):
             {k: t for k, t in zip(keys, texts, strict=True) if k not in self._docs}.items()
         )
         if todo:
-            vectors = self.engine.embed([t for _, t in todo])
+            vectors = np.asarray(self.inner.embed_documents([t for _, t in todo]), np.float32)
             self._docs.update((k, v) for (k, _), v in zip(todo, vectors, strict=True))
         self.misses += len(todo)
         self.hits += len(texts) - len(todo)
@@ -176,7 +199,7 @@ class CachingEmbeddings(MiniLMEmbeddings):
     def embed_query(self, text: str) -> list[float]:
         """Embed one query; a repeat of the previous query reuses its vector."""
         if self._last_query is None or self._last_query[0] != text:
-            self._last_query = (text, super().embed_query(text))
+            self._last_query = (text, self.inner.embed_query(text))
         return self._last_query[1]
 
     def save(self) -> None:
@@ -222,7 +245,7 @@ def to_records(conv: Conversation, config: RetrievalConfig) -> list[RawTurn]:
 
 def open_store(
     config: RetrievalConfig,
-    embeddings: MiniLMEmbeddings,
+    embeddings: Embeddings,
     *,
     client: ClientAPI | None = None,
     prefix: str | None = None,
@@ -247,7 +270,7 @@ def open_store(
 
 
 def ingest(
-    store: ChromaMemoryStore, conversations: Sequence[Conversation], config: RetrievalConfig
+    store: MemoryStore, conversations: Sequence[Conversation], config: RetrievalConfig
 ) -> dict[str, float]:
     """Ingest every conversation into its namespace; return turn count, seconds and rate."""
     start = time.perf_counter()
@@ -255,7 +278,9 @@ def ingest(
     for conv in conversations:
         records = to_records(conv, config)
         store.add(conv.namespace, records)
-        store.lexical_index("raw", conv.namespace)  # build the BM25 mirror now
+        lexical_index = getattr(store, "lexical_index", None)
+        if callable(lexical_index):
+            lexical_index("raw", conv.namespace)  # build the BM25 mirror now
         turns += len(records)
     seconds = time.perf_counter() - start
     return {"turns": turns, "seconds": seconds, "turns_per_s": turns / seconds}
@@ -293,6 +318,8 @@ METRICS: dict[str, tuple[int, ...]] = {
     "distinct_session_recall": SESSION_CUTOFFS,
 }
 """Every metric and its cutoffs (see the module docstring for the definitions)."""
+CI_METRICS: tuple[tuple[str, int], ...] = (("session_recall", 5), ("turn_recall", 10))
+"""The headline metrics printed with bootstrap confidence intervals."""
 
 
 @dataclass
@@ -320,13 +347,28 @@ class ModeResult:
         self.categories.append(question.category)
 
     def summary(self) -> dict[str, Any]:
-        """Return mean recalls, per-category means and latency percentiles."""
+        """Return mean recalls, per-category means, their intervals and latency percentiles."""
         out = self._means(None)
         out["latency_ms"] = {
             "p50": 1000 * float(np.percentile(self.latencies, 50)),
             "p95": 1000 * float(np.percentile(self.latencies, 95)),
         }
         out["per_category"] = {str(c): self._means(c) for c in sorted(set(self.categories))}
+        out["ci95"] = self._intervals(None)
+        for c in sorted(set(self.categories)):
+            out["per_category"][str(c)]["ci95"] = self._intervals(c)
+        return out
+
+    def _intervals(self, category: int | None) -> dict[str, dict[str, float | int]]:
+        """Bootstrap 95% intervals of the headline metrics (:data:`CI_METRICS`)."""
+        out = {}
+        for metric, k in CI_METRICS:
+            values = [
+                v
+                for v, c in zip(self.scores[metric][k], self.categories, strict=True)
+                if category is None or c == category
+            ]
+            out[f"{metric}@{k}"] = bootstrap_mean(values).as_dict()
         return out
 
     def _means(self, category: int | None) -> dict[str, Any]:
@@ -342,7 +384,7 @@ class ModeResult:
 
 
 def evaluate_mode(
-    store: ChromaMemoryStore,
+    store: MemoryStore,
     conversations: Sequence[Conversation],
     mode: str,
     config: RetrievalConfig,
@@ -350,13 +392,14 @@ def evaluate_mode(
 ) -> ModeResult:
     """Ask every question in ``mode`` and score turn- and session-recall."""
     result = ModeResult()
+    search_mode = cast(SearchMode, mode)
     for conv in conversations:
         for q in conv.questions:
             query = transform_query(q.text, config.query, conv.speakers)
             start = time.perf_counter()
-            hits = store.search(query, "raw", conv.namespace, k=max(TURN_CUTOFFS), mode=mode)
+            hits = store.search(query, "raw", conv.namespace, k=max(TURN_CUTOFFS), mode=search_mode)
             result.latencies.append(time.perf_counter() - start)
-            deep = store.search(query, "raw", conv.namespace, k=session_depth, mode=mode)
+            deep = store.search(query, "raw", conv.namespace, k=session_depth, mode=search_mode)
             result.add(q, hits, deep)
     return result
 
@@ -379,14 +422,19 @@ def dataset_summary(conversations: Sequence[Conversation]) -> dict[str, Any]:
 def run_benchmark(
     conversations: Sequence[Conversation],
     config: RetrievalConfig,
-    embeddings: MiniLMEmbeddings,
+    embeddings: Embeddings,
     *,
     modes: Sequence[str] = MODES,
     session_depth: int = 100,
-    store: ChromaMemoryStore | None = None,
+    store: MemoryStore | None = None,
     progress: Callable[[str], None] | None = None,
+    wrap: Callable[[MemoryStore], MemoryStore] | None = None,
 ) -> dict[str, Any]:
-    """Ingest (unless ``store`` already holds the data) and evaluate every mode."""
+    """Ingest (unless ``store`` already holds the data) and evaluate every mode.
+
+    ``wrap`` (e.g. a :class:`RerankingStore`) is applied to the store for the searches
+    only, after the timed ingest.
+    """
     report: dict[str, Any] = {
         "config": dataclasses.asdict(config),
         "session_depth": session_depth,
@@ -400,6 +448,8 @@ def run_benchmark(
         report["ingest"] = ingest(store, conversations, config)
         if isinstance(embeddings, CachingEmbeddings):
             report["ingest"]["embedding_cache_hits"] = embeddings.hits
+    if wrap is not None:
+        store = wrap(store)
     report["modes"] = {}
     for mode in modes:
         if progress:
@@ -445,7 +495,21 @@ def format_report(report: dict[str, Any]) -> str:
             for c in cats
         ]
         lines.append(f"{mode:<7} | " + " | ".join(f"{cell:<13}" for cell in cells))
+    lines += ["", "with bootstrap 95% confidence intervals over questions:"]
+    for metric, k in CI_METRICS:
+        label = f"{_LABELS[metric]}@{k}"
+        header = [f"{'all':<24}"] + [f"{c} {CATEGORIES[int(c)]:<22}" for c in cats]
+        lines.append(f"{label:<6}{'mode':<7} | " + " | ".join(header))
+        for mode, res in report["modes"].items():
+            cells = [_ci(res["ci95"][f"{metric}@{k}"])] + [
+                _ci(res["per_category"][c]["ci95"][f"{metric}@{k}"]) for c in cats
+            ]
+            lines.append(f"{'':<6}{mode:<7} | " + " | ".join(f"{cell:<24}" for cell in cells))
     return "\n".join(lines)
+
+
+def _ci(row: dict[str, Any]) -> str:
+    return f"{row['mean']:.3f} [{row['ci95_low']:.3f}, {row['ci95_high']:.3f}]"
 
 
 _LABELS = {"turn_recall": "T", "session_recall": "S", "distinct_session_recall": "Sd"}
@@ -512,6 +576,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--embed-cache", type=Path, default=None, help="npz file caching document vectors"
     )
+    parser.add_argument(
+        "--embedder", choices=sorted(EMBEDDERS), default=DEFAULT_EMBEDDER,
+        help=f"offline embedder (default {DEFAULT_EMBEDDER}, the library default)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rerank-model-dir", type=Path, default=None,
+        help="rerank each search's fused top-N with the ONNX cross-encoder in this folder",
+    )  # fmt: skip
+    parser.add_argument("--rerank-top-n", type=int, default=30, help="hits the reranker scores")
+    parser.add_argument(
+        "--rerank-margin", type=float, default=None,
+        help="skip reranking when the fused top-1 leads top-2 by this relative margin",
+    )  # fmt: skip
     for name, (kind, text) in _OVERRIDES.items():
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, help=text)
     return parser
@@ -534,7 +611,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = config_from_args(args)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     conversations = load_locomo(args.data, limit=args.conversations)
-    embeddings = CachingEmbeddings(args.embed_cache)
+    embeddings = CachingEmbeddings(args.embed_cache, make_embeddings(args.embedder))
+    wrap: Callable[[MemoryStore], MemoryStore] | None = None
+    if args.rerank_model_dir is not None:
+        from memstrata.stores.cross_encoder import OnnxCrossEncoder
+
+        encoder = OnnxCrossEncoder(args.rerank_model_dir)
+        rerank = RerankConfig(top_n=args.rerank_top_n, adaptive_margin=args.rerank_margin)
+
+        def reranking(store: MemoryStore) -> MemoryStore:
+            return RerankingStore(store, encoder, rerank)
+
+        wrap = reranking
 
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -547,8 +635,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         modes=modes,
         session_depth=args.session_depth,
         progress=progress,
+        wrap=wrap,
     )
     report["preset"] = args.preset
+    report["embedder"] = args.embedder
+    if args.rerank_model_dir is not None:
+        report["rerank"] = {
+            "model_dir": str(args.rerank_model_dir),
+            "top_n": args.rerank_top_n,
+            "adaptive_margin": args.rerank_margin,
+        }
     embeddings.save()
     print(format_report(report))
     if args.json is not None:
