@@ -266,8 +266,38 @@ def _check_operators(expected: object) -> None:
 
 
 def passes(value: Mapping[str, Any], flt: Mapping[str, Any]) -> bool:
-    """Whether an item's value satisfies every condition of ``flt``."""
-    return all(_compare(value.get(name), expected) for name, expected in flt.items())
+    """Whether an item's value satisfies every condition of ``flt``.
+
+    A filter key names a top-level field; a key with dots that is not itself a field
+    follows nested fields (``"user.level"``), as LangGraph's SQL stores do.
+    """
+    return all(_compare(_lookup(value, name), expected) for name, expected in flt.items())
+
+
+def _lookup(value: Mapping[str, Any], name: str) -> Any:
+    if name in value or "." not in name:
+        return value.get(name)
+    current: Any = value
+    for part in name.split("."):
+        if not isinstance(current, Mapping) or part not in current:
+            return None
+        current = current[part]
+    return current
+
+
+def _equal(actual: object, expected: object) -> bool:
+    """JSON equality: ``true`` is not ``1``; ``1`` is ``1.0``; dicts and lists deeply."""
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        return isinstance(actual, bool) and isinstance(expected, bool) and actual == expected
+    if isinstance(actual, Mapping) and isinstance(expected, Mapping):
+        return actual.keys() == expected.keys() and all(
+            _equal(actual[k], expected[k]) for k in actual
+        )
+    if isinstance(actual, list | tuple) and isinstance(expected, list | tuple):
+        return len(actual) == len(expected) and all(
+            _equal(a, e) for a, e in zip(actual, expected, strict=True)
+        )
+    return actual == expected
 
 
 def _compare(actual: object, expected: object) -> bool:
@@ -283,7 +313,7 @@ def _compare(actual: object, expected: object) -> bool:
             and len(actual) == len(expected)
             and all(_compare(a, e) for a, e in zip(actual, expected, strict=True))
         )
-    return actual == expected
+    return _equal(actual, expected)
 
 
 def _number(value: object) -> bool:
@@ -293,9 +323,9 @@ def _number(value: object) -> bool:
 def _apply(actual: object, op: str, arg: object) -> bool:
     """One operator; an ordering between values of different kinds never matches."""
     if op == "$eq":
-        return actual == arg
+        return _equal(actual, arg)
     if op == "$ne":
-        return actual != arg
+        return not _equal(actual, arg)
     if _number(actual) and _number(arg):
         a, b = float(actual), float(arg)  # type: ignore[arg-type]
     elif isinstance(actual, str) and isinstance(arg, str):

@@ -890,3 +890,131 @@ def test_compiled_graph_get_store(store: MemstrataStore) -> None:
     assert out["found"] == ["plays chess"]
     assert store.list_namespaces(prefix=("notes",)) == [("notes", "alice"), ("notes", "bob")]
     assert store.get(("notes", "alice"), "latest").value == {"text": "likes jasmine tea"}  # type: ignore[union-attr]
+
+
+# ------------------------------------- behaviours of LangGraph's SQLite store tests
+def test_batch_order(store: MemstrataStore) -> None:
+    """Mirrors checkpoint-sqlite test_batch_order/test_batch_get_ops/test_batch_put_ops:
+    mixed ops answer in op order (Item, None for a put, lists for search and list,
+    None for a missing key), and a PutOp with value None deletes."""
+    store.put(("test", "foo"), "key1", {"data": "value1"})
+    store.put(("test", "bar"), "key2", {"data": "value2"})
+    results = store.batch(
+        [
+            GetOp(("test", "foo"), "key1"),
+            PutOp(("test", "bar"), "key2", {"data": "value2"}),
+            SearchOp(("test",), filter={"data": "value1"}),
+            ListNamespacesOp(),
+            GetOp(("test",), "key3"),
+            PutOp(("test",), "key3", {"data": "value3"}),
+            PutOp(("test", "foo"), "key1", None),
+        ]
+    )
+    assert results[0].namespace == ("test", "foo") and results[0].value == {"data": "value1"}  # type: ignore[union-attr]
+    assert results[1] is None and results[5] is None and results[6] is None
+    assert [(i.key, i.value) for i in results[2]] == [("key1", {"data": "value1"})]  # type: ignore[union-attr]
+    assert results[3] == [("test", "bar"), ("test", "foo")]
+    assert results[4] is None
+    assert store.get(("test",), "key3").value == {"data": "value3"}  # type: ignore[union-attr]
+    assert store.get(("test", "foo"), "key1") is None
+
+
+def test_search_edge_cases(vstore: MemstrataStore) -> None:
+    """Mirrors checkpoint-sqlite test_vector_search_edge_cases: an empty or None query
+    lists, and long or punctuation-only queries still search."""
+    vstore.put(("test",), "doc1", {"text": "test document"})
+    for query in ("", None, "test " * 100, "test!@#$%^&*()", "   "):
+        assert [r.key for r in vstore.search(("test",), query=query)] == ["doc1"]
+
+
+def test_scores_are_cosine_similarity(plain: ChromaMemoryStore) -> None:
+    """Mirrors checkpoint-sqlite test_scores: in dense mode a score is the cosine
+    similarity of the query and the indexed field (searching from the root ())."""
+    embeddings = plain.embeddings
+    store = MemstrataStore(plain, index={"fields": ["key0"]}, search_mode="dense")
+    store.put(("test",), "doc", {"key0": "aaa"}, index=["key0", "key1"])
+    for query in ("aaa", "abcd", "zzz xyz"):
+        a, b = embeddings.embed_query("aaa"), embeddings.embed_query(query)
+        cosine = sum(x * y for x, y in zip(a, b, strict=True))
+        [result] = store.search((), query=query)
+        assert result.score == pytest.approx(cosine, abs=1e-3)
+
+
+def test_namespace_matching_is_literal(store: MemstrataStore) -> None:
+    """Mirrors checkpoint-sqlite's namespace tests: prefixes stop at label boundaries
+    ('foo' never matches 'foobar'), are case-sensitive, treat '*', '%', '_', '?', '['
+    literally in search, tell 'alice' from 'alice\\n', and () is unconstrained."""
+    namespaces = [
+        ("foo",),
+        ("foo", "child"),
+        ("foobar",),
+        ("foobar", "baz"),
+        ("foo2",),
+        ("Foo",),
+        ("user_1",),
+        ("userX1",),
+        ("a%b",),
+        ("axxb",),
+        ("star*",),
+        ("starX",),
+        ("q?m",),
+        ("br[ack]et",),
+        ("users", "alice"),
+        ("users", "alice\n"),
+        ("uid", "users", "malice"),
+    ]
+    for ns in namespaces:
+        store.put(ns, "k", {"v": 1})
+
+    def found(prefix: tuple[str, ...]) -> set[tuple[str, ...]]:
+        return {i.namespace for i in store.search(prefix, limit=100)}
+
+    assert found(("foo",)) == {("foo",), ("foo", "child")}
+    assert found(("foobar",)) == {("foobar",), ("foobar", "baz")}
+    assert found(("fo",)) == set()
+    assert found(("Foo",)) == {("Foo",)}
+    for label in ("user_1", "a%b", "star*", "q?m", "br[ack]et"):
+        assert found((label,)) == {(label,)}
+        assert store.list_namespaces(prefix=(label,)) == [(label,)]
+    assert found(()) == set(namespaces)
+    assert store.list_namespaces(suffix=("alice",)) == [("users", "alice")]
+    assert store.list_namespaces(prefix=("users", "alice")) == [("users", "alice")]
+
+
+def test_filter_values_and_keys_are_data(store: MemstrataStore) -> None:
+    """Mirrors checkpoint-sqlite's filter safety tests: injection-like values match
+    literally, quotes work, inf/-inf/NaN/huge/negative numbers compare safely, booleans
+    are not numbers, and keys with hyphens, leading digits or dotted nesting work."""
+    store.put(("docs",), "public", {"access": "public", "title": "O'Brien's Document"})
+    store.put(("docs",), "private", {"access": "private", "password": "123"})
+    for value in ("public' OR '1'='1", "public'; --", "''''", "public\x00' OR 'א'='א"):
+        assert store.search(("docs",), filter={"access": value}) == []
+    assert [i.key for i in store.search(("docs",), filter={"title": "O'Brien's Document"})] == [
+        "public"
+    ]
+
+    for n, price in enumerate([10, 20, 30, -10]):
+        store.put(("items",), f"item{n}", {"price": price, "flag": n % 2 == 0, "one": 1})
+
+    def keys(flt: dict[str, Any]) -> list[str]:
+        return [i.key for i in store.search(("items",), filter=flt)]
+
+    assert keys({"price": {"$gt": 15}}) == ["item1", "item2"]
+    assert len(keys({"price": {"$lt": float("inf")}})) == 4
+    assert len(keys({"price": {"$gt": float("-inf")}})) == 4
+    assert keys({"price": {"$eq": float("nan")}}) == []
+    assert len(keys({"price": {"$lt": 10**100}})) == 4
+    assert keys({"price": {"$lt": 0}}) == ["item3"]
+    assert keys({"flag": True}) == ["item0", "item2"]
+    assert keys({"flag": False}) == ["item1", "item3"]
+    assert keys({"one": True}) == []  # JSON true is not 1
+
+    store.put(("keys",), "hyphen", {"access-level": "public", "user": {"access-level": "nested"}})
+    store.put(("keys",), "digit", {"123abc": "ok", "user": {"123abc": "ok2"}})
+    for flt, expected in [
+        ({"access-level": "public"}, ["hyphen"]),
+        ({"user.access-level": "nested"}, ["hyphen"]),
+        ({"123abc": "ok"}, ["digit"]),
+        ({"user.123abc": "ok2"}, ["digit"]),
+    ]:
+        assert [i.key for i in store.search(("keys",), filter=flt)] == expected
