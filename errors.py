@@ -68,3 +68,11 @@ class ModelUnreachableError(MemstrataError):
         """The model name sent to the endpoint, when known."""
         self.reason = reason
         """``connection failed``, ``timed out`` or ``HTTP <status>``."""
+
+
+class StoreUnavailableError(MemstrataError):
+    """The Chroma server could not be reached, or died during a call.
+
+    Writes are idempotent by record id: once the server is back, re-sending the same
+    records resumes without duplicates. The message names the server.
+    """
