@@ -1,0 +1,270 @@
+"""MemstrataRetriever: a LangChain BaseRetriever over Memory.search, inside LCEL chains."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+
+from memstrata import Memory
+from memstrata.integrations.langgraph_store import MemstrataStore
+from memstrata.integrations.retriever import MemstrataRetriever
+from memstrata.results import MemoryHit
+from memstrata.stores import (
+    ChromaMemoryStore,
+    EpisodeRecord,
+    FactRecord,
+    RawTurn,
+    SceneRecord,
+    TimeWindow,
+)
+from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+ALICE, BOB = "user:alice", "user:bob"
+
+
+def _seed(store: ChromaMemoryStore, namespace: str, owner: str) -> None:
+    """Raw turns on three days, a fact, an episode and a scene about a garden."""
+    turns = [
+        "I planted tomatoes in the garden today",
+        "the garden tomatoes need more water",
+        "my garden has a new apple tree",
+    ]
+    store.add(
+        namespace,
+        [
+            RawTurn(
+                namespace=namespace,
+                text=f"{text} ({owner})",
+                speaker=owner,
+                session_id=f"s{n}",
+                turn_index=0,
+                occurred_at=T0 + timedelta(days=n),
+            )
+            for n, text in enumerate(turns)
+        ]
+        + [
+            FactRecord(
+                namespace=namespace,
+                text=f"{owner} grows tomatoes in the garden",
+                occurred_at=T0,
+            ),
+            EpisodeRecord(
+                namespace=namespace,
+                title="Garden work",
+                text=f"{owner} spent May planting and watering the garden tomatoes",
+                occurred_at=T0 + timedelta(days=1),
+            ),
+            SceneRecord(
+                namespace=namespace,
+                title="Gardening",
+                text=f"{owner} tends a vegetable garden with tomatoes and an apple tree",
+                occurred_at=T0 + timedelta(days=2),
+            ),
+        ],
+    )
+
+
+@pytest.fixture
+def backend() -> ChromaMemoryStore:
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    _seed(store, ALICE, "alice")
+    _seed(store, BOB, "bob")
+    return store
+
+
+@pytest.fixture
+def memory(backend: ChromaMemoryStore) -> Iterator[Memory]:
+    with Memory(store=backend, chat_model=SchemaChatModel()) as opened:  # search: no LLM
+        yield opened
+
+
+def _owners(docs: list[Document]) -> set[str]:
+    return {"bob" if "bob" in d.page_content else "alice" for d in docs}
+
+
+def test_invoke_returns_documents_of_its_namespace(memory: Memory) -> None:
+    """invoke() returns k documents from the namespace with the hit's metadata."""
+    retriever = MemstrataRetriever(memory=memory, namespace=ALICE, k=4)
+    docs = retriever.invoke("garden tomatoes")
+    assert len(docs) == 4
+    assert _owners(docs) == {"alice"}
+    first = docs[0]
+    assert first.metadata["namespace"] == ALICE
+    assert first.metadata["granularity"] in {"raw", "fact", "episode", "scene"}
+    assert first.id == first.metadata["id"]
+    assert datetime.fromisoformat(first.metadata["occurred_at"]).tzinfo is not None
+    scores = [d.metadata["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True)
+    direct = memory.search("garden tomatoes", namespace=ALICE, k=4)
+    assert [d.page_content for d in docs] == [h.text for h in direct]
+
+
+def test_namespace_isolation(memory: Memory) -> None:
+    """Another namespace's memories never appear, whatever the query names."""
+    for namespace, owner in ((ALICE, "alice"), (BOB, "bob")):
+        retriever = MemstrataRetriever(memory=memory, namespace=namespace, k=20)
+        for query in ("garden tomatoes", "bob", "alice apple tree"):
+            docs = retriever.invoke(query)
+            assert docs and _owners(docs) == {owner}
+
+
+def test_granularity_list_and_quota_mix(memory: Memory) -> None:
+    """A list restricts the granularities (pooled under k); a dict gives quotas."""
+    facts_only = MemstrataRetriever(memory=memory, namespace=ALICE, granularities=["fact"])
+    assert [d.metadata["granularity"] for d in facts_only.invoke("garden")] == ["fact"]
+
+    pooled = MemstrataRetriever(
+        memory=memory, namespace=ALICE, granularities=["raw", "episode"], k=3
+    )
+    grans = [d.metadata["granularity"] for d in pooled.invoke("garden tomatoes")]
+    assert len(grans) == 3 and set(grans) <= {"raw", "episode"}
+
+    mixed = MemstrataRetriever(
+        memory=memory, namespace=ALICE, granularities={"raw": 2, "fact": 1, "scene": 1}
+    )
+    docs = mixed.invoke("garden tomatoes")
+    counts = {g: [d.metadata["granularity"] for d in docs].count(g) for g in ("raw", "fact")}
+    assert len(docs) == 4 and counts == {"raw": 2, "fact": 1}
+    assert [d.metadata["score"] for d in docs] == sorted(
+        (d.metadata["score"] for d in docs), reverse=True
+    )
+    capped = MemstrataRetriever(
+        memory=memory, namespace=ALICE, granularities={"raw": 3, "fact": 1}, k=2
+    )
+    assert len(capped.invoke("garden")) == 2
+
+
+def test_time_window(memory: Memory) -> None:
+    """A time window keeps only memories that happened inside it; it can be given per
+    call, and per-call k overrides the retriever's."""
+    day1 = TimeWindow.between(T0 + timedelta(days=1), T0 + timedelta(days=2))
+    retriever = MemstrataRetriever(
+        memory=memory, namespace=ALICE, granularities=["raw"], window=day1, k=10
+    )
+    docs = retriever.invoke("garden")
+    assert [d.page_content for d in docs] == ["the garden tomatoes need more water (alice)"]
+
+    open_retriever = MemstrataRetriever(memory=memory, namespace=ALICE, granularities=["raw"])
+    assert len(open_retriever.invoke("garden", k=10)) == 3
+    later = TimeWindow.after_(T0 + timedelta(days=1))
+    assert len(open_retriever.invoke("garden", window=later)) == 2
+    assert len(open_retriever.invoke("garden", k=1)) == 1
+
+
+def test_inside_an_lcel_chain(memory: Memory) -> None:
+    """Retriever | formatter | prompt | model | parser: the model's prompt carries the
+    retrieved memories of the namespace and nothing of the other one."""
+    model = ToolCallingChatModel().enqueue("You grow tomatoes.")
+    retriever = MemstrataRetriever(memory=memory, namespace=ALICE, k=3)
+
+    def format_docs(docs: list[Document]) -> str:
+        return "\n".join(f"[{d.metadata['granularity']}] {d.page_content}" for d in docs)
+
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Memories:\n{context}"), ("human", "{question}")]
+    )
+    chain = (
+        {"context": retriever | RunnableLambda(format_docs), "question": RunnablePassthrough()}
+        | prompt
+        | model
+        | StrOutputParser()
+    )
+    assert chain.invoke("What do I grow in the garden?") == "You grow tomatoes."
+    [sent] = model.calls
+    system = str(sent[0].content)
+    assert "alice grows tomatoes in the garden" in system
+    assert "bob" not in system
+    assert system.count("\n[") == 3  # three memories, one per line
+
+
+def test_async_and_batch(memory: Memory) -> None:
+    """ainvoke and abatch run Memory.asearch; batch answers several queries."""
+    retriever = MemstrataRetriever(memory=memory, namespace=BOB, k=2)
+
+    async def scenario() -> tuple[list[Document], list[list[Document]]]:
+        one = await retriever.ainvoke("garden tomatoes")
+        many = await retriever.abatch(["apple tree", "water"])
+        return one, many
+
+    one, many = asyncio.run(scenario())
+    assert len(one) == 2 and _owners(one) == {"bob"}
+    assert [len(d) for d in many] == [2, 2]
+    assert all(_owners(d) == {"bob"} for d in many)
+    assert [len(d) for d in retriever.batch(["garden", "apple"])] == [2, 2]
+
+
+def test_reads_langgraph_store_items(backend: ChromaMemoryStore, memory: Memory) -> None:
+    """Items a MemstrataStore put are raw memories of its mapped namespace, so the
+    retriever finds them there (and only there)."""
+    store = MemstrataStore(backend)
+    store.put(("memories", "carol"), "m1", {"content": "Carol is allergic to peanuts"})
+    namespace = store.memstrata_namespace(("memories", "carol"))
+    retriever = MemstrataRetriever(memory=memory, namespace=namespace, granularities=["raw"])
+    [doc] = retriever.invoke("peanuts allergy", k=5)
+    assert "Carol is allergic to peanuts" in doc.page_content
+    assert not any(
+        "peanuts" in d.page_content
+        for d in MemstrataRetriever(memory=memory, namespace=ALICE, k=20).invoke("peanuts")
+    )
+
+
+class _Recorder:
+    """A MemorySearch that records the options it is called with."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def search(self, query: str, *, namespace: str, **options: Any) -> list[MemoryHit]:
+        self.calls.append({"query": query, "namespace": namespace, **options})
+        return []
+
+    async def asearch(self, query: str, *, namespace: str, **options: Any) -> list[MemoryHit]:
+        return self.search(query, namespace=namespace, **options)
+
+
+def test_passes_filters_and_threshold_only_when_set() -> None:
+    """filters and threshold reach Memory.search when set, and are left out otherwise
+    (so a facade without them still works); per-call values override."""
+    recorder = _Recorder()
+    MemstrataRetriever(memory=recorder, namespace=ALICE).invoke("q")
+    assert set(recorder.calls[-1]) == {
+        "query", "namespace", "k", "granularities", "window", "as_of"
+    }  # fmt: skip
+    retriever = MemstrataRetriever(
+        memory=recorder, namespace=ALICE, filters={"topic": "garden"}, threshold=0.3
+    )
+    retriever.invoke("q", threshold=0.5)
+    assert recorder.calls[-1]["filters"] == {"topic": "garden"}
+    assert recorder.calls[-1]["threshold"] == 0.5
+    assert recorder.calls[-1]["k"] == 5
+    assert recorder.calls[-1]["granularities"] == ["raw", "fact", "episode", "scene"]
+
+
+def test_bad_configuration_rejected(memory: Memory) -> None:
+    """Bad namespaces, k, granularities, quotas and per-call options get clear errors."""
+    with pytest.raises(ValueError, match="invalid namespace"):
+        MemstrataRetriever(memory=memory, namespace="bad namespace!")
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        MemstrataRetriever(memory=memory, namespace=ALICE, k=0)
+    with pytest.raises(ValueError, match="unknown granularity"):
+        MemstrataRetriever(memory=memory, namespace=ALICE, granularities=["facts"])
+    with pytest.raises(ValueError, match="quota"):
+        MemstrataRetriever(memory=memory, namespace=ALICE, granularities={"raw": -1})
+    with pytest.raises(ValueError, match="at least one"):
+        MemstrataRetriever(memory=memory, namespace=ALICE, granularities={"raw": 0})
+    with pytest.raises(ValueError, match="memory"):
+        MemstrataRetriever(memory="not a memory", namespace=ALICE)  # type: ignore[arg-type]
+    retriever = MemstrataRetriever(memory=memory, namespace=ALICE)
+    with pytest.raises(ValueError, match="unknown retriever options"):
+        retriever.invoke("garden", namespace=BOB)
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        retriever.invoke("garden", k=-2)
