@@ -14,7 +14,11 @@ every question, compare the turns each system would show the answer model:
 
 Turn recall is the share of a question's gold evidence turns among the raw turns shown;
 "+sources" also counts the source turns of the derived memories shown (the evaluation
-harness's definition). Tokens are counted with the evaluation's WordPiece counter on the
+harness's definition). Each system's turn recall, over categories 1-4 and per category, is
+also printed with a percentile-bootstrap 95% confidence interval over questions
+(:mod:`memstrata.evaluation.bootstrap`), so a difference inside the interval is not read as
+progress. ``--embedder`` picks the offline embedder (default ``minilm``, the library's).
+Tokens are counted with the evaluation's WordPiece counter on the
 rendered context. The check passes when memstrata's raw-turn recall on categories 1-4 is
 at least flat's at the same budget; the script exits with status 1 otherwise.
 
@@ -54,6 +58,7 @@ from memstrata.datasets.locomo import (
     parse_evidence,
     parse_session_date,
 )
+from memstrata.evaluation.bootstrap import bootstrap_mean
 from memstrata.evaluation.ingest import RAW_STAGE, Ingestor, raw_id_to_dia, stage_namespace
 from memstrata.evaluation.metrics import mem0_f1
 from memstrata.evaluation.transcripts import UTC_ZONE, WordPieceCounter
@@ -61,6 +66,7 @@ from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.recall import build_recall_graph
 from memstrata.graphs.state import Candidate
 from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, MiniLMEmbeddings
+from memstrata.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from memstrata.stores.records import RawTurn, stable_id
 from memstrata.testing import SchemaChatModel
 
@@ -265,23 +271,30 @@ def summary(rows: list[Row]) -> dict[str, Any]:
         "context_tokens_max": tokens[-1],
         "raw_turns_mean": round(statistics.fmean(r.turns for r in answerable), 1),
         "p50_ms": round(1000 * seconds[len(seconds) // 2], 1),
+        "turn_recall_ci95": bootstrap_mean([r.recall for r in answerable]).as_dict(),
     }
     for category in sorted({r.category for r in rows}):
         subset = [r.recall for r in rows if r.category == category]
         out[f"c{category}"] = {
             "questions": len(subset),
             "turn_recall": round(statistics.fmean(subset), 4),
+            "ci95": bootstrap_mean(subset).as_dict(),
         }
     return out
 
 
 def retrieval_check(
-    data: Path, conversations: Sequence[str] | None, budget: int, k: int, derived: bool
+    data: Path,
+    conversations: Sequence[str] | None,
+    budget: int,
+    k: int,
+    derived: bool,
+    embedder: str = DEFAULT_EMBEDDER,
 ) -> dict[str, Any]:
     """Part A over the chosen conversations."""
     samples = {s["sample_id"]: s for s in json.loads(data.read_text(encoding="utf-8"))}
     loaded = load_locomo(data, sample_ids=conversations, categories=(1, 2, 3, 4, 5))
-    embeddings = MiniLMEmbeddings()
+    embeddings = make_embeddings(embedder)
     flat_store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
     store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
     counter = WordPieceCounter()
@@ -306,6 +319,7 @@ def retrieval_check(
         "budget": budget,
         "flat_k": k,
         "derived": "locomo stand-ins" if derived else "none (raw layer only)",
+        "embedder": embedder,
         "systems": {name: summary(rows) for name, rows in tally.rows.items()},
         "memstrata_below_flat": sum(a < b for a, b in pairs),
         "memstrata_above_flat": sum(a > b for a, b in pairs),
@@ -327,6 +341,7 @@ def print_check(result: dict[str, Any]) -> bool:
                   s["context_tokens_mean"], s["context_tokens_max"], s["raw_turns_mean"], *cats,
                   s["p50_ms"]]  # fmt: skip
         print("".join(f"{v:>13}" for v in values))
+    print_intervals(result)
     ours = result["systems"]["memstrata"]["turn_recall"]
     theirs = result["systems"]["flat@budget"]["turn_recall"]
     ok = ours >= theirs
@@ -336,6 +351,20 @@ def print_check(result: dict[str, Any]) -> bool:
         f"above: {result['memstrata_above_flat']})"
     )
     return ok
+
+
+def print_intervals(result: dict[str, Any]) -> None:
+    """Turn recall with its bootstrap 95% interval, categories 1-4 and per category."""
+    print("turn recall with bootstrap 95% confidence intervals over questions:")
+    header = ["system", "c1-4", *(f"c{c}" for c in (1, 2, 3, 4, 5))]
+    print(f"{header[0]:>13}" + "".join(f"{h:>26}" for h in header[1:]))
+    for name, s in result["systems"].items():
+        cells = [s["turn_recall_ci95"], *(s.get(f"c{c}", {}).get("ci95") for c in (1, 2, 3, 4, 5))]
+        text = [
+            f"{c['mean']:.3f} [{c['ci95_low']:.3f}, {c['ci95_high']:.3f}]" if c else "-"
+            for c in cells
+        ]
+        print(f"{name:>13}" + "".join(f"{t:>26}" for t in text))
 
 
 def attribution_on_gold(data: Path) -> dict[str, Any]:
@@ -431,6 +460,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=MemoryContext().context_tokens)
     p.add_argument("--flat-k", type=int, default=20, help="flat retrieval's top-k")
     p.add_argument("--derived", choices=["none", "locomo"], default="none")
+    p.add_argument(
+        "--embedder", choices=sorted(EMBEDDERS), default=DEFAULT_EMBEDDER,
+        help=f"offline embedder for part A (default {DEFAULT_EMBEDDER}, the library default)",
+    )  # fmt: skip
     p.add_argument("--skip-retrieval", action="store_true", help="skip part A")
     p.add_argument("--answer-base-url", help="part B: an OpenAI-compatible local model")
     p.add_argument("--answer-conversation", default="conv-26")
@@ -443,7 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("Part A: pooled context against flat retrieval, no LLM")
         payload["retrieval"] = result = retrieval_check(
             args.data, args.conversations or None, args.budget, args.flat_k,
-            args.derived == "locomo",
+            args.derived == "locomo", args.embedder,
         )  # fmt: skip
         status = 0 if print_check(result) else 1
         payload["attribution"] = gold = attribution_on_gold(args.data)
