@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from .agents.structured import StructuredMethod
 from .core.context import MemoryContext
 from .errors import InvalidInputError, StoreConfigurationError
+from .llm.structured import StructuredMethod
 
 ChromaMode = Literal["persistent", "http", "ephemeral"]
 CheckpointerKind = Literal["auto", "none", "memory", "sqlite", "postgres"]

@@ -17,6 +17,7 @@ from datetime import time as clock_time
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from ..core.calls import LLMCall
 from ..core.context import MemoryContext
 from ..llm.reachability import unreachable_reason
 from ..prompts.construction import (
@@ -33,7 +34,6 @@ from .journal import journal_key
 from .lines import complete, parse_lines
 from .refinement import fact_id
 from .schemas import ConstructionDraft, FactLine
-from .structured import LLMCall
 from .timeparse import reference_day, resolve_times
 
 _MONTH = (

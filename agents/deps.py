@@ -11,10 +11,10 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from ..core.state import Failure
+from ..llm.structured import LLMCall, StructuredCaller, StructuredOutputError
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import utc_now
 from .journal import ReplyJournal
-from .structured import LLMCall, StructuredCaller, StructuredOutputError
 
 T = TypeVar("T", bound=BaseModel)
 

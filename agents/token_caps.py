@@ -11,8 +11,8 @@ from dataclasses import replace
 
 from langchain_core.language_models import BaseChatModel
 
+from ..llm.structured import StructuredCaller
 from .deps import NodeDeps, StepLog
-from .structured import StructuredCaller
 
 
 def with_max_tokens(model: BaseChatModel, cap: int) -> BaseChatModel:

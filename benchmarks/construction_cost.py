@@ -39,8 +39,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from tokenizers import BertWordPieceTokenizer
 
+from memstrata.core.context import MemoryContext
 from memstrata.datasets.locomo import Conversation, default_locomo_path, load_locomo
-from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.stores import ChromaMemoryStore, MiniLMEmbeddings
 from memstrata.testing import SchemaChatModel

@@ -50,7 +50,8 @@ from memstrata.agents.deps import NodeDeps
 from memstrata.agents.query_analysis import QueryAnalysis, match_speakers
 from memstrata.agents.raw_writer import build_raw_turns
 from memstrata.agents.recall_context import render_context, render_turn
-from memstrata.agents.structured import StructuredCaller
+from memstrata.core.context import MemoryContext
+from memstrata.core.state import Candidate
 from memstrata.datasets.locomo import (
     Conversation,
     default_locomo_path,
@@ -62,9 +63,8 @@ from memstrata.evaluation.bootstrap import bootstrap_mean
 from memstrata.evaluation.ingest import RAW_STAGE, Ingestor, raw_id_to_dia, stage_namespace
 from memstrata.evaluation.metrics import mem0_f1
 from memstrata.evaluation.transcripts import UTC_ZONE, WordPieceCounter
-from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.recall import build_recall_graph
-from memstrata.graphs.state import Candidate
+from memstrata.llm.structured import StructuredCaller
 from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, MiniLMEmbeddings
 from memstrata.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from memstrata.stores.records import RawTurn, stable_id

@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from memstrata.graphs.context import MemoryContext
+from memstrata.core.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.samples import load_sample, sample_sessions
 from memstrata.stores import ChromaMemoryStore, FactRecord, MiniLMEmbeddings

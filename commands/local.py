@@ -36,17 +36,6 @@ def register(sub: Any) -> None:
     install.set_defaults(func=run_install_model)
 
 
-def local_model_path(choice: str) -> Path:
-    """The GGUF file for ``qwen``, ``smollm2`` or a path."""
-    from ..llm import assemble_qwen_gguf, smollm2_gguf_path
-
-    if choice == "qwen":
-        return assemble_qwen_gguf()
-    if choice == "smollm2":
-        return smollm2_gguf_path()
-    return Path(choice)
-
-
 def run_install_model(args: argparse.Namespace) -> int:
     """Install the model into the cache (a no-op when it is already there)."""
     from ..llm.install import install_qwen
@@ -57,7 +46,7 @@ def run_install_model(args: argparse.Namespace) -> int:
 
 def run_serve_llm(args: argparse.Namespace) -> int:
     """Serve a local GGUF model until Ctrl-C."""
-    from ..llm import LocalLLMServer
+    from ..llm import LocalLLMServer, local_model_path
 
     path = local_model_path(args.model)
     server = LocalLLMServer(

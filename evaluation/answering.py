@@ -12,7 +12,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
 from ..agents.formatting import as_data
-from ..agents.structured import LLMCall, StructuredCaller, StructuredOutputError
+from ..llm.structured import LLMCall, StructuredCaller, StructuredOutputError
 from ..prompts.eval import EVAL_ANSWER, NOT_MENTIONED
 from .records import Costs, costs_of
 from .transcripts import TokenCounter

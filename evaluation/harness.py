@@ -25,11 +25,11 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from tqdm import tqdm
 
-from ..agents.structured import StructuredCaller, StructuredMethod
 from ..core.context import TRIGGER_POLICIES
 from ..errors import InvalidInputError
 from ..graphs.ingest import build_ingest_graph
 from ..graphs.recall import build_recall_graph
+from ..llm.structured import StructuredCaller, StructuredMethod
 from .answering import Answerer
 from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
 from .ingest import CHUNK_STAGE, MEMSTRATA_STAGE, RAW_STAGE, Ingestor, memstrata_stage

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..agents.structured import StructuredCaller, StructuredOutputError
+from ..llm.structured import StructuredCaller, StructuredOutputError
 from ..prompts.eval import EVAL_JUDGE
 from .records import Costs, costs_of
 from .transcripts import TokenCounter

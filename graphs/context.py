@@ -2,3 +2,6 @@
 
 from ..core.context import *  # noqa: F403
 from ..core.context import __all__ as __all__
+from ..core.deprecation import warn_moved
+
+warn_moved(__name__, "memstrata.core.context")

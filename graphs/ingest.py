@@ -14,10 +14,10 @@ from ..agents.journal import ReplyJournal
 from ..agents.judge import make_judge
 from ..agents.raw_writer import make_raw_write
 from ..agents.refresher import make_refresher
-from ..agents.structured import StructuredCaller, StructuredMethod
 from ..core.context import MemoryContext
 from ..core.nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
 from ..core.state import IngestInput, IngestOutput, IngestState
+from ..llm.structured import StructuredCaller, StructuredMethod
 from ..stores.chroma import ChromaMemoryStore
 from .events import emitting
 

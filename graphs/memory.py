@@ -14,7 +14,6 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
 from ..agents.journal import ReplyJournal
-from ..agents.structured import StructuredMethod
 from ..core.context import MemoryContext
 from ..core.state import (
     IngestInput,
@@ -25,6 +24,7 @@ from ..core.state import (
     RecallState,
 )
 from ..errors import InvalidInputError
+from ..llm.structured import StructuredMethod
 from ..stores.chroma import ChromaMemoryStore
 from .ingest import build_ingest_graph
 from .recall import build_recall_graph

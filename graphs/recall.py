@@ -30,10 +30,10 @@ from ..agents.recall_context import TokenCount
 from ..agents.refresher import make_recall_refresher
 from ..agents.retriever import make_retriever
 from ..agents.rewriter import make_rewriter
-from ..agents.structured import StructuredMethod
 from ..core.context import MemoryContext, context_of
 from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
 from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict
+from ..llm.structured import StructuredMethod
 from ..llm.tokens import token_counter_for
 from ..stores.chroma import ChromaMemoryStore
 from .events import emitting

@@ -37,7 +37,7 @@ from .namespace import (
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
 
-    from ..graphs.state import Failure
+    from ..core.state import Failure
     from ..memory import Memory
     from ..results import AnswerResult, MemoryHit
 

@@ -6,6 +6,7 @@ from .gguf import (
     check_gguf,
     concat_parts,
     default_model_dir,
+    local_model_path,
     qwen_part_paths,
     smollm2_gguf_path,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "concat_parts",
     "default_model_dir",
     "default_threads",
+    "local_model_path",
     "qwen_part_paths",
     "smollm2_gguf_path",
 ]

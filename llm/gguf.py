@@ -294,6 +294,18 @@ def smollm2_gguf_path() -> Path:
     )
 
 
+def local_model_path(choice: str) -> Path:
+    """The GGUF file for a model choice: ``qwen``, ``smollm2`` or a path to a file.
+
+    The Qwen parts are joined into the cache on first use; a path may start with ``~``.
+    """
+    if choice == "qwen":
+        return assemble_qwen_gguf()
+    if choice == "smollm2":
+        return smollm2_gguf_path()
+    return Path(choice).expanduser()
+
+
 def check_gguf(path: Path) -> Path:
     """Return ``path`` if it is a readable GGUF file.
 

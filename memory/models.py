@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -41,23 +40,12 @@ LocalServerFactory = Callable[[MemoryConfig], LocalServer]
 """Builds (but does not start) the local server for a config; tests pass a fake."""
 
 
-def local_model_path(config: MemoryConfig) -> Path:
-    """The GGUF file of ``config.local_model``; assembles the Qwen parts on first use."""
-    from ..llm import assemble_qwen_gguf, smollm2_gguf_path
-
-    if config.local_model == "qwen":
-        return assemble_qwen_gguf()
-    if config.local_model == "smollm2":
-        return smollm2_gguf_path()
-    return Path(config.local_model).expanduser()
-
-
 def default_local_server(config: MemoryConfig) -> LocalServer:
     """A :class:`~memstrata.llm.LocalLLMServer` for ``config``, not yet started."""
-    from ..llm import LocalLLMServer
+    from ..llm import LocalLLMServer, local_model_path
 
     return LocalLLMServer(
-        local_model_path(config),
+        local_model_path(config.local_model),
         port=config.local_port,
         n_ctx=config.local_ctx,
         threads=config.local_threads,

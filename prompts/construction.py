@@ -3,7 +3,7 @@
 Conversation text and stored memories are always passed inside ``<data>`` blocks and the
 system message says they are quoted content: text in a memory that looks like an
 instruction stays data. Output format instructions come from the schema (see
-``agents.structured``), so these templates describe only the task.
+``llm.structured``), so these templates describe only the task.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from memstrata.agents.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
 from memstrata.agents.lines import parse_lines
 from memstrata.agents.salience import is_trivial
-from memstrata.graphs.context import MemoryContext
+from memstrata.core.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.stores import ChromaMemoryStore
 from memstrata.testing import FakeEmbeddings, SchemaChatModel

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstrata.agents.structured import LLMCall
 from memstrata.datasets.locomo import Conversation, Question, Turn
 from memstrata.evaluation.records import costs_of, merge_costs, total
 from memstrata.evaluation.scoring import (
@@ -20,6 +19,7 @@ from memstrata.evaluation.scoring import (
 )
 from memstrata.evaluation.subset import EvalQuestion, select, spread
 from memstrata.evaluation.transcripts import WordCounter, chunks, transcript
+from memstrata.llm.structured import LLMCall
 
 
 @pytest.mark.parametrize(
@@ -194,8 +194,8 @@ def test_balanced_pick_shares_the_questions_between_categories() -> None:
 
 
 def test_judge_labels_with_mem0_semantics() -> None:
-    from memstrata.agents.structured import StructuredCaller
     from memstrata.evaluation.judge import Judge
+    from memstrata.llm.structured import StructuredCaller
     from memstrata.testing import ScriptedChatModel
 
     model = ScriptedChatModel().enqueue(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memstrata.agents.refinement import fact_id
-from memstrata.graphs.context import MemoryContext
+from memstrata.core.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, SceneRecord
 from memstrata.testing import FakeEmbeddings, SchemaChatModel
@@ -493,7 +493,7 @@ def test_namespaces_do_not_mix_during_consolidation(store, model) -> None:  # ty
 def test_graph_topology_snapshot(store, model) -> None:  # type: ignore[no-untyped-def]
     from langgraph.graph import END
 
-    from memstrata.graphs.nodes import FINISH
+    from memstrata.core.nodes import FINISH
 
     assert FINISH == END
     mermaid = build_ingest_graph(chat_model=model, store=store).compile().get_graph().draw_mermaid()

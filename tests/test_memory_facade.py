@@ -13,13 +13,13 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from memstrata import AddResult, AnswerResult, Memory, MemoryConfig, MemoryHit
+from memstrata.core.state import TurnInput
 from memstrata.errors import (
     InvalidInputError,
     InvalidTypeError,
     NamespaceError,
     RecordNotFoundError,
 )
-from memstrata.graphs.state import TurnInput
 from memstrata.memory.inputs import to_turns
 from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
 from memstrata.testing import FakeEmbeddings, SchemaChatModel

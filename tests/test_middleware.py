@@ -14,8 +14,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from memstrata.core.state import Failure
 from memstrata.errors import InvalidInputError, InvalidTypeError
-from memstrata.graphs.state import Failure
 from memstrata.integrations import MemoryMiddleware, memory_tools
 from memstrata.memory import Memory
 from memstrata.prompts.agents import MEMORY_BLOCK, RECALLED_ANSWER

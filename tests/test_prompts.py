@@ -40,7 +40,7 @@ def test_answer_memories_show_dates_the_way_people_write_them() -> None:
     from zoneinfo import ZoneInfo
 
     from memstrata.agents.formatting import format_candidates
-    from memstrata.graphs.state import Candidate
+    from memstrata.core.state import Candidate
 
     late_evening = datetime(2023, 5, 8, 23, 30, tzinfo=UTC)
     memory = Candidate(

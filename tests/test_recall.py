@@ -9,10 +9,10 @@ from pydantic import Field
 
 from memstrata.agents.answer import REFUSAL
 from memstrata.agents.refinement import fact_id
+from memstrata.core.context import MemoryContext
+from memstrata.core.state import RecallState
 from memstrata.errors import InvalidInputError
-from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.recall import build_recall_graph, route_after_judge, route_after_retriever
-from memstrata.graphs.state import RecallState
 from memstrata.prompts.construction import DATA_RULE
 from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from memstrata.testing import FakeEmbeddings, SchemaChatModel

@@ -11,7 +11,7 @@ from memstrata.agents.recall_context import (
     render_context,
     render_turn,
 )
-from memstrata.graphs.state import Candidate
+from memstrata.core.state import Candidate
 
 UTC_ZONE = ZoneInfo("UTC")
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from memstrata.agents.refinement import fact_id
+from memstrata.core.state import Written
 from memstrata.graphs import MemoryContext, build_memory_graph
 from memstrata.graphs.events import MEMORY_WRITTEN, memory_events
-from memstrata.graphs.state import Written
 from memstrata.stores import ChromaMemoryStore, FactRecord
 from memstrata.testing import FakeEmbeddings, SchemaChatModel
 

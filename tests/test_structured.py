@@ -4,7 +4,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
-from memstrata.agents.structured import (
+from memstrata.llm.structured import (
     StructuredCaller,
     StructuredOutputError,
     parse_json_payload,
@@ -204,7 +204,7 @@ def test_repairs_and_reasks_are_counted_separately() -> None:
 
 
 def test_a_truncated_reply_is_never_read_as_one_of_its_inner_objects() -> None:
-    from memstrata.agents.replies import TruncatedReplyError
+    from memstrata.llm.replies import TruncatedReplyError
 
     text = '{"facts": [{"text": "a"}, {"text": "b"'
     with pytest.raises(TruncatedReplyError):

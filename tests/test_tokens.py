@@ -130,7 +130,7 @@ def test_the_boundary_budget_counts_with_the_model_and_labels_an_estimate(tmp_pa
     from datetime import UTC, datetime
 
     from memstrata.agents.episode_trigger import _heuristic_boundary
-    from memstrata.graphs.context import MemoryContext
+    from memstrata.core.context import MemoryContext
     from memstrata.stores import RawTurn
 
     at = datetime(2024, 5, 8, tzinfo=UTC)

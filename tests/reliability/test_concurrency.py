@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memstrata.graphs.context import MemoryContext
+from memstrata.core.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
 from memstrata.testing import FakeEmbeddings, SchemaChatModel

@@ -31,13 +31,13 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from memstrata.core.context import MemoryContext
 from memstrata.faults import (
     FaultSchedule,
     FaultyChatModel,
     FaultyStore,
     InjectedFault,
 )
-from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from memstrata.testing import FakeEmbeddings, SchemaChatModel

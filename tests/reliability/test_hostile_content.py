@@ -25,8 +25,8 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from memstrata.agents.formatting import as_data, data_line
+from memstrata.core.context import MemoryContext
 from memstrata.errors import InvalidInputError
-from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.graphs.recall import build_recall_graph
 from memstrata.prompts.construction import DATA_RULE

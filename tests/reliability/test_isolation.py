@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from memstrata.core.context import MemoryContext
 from memstrata.errors import NamespaceError
-from memstrata.graphs.context import MemoryContext
 from memstrata.graphs.recall import build_recall_graph
 from memstrata.stores import (
     ChromaMemoryStore,

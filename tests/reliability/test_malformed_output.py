@@ -31,10 +31,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
 from memstrata.agents import recall_schemas, schemas
-from memstrata.agents.structured import StructuredCaller, StructuredOutputError
-from memstrata.graphs.context import MemoryContext
+from memstrata.core.context import MemoryContext
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.graphs.recall import build_recall_graph
+from memstrata.llm.structured import StructuredCaller, StructuredOutputError
 from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
 from memstrata.testing import (
     FakeEmbeddings,

@@ -1,0 +1,52 @@
+"""Old import paths of issue 18's moves keep working for one release, and warn.
+
+Each old module re-exports its new module's ``__all__`` (the same objects) and emits a
+DeprecationWarning naming the new path, attributed to the importing module, so pytest's
+``error::DeprecationWarning:memstrata.*`` filter fails any memstrata module that still
+imports one (tests/test_layers.py checks the same statically, lazy imports included).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+MOVED = {
+    "memstrata.graphs.state": "memstrata.core.state",
+    "memstrata.graphs.context": "memstrata.core.context",
+    "memstrata.graphs.nodes": "memstrata.core.nodes",
+    "memstrata.agents.structured": "memstrata.llm.structured",
+    "memstrata.agents.replies": "memstrata.llm.replies",
+}
+"""Old module -> new module."""
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
+def test_an_old_path_warns_and_gives_the_same_objects(
+    old: str, new: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(sys.modules, old, raising=False)  # import it afresh
+    with pytest.warns(DeprecationWarning, match=rf"^{re.escape(old)} moved to {re.escape(new)};"):
+        module = importlib.import_module(old)
+    target = importlib.import_module(new)
+    assert target.__all__ and list(module.__all__) == list(target.__all__)
+    for name in target.__all__:
+        assert getattr(module, name) is getattr(target, name), name
+
+
+def test_the_warning_points_at_the_module_that_imports_the_old_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    importer = tmp_path / "uses_old_state_path.py"
+    importer.write_text("from memstrata.graphs.state import TurnInput\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "memstrata.graphs.state", raising=False)
+    monkeypatch.delitem(sys.modules, "uses_old_state_path", raising=False)
+    with pytest.warns(DeprecationWarning) as caught:
+        importlib.import_module("uses_old_state_path")
+    (warning,) = [w for w in caught if "memstrata.graphs.state" in str(w.message)]
+    assert Path(warning.filename) == importer and warning.lineno == 1
