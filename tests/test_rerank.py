@@ -98,7 +98,7 @@ def test_only_the_head_is_reranked_and_the_tail_keeps_its_order() -> None:
 def test_an_adaptive_config_skips_a_confident_top() -> None:
     records = [_turn(i, "cake" if i == 1 else "plain") for i in range(3)]
     far = [ScoredRecord(record=r, score=s) for r, s in zip(records, (1.0, 0.2, 0.1), strict=True)]
-    close = [ScoredRecord(record=r, score=s) for r, s in zip(records, (1.0, 0.95, 0.9), strict=True)]
+    close = [ScoredRecord(record=r, score=s) for r, s in zip(records, (1, 0.95, 0.9), strict=True)]
     config = RerankConfig(top_n=3, adaptive_margin=0.5)
     assert confident(far, 0.5) and not confident(close, 0.5) and not confident(far, None)
     reranker = KeywordReranker("cake")
