@@ -24,7 +24,7 @@ from memstrata.stores import (
 
 if TYPE_CHECKING:
     from memstrata.config import MemoryConfig
-    from memstrata.memory import Memory
+    from memstrata.memory import Memory, UpdateResult
     from memstrata.results import AddResult, AnswerResult, ForgetResult, MemoryHit
 
 # the facade pulls in LangGraph and the agents; load it on first use
@@ -35,6 +35,7 @@ _LAZY = {
     "AnswerResult": "memstrata.results",
     "ForgetResult": "memstrata.results",
     "MemoryHit": "memstrata.results",
+    "UpdateResult": "memstrata.memory",
 }
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "Memory",
     "MemoryConfig",
     "MemoryHit",
+    "UpdateResult",
     "ChromaMemoryStore",
     "EpisodeRecord",
     "FactRecord",

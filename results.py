@@ -97,6 +97,14 @@ class MemoryHit(_Result):
         default=None,
         description="Recall only: how it was found (search, scene expansion, neighbour turn).",
     )
+    similarity: float | None = Field(
+        default=None,
+        description="Search only: cosine similarity of the query and the memory (what "
+        "threshold= compares), when known.",
+    )
+    metadata: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="The memory's own metadata (add(metadata=...))."
+    )
 
 
 class AnswerResult(_LLMResult):

@@ -1,6 +1,6 @@
-"""The write side of :class:`~memstrata.Memory` beyond ``add``: forget.
+"""The write side of :class:`~memstrata.Memory` beyond ``add``: update, delete, forget.
 
-Every call changes one namespace only and leaves an audit entry.
+Every call changes one namespace only and leaves an audit entry. None calls an LLM.
 """
 
 from __future__ import annotations
@@ -9,18 +9,83 @@ import asyncio
 from collections.abc import Sequence
 
 from ..config import MemoryConfig
+from ..errors import NamespaceError
 from ..results import ForgetResult
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.forgetting import forget as forget_records
-from .inputs import optional_text, require_bool, require_ids, require_namespace
-from .lookup import known_ids, not_found
+from ..stores.records import utc_now
+from .inputs import optional_text, require_bool, require_ids, require_namespace, require_text
+from .lookup import find_record, known_ids, not_found
+from .revision import UpdateResult, update_record, version_ids
 
 
 class EditMethods:
-    """Forget, mixed into :class:`~memstrata.Memory`."""
+    """Update, delete, delete_all and forget, mixed into :class:`~memstrata.Memory`."""
 
     store: ChromaMemoryStore
     config: MemoryConfig
+
+    def update(self, memory_id: str, text: str, *, namespace: str) -> UpdateResult:
+        """Give a memory new text; the old text is kept, never overwritten without trace.
+
+        A fact is superseded by a new fact (a new id, in ``UpdateResult.id``); the old
+        one stays for :meth:`history` and ``as_of`` searches. A raw turn, an episode or
+        a scene is revised in place and its audit entry keeps the old text. See
+        :mod:`memstrata.memory.revision`.
+
+        Raises:
+            RecordNotFoundError: ``memory_id`` names no memory of ``namespace``.
+            InvalidInputError: The fact was already superseded, or the raw turn has
+                memories derived from it (update those instead).
+        """
+        require_text("memory_id", memory_id)
+        require_text("text", text)
+        require_namespace(namespace)
+        record = find_record(self.store, namespace, memory_id)
+        tz = self.config.memory_context(namespace).tz
+        return update_record(self.store, record, text, utc_now(), tz)
+
+    async def aupdate(self, memory_id: str, text: str, *, namespace: str) -> UpdateResult:
+        """Async :meth:`update`."""
+        return await asyncio.to_thread(self.update, memory_id, text, namespace=namespace)
+
+    def delete(self, memory_id: str, *, namespace: str) -> ForgetResult:
+        """Forget one memory, its earlier versions and what was derived only from them.
+
+        Raises:
+            RecordNotFoundError: ``memory_id`` names no memory of ``namespace``; nothing
+                is deleted.
+        """
+        require_text("memory_id", memory_id)
+        require_namespace(namespace)
+        if not known_ids(self.store, namespace, [memory_id]):
+            raise not_found(namespace, [memory_id])
+        ids = version_ids(self.store, namespace, memory_id)
+        return forget_records(self.store, namespace, memory_ids=ids)
+
+    async def adelete(self, memory_id: str, *, namespace: str) -> ForgetResult:
+        """Async :meth:`delete`."""
+        return await asyncio.to_thread(self.delete, memory_id, namespace=namespace)
+
+    def delete_all(self, *, namespace: str | None = None) -> ForgetResult:
+        """Forget every memory of exactly one namespace, leaving a tombstone.
+
+        There is no default and no wildcard: without an explicit namespace nothing is
+        deleted, so a missing user id can never wipe every user's memories.
+
+        Raises:
+            NamespaceError: No namespace, or a malformed one.
+        """
+        if namespace is None:
+            raise NamespaceError(
+                "delete_all() needs namespace=, the one scope to wipe (e.g. 'user:alice'); "
+                "it never deletes across namespaces, and nothing was deleted"
+            )
+        return self.forget(namespace=require_namespace(namespace), all=True)
+
+    async def adelete_all(self, *, namespace: str | None = None) -> ForgetResult:
+        """Async :meth:`delete_all`."""
+        return await asyncio.to_thread(self.delete_all, namespace=namespace)
 
     def forget(
         self,

@@ -35,8 +35,10 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ..graphs.memory import build_memory_graph
 from ..results import AddResult, AnswerResult
 from ..stores.chroma import ChromaMemoryStore
+from ..stores.records import MetadataValue
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
 from .editing import EditMethods
+from .filters import require_metadata
 from .inputs import (
     AddInput,
     require_aware,
@@ -49,6 +51,7 @@ from .inputs import (
 from .models import ChatModelProvider, LocalServerFactory
 from .outcome import added, answered
 from .reading import ReadMethods
+from .verbatim import store_verbatim
 
 
 def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMemoryStore:
@@ -208,17 +211,27 @@ class Memory(ReadMethods, EditMethods):
         self,
         messages: AddInput,
         namespace: str,
+        *,
         session_id: str | None,
         at: datetime | None,
         speaker: str | None,
         session_closed: bool,
+        metadata: Mapping[str, MetadataValue] | None,
+        infer: bool,
     ) -> tuple[dict[str, Any], MemoryContext]:
         require_namespace(namespace)
         require_bool("session_closed", session_closed)
+        require_bool("infer", infer)
+        extra = require_metadata(metadata)
         turns = to_turns(
             messages, namespace=namespace, session_id=session_id, at=at, speaker=speaker
         )
+        for n, turn in enumerate(turns):
+            merged = {**extra, **turn.metadata}
+            turns[n] = turn.model_copy(update={"metadata": require_metadata(merged)})
         state = {"turns": turns, "session_closed": session_closed}
+        if not infer and self._closed:
+            raise InvalidInputError("this Memory is closed; create a new one")
         return state, self.config.memory_context(namespace)
 
     def add(
@@ -230,6 +243,8 @@ class Memory(ReadMethods, EditMethods):
         at: datetime | None = None,
         speaker: str | None = None,
         session_closed: bool = False,
+        metadata: Mapping[str, MetadataValue] | None = None,
+        infer: bool = True,
     ) -> AddResult:
         """Remember a turn or a conversation; consolidation runs per the trigger policy.
 
@@ -238,13 +253,38 @@ class Memory(ReadMethods, EditMethods):
         failure is logged at WARNING and listed in ``AddResult.failures``, and
         ``AddResult.model_error`` says how to reach a model.
 
+        Args:
+            messages: A str, a LangChain message, a dict with role/content (or
+                TurnInput fields), a TurnInput, or a list of these.
+            namespace: The scope written to, e.g. ``"user:alice"``.
+            session_id: The session of turns that name none (default: one per day).
+            at: When the turns happened (aware; default now).
+            speaker: The speaker of plain strings (default ``"user"``).
+            session_closed: The conversation ended; the session policy consolidates.
+            metadata: JSON scalars (str, int, float, bool) kept on every raw turn of the
+                call (a turn's own metadata wins) and usable in ``filters``.
+            infer: False stores the turns verbatim, with no LLM call now or later: they
+                stay raw turns, never consolidated into facts or episodes.
+
         Raises:
             InvalidTypeError: ``messages`` (or an argument) has a type add() does not
                 take; the message names the type received and the types accepted.
-            InvalidInputError: An empty text or list, a naive ``at``, a bad field.
+            InvalidInputError: An empty text or list, a naive ``at``, a bad field or a
+                bad metadata value.
             NamespaceError: A missing or malformed namespace.
         """
-        state, ctx = self._add_request(messages, namespace, session_id, at, speaker, session_closed)
+        state, ctx = self._add_request(
+            messages,
+            namespace,
+            session_id=session_id,
+            at=at,
+            speaker=speaker,
+            session_closed=session_closed,
+            metadata=metadata,
+            infer=infer,
+        )
+        if not infer:
+            return store_verbatim(self.store, ctx, state["turns"])
         return added(self._invoke(state, ctx, "add"), namespace, self._models.get)
 
     async def aadd(
@@ -256,9 +296,22 @@ class Memory(ReadMethods, EditMethods):
         at: datetime | None = None,
         speaker: str | None = None,
         session_closed: bool = False,
+        metadata: Mapping[str, MetadataValue] | None = None,
+        infer: bool = True,
     ) -> AddResult:
         """Async :meth:`add`."""
-        state, ctx = self._add_request(messages, namespace, session_id, at, speaker, session_closed)
+        state, ctx = self._add_request(
+            messages,
+            namespace,
+            session_id=session_id,
+            at=at,
+            speaker=speaker,
+            session_closed=session_closed,
+            metadata=metadata,
+            infer=infer,
+        )
+        if not infer:
+            return await asyncio.to_thread(store_verbatim, self.store, ctx, state["turns"])
         return added(await self._ainvoke(state, ctx, "add"), namespace, self._models.get)
 
     # ----------------------------------------------------------------- answer

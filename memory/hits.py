@@ -25,6 +25,8 @@ def hit_from_scored(hit: ScoredRecord) -> MemoryHit:
         occurred_at=record.occurred_at,
         speaker=record.speaker if isinstance(record, RawTurn) else None,
         ranks=dict(hit.ranks),
+        similarity=hit.channel_scores.get("dense"),
+        metadata=dict(record.metadata),
     )
 
 

@@ -1,4 +1,4 @@
-"""The read side of :class:`~memstrata.Memory`: search, history, profile and inspect.
+"""The read side of :class:`~memstrata.Memory`: search, get_all, history, profile, inspect.
 
 None of these calls an LLM. Every one reads a single namespace.
 """
@@ -6,8 +6,11 @@ None of these calls an LLM. Every one reads a single namespace.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
+
+import numpy as np
 
 from ..config import MemoryConfig
 from ..errors import InvalidInputError, InvalidTypeError
@@ -18,6 +21,7 @@ from ..stores.chroma import ChromaMemoryStore
 from ..stores.filters import TimeWindow
 from ..stores.forgetting import history_of
 from ..stores.records import MemoryRecord, ProfileRecord, parse_granularity
+from .filters import parse_filters, require_threshold
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
 from .inputs import (
     require_aware,
@@ -45,8 +49,21 @@ def granularities_of(granularities: object) -> list[str]:
     return list(dict.fromkeys(grans))
 
 
+DEFAULT_K = 10
+"""Hits a search returns when neither ``k`` nor ``top_k`` is given."""
+
+
+def _limit(k: object, top_k: object) -> int:
+    """``k``, or mem0's ``top_k`` when given instead (default :data:`DEFAULT_K`)."""
+    if k is not None and top_k is not None:
+        raise InvalidInputError(f"give k or top_k, not both (got k={k!r}, top_k={top_k!r})")
+    if top_k is not None:
+        return require_positive_int("top_k", top_k)
+    return DEFAULT_K if k is None else require_positive_int("k", k)
+
+
 class ReadMethods:
-    """Search, history, profile and inspect, mixed into :class:`~memstrata.Memory`."""
+    """Search, get_all, history, profile and inspect, mixed into :class:`~memstrata.Memory`."""
 
     store: ChromaMemoryStore
     config: MemoryConfig
@@ -56,37 +73,83 @@ class ReadMethods:
         query: str,
         *,
         namespace: str,
-        k: int = 10,
+        k: int | None = None,
         granularities: Sequence[str] | None = None,
         window: TimeWindow | None = None,
         as_of: datetime | None = None,
+        filters: Mapping[str, object] | None = None,
+        top_k: int | None = None,
+        threshold: float | None = None,
     ) -> list[MemoryHit]:
         """Hybrid search over the granularities (default all four); no LLM is used.
 
         Facts are current ones only, unless ``as_of`` asks for what held at that time.
         A namespace with no memories gives an empty list.
+
+        Args:
+            query: What to look for.
+            namespace: The scope searched.
+            k: How many hits at most (default 10).
+            granularities: Any of raw, fact, episode, scene (default all).
+            window: Only memories that happened in this time window.
+            as_of: What memory held at that time (superseded facts included).
+            filters: Metadata conditions and an ``occurred_at`` time range; see
+                :mod:`memstrata.memory.filters`. Only memories carrying the metadata
+                match, which are the raw turns it was added with.
+            top_k: mem0's name for ``k``; give one of the two.
+            threshold: Minimum cosine similarity (0-1) of query and memory.
         """
         require_text("query", query)
         require_namespace(namespace)
-        require_positive_int("k", k)
+        k = _limit(k, top_k)
         require_window(window)
         require_aware("as_of", as_of)
+        parsed = parse_filters(filters)
+        window = parsed.with_window(window)
+        minimum = require_threshold(threshold)
         found: dict[str, list[ScoredRecord]] = {}
         for gran in granularities_of(granularities):
-            where = {"superseded": False} if gran == "fact" and as_of is None else None
+            current = {"superseded": False} if gran == "fact" and as_of is None else None
+            where = parsed.store_where(current)
             hits = self.store.search(query, gran, namespace, k=k, window=window, where=where)
-            found[gran] = [h for h in hits if visible_at(h, as_of)]
+            hits = [h for h in hits if visible_at(h, as_of)]
+            if minimum is not None:
+                hits = self._similar(query, gran, namespace, hits)
+                hits = [h for h in hits if h.channel_scores.get("dense", -1.0) >= minimum]
+            found[gran] = hits
         return merge_hits(found, k)
+
+    def _similar(
+        self, query: str, gran: str, namespace: str, hits: list[ScoredRecord]
+    ) -> list[ScoredRecord]:
+        """``hits`` with the query's cosine similarity filled in where the search had none."""
+        missing = [h.record.id for h in hits if "dense" not in h.channel_scores]
+        if not missing:
+            return hits
+        vectors = self.store.vectors(gran, namespace, missing)
+        q = np.asarray(self.store.embeddings.embed_query(query), dtype=float)
+        out = []
+        for hit in hits:
+            vector = vectors.get(hit.record.id)
+            if "dense" not in hit.channel_scores and vector is not None:
+                v = np.asarray(vector, dtype=float)
+                cos = float(q @ v / ((np.linalg.norm(q) * np.linalg.norm(v)) or 1.0))
+                hit = replace(hit, channel_scores={**hit.channel_scores, "dense": cos})
+            out.append(hit)
+        return out
 
     async def asearch(
         self,
         query: str,
         *,
         namespace: str,
-        k: int = 10,
+        k: int | None = None,
         granularities: Sequence[str] | None = None,
         window: TimeWindow | None = None,
         as_of: datetime | None = None,
+        filters: Mapping[str, object] | None = None,
+        top_k: int | None = None,
+        threshold: float | None = None,
     ) -> list[MemoryHit]:
         """Async :meth:`search`."""
         return await asyncio.to_thread(
@@ -97,6 +160,57 @@ class ReadMethods:
             granularities=granularities,
             window=window,
             as_of=as_of,
+            filters=filters,
+            top_k=top_k,
+            threshold=threshold,
+        )
+
+    def get_all(
+        self,
+        *,
+        namespace: str,
+        filters: Mapping[str, object] | None = None,
+        granularities: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Every current memory of ``namespace`` that passes ``filters``, oldest first.
+
+        Superseded facts are left out (:meth:`history` shows them). No LLM is used.
+
+        Args:
+            namespace: The scope listed.
+            filters: Metadata conditions and an ``occurred_at`` time range, as in
+                :meth:`search`.
+            granularities: Any of raw, fact, episode, scene (default all).
+            limit: Keep only the ``limit`` most recent.
+        """
+        require_namespace(namespace)
+        if limit is not None:
+            require_positive_int("limit", limit)
+        parsed = parse_filters(filters)
+        order = {g: n for n, g in enumerate(ALL_GRANULARITIES)}
+        records: list[MemoryRecord] = []
+        for gran in granularities_of(granularities):
+            where = parsed.store_where({"superseded": False} if gran == "fact" else None)
+            records += self.store.get(gran, namespace, window=parsed.window, where=where)
+        records.sort(key=lambda r: (r.occurred_at, order[r.granularity.value], r.id))
+        return records[-limit:] if limit is not None else records
+
+    async def aget_all(
+        self,
+        *,
+        namespace: str,
+        filters: Mapping[str, object] | None = None,
+        granularities: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Async :meth:`get_all`."""
+        return await asyncio.to_thread(
+            self.get_all,
+            namespace=namespace,
+            filters=filters,
+            granularities=granularities,
+            limit=limit,
         )
 
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
