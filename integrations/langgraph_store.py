@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -38,6 +38,7 @@ from langgraph.store.base import (
 from ..errors import InvalidInputError, InvalidTypeError
 from ..stores.base import MemoryStore, ScoredRecord, SearchMode
 from ..stores.records import Granularity, utc_now
+from .store_ingest import Ingestor, add_conversation, check_ingestor, conversation
 from .store_items import (
     ITEM,
     KEY,
@@ -45,7 +46,6 @@ from .store_items import (
     ROLE,
     VECTOR,
     VECTORS,
-    WHOLE,
     IndexPaths,
     check_filter,
     dump_value,
@@ -59,7 +59,8 @@ from .store_items import (
     registry_record,
     to_item,
 )
-from .store_namespace import check_labels, check_root, check_writable, matches, to_memstrata
+from .store_namespace import check_labels, check_root, check_writable, to_memstrata
+from .store_ops import check_page, index_config, listed, search_hit
 
 RAW = Granularity.RAW
 _FIRST_DEPTH = 10
@@ -74,6 +75,8 @@ class _Put:
     value: dict[str, Any] | None
     text: str | None
     paths: IndexPaths
+    turns: list[dict[str, str]] | None = None
+    """The conversation to ingest, when the store ingests and the value has one."""
 
 
 class MemstrataStore(BaseStore):
@@ -95,6 +98,7 @@ class MemstrataStore(BaseStore):
         index: IndexConfig | None = None,
         root: str = "lg",
         search_mode: SearchMode = "hybrid",
+        ingest: Ingestor | None = None,
     ) -> None:
         """Wrap a memstrata store.
 
@@ -106,6 +110,10 @@ class MemstrataStore(BaseStore):
             root: The memstrata namespace every tuple is mapped under.
             search_mode: ``"hybrid"`` (dense + BM25, RRF-fused; scores are fused RRF
                 scores) or ``"dense"`` (scores are cosine similarities).
+            ingest: A ``Memory`` over the same store. A put whose value has a
+                ``messages`` list is then also added to it (see
+                :mod:`~memstrata.integrations.store_ingest`), so its facts, episodes
+                and scenes are built. Default: values are stored verbatim only.
 
         Raises:
             InvalidTypeError: if ``store`` is not a memstrata store or ``index`` is no dict.
@@ -126,7 +134,8 @@ class MemstrataStore(BaseStore):
         self.root = check_root(root)
         self.registry = f"{self.root}.namespaces"
         self.search_mode: SearchMode = search_mode
-        self.index_config, self._paths = _index(store, index)
+        self.index_config, self._paths = index_config(store, index)
+        self.ingest = check_ingestor(ingest, store)
         self._lock = threading.RLock()
 
     def memstrata_namespace(self, namespace: tuple[str, ...]) -> str:
@@ -156,12 +165,18 @@ class MemstrataStore(BaseStore):
                     results[n] = self._search(op, spaces)
                 elif isinstance(op, ListNamespacesOp):
                     spaces = self._namespaces() if spaces is None else spaces
-                    results[n] = _listed(op, spaces)
+                    results[n] = listed(op, spaces)
             by_space: dict[tuple[str, ...], dict[str, _Put]] = {}
             for put in puts:  # the last write to a key wins
                 by_space.setdefault(put.labels, {})[put.key] = put
             for labels, latest in by_space.items():
                 self._write(labels, list(latest.values()))
+        if self.ingest is not None:  # after the verbatim writes, outside the lock
+            for latest in by_space.values():
+                for put in latest.values():
+                    if put.turns:
+                        namespace = to_memstrata(self.root, put.labels)
+                        add_conversation(self.ingest, namespace, put.key, put.turns)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -176,11 +191,11 @@ class MemstrataStore(BaseStore):
             elif isinstance(op, SearchOp):
                 check_labels(op.namespace_prefix, what="namespace_prefix")
                 check_filter(op.filter)
-                _check_page(op.limit, op.offset)
+                check_page(op.limit, op.offset)
             elif isinstance(op, ListNamespacesOp):
                 for condition in op.match_conditions or ():
                     check_labels(condition.path, what=f"{condition.match_type} condition")
-                _check_page(op.limit, op.offset)
+                check_page(op.limit, op.offset)
             elif isinstance(op, PutOp):
                 puts.append(self._checked_put(op))
             else:
@@ -212,7 +227,8 @@ class MemstrataStore(BaseStore):
             raise InvalidTypeError(
                 f"index must be None, False or a list of field paths, got {op.index!r}"
             )
-        return _Put(labels, op.key, dict(op.value), text, paths)
+        turns = conversation(op.value) if self.ingest is not None else None
+        return _Put(labels, op.key, dict(op.value), text, paths, turns)
 
     # ----------------------------------------------------------------- reads
     def _get(self, op: GetOp) -> Item | None:
@@ -256,8 +272,8 @@ class MemstrataStore(BaseStore):
             unscored.extend(rest)
         scored.sort(key=lambda pair: -pair[0])
         unscored.sort(key=lambda i: i.created_at)
-        ordered = [_hit(item, score) for score, item in scored]
-        ordered += [_hit(item, None) for item in unscored]
+        ordered = [search_hit(item, score) for score, item in scored]
+        ordered += [search_hit(item, None) for item in unscored]
         return ordered[op.offset : need]
 
     def _ranked(
@@ -340,56 +356,3 @@ class MemstrataStore(BaseStore):
             self.store.add(
                 self.registry, [registry_record(self.registry, namespace, labels, utc_now())]
             )
-
-
-def _hit(item: Item, score: float | None) -> SearchItem:
-    return SearchItem(
-        namespace=item.namespace,
-        key=item.key,
-        value=item.value,
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-        score=score,
-    )
-
-
-def _listed(op: ListNamespacesOp, spaces: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
-    """LangGraph's namespace listing: match conditions, then depth, sorted, then a page."""
-    chosen = [ns for ns in spaces if all(matches(c, ns) for c in op.match_conditions or ())]
-    if op.max_depth is not None:
-        chosen = list({ns[: op.max_depth] for ns in chosen})
-    return sorted(chosen)[op.offset : op.offset + op.limit]
-
-
-def _check_page(limit: object, offset: object) -> None:
-    for name, value in (("limit", limit), ("offset", offset)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InvalidInputError(f"{name} must be an int >= 0, got {value!r}")
-
-
-def _index(store: MemoryStore, index: object) -> tuple[IndexConfig | None, IndexPaths]:
-    """Validate LangGraph's index config against the memstrata store's embeddings."""
-    if index is None:
-        return None, index_paths([WHOLE])
-    if not isinstance(index, Mapping):
-        raise InvalidTypeError(
-            f"index must be a dict such as {{'fields': ['content']}}, got {type(index).__name__}"
-        )
-    unknown = set(index) - {"dims", "embed", "fields"}
-    if unknown:
-        raise InvalidInputError(
-            f"unknown index settings {sorted(unknown)}; use dims, embed, fields"
-        )
-    embed = index.get("embed")
-    if embed is not None and embed is not getattr(store, "embeddings", None):
-        raise InvalidInputError(
-            "memstrata embeds with the store's own embeddings; build the store with them "
-            "(e.g. ChromaMemoryStore.persistent(path, embeddings=my_embeddings)) and leave "
-            "'embed' out of index, or pass that same object"
-        )
-    dims = index.get("dims")
-    if dims is not None and (not isinstance(dims, int) or isinstance(dims, bool) or dims < 1):
-        raise InvalidInputError(f"index dims must be a positive int, got {dims!r}")
-    fields = index.get("fields") or [WHOLE]
-    config: IndexConfig = {**index, "fields": list(fields)}  # type: ignore[typeddict-item]
-    return config, index_paths(fields)

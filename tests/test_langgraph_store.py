@@ -29,6 +29,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from memstrata import Memory, MemoryConfig
 from memstrata.errors import (
     InvalidInputError,
     InvalidTypeError,
@@ -37,6 +38,7 @@ from memstrata.errors import (
 )
 from memstrata.integrations.langgraph_store import MemstrataStore
 from memstrata.stores import ChromaMemoryStore, IndexTextPolicy
+from memstrata.testing import SchemaChatModel
 
 MODES = ["hybrid", "dense"]
 
@@ -1018,3 +1020,58 @@ def test_filter_values_and_keys_are_data(store: MemstrataStore) -> None:
         ({"user.123abc": "ok2"}, ["digit"]),
     ]:
         assert [i.key for i in store.search(("keys",), filter=flt)] == expected
+
+
+# ----------------------------------------------------------- optional ingest route
+def test_put_with_messages_is_ingested(backend: ChromaMemoryStore) -> None:
+    """With ingest=Memory(...), a put whose value holds a conversation is stored
+    verbatim and also added to memstrata's ingest graph in the same namespace (raw turns
+    with their speakers, then facts, per the memory's trigger policy: eager here);
+    other puts make no LLM call; the LangGraph view (get/search/list) still shows only
+    the items."""
+    model = SchemaChatModel().script(
+        "ConstructionLines", "T|Baking\nS|Alice baked bread.\nF|t1|Alice|Alice bakes bread"
+    )
+    config = MemoryConfig(context={"trigger_policy": "eager"})
+    with Memory(config=config, store=backend, chat_model=model) as memory:
+        store = MemstrataStore(backend, ingest=memory)
+        thread = {
+            "messages": [
+                {"role": "user", "name": "Alice", "content": "we baked bread today"},
+                {"role": "assistant", "content": "How did it turn out?"},
+            ],
+            "title": "baking chat",
+        }
+        store.put(("chats", "alice"), "thread-1", thread)
+        namespace = store.memstrata_namespace(("chats", "alice"))
+        assert [f.text for f in backend.get("fact", namespace)] == ["Alice bakes bread"]
+        turns = [r for r in backend.get("raw", namespace) if r.session_id != "langgraph-store"]
+        assert [(t.speaker, t.text) for t in turns] == [
+            ("Alice", "we baked bread today"),
+            ("assistant", "How did it turn out?"),
+        ]
+        assert store.get(("chats", "alice"), "thread-1").value == thread  # type: ignore[union-attr]
+        calls = len(model.calls)
+        store.put(("chats", "alice"), "note", {"content": "no conversation here"})
+        assert len(model.calls) == calls
+        assert sorted(i.key for i in store.search(("chats", "alice"))) == ["note", "thread-1"]
+        assert store.list_namespaces() == [("chats", "alice")]
+        hits = memory.search("bread", namespace=namespace, granularities=["fact"])
+        assert [h.text for h in hits] == ["Alice bakes bread"]
+
+        with pytest.raises(InvalidInputError, match="content"):
+            store.put(("chats", "bob"), "t", {"messages": [{"role": "user", "content": ""}]})
+        with pytest.raises(InvalidInputError, match="non-empty list"):
+            store.put(("chats", "bob"), "t", {"messages": "hello"})
+        assert store.list_namespaces() == [("chats", "alice")]
+
+
+def test_ingest_needs_a_memory_over_the_same_store(backend: ChromaMemoryStore) -> None:
+    """The ingest option is checked at construction: it must be a Memory (has add())
+    whose store is the one the items live in."""
+    other = ChromaMemoryStore.ephemeral(embeddings=backend.embeddings)
+    with Memory(store=other, chat_model=SchemaChatModel()) as memory:
+        with pytest.raises(InvalidInputError, match="same_store"):
+            MemstrataStore(backend, ingest=memory)
+    with pytest.raises(InvalidTypeError, match="ingest must be"):
+        MemstrataStore(backend, ingest="memory")  # type: ignore[arg-type]
