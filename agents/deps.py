@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from ..core.state import Failure
-from ..llm.structured import LLMCall, StructuredCaller, StructuredOutputError
-from ..stores.chroma import ChromaMemoryStore
+from ..llm.structured import LLMCall, StructuredCaller, StructuredMethod, StructuredOutputError
+from ..stores.base import MemoryStore
 from ..stores.records import utc_now
 from .journal import ReplyJournal
 
@@ -23,13 +24,33 @@ T = TypeVar("T", bound=BaseModel)
 class NodeDeps:
     """The store, the structured LLM caller and a clock shared by the nodes."""
 
-    store: ChromaMemoryStore
+    store: MemoryStore
+    """Any :class:`~memstrata.stores.base.MemoryStore` (Chroma in production, a fake or a
+    fault-injecting proxy in tests)."""
     caller: StructuredCaller
     clock: Callable[[], datetime] = field(default=utc_now)
     model_name: str = "unknown"
     """Recorded in audit entries."""
     journal: ReplyJournal | None = None
     """Construction replies kept between runs; None rebuilds everything."""
+
+
+def node_deps(
+    *,
+    chat_model: BaseChatModel,
+    store: MemoryStore,
+    structured_method: StructuredMethod = "json_schema",
+    max_attempts: int = 3,
+    journal: ReplyJournal | None = None,
+) -> NodeDeps:
+    """Bundle the injected dependencies the nodes share."""
+    name = getattr(chat_model, "model_name", None) or getattr(chat_model, "model", None)
+    return NodeDeps(
+        store=store,
+        caller=StructuredCaller(chat_model, method=structured_method, max_attempts=max_attempts),
+        model_name=str(name or type(chat_model).__name__),
+        journal=journal,
+    )
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ..core.state import Candidate
-from ..stores.chroma import ChromaMemoryStore
+from ..stores.base import MemoryStore
 from ..stores.filters import TimeWindow
 from ..stores.fusion import FusionConfig, reciprocal_rank_fusion
 from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
@@ -102,7 +102,7 @@ class EvidencePool:
 
     def __init__(
         self,
-        store: ChromaMemoryStore,
+        store: MemoryStore,
         namespace: str,
         *,
         settings: PoolSettings,

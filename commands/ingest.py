@@ -22,10 +22,10 @@ from langchain_core.outputs import ChatResult
 from langgraph.runtime import Runtime
 from tqdm import tqdm
 
+from ..agents.deps import node_deps
 from ..agents.raw_writer import make_raw_write
 from ..core.state import TurnInput
 from ..errors import InvalidInputError, MemstrataError
-from ..graphs.ingest import node_deps
 from ..memory import Memory
 from .common import add_memory_options, open_memory, report_failures, warn
 from .turn_files import NamespaceTurns, load_turn_file

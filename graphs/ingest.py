@@ -8,7 +8,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
 from ..agents.constructor import make_constructor
-from ..agents.deps import NodeDeps
+from ..agents.deps import node_deps
 from ..agents.episode_trigger import make_episode_trigger
 from ..agents.journal import ReplyJournal
 from ..agents.judge import make_judge
@@ -17,8 +17,8 @@ from ..agents.refresher import make_refresher
 from ..core.context import MemoryContext
 from ..core.nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
 from ..core.state import IngestInput, IngestOutput, IngestState
-from ..llm.structured import StructuredCaller, StructuredMethod
-from ..stores.chroma import ChromaMemoryStore
+from ..llm.structured import StructuredMethod
+from ..stores.base import MemoryStore
 from .events import emitting
 
 
@@ -38,28 +38,10 @@ def route_after_judge(state: IngestState) -> Literal["refresher", "__end__"]:
     return REFRESHER if state.get("conflicts") else FINISH
 
 
-def node_deps(
-    *,
-    chat_model: BaseChatModel,
-    store: ChromaMemoryStore,
-    structured_method: StructuredMethod = "json_schema",
-    max_attempts: int = 3,
-    journal: ReplyJournal | None = None,
-) -> NodeDeps:
-    """Bundle the injected dependencies the nodes share."""
-    name = getattr(chat_model, "model_name", None) or getattr(chat_model, "model", None)
-    return NodeDeps(
-        store=store,
-        caller=StructuredCaller(chat_model, method=structured_method, max_attempts=max_attempts),
-        model_name=str(name or type(chat_model).__name__),
-        journal=journal,
-    )
-
-
 def build_ingest_graph(
     *,
     chat_model: BaseChatModel,
-    store: ChromaMemoryStore,
+    store: MemoryStore,
     structured_method: StructuredMethod = "json_schema",
     max_attempts: int = 3,
     journal: ReplyJournal | None = None,

@@ -25,7 +25,7 @@ from ..core.state import (
 )
 from ..errors import InvalidInputError
 from ..llm.structured import StructuredMethod
-from ..stores.chroma import ChromaMemoryStore
+from ..stores.base import MemoryStore
 from .ingest import build_ingest_graph
 from .recall import build_recall_graph
 
@@ -59,7 +59,7 @@ def route_request(state: MemoryState) -> Literal["ingest", "recall"]:
 def build_memory_graph(
     *,
     chat_model: BaseChatModel,
-    store: ChromaMemoryStore,
+    store: MemoryStore,
     structured_method: StructuredMethod = "json_schema",
     max_attempts: int = 3,
     journal: ReplyJournal | None = None,

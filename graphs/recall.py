@@ -25,6 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from ..agents.answer import make_answer
+from ..agents.deps import node_deps
 from ..agents.judge import make_recall_judge
 from ..agents.recall_context import TokenCount
 from ..agents.refresher import make_recall_refresher
@@ -35,9 +36,8 @@ from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
 from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict
 from ..llm.structured import StructuredMethod
 from ..llm.tokens import token_counter_for
-from ..stores.chroma import ChromaMemoryStore
+from ..stores.base import MemoryStore
 from .events import emitting
-from .ingest import node_deps
 
 
 def route_after_retriever(state: RecallState) -> Literal["judge", "__end__"]:
@@ -67,7 +67,7 @@ def route_after_judge(
 def build_recall_graph(
     *,
     chat_model: BaseChatModel,
-    store: ChromaMemoryStore,
+    store: MemoryStore,
     structured_method: StructuredMethod = "json_schema",
     max_attempts: int = 3,
     count_tokens: TokenCount | None = None,

@@ -8,7 +8,9 @@ from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from .audit import AuditEntry
+from .bm25 import BM25Index
 from .filters import TimeWindow
+from .indexing import IndexTextPolicy
 from .records import FactRecord, Granularity, MemoryRecord, MetadataValue, ProfileRecord
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
@@ -30,6 +32,11 @@ class ScoredRecord:
 @runtime_checkable
 class MemoryStore(Protocol):
     """Storage for the four granularities. Every call is scoped to one namespace."""
+
+    @property
+    def index_policy(self) -> IndexTextPolicy:
+        """How a record's text is rendered for indexing (both search channels)."""
+        ...
 
     def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
         """Insert or replace records (idempotent by id); return their ids."""
@@ -87,6 +94,16 @@ class MemoryStore(Protocol):
         mode: SearchMode = "hybrid",
     ) -> list[ScoredRecord]:
         """Rank records for ``query`` with dense, lexical or fused (RRF) retrieval."""
+        ...
+
+    def vectors(
+        self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
+    ) -> dict[str, list[float]]:
+        """Return the stored embedding of each record id that exists in ``namespace``."""
+        ...
+
+    def lexical_index(self, granularity: Granularity | str, namespace: str) -> BM25Index:
+        """Return the BM25 mirror of one collection and namespace."""
         ...
 
     def count(self, granularity: Granularity | str, namespace: str) -> int:
