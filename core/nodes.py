@@ -6,6 +6,10 @@ LLM calls, failures and audit entries under its own.
 
 from typing import Final
 
+INGEST: Final = "ingest"
+"""The combined graph's ingest subgraph."""
+RECALL: Final = "recall"
+"""The combined graph's recall subgraph."""
 RAW_WRITE: Final = "raw_write"
 EPISODE_TRIGGER: Final = "episode_trigger"
 CONSTRUCTOR: Final = "constructor"
@@ -22,8 +26,10 @@ __all__ = [
     "CONSTRUCTOR",
     "EPISODE_TRIGGER",
     "FINISH",
+    "INGEST",
     "JUDGE",
     "RAW_WRITE",
+    "RECALL",
     "REFRESHER",
     "RETRIEVER",
     "REWRITER",

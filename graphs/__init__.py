@@ -1,31 +1,13 @@
-"""The memory graphs: ingest, recall and the combined graph, with their state and context.
+"""The memory graphs: ingest, recall and the combined graph, built from the agents' nodes.
 
-The graph builders are resolved lazily (removed once nothing below imports graphs).
-``MemoryContext`` lives in :mod:`memstrata.core.context` and is re-exported here.
+Each builder returns an uncompiled ``StateGraph`` over the state and context of
+:mod:`memstrata.core`; ``MemoryContext`` is re-exported here for callers that compile
+and run a graph themselves.
 """
 
-from __future__ import annotations
-
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
 from ..core.context import MemoryContext
-
-if TYPE_CHECKING:
-    from .ingest import build_ingest_graph
-    from .memory import build_memory_graph
-    from .recall import build_recall_graph
-
-_EXPORTS = {
-    "build_ingest_graph": ".ingest",
-    "build_memory_graph": ".memory",
-    "build_recall_graph": ".recall",
-}
+from .ingest import build_ingest_graph
+from .memory import build_memory_graph
+from .recall import build_recall_graph
 
 __all__ = ["MemoryContext", "build_ingest_graph", "build_memory_graph", "build_recall_graph"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(import_module(_EXPORTS[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

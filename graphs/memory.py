@@ -8,13 +8,14 @@ retriever, answer) shows in LangGraph Studio and streams with ``subgraphs=True``
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
 from ..agents.journal import ReplyJournal
 from ..core.context import MemoryContext
+from ..core.nodes import INGEST, RECALL
 from ..core.state import (
     IngestInput,
     IngestOutput,
@@ -28,9 +29,6 @@ from ..llm.structured import StructuredMethod
 from ..stores.base import MemoryStore
 from .ingest import build_ingest_graph
 from .recall import build_recall_graph
-
-INGEST: Final = "ingest"
-RECALL: Final = "recall"
 
 
 class MemoryInput(IngestInput, RecallInput, total=False):
