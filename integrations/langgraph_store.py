@@ -241,11 +241,12 @@ class MemstrataStore(BaseStore):
                 return item
         return None
 
-    def _items(self, labels: tuple[str, ...]) -> list[Item]:
-        """Every item of one namespace, oldest first."""
+    def _items(self, labels: tuple[str, ...]) -> tuple[list[Item], int]:
+        """Every item of one namespace, oldest first, and how many vectors they have."""
         namespace = to_memstrata(self.root, labels)
         records = self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM})
-        return [i for i in (to_item(r, labels) for r in records) if i is not None]
+        vectors = sum(int(r.metadata.get(VECTORS, 0)) for r in records)
+        return [i for i in (to_item(r, labels) for r in records) if i is not None], vectors
 
     def _namespaces(self) -> list[tuple[str, ...]]:
         """Every namespace tuple that holds at least one item (from the registry)."""
@@ -261,13 +262,14 @@ class MemstrataStore(BaseStore):
         scored: list[tuple[float, Item]] = []
         unscored: list[Item] = []
         for labels in chosen:
-            items = [i for i in self._items(labels) if passes(i.value, flt)]
+            everything, vectors = self._items(labels)
+            items = [i for i in everything if passes(i.value, flt)]
             if not items:
                 continue
             if not query:
                 unscored.extend(items)
                 continue
-            ranked, rest = self._ranked(labels, query, items, need)
+            ranked, rest = self._ranked(labels, query, items, need, vectors)
             scored.extend(ranked)
             unscored.extend(rest)
         scored.sort(key=lambda pair: -pair[0])
@@ -277,16 +279,15 @@ class MemstrataStore(BaseStore):
         return ordered[op.offset : need]
 
     def _ranked(
-        self, labels: tuple[str, ...], query: str, items: list[Item], need: int
+        self, labels: tuple[str, ...], query: str, items: list[Item], need: int, total: int
     ) -> tuple[list[tuple[float, Item]], list[Item]]:
         """Items ranked by their best vector, and the items no vector ranked.
 
-        The memstrata search is deepened until ``need`` items are ranked or every
-        vector of the namespace was seen.
+        The memstrata search is deepened until ``need`` items are ranked or all
+        ``total`` vectors of the namespace were seen.
         """
         namespace = to_memstrata(self.root, labels)
         by_key = {item.key: item for item in items}
-        total = self._vector_count(namespace)
         best: dict[str, float] = {}
         depth = min(total, max(_FIRST_DEPTH, 2 * need))
         while depth > 0:
@@ -303,10 +304,6 @@ class MemstrataStore(BaseStore):
             depth = min(total, depth * 4)
         ranked = [(score, by_key[key]) for key, score in best.items()]
         return ranked, [item for item in items if item.key not in best]
-
-    def _vector_count(self, namespace: str) -> int:
-        records = self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM})
-        return sum(int(r.metadata.get(VECTORS, 0)) for r in records)
 
     def _score(self, hit: ScoredRecord) -> float:
         if self.search_mode == "dense":

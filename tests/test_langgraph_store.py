@@ -626,6 +626,23 @@ def test_async_vector_search_pagination(vstore: MemstrataStore) -> None:
     assert len(one) == len(two) == 2 and not set(one) & set(two) and total == 5
 
 
+def test_deep_pages_match_the_full_ranking(dense: MemstrataStore) -> None:
+    """Mirrors InMemoryStore ranking every item before slicing: a deep page (which makes
+    the store deepen its memstrata search) equals that slice of the full ranking, with
+    two vectors per item and a filter dropping half of them."""
+    words = ["amber", "birch", "cedar", "dune", "ember", "fjord", "grove", "heath"]
+    for n in range(40):
+        value = {"a": f"{words[n % 8]} {n}", "b": f"{words[(n * 3) % 8]} note", "even": n % 2}
+        dense.put(("deep",), f"k{n:02d}", value, index=["a", "b"])
+    full = dense.search(("deep",), query="cedar grove", filter={"even": 0}, limit=100)
+    assert len(full) == 20 and all(r.value["even"] == 0 for r in full)
+    for offset in (0, 7, 15):
+        page = dense.search(
+            ("deep",), query="cedar grove", filter={"even": 0}, limit=5, offset=offset
+        )
+        assert [r.key for r in page] == [r.key for r in full[offset : offset + 5]]
+
+
 def test_embed_with_path(plain: ChromaMemoryStore) -> None:
     """Mirrors test_embed_with_path: store-level and per-put index fields, one vector per
     field, max pooling over an item's vectors (equal best fields give equal scores),
