@@ -13,6 +13,7 @@ import hashlib
 import math
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
@@ -1092,3 +1093,20 @@ def test_ingest_needs_a_memory_over_the_same_store(backend: ChromaMemoryStore) -
             MemstrataStore(backend, ingest=memory)
     with pytest.raises(InvalidTypeError, match="ingest must be"):
         MemstrataStore(backend, ingest="memory")  # type: ignore[arg-type]
+
+
+@pytest.mark.integration
+def test_items_persist_across_processes(tmp_path: Path, embeddings: CharacterEmbeddings) -> None:
+    """Mirrors LangGraph's persistent stores (sqlite, postgres): items, their vectors
+    and the namespace listing survive reopening the store on the same disk."""
+    first = MemstrataStore(ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=embeddings))
+    first.put(("users", "alice"), "tea", {"text": "green tea with jasmine"})
+    first.put(("users", "bob"), "tea", {"text": "black coffee"})
+    created = first.get(("users", "alice"), "tea")
+    reopened = MemstrataStore(
+        ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=embeddings)
+    )
+    assert reopened.get(("users", "alice"), "tea") == created
+    assert reopened.list_namespaces() == [("users", "alice"), ("users", "bob")]
+    [hit] = reopened.search(("users", "alice"), query="jasmine tea")
+    assert hit.key == "tea" and hit.score is not None
