@@ -20,7 +20,9 @@ the Chroma writes and building the BM25 mirror.
 
 Per category, S@5 and T@10 are also printed with percentile-bootstrap 95% confidence
 intervals over questions (:mod:`memstrata.evaluation.bootstrap`), so a change smaller than
-the interval is not read as progress. ``--embedder`` picks an offline embedder from
+the interval is not read as progress; ``--json`` also keeps each question's S@5 and T@10
+(``per_question``), so two runs can be compared question by question
+(``bootstrap_mean`` of the differences). ``--embedder`` picks an offline embedder from
 :mod:`memstrata.stores.embedder_choice` (default ``minilm``, the library default);
 ``--rerank-model-dir`` reranks the fused top-N of every search with an ONNX cross-encoder
 (:mod:`memstrata.stores.rerank`; off by default).
@@ -357,6 +359,9 @@ class ModeResult:
         out["ci95"] = self._intervals(None)
         for c in sorted(set(self.categories)):
             out["per_category"][str(c)]["ci95"] = self._intervals(c)
+        out["per_question"] = {"category": list(self.categories)} | {
+            f"{metric}@{k}": list(self.scores[metric][k]) for metric, k in CI_METRICS
+        }  # for paired comparisons of two runs (same questions, same order)
         return out
 
     def _intervals(self, category: int | None) -> dict[str, dict[str, float | int]]:
