@@ -268,3 +268,18 @@ def test_bad_configuration_rejected(memory: Memory) -> None:
         retriever.invoke("garden", namespace=BOB)
     with pytest.raises(ValueError, match="k must be a positive int"):
         retriever.invoke("garden", k=-2)
+
+
+def test_threshold_and_filters_reach_the_facade(memory: Memory) -> None:
+    """With the real facade: a threshold no memory reaches returns nothing, and a
+    metadata filter keeps only the memories added with that metadata."""
+    memory.add(
+        "the compost bin is full", namespace=ALICE, metadata={"topic": "compost"}, infer=False
+    )
+    open_retriever = MemstrataRetriever(memory=memory, namespace=ALICE, k=10)
+    assert open_retriever.invoke("garden compost")
+    assert open_retriever.invoke("garden compost", threshold=0.999) == []
+    filtered = MemstrataRetriever(memory=memory, namespace=ALICE, filters={"topic": "compost"})
+    assert [d.page_content for d in filtered.invoke("garden compost")] == [
+        "the compost bin is full"
+    ]
