@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``memstrata`` command."""
-    from .commands import chat, demo, eval, ingest, local, manage, recall
+    from .commands import chat, demo, eval, ingest, local, manage, mcp, recall
 
     parser = argparse.ArgumentParser(
         prog="memstrata", description="Long-term memory for LLM agents."
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print memstrata's warnings (malformed model replies, failed steps)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (demo, ingest, recall, chat, manage, local, eval):
+    for module in (demo, ingest, recall, chat, manage, local, eval, mcp):
         module.register(sub)
     return parser
 

@@ -53,11 +53,11 @@ def require_scalar(name: str, value: object) -> MetadataValue:
         if not math.isfinite(value):
             raise InvalidInputError(f"{name} = {value} is not a JSON number; use a finite float")
         return value
-    hint = (
-        "; store a list as a comma-separated str or one key per item"
-        if isinstance(value, list | tuple | set | Mapping)
-        else ""
-    )
+    hint = ""
+    if isinstance(value, list | tuple | set):
+        hint = "; store a list as a comma-separated str or one key per item"
+    elif isinstance(value, Mapping):
+        hint = "; flatten it into separate keys, e.g. 'address.city'"
     raise InvalidTypeError(f"{name} must be a {_SCALARS}, got {type_name(value)}{hint}")
 
 
