@@ -9,6 +9,7 @@ from .filters import SearchFilter, TimeWindow
 from .fusion import FusionConfig, reciprocal_rank_fusion
 from .indexing import IndexTextPolicy
 from .lexical import Analyzer
+from .mirror import MirrorConfig
 from .records import (
     EpisodeRecord,
     FactRecord,
@@ -34,6 +35,7 @@ __all__ = [
     "MemoryStore",
     "MiniLMEmbeddingFunction",
     "MiniLMEmbeddings",
+    "MirrorConfig",
     "OnnxMiniLM",
     "ProfileRecord",
     "RawTurn",

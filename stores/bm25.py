@@ -166,14 +166,16 @@ class BM25Index:
         dead = len(self._ids) - len(self._slot_of)
         if dead <= 1024 or dead <= len(self._slot_of):
             return
-        live = [
-            (rid, self._terms[slot], self._meta[slot])
-            for rid, slot in sorted(self._slot_of.items(), key=lambda kv: kv[1])
-        ]
+        order = sorted(self._slot_of.items(), key=lambda kv: kv[1])
+        live = [(rid, self._terms[slot], self._meta[slot]) for rid, slot in order]
         self._reset()
         for rid, terms, meta in live:
             assert terms is not None and meta is not None
             self._insert(rid, terms, meta)
+        self._moved(np.fromiter((slot for _, slot in order), dtype=np.int64, count=len(order)))
+
+    def _moved(self, old_slots: np.ndarray) -> None:
+        """Hook run after compaction: new slot ``i`` holds what was in ``old_slots[i]``."""
 
     def _refit(self) -> None:
         if not self._dirty:
@@ -276,13 +278,22 @@ class BM25Index:
         query: str,
         k: int,
         predicate: Callable[[Mapping[str, Any]], bool] | None = None,
+        *,
+        allowed: np.ndarray | None = None,
     ) -> list[LexicalHit]:
-        """Return the ``k`` best documents that pass ``predicate`` (score order)."""
+        """Return the ``k`` best documents that pass ``predicate`` (score order).
+
+        ``allowed``, a boolean array over this index's slots, filters at once instead
+        of document by document (see :class:`~memstrata.stores.mirror.NamespaceMirror`).
+        """
         if k <= 0:
             return []
         terms = self.analyzer(query)
         with self._lock:
             slots, values = self._score_slots(terms)
+            if allowed is not None:
+                keep = allowed[slots]
+                slots, values = slots[keep], values[keep]
             hits: list[LexicalHit] = []
             want = k if predicate is None else 4 * k
             while True:

@@ -6,12 +6,14 @@ placeholder vector instead of an embedding.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, TypeVar, cast
 
 from chromadb.api import ClientAPI
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, InvalidTypeError
+from .chroma_calls import ChromaCalls
 from .records import validate_namespace
 
 M = TypeVar("M", bound=BaseModel)
@@ -27,10 +29,17 @@ def namespace_where(namespace: str) -> Any:
 class KeyedDocuments:
     """Pydantic documents stored as JSON under ``(namespace, key)`` in one collection."""
 
-    def __init__(self, client: ClientAPI, name: str, schema_version: int) -> None:
+    def __init__(
+        self,
+        client: ClientAPI,
+        name: str,
+        schema_version: int,
+        calls: ChromaCalls | None = None,
+    ) -> None:
         self._collection = client.get_or_create_collection(
             name, metadata={"memstrata_schema": schema_version}, embedding_function=None
         )
+        self._calls = calls or ChromaCalls("Chroma", threading.RLock())
 
     def put(
         self,
@@ -43,7 +52,8 @@ class KeyedDocuments:
     ) -> None:
         """Insert or replace the document stored under ``key``."""
         validate_namespace(namespace)
-        self._collection.upsert(
+        self._calls.write(
+            self._collection.upsert,
             ids=[f"{namespace}|{key}"],
             embeddings=cast(Any, [_PLACEHOLDER_VECTOR]),
             documents=[text or key],
@@ -55,7 +65,8 @@ class KeyedDocuments:
 
     def get(self, namespace: str, key: str, model: type[M]) -> M | None:
         """Return the document under ``key``, or None."""
-        rows = self._collection.get(
+        rows = self._calls.read(
+            self._collection.get,
             ids=[f"{validate_namespace(namespace)}|{key}"],
             where=namespace_where(namespace),
             include=["metadatas"],
@@ -65,19 +76,22 @@ class KeyedDocuments:
 
     def list(self, namespace: str, model: type[M]) -> list[M]:
         """Return every document of ``namespace``, ordered by their sort key."""
-        rows = self._collection.get(
-            where=namespace_where(validate_namespace(namespace)), include=["metadatas"]
+        rows = self._calls.read(
+            self._collection.get,
+            where=namespace_where(validate_namespace(namespace)),
+            include=["metadatas"],
         )
         metas = sorted(rows["metadatas"] or [], key=lambda m: float(cast(Any, m["sort"])))
         return [model.model_validate_json(str(m[_BODY])) for m in metas]
 
     def delete(self, namespace: str, key: str) -> None:
         """Remove the document under ``key``, if any."""
-        self._collection.delete(ids=[f"{validate_namespace(namespace)}|{key}"])
+        self._calls.write(self._collection.delete, ids=[f"{validate_namespace(namespace)}|{key}"])
 
     def delete_namespace(self, namespace: str) -> None:
         """Remove every document of ``namespace``."""
-        self._collection.delete(where=namespace_where(validate_namespace(namespace)))
+        where = namespace_where(validate_namespace(namespace))
+        self._calls.write(self._collection.delete, where=where)
 
 
 def checked_model(value: object, model: type[M], what: str) -> M:

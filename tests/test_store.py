@@ -355,13 +355,16 @@ def test_audit_log_is_append_only_ordered_and_scoped(store) -> None:  # type: ig
     assert store.vectors("raw", NS, ["missing"]) == {}
 
 
-@pytest.mark.parametrize("cap", [8, 4096])
-def test_dense_search_oversamples_and_falls_back_without_leaking(
-    store, make_turn, monkeypatch, cap
-) -> None:  # type: ignore[no-untyped-def]
-    import memstrata.stores.chroma as chroma_module
+@pytest.mark.parametrize("path", ["exact", "hnsw-8", "hnsw-4096"])
+def test_dense_search_never_leaks_another_tenant(store, make_turn, monkeypatch, path) -> None:  # type: ignore[no-untyped-def]
+    """Exact search over the namespace mirror, and Chroma's HNSW path (used for namespaces
+    above ``exact_limit``) with its oversampling cap low and high."""
+    from memstrata.stores import hnsw as hnsw_module
+    from memstrata.stores.mirror import MirrorConfig
 
-    monkeypatch.setattr(chroma_module, "_OVERSAMPLE_CAP", cap)
+    if path != "exact":
+        monkeypatch.setattr(store._mirrors, "config", MirrorConfig(exact_limit=0))
+        monkeypatch.setattr(hnsw_module, "OVERSAMPLE_CAP", int(path.split("-")[1]))
     crowd = [make_turn(OTHER, f"Rex the puppy chewed shoe number {i}", i) for i in range(60)]
     store.add(OTHER, crowd)
     mine = make_turn(NS, "my parrot sings opera", 0)
@@ -378,3 +381,4 @@ def test_dense_search_oversamples_and_falls_back_without_leaking(
         window=TimeWindow.after_(T0 + timedelta(minutes=57)),
     )
     assert {h.record.turn_index for h in windowed} == {57, 58, 59}  # type: ignore[attr-defined]
+    assert store._mirrors.peek(Granularity.RAW, OTHER).has_vectors is (path == "exact")

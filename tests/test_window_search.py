@@ -1,5 +1,6 @@
-"""Dense search inside a time window: exact over the window's records, selected through
-the BM25 mirror's time array, with the oversampling path kept for wide windows."""
+"""Dense search inside a time window: exact over the window's records in the namespace
+mirror; for namespaces too large to mirror vectors, Chroma ranks the window's ids or
+the HNSW index is oversampled."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from memstrata.stores import ChromaMemoryStore, RawTurn, TimeWindow
-from memstrata.stores import chroma as chroma_module
+from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn, TimeWindow
+from memstrata.stores import hnsw as hnsw_module
+from memstrata.stores.mirror import MirrorConfig
 from memstrata.testing import FakeEmbeddings
 
 NS = "user:alice"
@@ -93,26 +95,37 @@ def test_an_empty_window_returns_nothing(store: ChromaMemoryStore) -> None:
     assert store.search("bread", "raw", NS, k=5, window=window) == []
 
 
-def test_a_window_wider_than_the_cap_falls_back_to_oversampling(
-    store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("cap", "by_ids"), [(2000, True), (50, False)])
+def test_the_hnsw_path_ranks_a_window_like_the_exact_mirror(
+    store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch, cap: int, by_ids: bool
 ) -> None:
+    """A namespace above ``exact_limit`` ranks dense through Chroma: a window of at most
+    ``EXACT_CAP`` records by id, a wider one by oversampling the HNSW index."""
     window = TimeWindow.between(T0, T0 + timedelta(hours=400))
-    exact = [h.record.id for h in store.search("kite beach", "raw", NS, k=5, window=window)]
-    calls: list[int] = []
-    index = store.lexical_index("raw", NS)
-    original = index.select
+    exact = [
+        h.record.id for h in store.search("kite beach", "raw", NS, k=5, window=window, mode="dense")
+    ]
+    prefix = store._collections[Granularity.RAW].name.removesuffix("_raw")
+    large = ChromaMemoryStore(
+        store.client,
+        embeddings=store.embeddings,
+        collection_prefix=prefix,
+        mirrors=MirrorConfig(exact_limit=0),
+    )
+    queries: list[bool] = []
+    collection = large._collections[Granularity.RAW]
+    original = collection.query
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        result = original(*args, **kwargs)
-        calls.append(-1 if result is None else len(result))
-        return result
+    def spy(**kwargs):  # type: ignore[no-untyped-def]
+        queries.append("ids" in kwargs)
+        return original(**kwargs)
 
-    monkeypatch.setattr(index, "select", spy)
-    monkeypatch.setattr(chroma_module, "_WINDOW_EXACT_CAP", 50)
-    fallback = store.search("kite beach", "raw", NS, k=5, window=window)
-    assert calls == [-1]  # the window held more than the cap: no exact path
-    assert [h.record.id for h in fallback] == exact
-    assert all(window.contains(h.record.occurred_at.timestamp()) for h in fallback)
+    monkeypatch.setattr(collection, "query", spy)
+    monkeypatch.setattr(hnsw_module, "EXACT_CAP", cap)
+    hits = large.search("kite beach", "raw", NS, k=5, window=window, mode="dense")
+    assert queries and all(q is by_ids for q in queries)
+    assert [h.record.id for h in hits] == exact
+    assert all(window.contains(h.record.occurred_at.timestamp()) for h in hits)
 
 
 def test_the_window_selection_follows_deletes_and_updates(store: ChromaMemoryStore) -> None:

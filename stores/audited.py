@@ -1,0 +1,80 @@
+"""A supersede and its audit entry land together, or neither does.
+
+Chroma has no transaction across two collections. So the audit entry of a supersede is
+first written *inside* the superseded fact's own row (one atomic upsert of one row),
+under :data:`PENDING`; then it is copied to the audit collection and the fact row is
+cleared. If the process or the server dies in between, the entry still sits in the fact
+row, and :func:`land_pending` (run by ``list_audit``) finishes the copy. An entry that
+already reached the audit collection is never overwritten from the fact row, so a later
+redaction (``replace_audit``) stays in force.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, cast
+
+from chromadb.api.models.Collection import Collection
+
+from ..errors import InvalidInputError
+from .audit import AuditEntry
+from .chroma_calls import ChromaCalls
+from .keyed import KeyedDocuments
+from .records import FactRecord
+
+PENDING = "audit_pending"
+"""Metadata key on a fact row: True while the row carries an audit entry not yet copied."""
+PENDING_ENTRY = "audit_pending_entry"
+"""Metadata key on a fact row: the pending audit entry as JSON."""
+
+
+def check_entry(entry: AuditEntry, namespace: str, fact_id: str) -> AuditEntry:
+    """Validate the audit entry of a supersede of ``fact_id`` in ``namespace``."""
+    checked = (
+        AuditEntry.model_validate(entry.model_dump()) if isinstance(entry, AuditEntry) else None
+    )
+    if checked is None:
+        raise InvalidInputError(f"audit must be an AuditEntry, got {type(entry).__name__}")
+    if checked.namespace != namespace or checked.target_id != fact_id:
+        raise InvalidInputError(
+            f"the audit entry is about {checked.target_id!r} in {checked.namespace!r}; a "
+            f"supersede of {fact_id!r} in {namespace!r} needs an entry about that fact"
+        )
+    return checked
+
+
+def closed(fact: FactRecord, superseded_by: str, when: datetime) -> FactRecord:
+    """``fact`` pointing at its replacement, valid until ``when`` (or earlier, if it was)."""
+    valid_to = fact.valid_to if fact.valid_to is not None and fact.valid_to < when else when
+    if fact.valid_from is not None and valid_to < fact.valid_from:
+        valid_to = fact.valid_from
+    updated = fact.model_copy(update={"superseded_by": superseded_by, "valid_to": valid_to})
+    return FactRecord.model_validate(updated.model_dump())
+
+
+def with_pending(metadata: dict[str, Any], entry: AuditEntry) -> dict[str, Any]:
+    """Fact row metadata carrying ``entry`` until it reaches the audit collection."""
+    return {**metadata, PENDING: True, PENDING_ENTRY: entry.model_dump_json()}
+
+
+def land_pending(
+    calls: ChromaCalls, facts: Collection, audit: KeyedDocuments, namespace: str
+) -> int:
+    """Copy every audit entry still pending in a fact row of ``namespace``; return how many."""
+    where = {"$and": [{"namespace": {"$eq": namespace}}, {PENDING: {"$eq": True}}]}
+    rows = calls.read(facts.get, where=cast(Any, where), include=["metadatas"])
+    landed = 0
+    for rid, meta in zip(rows["ids"], rows["metadatas"] or [], strict=True):
+        entry = AuditEntry.model_validate_json(str(meta[PENDING_ENTRY]))
+        if audit.get(namespace, entry.id, AuditEntry) is None:
+            audit.put(namespace, entry.id, entry, sort_key=entry.at.timestamp())
+            landed += 1
+        clear_pending(calls, facts, rid)
+    return landed
+
+
+def clear_pending(calls: ChromaCalls, facts: Collection, row: str) -> None:
+    """Remove the pending audit entry from one fact row (its vector and text stay)."""
+    calls.write(
+        facts.update, ids=[row], metadatas=cast(Any, [{PENDING: None, PENDING_ENTRY: None}])
+    )

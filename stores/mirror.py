@@ -1,0 +1,236 @@
+"""The in-memory mirror of one (granularity, namespace): both search channels, one slot space.
+
+A :class:`NamespaceMirror` is a :class:`~memstrata.stores.bm25.BM25Index` whose slots also
+hold each record's unit-length vector and a code per filtered metadata value. So a search
+filters with array masks (time window, speaker, ...) and ranks the dense channel exactly
+with one matrix-vector product, and the BM25 channel over the same mask. Exact ranking
+is never worse than Chroma's approximate HNSW. A mirror built without vectors (a
+namespace larger than :attr:`MirrorConfig.exact_limit`) leaves the dense channel to
+Chroma's HNSW index.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .bm25 import BM25Index, BM25Params
+from .codec import RECORD_KEY, from_metadata
+from .filters import SearchFilter
+from .lexical import Analyzer
+from .records import Granularity, MemoryRecord
+
+_MISSING = -1
+
+
+@dataclass(frozen=True, kw_only=True)
+class MirrorConfig:
+    """Sizing of the per-namespace mirrors."""
+
+    budget_bytes: int = 1 << 30
+    """Estimated memory all mirrors may hold; least recently used ones are dropped first."""
+    exact_limit: int = 200_000
+    """Namespaces with at most this many records keep vectors and rank dense exactly;
+    larger ones use Chroma's HNSW index for the dense channel."""
+
+    def __post_init__(self) -> None:
+        if self.budget_bytes < 0 or self.exact_limit < 0:
+            raise ValueError("MirrorConfig budget_bytes and exact_limit must be >= 0")
+
+
+@dataclass(frozen=True)
+class MirrorRow:
+    """One record as the mirror takes it: id, index text, stored metadata, vector."""
+
+    record_id: str
+    text: str
+    metadata: Mapping[str, Any]
+    vector: Any | None = None
+
+
+class NamespaceMirror(BM25Index):
+    """Records of one granularity and namespace, searchable on both channels."""
+
+    def __init__(
+        self,
+        granularity: Granularity,
+        namespace: str,
+        *,
+        analyzer: Analyzer | None = None,
+        params: BM25Params | None = None,
+        vectors: bool = True,
+    ) -> None:
+        self.granularity = granularity
+        self.namespace = namespace
+        self.has_vectors = vectors
+        """False: the dense channel is left to Chroma's HNSW index."""
+        self.position = 0
+        """The last change-log slot applied."""
+        self._vectors: np.ndarray | None = None
+        self._live = np.zeros(0, dtype=bool)
+        self._cost = np.zeros(0, dtype=np.int64)
+        self._cost_total = 0
+        self._columns: dict[str, tuple[np.ndarray, dict[Any, int]]] = {}
+        super().__init__(analyzer, params)
+
+    # ----------------------------------------------------------------- writes
+    def upsert_rows(self, rows: Iterable[MirrorRow]) -> None:
+        """Add or replace records. Rows of another namespace are ignored."""
+        todo = [r for r in rows if r.metadata.get("namespace") == self.namespace]
+        analysed = [self.analyzer(r.text) for r in todo]
+        with self._lock:
+            for row, terms in zip(todo, analysed, strict=True):
+                self._remove(row.record_id)
+                self._insert(row.record_id, Counter(terms), dict(row.metadata))
+                self._place(self._slot_of[row.record_id], row, len(terms))
+            self._dirty = True
+            self._maybe_compact()
+
+    def upsert(self, docs: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
+        """Add or replace ``(record_id, index_text, metadata)`` documents, without vectors."""
+        self.upsert_rows(MirrorRow(rid, text, meta) for rid, text, meta in docs)
+
+    def _place(self, slot: int, row: MirrorRow, n_terms: int) -> None:
+        size = len(self._doc_len)
+        if len(self._live) < size:
+            self._live = _grown(self._live, size, False)
+            self._cost = _grown(self._cost, size, 0)
+            for key, (codes, vocab) in self._columns.items():
+                self._columns[key] = (_grown(codes, size, _MISSING), vocab)
+        self._live[slot] = True
+        cost = 64 * len(row.metadata) + len(str(row.metadata.get(RECORD_KEY, ""))) + 120 * n_terms
+        self._cost[slot] = cost + 200
+        self._cost_total += cost + 200
+        for key, (codes, vocab) in self._columns.items():
+            codes[slot] = _code(vocab, row.metadata.get(key))
+        if self.has_vectors and row.vector is not None:
+            vector = np.asarray(row.vector, dtype=np.float32).ravel()
+            if self._vectors is None:
+                self._vectors = np.zeros((size, len(vector)), dtype=np.float32)
+            elif len(self._vectors) < size:
+                grown = np.zeros((size, self._vectors.shape[1]), dtype=np.float32)
+                grown[: len(self._vectors)] = self._vectors
+                self._vectors = grown
+            norm = float(np.linalg.norm(vector))
+            self._vectors[slot] = vector / norm if norm > 0 else vector
+
+    def _remove(self, rid: str) -> None:
+        slot = self._slot_of.get(rid)
+        super()._remove(rid)
+        if slot is not None and slot < len(self._live):
+            self._live[slot] = False
+            self._cost_total -= int(self._cost[slot])
+            self._cost[slot] = 0
+
+    def _moved(self, old_slots: np.ndarray) -> None:
+        size = len(self._doc_len)
+        n = len(old_slots)
+        self._live = _grown(self._live[old_slots], size, False)
+        self._cost = _grown(self._cost[old_slots], size, 0)
+        for key, (codes, vocab) in self._columns.items():
+            self._columns[key] = (_grown(codes[old_slots], size, _MISSING), vocab)
+        if self._vectors is not None:
+            moved = np.zeros((size, self._vectors.shape[1]), dtype=np.float32)
+            moved[:n] = self._vectors[old_slots]
+            self._vectors = moved
+
+    # ----------------------------------------------------------------- reads
+    def nbytes(self) -> int:
+        """Estimated memory held (vectors, postings, metadata)."""
+        vectors = 0 if self._vectors is None else self._vectors.nbytes
+        return vectors + self._cost_total + 24 * len(self._doc_len) + 2048
+
+    def allowed(self, flt: SearchFilter) -> np.ndarray:
+        """Boolean mask over slots: live records that pass ``flt``."""
+        with self._lock:
+            n = len(self._ids)
+            mask = self._live[:n].copy()
+            if flt.namespace != self.namespace:
+                mask[:] = False
+                return mask
+            if flt.window is not None:
+                times = self._times[:n]
+                if flt.window.after is not None:
+                    mask &= times >= flt.window.after.timestamp()
+                if flt.window.before is not None:
+                    mask &= times < flt.window.before.timestamp()
+            for key, values in flt.metadata_conditions(self.granularity):
+                codes, vocab = self._column(key)
+                wanted = [vocab[v] for v in values if v in vocab]
+                mask &= np.isin(codes[:n], np.asarray(wanted, dtype=np.int32))
+            return mask
+
+    def _column(self, key: str) -> tuple[np.ndarray, dict[Any, int]]:
+        column = self._columns.get(key)
+        if column is None:
+            vocab: dict[Any, int] = {}
+            codes = np.full(len(self._doc_len), _MISSING, dtype=np.int32)
+            for slot, meta in enumerate(self._meta):
+                if meta is not None:
+                    codes[slot] = _code(vocab, meta.get(key))
+            column = self._columns[key] = (codes, vocab)
+        return column
+
+    def dense(self, query: Sequence[float], k: int, allowed: np.ndarray) -> list[tuple[str, float]]:
+        """The ``k`` records most cosine-similar to ``query`` among ``allowed`` (exact)."""
+        with self._lock:
+            candidates = np.flatnonzero(allowed)
+            if not len(candidates) or self._vectors is None:
+                return []
+            q = np.asarray(query, dtype=np.float32).ravel()
+            norm = float(np.linalg.norm(q))
+            q = q / norm if norm > 0 else q
+            n = len(self._ids)
+            if len(candidates) * 4 > n:
+                scores = (self._vectors[:n] @ q)[candidates]
+            else:
+                scores = self._vectors[candidates] @ q
+            if len(candidates) > k:
+                cutoff = -np.partition(-scores, k - 1)[k - 1]
+                chosen = np.flatnonzero(scores >= cutoff)  # ties at the cut break by id
+            else:
+                chosen = np.arange(len(candidates))
+            hits = [(str(self._ids[int(candidates[i])]), float(scores[i])) for i in chosen]
+            hits.sort(key=lambda h: (-h[1], h[0]))
+            return hits[:k]
+
+    def window_ids(self, allowed: np.ndarray) -> list[str]:
+        """Record ids of the allowed slots."""
+        with self._lock:
+            return [str(self._ids[int(s)]) for s in np.flatnonzero(allowed)]
+
+    def record(self, record_id: str) -> MemoryRecord | None:
+        """The stored record with this id, or None."""
+        with self._lock:
+            slot = self._slot_of.get(record_id)
+            meta = None if slot is None else self._meta[slot]
+        return None if meta is None else from_metadata(self.granularity, dict(meta))
+
+    def vector(self, record_id: str) -> list[float] | None:
+        """The unit-length vector of a record, when this mirror keeps vectors."""
+        with self._lock:
+            slot = self._slot_of.get(record_id)
+            if slot is None or self._vectors is None:
+                return None
+            return [float(x) for x in self._vectors[slot]]
+
+
+def _code(vocab: dict[Any, int], value: Any) -> int:
+    if value is None:
+        return _MISSING
+    try:
+        return vocab.setdefault(value, len(vocab))
+    except TypeError:  # an unhashable value (a list) never equals a filter scalar
+        return _MISSING
+
+
+def _grown(array: np.ndarray, size: int, fill: Any) -> np.ndarray:
+    if len(array) >= size:
+        return array
+    out = np.full(size, fill, dtype=array.dtype)
+    out[: len(array)] = array
+    return out

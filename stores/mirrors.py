@@ -1,0 +1,217 @@
+"""The namespace mirrors of one store: loaded on first touch, kept coherent, LRU-bounded.
+
+A mirror is loaded from Chroma the first time its (granularity, namespace) is searched
+and held in a least-recently-used cache whose estimated size stays under
+:attr:`~memstrata.stores.mirror.MirrorConfig.budget_bytes`. Before each use, the mirror
+reads the namespace's :class:`~memstrata.stores.changelog.ChangeLog` (one ``get`` by
+id) and re-reads the records that any process changed since, so every search sees
+every write that landed before it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from chromadb.api.models.Collection import Collection
+from langchain_core.embeddings import Embeddings
+
+from .bm25 import BM25Params
+from .changelog import ChangeLog
+from .chroma_calls import ChromaCalls
+from .codec import from_metadata
+from .indexing import IndexTextPolicy
+from .lexical import Analyzer
+from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
+from .records import Granularity
+from .rows import Row, namespace_ids, rows_by_id
+
+Key = tuple[Granularity, str]
+
+
+class MirrorCache:
+    """Per-(granularity, namespace) mirrors of a store's record collections."""
+
+    def __init__(
+        self,
+        *,
+        collections: dict[Granularity, Collection],
+        calls: ChromaCalls,
+        changelog: ChangeLog,
+        embeddings: Embeddings,
+        policy: IndexTextPolicy,
+        analyzer: Analyzer,
+        bm25: BM25Params,
+        config: MirrorConfig,
+    ) -> None:
+        self._collections = collections
+        self._calls = calls
+        self._log = changelog
+        self._embeddings = embeddings
+        self._policy = policy
+        self._analyzer = analyzer
+        self._bm25 = bm25
+        self.config = config
+        self._lock = threading.Lock()
+        self._mirrors: OrderedDict[Key, NamespaceMirror] = OrderedDict()
+        self._sizes: dict[Key, int] = {}
+        self._total = 0
+        self._loading: dict[Key, threading.Lock] = {}
+        self.loads = 0
+        """How many mirrors were built from Chroma (first touches, resets, evictions)."""
+
+    # ------------------------------------------------------------------ access
+    def get(self, gran: Granularity, namespace: str) -> NamespaceMirror:
+        """The mirror of a namespace, brought up to date with every process's writes."""
+        key = (gran, namespace)
+        with self._lock:
+            mirror = self._mirrors.get(key)
+            if mirror is not None:
+                self._mirrors.move_to_end(key)
+            gate = self._loading.setdefault(key, threading.Lock())
+        if mirror is None:
+            with gate:  # one thread loads a namespace; the others wait for it
+                with self._lock:
+                    mirror = self._mirrors.get(key)
+                if mirror is None:
+                    mirror = self._install(key, self.load(gran, namespace))
+            with self._lock:
+                self._loading.pop(key, None)
+            return mirror
+        return self._sync(key, mirror)
+
+    def peek(self, gran: Granularity, namespace: str) -> NamespaceMirror | None:
+        """The mirror if it is loaded, without syncing it or touching the LRU order."""
+        with self._lock:
+            return self._mirrors.get((gran, namespace))
+
+    def drop(self, gran: Granularity, namespace: str) -> None:
+        """Forget one mirror (it is rebuilt on next use)."""
+        with self._lock:
+            self._mirrors.pop((gran, namespace), None)
+            self._total -= self._sizes.pop((gran, namespace), 0)
+
+    def clear(self) -> None:
+        """Forget every mirror."""
+        with self._lock:
+            self._mirrors.clear()
+            self._sizes.clear()
+            self._total = 0
+
+    def __len__(self) -> int:
+        return len(self._mirrors)
+
+    def nbytes(self) -> int:
+        """Estimated memory held by all mirrors."""
+        with self._lock:
+            return self._total
+
+    # ------------------------------------------------------------ own writes
+    def applied(
+        self,
+        gran: Granularity,
+        namespace: str,
+        slot: int,
+        *,
+        rows: Sequence[MirrorRow] = (),
+        deleted: Sequence[str] = (),
+    ) -> None:
+        """Apply this store's own write (claimed at ``slot``) to a loaded mirror."""
+        mirror = self.peek(gran, namespace)
+        if mirror is None:
+            return
+        with mirror._lock:
+            if deleted:
+                mirror.delete(deleted)
+            if rows:
+                mirror.upsert_rows(self._with_vectors(mirror, rows))
+            if slot == mirror.position + 1:
+                mirror.position = slot
+        self._resized((gran, namespace), mirror)
+
+    # ------------------------------------------------------------- internals
+    def load(self, gran: Granularity, namespace: str) -> NamespaceMirror:
+        """Build a mirror from Chroma (not cached; :meth:`get` caches it)."""
+        position = self._log.end(gran, namespace)  # before the rows: later writes re-apply
+        collection = self._collections[gran]
+        ids = sorted(namespace_ids(self._calls, collection, namespace))
+        keep = len(ids) <= self.config.exact_limit
+        rows = rows_by_id(self._calls, collection, namespace, ids, vectors=keep)
+        mirror = NamespaceMirror(
+            gran, namespace, analyzer=self._analyzer, params=self._bm25, vectors=keep
+        )
+        mirror.upsert_rows(self._as_mirror_rows(mirror, rows))
+        mirror.position = position
+        self.loads += 1
+        return mirror
+
+    def _sync(self, key: Key, mirror: NamespaceMirror) -> NamespaceMirror:
+        gran, namespace = key
+        with mirror._lock:
+            found = self._log.since(gran, namespace, mirror.position)
+            if found is None or any(change.reset for change in found[0]):
+                return self._install(key, self.load(gran, namespace))
+            changes, position = found
+            ids = sorted({rid for change in changes for rid in change.ids})
+            if ids:
+                collection = self._collections[gran]
+                rows = rows_by_id(
+                    self._calls, collection, namespace, ids, vectors=mirror.has_vectors
+                )
+                present = {row.record_id for row in rows}
+                mirror.delete([rid for rid in ids if rid not in present])
+                mirror.upsert_rows(self._as_mirror_rows(mirror, rows))
+            mirror.position = max(mirror.position, position)
+        if changes:
+            self._resized(key, mirror)
+        return mirror
+
+    def _as_mirror_rows(self, mirror: NamespaceMirror, rows: list[Row]) -> list[MirrorRow]:
+        out = []
+        for row in rows:
+            record = from_metadata(mirror.granularity, row.metadata)
+            out.append(MirrorRow(record.id, self._policy.render(record), row.metadata, row.vector))
+        return self._with_vectors(mirror, out)
+
+    def _with_vectors(self, mirror: NamespaceMirror, rows: Sequence[MirrorRow]) -> list[MirrorRow]:
+        """Embed the rows that came without a vector (another process wrote them)."""
+        if not mirror.has_vectors:
+            return list(rows)
+        todo = [i for i, row in enumerate(rows) if row.vector is None]
+        if not todo:
+            return list(rows)
+        fresh = self._embeddings.embed_documents([rows[i].text for i in todo])
+        out = list(rows)
+        for i, vector in zip(todo, fresh, strict=True):
+            row = rows[i]
+            out[i] = MirrorRow(row.record_id, row.text, row.metadata, vector)
+        return out
+
+    def _install(self, key: Key, mirror: NamespaceMirror) -> NamespaceMirror:
+        with self._lock:
+            self._mirrors[key] = mirror
+            self._mirrors.move_to_end(key)
+            self._set_size(key, mirror.nbytes())
+            self._evict(keep=key)
+        return mirror
+
+    def _resized(self, key: Key, mirror: NamespaceMirror) -> None:
+        with self._lock:
+            if self._mirrors.get(key) is mirror:
+                self._set_size(key, mirror.nbytes())
+                self._evict(keep=key)
+
+    def _set_size(self, key: Key, size: int) -> None:
+        self._total += size - self._sizes.get(key, 0)
+        self._sizes[key] = size
+
+    def _evict(self, *, keep: Key) -> None:
+        """Drop least recently used mirrors (never ``keep``) until under the budget."""
+        victims = (k for k in list(self._mirrors) if k != keep)
+        while self._total > self.config.budget_bytes:
+            oldest = next(victims, None)
+            if oldest is None:
+                break
+            self._mirrors.pop(oldest)
+            self._total -= self._sizes.pop(oldest, 0)

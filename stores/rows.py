@@ -1,0 +1,82 @@
+"""Read one namespace's rows of a record collection: by id, or all of them, in pages.
+
+Row ids carry the namespace (``"<namespace>|<record id>"``), so a read by id needs no
+``where``; the namespace in each row's metadata is checked again all the same.
+
+Vectors of rows another process wrote on the same persistent path can be missing from
+this process's in-memory HNSW segment (Chroma then raises "Error finding id"). Such a
+page is split until the rows whose vectors can be read are found; the others come back
+with ``None`` and the caller re-embeds their index text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from chromadb.api.models.Collection import Collection
+from chromadb.errors import InternalError
+
+from .chroma_calls import ChromaCalls
+from .codec import row_id
+from .keyed import namespace_where
+
+PAGE = 2000
+"""Ids per Chroma call: SQLite caps the number of variables in one statement."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One stored row: its record id, metadata and (when asked for) its vector."""
+
+    record_id: str
+    metadata: dict[str, Any]
+    vector: Any | None = None
+
+
+def namespace_ids(calls: ChromaCalls, collection: Collection, namespace: str) -> list[str]:
+    """Record ids of every row of ``namespace`` (one ``where`` call, ids only)."""
+    rows = calls.read(collection.get, where=namespace_where(namespace), include=[])
+    return [rid.split("|", 1)[1] for rid in rows["ids"]]
+
+
+def rows_by_id(
+    calls: ChromaCalls,
+    collection: Collection,
+    namespace: str,
+    ids: Sequence[str],
+    *,
+    vectors: bool = False,
+) -> list[Row]:
+    """The stored rows among ``ids`` of ``namespace``, in pages of :data:`PAGE`."""
+    out: list[Row] = []
+    for i in range(0, len(ids), PAGE):
+        page = [row_id(namespace, x) for x in ids[i : i + PAGE]]
+        out.extend(_page(calls, collection, namespace, page, vectors))
+    return out
+
+
+def _page(
+    calls: ChromaCalls, collection: Collection, namespace: str, ids: list[str], vectors: bool
+) -> list[Row]:
+    include = ["metadatas", "embeddings"] if vectors else ["metadatas"]
+    try:
+        rows = calls.read(collection.get, ids=ids, include=cast(Any, include))
+    except InternalError:
+        if not vectors:
+            raise
+        if len(ids) > 1:  # find the rows whose vectors this process can read
+            half = len(ids) // 2
+            return _page(calls, collection, namespace, ids[:half], True) + _page(
+                calls, collection, namespace, ids[half:], True
+            )
+        rows = calls.read(collection.get, ids=ids, include=["metadatas"])
+        vectors = False
+    found = rows.get("embeddings") if vectors else None
+    out = []
+    for n, meta in enumerate(rows["metadatas"] or []):
+        if meta.get("namespace") != namespace:
+            continue
+        out.append(Row(str(meta.get("record_id")), dict(meta), None if found is None else found[n]))
+    return out

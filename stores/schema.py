@@ -1,0 +1,51 @@
+"""Open a store's record collections and check they were written with the same settings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from langchain_core.embeddings import Embeddings
+
+from ..errors import StoreConfigurationError
+from .embedding_identity import chroma_function_for, embedding_name
+from .indexing import IndexTextPolicy
+from .records import Granularity
+
+SCHEMA_VERSION = 1
+
+
+def open_record_collections(
+    client: ClientAPI, prefix: str, embeddings: Embeddings, policy: IndexTextPolicy
+) -> dict[Granularity, Collection]:
+    """Get or create ``<prefix>_<granularity>`` for each granularity.
+
+    Raises:
+        StoreConfigurationError: a collection was written with other embeddings, another
+            index policy or another schema version.
+    """
+    expected = {
+        "memstrata_schema": SCHEMA_VERSION,
+        "embedding": embedding_name(embeddings),
+        "index_policy": json.dumps(asdict(policy), sort_keys=True),
+    }
+    function = chroma_function_for(embeddings)
+    out: dict[Granularity, Collection] = {}
+    for granularity in Granularity:
+        collection = client.get_or_create_collection(
+            f"{prefix}_{granularity.value}",
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata=expected,
+            embedding_function=function,  # type: ignore[arg-type]
+        )
+        stored = {k: (collection.metadata or {}).get(k) for k in expected}
+        if stored != expected:
+            raise StoreConfigurationError(
+                f"collection {collection.name!r} was written with {stored}, but this store "
+                f"is configured with {expected}. Open it with the same embeddings and "
+                "index_policy, or use another collection_prefix and re-ingest."
+            )
+        out[granularity] = collection
+    return out

@@ -1,0 +1,144 @@
+"""The write path: check records, embed only what changed, upsert them in pages.
+
+Every record of a call is validated and embedded before the first write, so bad input
+or a failing embedding model leaves the store untouched. A stored record whose index
+text is unchanged keeps its vector, so re-adding a record or updating only its metadata
+costs no embedding call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chromadb.api.models.Collection import Collection
+from langchain_core.embeddings import Embeddings
+from pydantic import ValidationError
+
+from ..errors import InvalidInputError, InvalidTypeError
+from .chroma_calls import ChromaCalls
+from .codec import from_metadata, row_id, to_metadata
+from .indexing import IndexTextPolicy
+from .mirror import MirrorRow
+from .records import RECORD_TYPES, Granularity, MemoryRecord
+from .rows import rows_by_id
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Records of one granularity and namespace, embedded and encoded, ready to write."""
+
+    granularity: Granularity
+    namespace: str
+    records: list[MemoryRecord]
+    texts: list[str]
+    vectors: list[list[float]]
+    metadatas: list[dict[str, Any]]
+
+    def pages(self, size: int) -> list[Batch]:
+        """This batch cut into batches of at most ``size`` records."""
+        return [
+            Batch(
+                self.granularity,
+                self.namespace,
+                self.records[i : i + size],
+                self.texts[i : i + size],
+                self.vectors[i : i + size],
+                self.metadatas[i : i + size],
+            )
+            for i in range(0, len(self.records), size)
+        ]
+
+    def mirror_rows(self) -> list[MirrorRow]:
+        """The batch as rows for a namespace mirror."""
+        return [
+            MirrorRow(r.id, text, meta, vector)
+            for r, text, meta, vector in zip(
+                self.records, self.texts, self.metadatas, self.vectors, strict=True
+            )
+        ]
+
+
+def check_record(namespace: str, record: object) -> MemoryRecord:
+    """Re-validate one record for ``namespace``; raise a fix-it error if it is bad."""
+    if not isinstance(record, MemoryRecord) or type(record) not in RECORD_TYPES.values():
+        raise InvalidTypeError(
+            "records must be RawTurn, FactRecord, EpisodeRecord or SceneRecord instances, "
+            f"got {type(record).__name__}"
+        )
+    # re-validate: model_construct() or attribute tricks must not smuggle bad data in
+    try:
+        checked = type(record).model_validate(record.model_dump())
+    except ValidationError as e:
+        raise InvalidInputError(f"invalid {record.granularity.value} record: {e}") from e
+    if checked.namespace != namespace:
+        raise InvalidInputError(
+            f"record {checked.id!r} belongs to namespace {checked.namespace!r}, "
+            f"not {namespace!r}; one call writes to one namespace"
+        )
+    return checked
+
+
+def stored_vectors(
+    calls: ChromaCalls,
+    collection: Collection,
+    granularity: Granularity,
+    policy: IndexTextPolicy,
+    namespace: str,
+    ids: list[str],
+) -> dict[str, tuple[str, list[float]]]:
+    """``{id: (index text, vector)}`` of the records that exist with a readable vector."""
+    found: dict[str, tuple[str, list[float]]] = {}
+    for row in rows_by_id(calls, collection, namespace, ids, vectors=True):
+        if row.vector is None:
+            continue
+        record = from_metadata(granularity, row.metadata)
+        found[record.id] = (policy.render(record), [float(x) for x in row.vector])
+    return found
+
+
+def prepare(
+    granularity: Granularity,
+    namespace: str,
+    records: list[MemoryRecord],
+    *,
+    policy: IndexTextPolicy,
+    embeddings: Embeddings,
+    stored: Callable[[list[str]], dict[str, tuple[str, list[float]]]],
+) -> Batch:
+    """Render and embed ``records``, reusing the stored vector of unchanged ones."""
+    texts = [policy.render(r) for r in records]
+    known = stored([r.id for r in records])
+    vectors: list[list[float] | None] = []
+    for record, text in zip(records, texts, strict=True):
+        old_text, old_vector = known.get(record.id, ("", None))
+        vectors.append(old_vector if old_text == text else None)
+    todo = [i for i, v in enumerate(vectors) if v is None]
+    if todo:
+        fresh = embeddings.embed_documents([texts[i] for i in todo])
+        if len(fresh) != len(todo):
+            raise InvalidInputError(
+                f"the embeddings returned {len(fresh)} vectors for {len(todo)} texts"
+            )
+        for i, vector in zip(todo, fresh, strict=True):
+            vectors[i] = list(vector)
+    return Batch(
+        granularity,
+        namespace,
+        records,
+        texts,
+        [v for v in vectors if v is not None],
+        [to_metadata(r) for r in records],
+    )
+
+
+def upsert_page(calls: ChromaCalls, collection: Collection, page: Batch) -> None:
+    """Write one page of a batch to its collection (one Chroma call)."""
+    calls.write(
+        collection.upsert,
+        ids=[row_id(page.namespace, r.id) for r in page.records],
+        embeddings=page.vectors,
+        documents=[r.text for r in page.records],
+        metadatas=page.metadatas,
+    )
