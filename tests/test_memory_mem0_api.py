@@ -23,7 +23,13 @@ from memstrata.errors import (
     NamespaceError,
     RecordNotFoundError,
 )
-from memstrata.stores import ChromaMemoryStore, FactRecord, Granularity, RawTurn
+from memstrata.stores import (
+    ChromaMemoryStore,
+    EpisodeRecord,
+    FactRecord,
+    Granularity,
+    RawTurn,
+)
 from memstrata.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
@@ -303,6 +309,27 @@ def test_update_revises_a_verbatim_turn_in_place_and_audits_the_old_text(
         "Flight to Porto booked for next Friday",
     )
     assert [h.id for h in memory.search("Porto", namespace=NS, k=1)] == [rid]
+
+
+def test_update_revises_an_episode_in_place(memory: Memory, store: ChromaMemoryStore) -> None:
+    store.add(
+        NS,
+        [
+            EpisodeRecord(
+                id="e-1", namespace=NS, title="Trip", text="Alice flew to Lisbon.", occurred_at=T0
+            )
+        ],
+    )
+    result = memory.update("e-1", "Alice flew to Porto.", namespace=NS)
+    assert (result.action, result.id, result.granularity) == ("revised", "e-1", "episode")
+    [episode] = store.get("episode", NS, ["e-1"])
+    assert isinstance(episode, EpisodeRecord)
+    assert (episode.title, episode.text) == ("Trip", "Alice flew to Porto.")
+    [entry] = memory.history("e-1", namespace=NS)
+    assert (entry.action, entry.before) == ("update", "Alice flew to Lisbon.")
+    assert [h.id for h in memory.search("Porto", namespace=NS, granularities=["episode"])] == [
+        "e-1"
+    ]
 
 
 def test_update_with_the_same_text_changes_nothing(
