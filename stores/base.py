@@ -66,8 +66,13 @@ class MemoryStore(Protocol):
         *,
         superseded_by: str,
         at: datetime | None = None,
+        audit: AuditEntry | None = None,
     ) -> FactRecord:
-        """Close a fact's validity and point it at its replacement, keeping it."""
+        """Close a fact's validity and point it at its replacement, keeping it.
+
+        With ``audit``, that entry lands in the audit log with the supersede, or neither
+        lands.
+        """
         ...
 
     def delete(
