@@ -1,0 +1,131 @@
+"""Two stores over one Chroma (standing in for two processes): every write is seen by the
+other store's next search, on both channels, without ``refresh_lexical()``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memstrata.stores import ChromaMemoryStore, Granularity, MirrorConfig, RawTurn
+from memstrata.stores import changelog as changelog_module
+from memstrata.stores.changelog import ChangeLog
+from memstrata.stores.chroma_calls import ChromaCalls
+from memstrata.testing import FakeEmbeddings
+
+NS, OTHER = "user:alice", "user:bob"
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def turn(ns: str, i: int, text: str) -> RawTurn:
+    return RawTurn(
+        namespace=ns,
+        text=text,
+        speaker="Alice" if i % 2 else "Bob",
+        session_id="s1",
+        turn_index=i,
+        occurred_at=T0 + timedelta(minutes=i),
+    )
+
+
+@pytest.fixture
+def pair() -> tuple[ChromaMemoryStore, ChromaMemoryStore]:
+    """Two stores on one client and prefix, each with its own mirrors and change log."""
+    a = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    prefix = a._collections[Granularity.RAW].name.removesuffix("_raw")
+    b = ChromaMemoryStore(a.client, embeddings=FakeEmbeddings(), collection_prefix=prefix)
+    return a, b
+
+
+def ids(store: ChromaMemoryStore, query: str, mode: str = "hybrid", ns: str = NS) -> list[str]:
+    return [h.record.id for h in store.search(query, "raw", ns, k=10, mode=mode)]  # type: ignore[arg-type]
+
+
+def test_every_write_of_one_store_reaches_the_others_next_search(pair) -> None:  # type: ignore[no-untyped-def]
+    a, b = pair
+    a.add(NS, [turn(NS, i, f"filler words number {i}") for i in range(5)])
+    assert ids(b, "zeppelin", "bm25") == []  # b's mirror is loaded now
+    added = turn(NS, 7, "we rode a zeppelin over Lisbon")
+    a.add(NS, [added])
+    hit = b.search("zeppelin Lisbon", "raw", NS, k=3)[0]
+    assert hit.record.id == added.id and set(hit.ranks) == {"dense", "bm25"}
+    assert ids(b, "zeppelin", "bm25") == [added.id]
+
+    a.update(NS, added.model_copy(update={"text": "we took a ferry to Porto"}))
+    assert ids(b, "zeppelin", "bm25") == []
+    assert ids(b, "ferry Porto", "bm25") == [added.id]
+    assert b.search("ferry Porto", "raw", NS, k=1, mode="dense")[0].record.text.startswith(
+        "we took"
+    )
+
+    a.delete("raw", NS, [added.id])
+    assert added.id not in ids(b, "ferry Porto") + ids(b, "ferry Porto", "dense")
+    assert b.lexical_index("raw", NS).ids() == {r.id for r in a.get("raw", NS)}
+
+    a.delete_namespace(NS)
+    assert ids(b, "filler words") == [] and ids(b, "filler words", "dense") == []
+    assert b.lexical_index("raw", NS).ids() == set()
+    again = turn(NS, 9, "a zeppelin again")
+    a.add(NS, [again])
+    assert ids(b, "zeppelin") == [again.id]
+
+
+def test_a_mirror_behind_the_pruned_log_rebuilds(pair, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(changelog_module, "HEAD_EVERY", 2)
+    monkeypatch.setattr(changelog_module, "PRUNE_EVERY", 4)
+    monkeypatch.setattr(changelog_module, "KEEP", 4)
+    a, b = pair
+    assert ids(b, "anything") == []
+    loads = b._mirrors.loads
+    turns = [turn(NS, i, f"parrot number {i}") for i in range(20)]
+    for t in turns:  # one slot each: slots 1-8 are pruned on the way
+        a.add(NS, [t])
+    assert ids(b, "parrot number 13", "bm25")[0] == turns[13].id
+    assert b.lexical_index("raw", NS).ids() == {t.id for t in turns}
+    assert b._mirrors.loads == loads + 1  # the gap was noticed: rebuilt once
+    fresh = ChromaMemoryStore(
+        a.client,
+        embeddings=FakeEmbeddings(),
+        collection_prefix=a._collections[Granularity.RAW].name.removesuffix("_raw"),
+    )
+    assert fresh._log.end(Granularity.RAW, NS) == 20  # found past the pruned slots
+
+
+def test_racing_writers_get_distinct_gap_free_slots(pair) -> None:  # type: ignore[no-untyped-def]
+    a, _ = pair
+    name = a._log._collection.name
+    logs = [ChangeLog(a.client, name, ChromaCalls("test", a._lock)) for _ in range(3)]
+    for log in logs:
+        log.end(Granularity.FACT, NS)  # every writer believes slot 0 is the end
+    claimed = [logs[i % 3].claim(Granularity.FACT, NS, [f"f{i}"]) for i in range(12)]
+    assert sorted(claimed) == list(range(1, 13))
+    found = logs[0].since(Granularity.FACT, NS, 0)
+    assert found is not None
+    changes, position = found
+    assert position == 12 and [c.ids for c in changes] == [(f"f{i}",) for i in range(12)]
+
+
+def test_mirrors_stay_within_their_memory_budget() -> None:
+    store = ChromaMemoryStore.ephemeral(
+        embeddings=FakeEmbeddings(), mirrors=MirrorConfig(budget_bytes=60_000)
+    )
+    spaces = [f"user:{n}" for n in range(12)]
+    for ns in spaces:
+        store.add(ns, [turn(ns, i, f"{ns} owns a kayak number {i}") for i in range(10)])
+    for ns in spaces:
+        assert {h.record.namespace for h in store.search("kayak", "raw", ns, k=5)} == {ns}
+    assert 1 <= len(store._mirrors) < len(spaces)
+    assert store._mirrors.nbytes() <= 60_000 or len(store._mirrors) == 1
+    first = store.search("kayak number 3", "raw", spaces[0], k=1, mode="bm25")  # evicted: reloaded
+    assert first[0].record.namespace == spaces[0]
+
+
+def test_a_namespace_that_does_not_exist_returns_nothing(pair) -> None:  # type: ignore[no-untyped-def]
+    a, _ = pair
+    a.add(NS, [turn(NS, i, f"Rex the puppy chewed shoe {i}") for i in range(8)])
+    for mode in ("hybrid", "dense", "bm25"):
+        assert a.search("Rex puppy shoe", "raw", "user:nobody", mode=mode) == []  # type: ignore[arg-type]
+        assert a.search("Rex", "fact", "user:nobody", mode=mode, where={"kind": "fact"}) == []  # type: ignore[arg-type]
+    assert a.lexical_index("raw", "user:nobody").ids() == set()
+    assert a.get("raw", "user:nobody") == [] and a.count("raw", "user:nobody") == 0
+    assert a.list_audit("user:nobody") == [] and a.get_profile("user:nobody") is None
