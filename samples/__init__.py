@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
 
+from ..errors import InvalidInputError
 from ..stores.records import RawTurn
 
+QUICK_SAMPLE = "quick_conversation.json"
+"""Two short sessions (seven turns): what ``memstrata demo`` builds by default."""
+FULL_SAMPLE = "sample_conversation.json"
+"""Three sessions (twenty turns): what ``memstrata demo --full`` builds."""
 
-def load_sample(name: str = "sample_conversation.json") -> dict[str, Any]:
+
+def load_sample(name: str = FULL_SAMPLE) -> dict[str, Any]:
     """Return a bundled sample conversation as parsed JSON."""
     text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
@@ -56,3 +63,55 @@ def sample_sessions(
             }
         )
     return list(sessions.items())
+
+
+@dataclass(frozen=True)
+class TourUpdate:
+    """The demo's update: the fact to supersede and its new text."""
+
+    query: str
+    """A question whose answer the update changes (searched before and after)."""
+    find: str
+    """A word of the fact to update (e.g. the old place)."""
+    text: str
+    """The fact's new text."""
+
+
+@dataclass(frozen=True)
+class TourForget:
+    """The demo's forget: what is forgotten, and a query that finds it."""
+
+    subject: str
+    """Every memory mentioning this is forgotten."""
+    query: str
+    """A search that finds the subject before the forget."""
+    why: str
+    """Why it is forgotten, as the demo tells it."""
+
+
+@dataclass(frozen=True)
+class SampleTour:
+    """What the demo does after building a sample's memory."""
+
+    update: TourUpdate
+    forget: TourForget
+
+
+def sample_tour(data: dict[str, Any]) -> SampleTour:
+    """The ``tour`` section of a sample: the demo's update and forget.
+
+    Raises:
+        InvalidInputError: The sample has no tour, or a field is missing or empty.
+    """
+    tour = data.get("tour")
+    if not isinstance(tour, dict):
+        raise InvalidInputError("this sample has no 'tour' section (update and forget)")
+    try:
+        update = TourUpdate(**{k: str(tour["update"][k]) for k in ("query", "find", "text")})
+        forget = TourForget(**{k: str(tour["forget"][k]) for k in ("subject", "query", "why")})
+    except (KeyError, TypeError) as e:
+        raise InvalidInputError(f"the sample's tour lacks {e}; it needs update and forget") from e
+    for name, value in (*vars(update).items(), *vars(forget).items()):
+        if not value.strip():
+            raise InvalidInputError(f"the sample's tour has an empty {name!r}")
+    return SampleTour(update=update, forget=forget)
