@@ -11,7 +11,7 @@ pytestmark = pytest.mark.integration
 
 def test_demo_ingests_the_sample_and_finds_answers(capsys: pytest.CaptureFixture[str]) -> None:
     question = "What is the name of Maya's dog?"
-    assert main(["demo", "--search-only", "-k", "1", "--question", question]) == 0
+    assert main(["demo", "--full", "--search-only", "-k", "1", "--question", question]) == 0
     out = capsys.readouterr().out
     assert "stored 20 raw turns" in out
     top = out.strip().splitlines()[-1]
@@ -19,7 +19,8 @@ def test_demo_ingests_the_sample_and_finds_answers(capsys: pytest.CaptureFixture
 
 
 def test_demo_keeps_a_persistent_store_when_asked(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    args = ["demo", "--search-only", "--data-dir", str(tmp_path / "db"), "--question", "Lisbon"]
+    db = str(tmp_path / "db")
+    args = ["demo", "--full", "--search-only", "--data-dir", db, "--question", "Lisbon"]
     assert main(args) == 0
     assert main(args) == 0  # re-ingesting the same turns is idempotent
     out = capsys.readouterr().out
