@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.memstrata-installed
 BENCH_OUT ?= bench-results
 
-.PHONY: install runtime model qwen demo test unit reliability lint typecheck format bench clean
+.PHONY: install runtime model qwen demo demo-full test unit reliability lint typecheck format bench clean
 
 # Three layers, each installed once (a stamp file marks it done):
 # - runtime: memstrata and its runtime dependencies only (what `make demo` needs);
@@ -45,10 +45,15 @@ $(QWEN_STAMP): | $(RUNTIME_STAMP)
 qwen: model
 	$(BIN)/python benchmarks/local_llm_check.py --model qwen
 
-# remembers the bundled sample and answers questions with the local model, offline;
+# the quick tour with the local model, offline: a seven-turn sample built turn by turn
+# (raw -> facts -> episodes), one answer with its cited turns, an update, a forget;
 # installs only the runtime and the model, no test or lint tools
 demo: $(QWEN_STAMP)
 	$(BIN)/memstrata demo
+
+# the same tour on the whole 20-turn sample with three questions (several minutes)
+demo-full: $(QWEN_STAMP)
+	$(BIN)/memstrata demo --full
 
 test: lint
 	$(BIN)/python -m pytest
