@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memstrata.errors import EmbeddingError, InvalidInputError
-from memstrata.stores import ChromaMemoryStore, RawTurn, ScoredRecord
+from memstrata.stores import ChromaMemoryStore, MemoryStore, RawTurn, ScoredRecord
 from memstrata.stores.cross_encoder import OnnxCrossEncoder
 from memstrata.stores.rerank import (
     RERANK_CHANNEL,
@@ -145,6 +145,27 @@ def test_passage_text_of_each_granularity() -> None:
     assert passage_text(fact) == "Ana: likes tea"
     episode = EpisodeRecord(namespace=NS, title="Tea time", text="Ana made tea.", occurred_at=T0)
     assert passage_text(episode) == "Tea time. Ana made tea."
+
+
+def test_the_recall_graph_uses_a_reranking_store_unchanged(store: ChromaMemoryStore) -> None:
+    from memstrata.core.context import MemoryContext
+    from memstrata.graphs.recall import build_recall_graph
+    from memstrata.testing import SchemaChatModel
+
+    def ranks(memory_store: MemoryStore) -> dict[str, int]:
+        model = SchemaChatModel()
+        graph = build_recall_graph(chat_model=model, store=memory_store).compile()
+        out = graph.invoke(
+            {"question": "what about the garden weather?", "mode": "retrieve"},
+            context=MemoryContext(namespace=NS),
+        )
+        assert model.calls == []  # retrieval only: no LLM
+        return {c.text: min(c.ranks.values()) for c in out["candidates"]}
+
+    cake = TEXTS[2]
+    assert ranks(store)[cake] > 1
+    wrapped = RerankingStore(store, KeywordReranker("cake"), RerankConfig(top_n=4))
+    assert ranks(wrapped)[cake] == 1 and wrapped.reranked >= 1
 
 
 # ------------------------------------------------------------------ ONNX cross-encoder
