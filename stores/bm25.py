@@ -121,7 +121,7 @@ class BM25Index:
         self._meta.append(meta)
         self._slot_of[rid] = slot
         if slot >= len(self._doc_len):
-            size = max(1024, 2 * len(self._doc_len))
+            size = max(16, 2 * len(self._doc_len))
             grown = np.zeros(size, dtype=np.float64)
             grown[: len(self._doc_len)] = self._doc_len
             self._doc_len = grown

@@ -7,7 +7,6 @@ id without ever overwriting each other. The full record is kept as JSON in the
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -66,8 +65,8 @@ def from_metadata(granularity: Granularity, metadata: dict[str, Any]) -> MemoryR
     """Rebuild a record from its Chroma metadata."""
     cls = RECORD_TYPES[granularity]
     try:
-        return cls.model_validate(json.loads(metadata[RECORD_KEY]))
-    except (KeyError, json.JSONDecodeError, ValidationError) as e:
+        return cls.model_validate_json(metadata[RECORD_KEY])
+    except (KeyError, TypeError, ValidationError) as e:
         raise InvalidInputError(
             f"stored {granularity.value} row {metadata.get('record_id')!r} is not a memstrata "
             "record; was the collection written by another program?"

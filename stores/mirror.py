@@ -83,10 +83,14 @@ class NamespaceMirror(BM25Index):
         todo = [r for r in rows if r.metadata.get("namespace") == self.namespace]
         analysed = [self.analyzer(r.text) for r in todo]
         with self._lock:
+            slots = []
             for row, terms in zip(todo, analysed, strict=True):
                 self._remove(row.record_id)
                 self._insert(row.record_id, Counter(terms), dict(row.metadata))
-                self._place(self._slot_of[row.record_id], row, len(terms))
+                slot = self._slot_of[row.record_id]
+                self._place(slot, row, len(terms))
+                slots.append(slot)
+            self._place_vectors(slots, [r.vector for r in todo])
             self._dirty = True
             self._maybe_compact()
 
@@ -107,16 +111,23 @@ class NamespaceMirror(BM25Index):
         self._cost_total += cost + 200
         for key, (codes, vocab) in self._columns.items():
             codes[slot] = _code(vocab, row.metadata.get(key))
-        if self.has_vectors and row.vector is not None:
-            vector = np.asarray(row.vector, dtype=np.float32).ravel()
-            if self._vectors is None:
-                self._vectors = np.zeros((size, len(vector)), dtype=np.float32)
-            elif len(self._vectors) < size:
-                grown = np.zeros((size, self._vectors.shape[1]), dtype=np.float32)
-                grown[: len(self._vectors)] = self._vectors
-                self._vectors = grown
-            norm = float(np.linalg.norm(vector))
-            self._vectors[slot] = vector / norm if norm > 0 else vector
+
+    def _place_vectors(self, slots: list[int], vectors: list[Any | None]) -> None:
+        """Store the unit-length vectors of ``slots`` (rows without one are skipped)."""
+        pairs = [(s, v) for s, v in zip(slots, vectors, strict=True) if v is not None]
+        if not self.has_vectors or not pairs:
+            return
+        matrix = np.asarray([v for _, v in pairs], dtype=np.float32).reshape(len(pairs), -1)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix /= np.where(norms > 0, norms, 1.0)
+        size = len(self._doc_len)
+        if self._vectors is None:
+            self._vectors = np.zeros((size, matrix.shape[1]), dtype=np.float32)
+        elif len(self._vectors) < size:
+            grown = np.zeros((size, self._vectors.shape[1]), dtype=np.float32)
+            grown[: len(self._vectors)] = self._vectors
+            self._vectors = grown
+        self._vectors[np.asarray([s for s, _ in pairs])] = matrix
 
     def _remove(self, rid: str) -> None:
         slot = self._slot_of.get(rid)

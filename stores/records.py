@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -27,6 +27,26 @@ from pydantic import (
 )
 
 from ..errors import InvalidInputError, NamespaceError
+from .timerefs import TimeGranularity, TimeRef, annotate_times
+
+__all__ = [
+    "RECORD_TYPES",
+    "EpisodeRecord",
+    "FactRecord",
+    "Granularity",
+    "MemoryRecord",
+    "MetadataValue",
+    "ProfileRecord",
+    "RawTurn",
+    "SceneRecord",
+    "TimeGranularity",
+    "TimeRef",
+    "annotate_times",
+    "parse_granularity",
+    "stable_id",
+    "utc_now",
+    "validate_namespace",
+]
 
 NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/\-]{0,255}$")
 """Allowed namespace strings: a letter or digit, then letters, digits and ``_.:@/-``."""
@@ -163,82 +183,6 @@ class MemoryRecord(BaseModel):
     def display_text(self) -> str:
         """Return the text shown to a model or a user (raw turns add resolved dates)."""
         return self.text
-
-
-TimeGranularity = Literal["day", "weekend", "week", "month", "season", "year"]
-_MONTH_NAMES = (
-    "January February March April May June July August September October November December"
-).split()
-
-
-def _day_month(day: date) -> str:
-    return f"{day.day} {_MONTH_NAMES[day.month - 1]}"
-
-
-class TimeRef(BaseModel):
-    """A relative time expression in a text, resolved to dates against a reference day.
-
-    ``start`` and ``end`` are inclusive calendar days (equal for a single day). They are
-    the event time the expression names, which is separate from the record time.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    expression: StrictStr = Field(min_length=1, description="The words as written.")
-    offset: int = Field(ge=0, description="Character offset of the expression in the text.")
-    start: date
-    end: date
-    granularity: TimeGranularity
-
-    @model_validator(mode="after")
-    def _ordered(self) -> TimeRef:
-        if self.end < self.start:
-            raise ValueError("end is before start")
-        return self
-
-    def label(self) -> str:
-        """The resolved dates as people write them: ``14 July 2023``, ``3–9 July 2023``."""
-        s, e = self.start, self.end
-        if self.granularity == "year":
-            return str(s.year)
-        if self.granularity == "month":
-            return f"{_MONTH_NAMES[s.month - 1]} {s.year}"
-        if self.granularity == "season":
-            names = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
-            return f"{names.get(s.month, 'season')} {s.year}"
-        if s == e:
-            return f"{_day_month(s)} {s.year}"
-        if s.year != e.year:
-            return f"{_day_month(s)} {s.year} – {_day_month(e)} {e.year}"
-        if s.month != e.month:
-            return f"{_day_month(s)} – {_day_month(e)} {e.year}"
-        return f"{s.day}–{e.day} {_MONTH_NAMES[s.month - 1]} {s.year}"
-
-
-_BRACKET = re.compile(r"\s*\((?=[^()]*\d)[^()]{1,60}\)")
-"""A bracket with a digit in it: dates a model wrote after an expression."""
-
-
-def annotate_times(text: str, refs: list[TimeRef]) -> str:
-    """``text`` with each resolved expression followed by its dates in brackets.
-
-    ``"went there last Friday"`` becomes ``"went there last Friday (14 July 2023)"``. A
-    bracket that already follows the expression (a model copying, or miscopying, the
-    dates) is replaced by the resolved one. Refs whose expression is no longer at their
-    offset are skipped, never misplaced.
-    """
-    out, cursor = [], 0
-    for ref in sorted(refs, key=lambda r: r.offset):
-        end = ref.offset + len(ref.expression)
-        if ref.offset < cursor or text[ref.offset : end] != ref.expression:
-            continue
-        out.append(f"{text[cursor:end]} ({ref.label()})")
-        cursor = end
-        bracket = _BRACKET.match(text, cursor)
-        if bracket is not None:  # a bracket already there (a model's copy) is replaced
-            cursor = bracket.end()
-    out.append(text[cursor:])
-    return "".join(out)
 
 
 class RawTurn(MemoryRecord):
