@@ -5,7 +5,8 @@ an ``httpx`` transport error (or a ``ValueError`` when a client is created); her
 becomes one :class:`~memstrata.errors.StoreUnavailableError` naming the server and
 saying how to resume. A persistent client can report a missing HNSW segment when a
 read races a write of the same collection (chroma-core/chroma#4212); such a read is
-retried once while this store's writes are held off.
+retried once while this store's writes are held off (waiting at most
+:data:`RETRY_LOCK_S` for them, so a reader never deadlocks with a writer).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from ..errors import StoreUnavailableError
 
 T = TypeVar("T")
 
+RETRY_LOCK_S = 2.0
+"""How long a failed read waits for the store's write lock before retrying anyway."""
 RESUME_HINT = (
     "Restart the server and send the same records again: writes are idempotent by "
     "record id, so nothing is duplicated."
@@ -61,8 +64,14 @@ class ChromaCalls:
         try:
             return self._run(call, kwargs)
         except InternalError:
-            with self._lock:
+            # A reader may hold a namespace mirror's lock that a writer holding the store
+            # lock waits for: never wait for the store lock forever.
+            locked = self._lock.acquire(timeout=RETRY_LOCK_S)
+            try:
                 return self._run(call, kwargs)
+            finally:
+                if locked:
+                    self._lock.release()
 
     def write(self, call: Callable[..., T], **kwargs: Any) -> T:
         """Run a write; a transport failure becomes :class:`StoreUnavailableError`."""
