@@ -71,6 +71,13 @@ def register(sub: Any) -> None:
     demo.set_defaults(func=run_demo)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def _positive(name: str, value: int | None) -> None:
     from ..errors import InvalidInputError
 
@@ -91,7 +98,7 @@ def run_demo(args: argparse.Namespace) -> int:
     args.trigger_policy = args.trigger_policy or "session"
     if args.local_threads is None and "MEMSTRATA_LOCAL_THREADS" not in os.environ:
         # nothing else runs while the demo waits on the model: give it every core
-        args.local_threads = os.cpu_count() or 1
+        args.local_threads = usable_cpus()
     with tempfile.TemporaryDirectory(prefix="memstrata-demo-") as tmp:
         if args.data_dir is None:
             args.data_dir = Path(tmp)

@@ -240,7 +240,7 @@ def test_demo_rejects_a_non_positive_question_count(
     assert "--questions must be a positive integer" in capsys.readouterr().err
 
 
-def test_demo_gives_the_local_model_every_core_unless_told(
+def test_demo_gives_the_local_model_every_core_it_may_use_unless_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[int | None] = []
@@ -249,7 +249,8 @@ def test_demo_gives_the_local_model_every_core_unless_told(
         seen.append(config.local_threads)
         return Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel())
 
-    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(6)), raising=False)
     assert main(["demo", "--data-dir", str(tmp_path / "a")], memory_factory=factory) == 0
     argv = ["demo", "--data-dir", str(tmp_path / "b"), "--local-threads", "1"]
     assert main(argv, memory_factory=factory) == 0
