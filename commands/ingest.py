@@ -15,10 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatResult
 from langgraph.runtime import Runtime
 from tqdm import tqdm
 
@@ -27,6 +23,7 @@ from ..agents.raw_writer import make_raw_write
 from ..core.state import TurnInput
 from ..errors import InvalidInputError, MemstrataError
 from ..memory import Memory
+from ..testing.doubles import ScriptedChatModel
 from .common import add_memory_options, open_memory, report_failures, warn
 from .turn_files import NamespaceTurns, load_turn_file
 
@@ -160,27 +157,11 @@ class RawOnlyWriter:
 
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
-        self._node = make_raw_write(node_deps(chat_model=_NoModel(), store=memory.store))
+        no_model = ScriptedChatModel(when_empty="raw-only ingest must not call a chat model")
+        self._node = make_raw_write(node_deps(chat_model=no_model, store=memory.store))
 
     def write(self, namespace: str, turns: Sequence[TurnInput]) -> tuple[list[str], list[str]]:
         """Store ``turns``; return the new and the already stored raw ids."""
         runtime = Runtime(context=self._memory.config.memory_context(namespace))
         out = self._node({"turns": list(turns)}, runtime)
         return list(out["new_raw_ids"]), list(out["duplicate_raw_ids"])
-
-
-class _NoModel(BaseChatModel):
-    """Stands in for the chat model where none may be called (raw-only ingest)."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "none"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise MemstrataError("raw-only ingest must not call a chat model")

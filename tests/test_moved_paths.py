@@ -21,6 +21,7 @@ MOVED = {
     "memstrata.graphs.nodes": "memstrata.core.nodes",
     "memstrata.agents.structured": "memstrata.llm.structured",
     "memstrata.agents.replies": "memstrata.llm.replies",
+    "memstrata.faults": "memstrata.testing.faults",
 }
 """Old module -> new module."""
 

@@ -32,7 +32,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from memstrata.core.context import MemoryContext
-from memstrata.faults import (
+from memstrata.testing.faults import (
     FaultSchedule,
     FaultyChatModel,
     FaultyStore,

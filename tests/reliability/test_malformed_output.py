@@ -23,10 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
-from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
@@ -37,8 +34,9 @@ from memstrata.graphs.recall import build_recall_graph
 from memstrata.llm.structured import StructuredCaller, StructuredOutputError
 from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
 from memstrata.testing import (
+    FakeChatModel,
     FakeEmbeddings,
-    _result,
+    Reply,
     minimal_instance,
     requested_line_format,
     requested_schema,
@@ -254,7 +252,7 @@ def test_async_caller_counts_every_failed_attempt(fuzz: Any) -> None:
 
 
 # ---------------------------------------------------------------- end to end
-class RuleModel(BaseChatModel):
+class RuleModel(FakeChatModel):
     """Healthy replies per schema title; the ``broken`` schema gets bad replies."""
 
     broken: str = ""
@@ -262,24 +260,14 @@ class RuleModel(BaseChatModel):
     healthy: dict[str, Callable[[list[BaseMessage]], str]] = Field(default_factory=dict)
     seen: Counter[str] = Field(default_factory=Counter)
 
-    @property
-    def _llm_type(self) -> str:
-        return "rules"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        schema = requested_schema(messages) or {}
-        title = str(schema.get("title", "")) or requested_line_format(messages) or ""
+    def next_reply(self, prompt: list[BaseMessage], **kwargs: Any) -> Reply:
+        schema = requested_schema(prompt) or {}
+        title = str(schema.get("title", "")) or requested_line_format(prompt) or ""
         self.seen[title] += 1
         if title == self.broken:
-            return _result(messages, self.bad[(self.seen[title] - 1) % len(self.bad)])
+            return self.bad[(self.seen[title] - 1) % len(self.bad)]
         rule = self.healthy.get(title)
-        return _result(messages, rule(messages) if rule else json.dumps(minimal_instance(schema)))
+        return rule(prompt) if rule else json.dumps(minimal_instance(schema))
 
 
 def _labels(messages: list[BaseMessage], prefix: str) -> list[str]:

@@ -1,0 +1,48 @@
+"""Test doubles for code that uses memstrata: scripted chat models, fakes, a store pool.
+
+* :mod:`~memstrata.testing.doubles`: the one fake chat model (a reply queue) and the
+  scripted models built on it: :class:`ScriptedChatModel`, :class:`SchemaChatModel`
+  (answers whatever schema a node asks for) and :class:`ToolCallingChatModel`.
+* :mod:`~memstrata.testing.schemas`: read the schema a prompt asks for, build a minimal
+  valid reply.
+* :mod:`~memstrata.testing.stores`: :class:`FakeEmbeddings` (deterministic bag of words)
+  and :class:`StorePool` (one in-memory store shared by many property-based examples).
+* :mod:`~memstrata.testing.faults`: fault injection for reliability tests.
+
+They need no model and no network, so unit tests stay fast and exact.
+"""
+
+from .doubles import (
+    AgentReply,
+    FakeChatModel,
+    Reply,
+    Responder,
+    SchemaChatModel,
+    ScriptedChatModel,
+    ToolCallingChatModel,
+    tool_call,
+)
+from .schemas import (
+    MINIMAL_LINE_REPLIES,
+    minimal_instance,
+    requested_line_format,
+    requested_schema,
+)
+from .stores import FakeEmbeddings, StorePool
+
+__all__ = [
+    "MINIMAL_LINE_REPLIES",
+    "AgentReply",
+    "FakeChatModel",
+    "FakeEmbeddings",
+    "Reply",
+    "Responder",
+    "SchemaChatModel",
+    "ScriptedChatModel",
+    "StorePool",
+    "ToolCallingChatModel",
+    "minimal_instance",
+    "requested_line_format",
+    "requested_schema",
+    "tool_call",
+]

@@ -1,0 +1,94 @@
+"""Stand-ins for the embedder and the store: deterministic fake embeddings, a store pool.
+
+They need no model and no network, so unit tests stay fast and exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import TYPE_CHECKING
+
+from langchain_core.embeddings import Embeddings
+
+if TYPE_CHECKING:
+    from ..stores.chroma import ChromaMemoryStore
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class StorePool:
+    """Hands one in-memory store (on :class:`FakeEmbeddings`) to many test examples.
+
+    Each example should use fresh namespaces. Reusing a store keeps a property-based test
+    fast; renewing it every ``renew_every`` uses keeps a long run from searching a store
+    that grows with every example.
+    """
+
+    def __init__(self, renew_every: int = 25) -> None:
+        if renew_every < 1:
+            raise ValueError(f"renew_every must be >= 1, got {renew_every}")
+        self.renew_every = renew_every
+        self._uses = 0
+        self._store = self._fresh()
+
+    @staticmethod
+    def _fresh() -> ChromaMemoryStore:
+        from ..stores.chroma import ChromaMemoryStore  # chromadb only when a pool is made
+
+        return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+
+    def next(self) -> ChromaMemoryStore:
+        """The store for the next example (a new one every ``renew_every`` calls)."""
+        self._uses += 1
+        if self._uses % self.renew_every == 0:
+            self._store = self._fresh()
+        return self._store
+
+
+class FakeEmbeddings(Embeddings):
+    """Deterministic bag-of-words embeddings with controllable similarity.
+
+    Each lowercase word is hashed to a fixed random unit direction; a text's vector is
+    the normalised sum of its words' directions. Texts that share words are similar,
+    texts that share none are near-orthogonal. ``calls`` records every embedded batch.
+    """
+
+    def __init__(self, dim: int = 64, *, model: str = "fake-bow") -> None:
+        if dim < 2:
+            raise ValueError(f"dim must be >= 2, got {dim}")
+        self.dim = dim
+        self.model = model
+        self.calls: list[list[str]] = []
+
+    def _direction(self, word: str) -> list[float]:
+        seed = hashlib.sha256(word.encode("utf-8")).digest()
+        values: list[float] = []
+        counter = 0
+        while len(values) < self.dim:
+            block = hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
+            values.extend((b - 127.5) / 127.5 for b in block)
+            counter += 1
+        return values[: self.dim]
+
+    def _embed(self, text: str) -> list[float]:
+        vector = [0.0] * self.dim
+        for word in _WORD.findall(text.lower()) or ["<empty>"]:
+            for i, v in enumerate(self._direction(word)):
+                vector[i] += v
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        return [v / norm for v in vector]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents."""
+        self.calls.append(list(texts))
+        return [self._embed(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query."""
+        self.calls.append([text])
+        return self._embed(text)
+
+
+__all__ = ["FakeEmbeddings", "StorePool"]
