@@ -145,6 +145,14 @@ def register(sub: Any) -> None:
     out.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     out.add_argument("--fresh", action="store_true", help="discard a previous run in --out")
     out.add_argument(
+        "--redo",
+        nargs="+",
+        metavar="SYSTEM",
+        default=[],
+        help="answer these systems' questions again (e.g. after changing memstrata); the "
+        "other systems' answers in --out stay",
+    )
+    out.add_argument(
         "--construction-dir",
         type=Path,
         help="where built memory is kept and reused between runs (default: construction/ "
@@ -283,7 +291,7 @@ def git_commit(where: Path | None = None) -> str:
 
 def command_line(args: argparse.Namespace) -> str:
     """The options of this run that differ from the defaults, as one command (no secrets)."""
-    skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh"}
+    skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh", "redo"}
     skip |= {"report_only", "no_progress", "notes"}
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
@@ -324,6 +332,7 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
             settings,
             models,
             fresh=args.fresh,
+            redo=args.redo,
             progress=not args.no_progress,
             plots=not args.no_plots,
             keep_text=args.keep_text,

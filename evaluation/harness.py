@@ -31,14 +31,16 @@ from ..graphs.ingest import build_ingest_graph
 from ..graphs.recall import build_recall_graph
 from ..llm.structured import StructuredCaller, StructuredMethod
 from .answering import Answerer
+from .code_version import code_version
 from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
 from .ingest import CHUNK_STAGE, MEMSTRATA_STAGE, RAW_STAGE, Ingestor, memstrata_stage
 from .judge import Judge
 from .records import (
-    IngestStep,
     Journal,
     QuestionResult,
+    Redo,
     RunHeader,
+    RunOutput,
     answers_of,
     ingests_of,
 )
@@ -65,6 +67,9 @@ from .systems import (
 from .transcripts import TokenCounter, WordPieceCounter
 
 JOURNAL = "journal.jsonl"
+UNFINGERPRINTED = ("systems",)
+"""Settings a resumed run may change: each answer is keyed by its system, so a later run
+can add systems (or leave some for later) without touching the others' answers."""
 CONSTRUCTION_DIR = "construction"
 
 
@@ -141,6 +146,8 @@ class EvalSettings:
         data["data"] = f"{self.data.name} sha256:{file_sha256(self.data)}"
         data.pop("out")
         data.pop("construction_dir")
+        for key in UNFINGERPRINTED:
+            data.pop(key)
         data["model"] = models.model_name
         data["judge_model"] = models.judge_name if self.judge else None
         data["embeddings"] = type(models.embeddings).__name__
@@ -163,16 +170,6 @@ class EvalModels:
     def judge_label(self) -> str:
         """The judge as recorded."""
         return self.judge_name or f"{self.model_name} (same as the answer model)"
-
-
-@dataclass
-class RunOutput:
-    """What a run produced."""
-
-    results: list[QuestionResult]
-    ingests: list[IngestStep]
-    meta: dict[str, Any]
-    out: Path
 
 
 Progress = Callable[..., Any]
@@ -333,7 +330,7 @@ def _open_journal(settings: EvalSettings, models: EvalModels, fresh: bool) -> Jo
         journal.append(RunHeader(fingerprint=fingerprint, started=datetime.now(UTC).isoformat()))
         return journal
     recorded = headers[0].fingerprint
-    keys = set(recorded) | set(fingerprint)
+    keys = (set(recorded) | set(fingerprint)) - set(UNFINGERPRINTED)
     changed = sorted(k for k in keys if recorded.get(k) != fingerprint.get(k))
     if changed:
         raise InvalidInputError(
@@ -348,6 +345,7 @@ def run_evaluation(
     models: EvalModels,
     *,
     fresh: bool = False,
+    redo: Sequence[str] = (),
     progress: bool = True,
     plots: bool = True,
     keep_text: bool = False,
@@ -359,6 +357,8 @@ def run_evaluation(
         settings: What to run.
         models: The chat model (every system), the judge and the embedder.
         fresh: Discard a previous run in ``settings.out`` instead of resuming it.
+        redo: Systems whose earlier answers stop counting (a :class:`Redo` journal line),
+            so this run answers their questions again; the other systems' answers stay.
         progress: Show progress bars on stderr.
         plots: Draw the PNG plots (needs matplotlib).
         keep_text: Keep the dataset's text in ``results.json`` (see ``outputs.DATASET_TEXT``).
@@ -375,7 +375,15 @@ def run_evaluation(
         pick=settings.pick,
     )
     settings.out.mkdir(parents=True, exist_ok=True)
+    unknown = sorted(set(redo) - set(settings.systems))
+    if unknown:
+        raise InvalidInputError(
+            f"--redo names systems this run does not answer: {', '.join(unknown)}; "
+            f"choose from {', '.join(settings.systems)}"
+        )
     journal = _open_journal(settings, models, fresh)
+    if redo:
+        journal.append(Redo(systems=sorted(set(redo)), at=datetime.now(UTC).isoformat()))
     caches = open_caches(settings, models)
     systems = build_systems(settings, models, caches)
     judge = None
@@ -406,6 +414,7 @@ def run_evaluation(
         "finished": datetime.now(UTC).isoformat(),
     }
     results = [with_text(r, subset) for r in answers_of(entries)]
+    run_meta["code_versions"] = code_versions(results)
     output = RunOutput(results, ingests_of(entries), run_meta, settings.out)
     from .outputs import write_outputs  # matplotlib is imported only when writing
 
@@ -470,6 +479,7 @@ def _answer(
     progress: bool,
 ) -> None:
     done = {r.key for r in answers_of(entries)}
+    code = code_version()
     # one system at a time per conversation: a serving model reuses the cached context prefix
     plan = [
         (conv, system, q)
@@ -483,8 +493,19 @@ def _answer(
             bar.set_postfix_str(f"{system.name} {question.qid}")
             session_of = {t.dia_id: t.session_id for t in conv.turns}
             answer = system.answer(conv, question)
-            journal.append(score(system.name, question, answer, session_of, judge))
+            result = score(system.name, question, answer, session_of, judge)
+            result.code = code
+            journal.append(result)
             bar.update(1)
+
+
+def code_versions(results: Sequence[QuestionResult]) -> dict[str, dict[str, int]]:
+    """For each system, how many of its answers each code version made ("" unrecorded)."""
+    out: dict[str, dict[str, int]] = {}
+    for r in results:
+        counts = out.setdefault(r.system, {})
+        counts[r.code] = counts.get(r.code, 0) + 1
+    return out
 
 
 def with_text(result: QuestionResult, subset: Subset) -> QuestionResult:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InvalidInputError
 from . import records
+from .records import RunOutput
 from .report import ACCURACY_PLOT, CONSTRUCTION_PLOT, render_report
 from .summary import summarize
-
-if TYPE_CHECKING:
-    from .harness import RunOutput
 
 RESULTS = "results.json"
 REPORT = "report.md"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -144,6 +145,9 @@ class QuestionResult(BaseModel):
     answer_source: str | None = None
     """memstrata: draft, fallback, after_refresh or no_memories."""
     notes: list[str] = Field(default_factory=list)
+    code: str = ""
+    """A hash of memstrata's source (``evaluation.code_version``) when the answer was made,
+    so a report can say which answers came from which version of the code."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -174,6 +178,16 @@ class IngestStep(BaseModel):
         return self.stage, self.conversation, self.batch
 
 
+@dataclass
+class RunOutput:
+    """What a run produced: the answers, the ingest steps, the run's metadata and folder."""
+
+    results: list[QuestionResult]
+    ingests: list[IngestStep]
+    meta: dict[str, Any]
+    out: Path
+
+
 class RunHeader(BaseModel):
     """The first journal line: what the run is, so a resume cannot mix two runs."""
 
@@ -183,7 +197,20 @@ class RunHeader(BaseModel):
     """Everything that changes the results: data, subset, systems, models, options."""
 
 
-JournalLine = RunHeader | IngestStep | QuestionResult
+class Redo(BaseModel):
+    """A journal line that starts some systems' answers over (``--redo``).
+
+    The journal stays append-only: answers of these systems written before this line no
+    longer count, and the next run answers their questions again.
+    """
+
+    kind: Literal["redo"] = "redo"
+    systems: list[str]
+    at: str
+    """When it was asked for (ISO 8601, UTC)."""
+
+
+JournalLine = RunHeader | IngestStep | QuestionResult | Redo
 
 
 class Journal:
@@ -237,12 +264,24 @@ def _parse(data: dict[str, Any]) -> JournalLine:
         return IngestStep.model_validate(data)
     if kind == "answer":
         return QuestionResult.model_validate(data)
+    if kind == "redo":
+        return Redo.model_validate(data)
     raise KeyError(f"unknown kind {kind!r}")
 
 
 def answers_of(entries: Sequence[JournalLine]) -> list[QuestionResult]:
-    """The question results, in journal order."""
-    return [e for e in entries if isinstance(e, QuestionResult)]
+    """The question results that count, in journal order.
+
+    A :class:`Redo` line drops the answers written before it by the systems it names.
+    """
+    kept: list[QuestionResult] = []
+    for entry in entries:
+        if isinstance(entry, QuestionResult):
+            kept.append(entry)
+        elif isinstance(entry, Redo):
+            redone = set(entry.systems)
+            kept = [r for r in kept if r.system not in redone]
+    return kept
 
 
 def ingests_of(entries: Sequence[JournalLine]) -> list[IngestStep]:

@@ -74,6 +74,7 @@ def _header(meta: dict[str, Any]) -> list[str]:
         ("started / finished (UTC)", f"{meta.get('started')} / {meta.get('finished')}"),
     ]
     lines += [f"- **{k}**: {v}" for k, v in items]
+    lines += _code_versions(meta.get("code_versions") or {})
     lines += ["", "## Subset", ""]
     subset = meta.get("subset", {})
     rows = []
@@ -93,6 +94,21 @@ def _header(meta: dict[str, Any]) -> list[str]:
         "",
     ]
     return lines
+
+
+def _code_versions(versions: dict[str, dict[str, int]]) -> list[str]:
+    """One line: the code versions that made the answers, flagged when a system mixes them."""
+    if not versions:
+        return []
+    every = {code for counts in versions.values() for code in counts}
+    parts = []
+    for system, counts in versions.items():
+        mixed = " (MIXED: answers from more than one version)" if len(counts) > 1 else ""
+        made = ", ".join(f"{code or 'unrecorded'} x{n}" for code, n in sorted(counts.items()))
+        parts.append(f"{system}: {made}{mixed}")
+    if len(every) == 1:
+        return [f"- **code version of every answer**: {next(iter(every)) or 'unrecorded'}"]
+    return ["- **code versions of the answers** (`evaluation.code_version`): " + "; ".join(parts)]
 
 
 def _systems_table(summary: dict[str, Any]) -> list[str]:

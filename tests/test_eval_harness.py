@@ -20,6 +20,7 @@ from langchain_core.messages import BaseMessage
 from memstrata.cli import build_parser
 from memstrata.commands.eval import run_eval
 from memstrata.errors import InvalidInputError
+from memstrata.evaluation.code_version import code_version
 from memstrata.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from memstrata.evaluation.records import Journal, QuestionResult
 from memstrata.prompts.eval import NOT_MENTIONED
@@ -540,3 +541,69 @@ def test_the_construction_key_ignores_the_serving_window(data: Path, tmp_path: P
         keys.append(open_caches(one, model)["memstrata-session"].key)
     other = EvalModels(chat_model=oracle_model(), embeddings=FakeEmbeddings(), model_name="gpt")
     assert keys[0] == keys[1] != open_caches(one, other)["memstrata-session"].key
+
+
+def test_a_resume_may_add_systems_and_keeps_the_answers_it_has(data: Path, tmp_path: Path) -> None:
+    """Systems are not part of a run's identity: baselines first, memstrata later."""
+    out = tmp_path / "staged"
+    first = settings(data, out, systems=["flat"], judge=False)
+    run_evaluation(first, models(oracle_model()), progress=False, plots=False)
+    model = oracle_model()
+    more = settings(data, out, systems=["flat", "oracle"], judge=False)
+    both = run_evaluation(more, models(model), progress=False, plots=False)
+    assert model.count("EvalAnswer") == 6  # only the oracle's six: flat's answers were kept
+    assert sorted({r.system for r in both.results}) == ["flat", "oracle"]
+    assert len(both.results) == 12
+
+
+def test_redo_answers_one_system_again_and_keeps_the_others(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "redo"
+    two = settings(data, out, systems=["flat", "oracle"], judge=False)
+    run_evaluation(two, models(oracle_model()), progress=False, plots=False)
+    with pytest.raises(InvalidInputError, match="--redo names systems"):
+        run_evaluation(two, models(oracle_model()), redo=["memstrata"], progress=False)
+    model = oracle_model()
+    again = run_evaluation(two, models(model), redo=["flat"], progress=False, plots=False)
+    assert model.count("EvalAnswer") == 6  # flat's six again, not the oracle's
+    assert len(again.results) == 12
+    assert sum(r.system == "flat" for r in again.results) == 6  # the old ones no longer count
+    model = oracle_model()
+    resumed = run_evaluation(two, models(model), progress=False, plots=False)
+    assert model.count("EvalAnswer") == 0
+    assert len(resumed.results) == 12  # a plain resume after a redo answers nothing
+
+
+def test_every_answer_records_the_code_version_and_the_report_flags_a_mix(
+    data: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "versions"
+    one = settings(data, out, systems=["flat", "oracle"], judge=False)
+    done = run_evaluation(one, models(oracle_model()), progress=False, plots=False)
+    (version,) = {r.code for r in done.results}
+    assert version == code_version() and len(version) == 12
+    assert f"code version of every answer**: {version}" in (out / "report.md").read_text()
+    # an older answer from other code: the report says the system's answers are mixed
+    journal = out / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    first_flat = next(i for i, x in enumerate(lines) if '"system":"flat"' in x)
+    lines[first_flat] = lines[first_flat].replace(f'"code":"{version}"', '"code":"0ld0ld0ld0ld"')
+    journal.write_text("\n".join(lines) + "\n")
+    run_evaluation(one, models(oracle_model()), progress=False, plots=False)
+    report = (out / "report.md").read_text()
+    assert "flat: 0ld0ld0ld0ld x1, " in report and "MIXED" in report
+    assert "oracle: " + version + " x6" in report
+
+
+def test_the_code_version_follows_the_answering_code_only(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    for folder in ("agents", "evaluation", "tests"):
+        (package / folder).mkdir(parents=True)
+    (package / "agents" / "judge.py").write_text("A = 1\n")
+    (package / "errors.py").write_text("E = 1\n")
+    (package / "evaluation" / "report.py").write_text("R = 1\n")
+    base = code_version(package)
+    (package / "evaluation" / "report.py").write_text("R = 2\n")
+    (package / "tests" / "test_x.py").write_text("T = 1\n")
+    assert code_version(package) == base  # the harness and the tests do not answer
+    (package / "agents" / "judge.py").write_text("A = 2\n")
+    assert code_version(package) != base
