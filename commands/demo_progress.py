@@ -69,11 +69,11 @@ class Progress:
         self._print(f"{INDENT}{text}")
 
     @contextmanager
-    def waiting(self, what: str) -> Iterator[None]:
+    def waiting(self, what: str, *, short: str | None = None) -> Iterator[None]:
         """Announce a long step, then print a heartbeat until it ends.
 
-        Prints ``what...`` at once, and ``... still <what> (20 s)`` every
-        :attr:`heartbeat` seconds while the block runs.
+        Prints ``what...`` at once, and ``... <short>: 20 s`` every :attr:`heartbeat`
+        seconds while the block runs (``short`` defaults to ``what``).
         """
         self.line(f"  {what}...")
         began = self._clock()
@@ -81,7 +81,7 @@ class Progress:
 
         def beat() -> None:
             while not done.wait(self.heartbeat):
-                self.line(f"  ... still {what} ({self._clock() - began:.0f} s)")
+                self.line(f"  ... {short or what}: {self._clock() - began:.0f} s")
 
         thread = threading.Thread(target=beat, name="memstrata-demo-heartbeat", daemon=True)
         thread.start()

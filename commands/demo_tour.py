@@ -23,6 +23,8 @@ from .demo_progress import Progress
 LAYERS = ("raw", "fact", "episode", "scene")
 WIDTH = 110
 """Detail lines are cut to this many characters."""
+SHOWN_HITS = 3
+"""Search hits printed per search."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,8 @@ def build_memory(
             if first and memory.chat_model_source == "local":
                 with progress.waiting(
                     "loading the offline model (Qwen2.5-Coder-1.5B, llama.cpp in-process; "
-                    "about a minute on 2 cores)"
+                    "about a minute on 2 cores)",
+                    short="still loading the model",
                 ):
                     result = _add(memory, namespace, session, turn, closing=False)
                 loaded = getattr(memory.local_server, "startup_seconds", None)
@@ -104,7 +107,8 @@ def build_memory(
             elif closing:
                 with progress.waiting(
                     f"the last turn of {session} closes it: the model writes the session's "
-                    "episode and facts in one call"
+                    "episode and facts in one call",
+                    short=f"the model is still consolidating {session}",
                 ):
                     result = _add(memory, namespace, session, turn, closing=True)
             else:
@@ -174,7 +178,9 @@ def ask(memory: Memory, namespace: str, question: str, progress: Progress) -> No
     """Answer through the recall graph; show the answer and the memories it cites."""
     progress.line(f"  ? {question}")
     started = time.monotonic()
-    with progress.waiting("the recall graph retrieves, judges and answers"):
+    with progress.waiting(
+        "the recall graph retrieves, judges and answers", short="the model is still answering"
+    ):
         result = memory.answer(question, namespace=namespace)
     seconds = time.monotonic() - started
     shown = "(no answer in memory)" if result.refused else result.answer
@@ -222,14 +228,13 @@ def update(
     if new is not None:
         progress.detail(labelled("new", new.text))
     progress.detail(labelled("by", change.by))
-    now = _found_facts(memory, namespace, plan.query, None)
-    progress.detail(f"search {plan.query!r} now: {_which(now, old.id, change.new_id)}")
+    marks = {old.id: "old", change.new_id or "": "new"}
+    progress.detail(f"search {plan.query!r} among current facts:")
+    _show_facts(_found_facts(memory, namespace, plan.query, None), marks, progress)
     if old.valid_to is not None:
         before = old.valid_to - timedelta(seconds=1)
-        then = _found_facts(memory, namespace, plan.query, before)
-        progress.detail(
-            f"search as_of {day(before)} {before:%H:%M}: {_which(then, old.id, change.new_id)}"
-        )
+        progress.detail(f"the same search as_of {day(before)} {before:%H:%M}, before the change:")
+        _show_facts(_found_facts(memory, namespace, plan.query, before), marks, progress)
 
 
 def _update_by_hand(
@@ -251,21 +256,23 @@ def _update_by_hand(
     return Supersession(result.previous_id, result.id, "Memory.update, called by the application")
 
 
-def _found_facts(memory: Memory, namespace: str, query: str, as_of: datetime | None) -> list[str]:
-    """Ids of the facts a search finds (current ones, or those valid ``as_of``)."""
-    hits = memory.search(query, namespace=namespace, granularities=["fact"], k=10, as_of=as_of)
-    return [h.id for h in hits]
+def _found_facts(
+    memory: Memory, namespace: str, query: str, as_of: datetime | None
+) -> list[MemoryHit]:
+    """The facts a search finds: current ones, or those valid ``as_of``."""
+    return memory.search(query, namespace=namespace, granularities=["fact"], k=10, as_of=as_of)
 
 
-def _which(found: list[str], old_id: str, new_id: str | None) -> str:
-    """Which of the two versions a search found, e.g. ``the new fact (hit 1), not the old``."""
-    parts = []
-    for name, fact_id in (("new", new_id), ("old", old_id)):
-        if fact_id in found:
-            parts.append(f"the {name} fact (hit {found.index(fact_id) + 1})")
-        else:
-            parts.append(f"not the {name} fact")
-    return ", ".join(parts)
+def _show_facts(hits: list[MemoryHit], marks: dict[str, str], progress: Progress) -> None:
+    """The top three hits, and where the marked versions rank if lower or absent."""
+    shown = hits[:SHOWN_HITS]
+    for n, hit in enumerate(shown, start=1):
+        progress.detail(labelled(f"  {n} {marks.get(hit.id, '')}", hit.text))
+    ranks = {hit.id: n for n, hit in enumerate(hits, start=1)}
+    for fact_id, name in marks.items():
+        if fact_id and fact_id not in {h.id for h in shown}:
+            where = f"hit {ranks[fact_id]}" if fact_id in ranks else "not found"
+            progress.detail(f"  the {name} fact is {where}")
 
 
 # ------------------------------------------------------------------------ forget
