@@ -101,7 +101,7 @@ def test_quick_tour_builds_answers_supersedes_and_forgets(
     build = section(out, 2)
     # raw turns are shown as stored, with "yesterday" resolved to a date
     assert "raw      Theo: The bank approved my bakery loan yesterday (15 March 2024)!" in build
-    assert "Next Friday (22 March 2024)" in build
+    assert "next Friday (22 March 2024)" in build
     assert "session_1 consolidated: +1 episode(s), +2 fact(s) (1 LLM call" in build
     assert "memory: 4 raw turns → 2 facts → 1 episode" in build
     assert "memory: 7 raw turns → 3 facts → 2 episodes" in build  # Lisbon is superseded
