@@ -110,7 +110,7 @@ def run_demo(args: argparse.Namespace) -> int:
 def _tour(
     args: argparse.Namespace, data: dict[str, Any], questions: list[str], progress: Progress
 ) -> int:
-    from ..errors import InvalidInputError
+    from ..errors import InvalidInputError, LocalModelError
     from ..samples import sample_tour
     from . import demo_tour
 
@@ -136,7 +136,14 @@ def _tour(
             "each turn is stored verbatim first, its relative times resolved (no LLM); when a "
             "session closes, the model writes its episode and facts"
         )
-        superseded = demo_tour.build_memory(memory, ns, data, progress)
+        try:
+            superseded = demo_tour.build_memory(memory, ns, data, progress)
+        except LocalModelError as e:
+            raise LocalModelError(
+                f"{e}. Install the offline model with `make model` (or `memstrata "
+                "install-model qwen`), pass --base-url for an OpenAI-compatible endpoint, or "
+                "run `memstrata demo --search-only`, which needs no LLM"
+            ) from e
         progress.step(3, STEPS, "Answer from memory, citing the turns used")
         for question in questions:
             demo_tour.ask(memory, ns, question, progress)

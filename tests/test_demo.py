@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage
 from memstrata import Memory, MemoryConfig
 from memstrata.cli import main
 from memstrata.commands.demo_progress import Progress
-from memstrata.errors import InvalidInputError
+from memstrata.errors import InvalidInputError, LocalModelError
 from memstrata.samples import QUICK_SAMPLE, load_sample, sample_tour
 from memstrata.stores.records import FactRecord
 from memstrata.testing import FakeEmbeddings, SchemaChatModel
@@ -224,6 +224,22 @@ def test_the_local_model_is_announced_and_its_load_time_shown(
     assert "loading the offline model" in section(out, 2)
     assert "model ready in 42.5 s" in section(out, 2)
     assert [(s.starts, s.stops) for s in servers] == [(1, 1)]  # started once, stopped at the end
+
+
+def test_a_missing_offline_model_says_how_to_install_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def not_installed(config: MemoryConfig) -> Any:
+        raise LocalModelError("22 of the 22 Qwen model parts are missing")
+
+    def factory(config: MemoryConfig) -> Memory:
+        return Memory(
+            config=config, embeddings=FakeEmbeddings(), local_server_factory=not_installed
+        )
+
+    assert main(["demo", "--data-dir", str(tmp_path)], memory_factory=factory) == 2
+    err = capsys.readouterr().err
+    assert "parts are missing" in err and "make model" in err and "--search-only" in err
 
 
 def test_the_demo_refuses_a_namespace_that_already_holds_memories(
