@@ -25,7 +25,7 @@ from .deps import NodeDeps, StepLog
 from .formatting import as_data, format_facts
 from .query_analysis import QueryAnalysis
 from .recall_context import render_context
-from .recall_schemas import JudgedAnswer, is_refusal_text
+from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
 from .schemas import ConflictReport
 from .token_caps import capped_log
 
@@ -82,7 +82,16 @@ def make_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     return judge
 
 
-def verdict_of(judged: JudgedAnswer, labels: dict[str, str], round_: int) -> RecallVerdict:
+JUDGE_SCHEMAS: dict[str, type[JudgedAnswer] | type[DraftFirst]] = {
+    "verdict_first": JudgedAnswer,
+    "answer_first": DraftFirst,
+}
+"""The combined call's schema per ``MemoryContext.judge_order`` (same fields, other order)."""
+
+
+def verdict_of(
+    judged: JudgedAnswer | DraftFirst, labels: dict[str, str], round_: int
+) -> RecallVerdict:
     """The state's verdict from the combined call's reply (labels mapped to ids).
 
     A "sufficient" verdict whose draft is empty or itself a refusal is not sufficient:
@@ -141,7 +150,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                 question=as_data(state.get("question", "")),
                 hint=ANSWER_HINTS[analysis.question_type],
             )
-            judged = log.ask(JudgedAnswer, messages, "judge_answer")
+            judged = log.ask(JUDGE_SCHEMAS[ctx.judge_order], messages, "judge_answer")
             if judged is None:  # malformed or failed: the answer node asks plainly
                 verdict.status = "failed"
             else:

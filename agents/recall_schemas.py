@@ -81,6 +81,32 @@ class JudgedAnswer(BaseModel):
     )
 
 
+class DraftFirst(BaseModel):
+    """A draft answer from the memories, then whether they really state it."""
+
+    answer: AnswerText = Field(
+        default="",
+        description="the answer in a few words, from the memories only, with absolute "
+        "dates; empty when nothing relates to the question",
+    )
+    cited: Labels = Field(
+        default_factory=list, description="labels of the memories the answer relies on"
+    )
+    sufficient: bool = Field(
+        description="true when the cited memories state this answer (the exact entity, "
+        "date, place or quantity asked for); false when something required is missing"
+    )
+    missing: Note = Field(
+        default="",
+        description="only when not sufficient: one short phrase naming what is missing",
+    )
+    conflicting: Labels = Field(
+        default_factory=list,
+        description="labels of memories that contradict each other about the same thing; "
+        "usually empty",
+    )
+
+
 def _queries(value: object) -> object:
     if isinstance(value, str):
         value = [value]

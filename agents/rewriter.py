@@ -27,10 +27,20 @@ WINDOW_LINES = 10
 """Recent conversation lines shown to the rewrite."""
 
 
+GENERIC_MISSING = ("the answer", "no memories found")
+"""What a verdict says is missing when it names nothing searchable."""
+
+
+def names_something(verdict: RecallVerdict) -> bool:
+    """Whether the verdict names a specific missing thing that a search could look for."""
+    missing = verdict.missing.strip()
+    return bool(missing) and missing not in GENERIC_MISSING
+
+
 def fallback_queries(verdict: RecallVerdict, analysis: QueryAnalysis) -> list[str]:
     """Queries without an LLM: what is missing, with the people the question names."""
     missing = verdict.missing.strip()
-    if not missing or missing in ("the answer", "no memories found"):
+    if not names_something(verdict):
         return []
     people = " ".join(p for p in analysis.persons if p.casefold() not in missing.casefold())
     return [f"{people} {missing}".strip()]
@@ -40,11 +50,17 @@ def make_rewriter(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the ``rewriter`` node."""
 
     def rewriter(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
-        """Write search queries for what the last verdict found missing."""
+        """Write search queries for what the last verdict found missing.
+
+        With ``rewrite_with_llm`` off, the Judge's own words for what is missing are
+        the query (the combined call already did the thinking), and no call is made.
+        """
         ctx = context_of(runtime)
         log = capped_log(REWRITER, deps, ctx.rewrite_max_tokens)
         verdict = RecallVerdict.model_validate(state.get("verdict") or {})
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
+        if not ctx.rewrite_with_llm:
+            return {"queries": fallback_queries(verdict, analysis), **log.update()}
         window = "\n".join(state.get("window", [])[-WINDOW_LINES:]) or "(none)"
         messages = REWRITE.format_messages(
             window=as_data(window),

@@ -20,11 +20,13 @@ TriggerPolicy = Literal["eager", "recurrence", "boundary", "session"]
 TRIGGER_POLICIES: tuple[TriggerPolicy, ...] = ("eager", "recurrence", "boundary", "session")
 ConstructionFormat = Literal["lines", "json"]
 InsufficientAnswer = Literal["refuse", "draft"]
+JudgeOrder = Literal["verdict_first", "answer_first"]
 
 __all__ = [
     "TRIGGER_POLICIES",
     "ConstructionFormat",
     "InsufficientAnswer",
+    "JudgeOrder",
     "MemoryContext",
     "TriggerPolicy",
     "context_of",
@@ -111,6 +113,15 @@ class MemoryContext:
     insufficient_answer: InsufficientAnswer = "refuse"
     """Recall: when the last round is still judged insufficient, refuse, or give the
     Judge's partial draft answer."""
+    judge_order: JudgeOrder = "verdict_first"
+    """Recall: the order the combined call writes its fields in. ``verdict_first`` writes
+    what is missing and the sufficiency before the draft; ``answer_first`` drafts the
+    answer and its citations first and judges them after (a small model that starts
+    with "missing" talks itself into refusing more often)."""
+    rewrite_with_llm: bool = True
+    """Recall: after an insufficient verdict, ask the model for new queries (one call), or
+    search what the Judge named as missing, with the question's people, without a call
+    (no retry then when the Judge named nothing specific)."""
     attribution_check: bool = True
     """Recall: a draft citing only turns of people other than the one the question names
     (none mentioning them) is not sufficient: retry, then refuse."""
@@ -175,6 +186,10 @@ class MemoryContext:
         if self.insufficient_answer not in ("refuse", "draft"):
             raise InvalidInputError(
                 f"unknown insufficient_answer {self.insufficient_answer!r}; use 'refuse' or 'draft'"
+            )
+        if self.judge_order not in ("verdict_first", "answer_first"):
+            raise InvalidInputError(
+                f"unknown judge_order {self.judge_order!r}; use 'verdict_first' or 'answer_first'"
             )
         if not 0.0 <= self.derived_share < 1.0:
             raise InvalidInputError(

@@ -8,6 +8,7 @@ import pytest
 from pydantic import Field
 
 from memstrata.agents.answer import REFUSAL
+from memstrata.agents.recall_schemas import DraftFirst
 from memstrata.agents.refinement import fact_id
 from memstrata.core.context import MemoryContext
 from memstrata.core.state import RecallState
@@ -168,6 +169,52 @@ def test_a_refusal_draft_retries_before_it_stands(store, model) -> None:  # type
     out = ask(store, model, "What breed is Rex?")
     assert [v["refusal"] for v in out["verdicts"]] == [True, False]
     assert out["answer"] == "golden retriever" and out["rounds"] == 2
+
+
+def test_answer_first_drafts_before_it_judges_in_one_call(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("DraftFirst", lambda m: judged("Rex", label_of(m, "dog named Rex")))
+    out = ask(store, model, "What is Alice's dog called?", judge_order="answer_first")
+    assert out["answer"] == "Rex" and out["answer_source"] == "draft"
+    assert [c.node for c in out["llm_calls"]] == ["judge"] and model.count("JudgedAnswer") == 0
+    fields = list(DraftFirst.model_json_schema()["properties"])
+    assert fields.index("answer") < fields.index("cited") < fields.index("sufficient")
+    assert fields.index("sufficient") < fields.index("missing")
+
+
+def test_without_the_llm_rewrite_the_judges_missing_phrase_is_the_next_query(model) -> None:  # type: ignore[no-untyped-def]
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    s.add(NS, [raw("We went to the vet today", 0), raw("My sister lives in Lisbon", 1)])
+    s.add(NS, [fact("The vet said Rex is healthy", 2), fact("Alice adopted Rex in a shelter", 3)])
+    model.script(
+        "JudgedAnswer",
+        judged(sufficient=False, missing="Rex adopted in a shelter"),
+        lambda m: judged("a shelter", label_of(m, "shelter")),
+    )
+    out = ask(
+        s,
+        model,
+        "Where did the vet say?",
+        raw_depth=1,
+        derived_depth=1,
+        k_min=1,
+        rewrite_with_llm=False,
+    )
+    assert out["answer"] == "a shelter" and out["rounds"] == 2
+    assert [c.node for c in out["llm_calls"]] == ["judge", "judge"]  # no rewrite call
+    assert model.count("QueryRewrite") == 0
+    assert out["queries_tried"] == ["Where did the vet say?", "Rex adopted in a shelter"]
+
+
+def test_without_the_llm_rewrite_a_verdict_naming_nothing_is_not_retried(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("JudgedAnswer", judged(sufficient=False, missing=""))
+    out = ask(store, model, "What is Alice's blood type?", rewrite_with_llm=False)
+    assert out["refused"] and out["rounds"] == 1
+    assert [c.node for c in out["llm_calls"]] == ["judge"]
+
+
+def test_an_unknown_judge_order_is_refused() -> None:
+    with pytest.raises(InvalidInputError, match="judge_order"):
+        MemoryContext(judge_order="sideways")  # type: ignore[arg-type]
 
 
 def test_an_empty_round_retries_with_rewritten_queries_before_refusing(model) -> None:  # type: ignore[no-untyped-def]
