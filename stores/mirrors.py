@@ -25,7 +25,7 @@ from .indexing import IndexTextPolicy
 from .lexical import Analyzer
 from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
 from .records import Granularity
-from .rows import Row, namespace_ids, rows_by_id
+from .rows import Row, namespace_ids, rows_by_id, small_namespace
 
 Key = tuple[Granularity, str]
 
@@ -135,9 +135,14 @@ class MirrorCache:
         """Build a mirror from Chroma (not cached; :meth:`get` caches it)."""
         position = self._log.end(gran, namespace)  # before the rows: later writes re-apply
         collection = self._collections[gran]
-        ids = sorted(namespace_ids(self._calls, collection, namespace))
-        keep = len(ids) <= self.config.exact_limit
-        rows = rows_by_id(self._calls, collection, namespace, ids, vectors=keep)
+        small = small_namespace(self._calls, collection, namespace)
+        if small is not None:
+            keep = len(small) <= self.config.exact_limit
+            rows = sorted(small, key=lambda row: row.record_id)
+        else:
+            ids = sorted(namespace_ids(self._calls, collection, namespace))
+            keep = len(ids) <= self.config.exact_limit
+            rows = rows_by_id(self._calls, collection, namespace, ids, vectors=keep)
         mirror = NamespaceMirror(
             gran, namespace, analyzer=self._analyzer, params=self._bm25, vectors=keep
         )

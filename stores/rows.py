@@ -41,6 +41,32 @@ def namespace_ids(calls: ChromaCalls, collection: Collection, namespace: str) ->
     return [rid.split("|", 1)[1] for rid in rows["ids"]]
 
 
+def small_namespace(calls: ChromaCalls, collection: Collection, namespace: str) -> list[Row] | None:
+    """Every row of a namespace of at most :data:`PAGE` rows, with vectors, in one call.
+
+    None when the namespace is larger, or some vectors cannot be read in this process:
+    the caller then reads the ids and pages through them.
+    """
+    try:
+        rows = calls.read(
+            collection.get,
+            where=namespace_where(namespace),
+            include=["metadatas", "embeddings"],
+            limit=PAGE + 1,
+        )
+    except InternalError:
+        return None
+    metas = rows["metadatas"] or []
+    if len(metas) > PAGE:
+        return None
+    found = rows.get("embeddings")
+    return [
+        Row(str(m.get("record_id")), dict(m), None if found is None else found[n])
+        for n, m in enumerate(metas)
+        if m.get("namespace") == namespace
+    ]
+
+
 def rows_by_id(
     calls: ChromaCalls,
     collection: Collection,
