@@ -69,17 +69,22 @@ class MirrorCache:
             mirror = self._mirrors.get(key)
             if mirror is not None:
                 self._mirrors.move_to_end(key)
-            gate = self._loading.setdefault(key, threading.Lock())
-        if mirror is None:
+                gate = None
+            else:
+                gate = self._loading.setdefault(key, threading.Lock())
+        if gate is not None:
             with gate:  # one thread loads a namespace; the others wait for it
                 with self._lock:
                     mirror = self._mirrors.get(key)
+                loaded = mirror is None
                 if mirror is None:
                     mirror = self._install(key, self.load(gran, namespace))
             with self._lock:
                 self._loading.pop(key, None)
-            return mirror
-        return self._sync(key, mirror)
+            if loaded:
+                return mirror
+        assert mirror is not None
+        return self._sync(key, mirror)  # a load another thread began may predate a write
 
     def peek(self, gran: Granularity, namespace: str) -> NamespaceMirror | None:
         """The mirror if it is loaded, without syncing it or touching the LRU order."""

@@ -129,3 +129,16 @@ def test_a_namespace_that_does_not_exist_returns_nothing(pair) -> None:  # type:
     assert a.lexical_index("raw", "user:nobody").ids() == set()
     assert a.get("raw", "user:nobody") == [] and a.count("raw", "user:nobody") == 0
     assert a.list_audit("user:nobody") == [] and a.get_profile("user:nobody") is None
+
+
+def test_threads_touching_a_cold_namespace_load_it_once(pair) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import ThreadPoolExecutor
+
+    a, b = pair
+    a.add(NS, [turn(NS, i, f"lantern festival night {i}") for i in range(30)])
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(
+            pool.map(lambda _: ids(b, "lantern festival night 17", "bm25")[0], range(16))
+        )
+    assert results == [turn(NS, 17, "x").id] * 16
+    assert b._mirrors.loads == 1
