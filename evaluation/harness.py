@@ -25,7 +25,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from tqdm import tqdm
 
-from ..core.context import TRIGGER_POLICIES
+from ..core.context import TRIGGER_POLICIES, MemoryContext
 from ..errors import InvalidInputError
 from ..graphs.ingest import build_ingest_graph
 from ..graphs.recall import build_recall_graph
@@ -107,6 +107,11 @@ class EvalSettings:
     judge: bool = True
     construction_dir: Path | None = None
     """Where built memory is kept between runs (default: ``construction/`` beside ``out``)."""
+    recall: dict[str, Any] = field(default_factory=dict)
+    """``MemoryContext`` overrides for memstrata's systems (a design under comparison)."""
+    exclude: list[str] = field(default_factory=list)
+    """Question ids never chosen (e.g. another run's, so a comparison tunes on other
+    questions than the run it will be judged by)."""
 
     @property
     def construction_root(self) -> Path:
@@ -125,6 +130,10 @@ class EvalSettings:
         for name in (*names, "long_context_window"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        try:
+            MemoryContext(**self.recall)
+        except TypeError as e:
+            raise InvalidInputError(f"unknown recall option: {e}") from e
         if self.pick not in PICKS:
             raise InvalidInputError(f"unknown pick {self.pick!r}; use one of {PICKS}")
         for name in ("questions", "adversarial", "sessions"):
@@ -148,6 +157,9 @@ class EvalSettings:
         data.pop("construction_dir")
         for key in UNFINGERPRINTED:
             data.pop(key)
+        for key in ("recall", "exclude"):  # recorded only when used: older runs resume
+            if not data[key]:
+                data.pop(key)
         data["model"] = models.model_name
         data["judge_model"] = models.judge_name if self.judge else None
         data["embeddings"] = type(models.embeddings).__name__
@@ -240,6 +252,7 @@ def build_systems(
                         policy=policy,
                         counter=models.counter,
                         answerer=answerer if name == MEMSTRATA_RETRIEVAL else None,
+                        recall=dict(settings.recall),
                     )
                 )
         elif name in (FULL_CONTEXT, FULL_CONTEXT_LONG):
@@ -373,6 +386,7 @@ def run_evaluation(
         adversarial=settings.adversarial,
         sessions=settings.sessions,
         pick=settings.pick,
+        exclude=settings.exclude,
     )
     settings.out.mkdir(parents=True, exist_ok=True)
     unknown = sorted(set(redo) - set(settings.systems))

@@ -7,7 +7,7 @@ run recognises what it already answered.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -114,6 +114,7 @@ def select(
     adversarial: int | None = None,
     sessions: int | None = None,
     pick: Pick = "spread",
+    exclude: Collection[str] = (),
 ) -> Subset:
     """Choose the questions of each conversation.
 
@@ -126,7 +127,9 @@ def select(
             its evidence lies in them.
         pick: ``spread`` (evenly over the conversation), ``first``, or ``balanced``
             (the categories share the questions equally, each spread evenly).
+        exclude: Question ids that are never chosen (another run's questions).
     """
+    excluded = set(exclude)
     wanted = set(categories)
     if not wanted <= set(ALL_CATEGORIES):
         raise InvalidInputError(f"categories are 1-5, got {sorted(wanted)}")
@@ -138,6 +141,8 @@ def select(
         baiting: list[EvalQuestion] = []
         for n, q in enumerate(original.questions):
             if q.category not in wanted or not q.sessions <= kept_sessions:
+                continue
+            if f"{conv.sample_id}:q{n}" in excluded:
                 continue
             item = EvalQuestion(
                 qid=f"{conv.sample_id}:q{n}",
@@ -165,8 +170,9 @@ def load_subset(
     adversarial: int | None = None,
     sessions: int | None = None,
     pick: Pick = "spread",
+    exclude: Collection[str] = (),
 ) -> Subset:
-    """Load a LoCoMo-format file and choose the subset.
+    """Load a LoCoMo-format file and choose the subset (``exclude``: question ids never chosen).
 
     Raises:
         InvalidInputError: the file is unreadable, or a named conversation is not in it.
@@ -191,4 +197,5 @@ def load_subset(
         adversarial=adversarial,
         sessions=sessions,
         pick=pick,
+        exclude=exclude,
     )

@@ -132,6 +132,8 @@ class MemstrataSystem:
     counter: TokenCounter
     answerer: Answerer | None = None
     """Set for the context-only system: the shared answer step."""
+    recall: dict[str, Any] = field(default_factory=dict)
+    """``MemoryContext`` overrides (``--recall-option``)."""
 
     @property
     def stage(self) -> str:
@@ -142,7 +144,7 @@ class MemstrataSystem:
         """Run the recall graph; in retrieval-only mode, then the shared answer."""
         namespace = stage_namespace(self.stage, conv.sample_id)
         policy: TriggerPolicy = self.policy  # type: ignore[assignment]  # checked by MemoryContext
-        ctx = MemoryContext(namespace=namespace, trigger_policy=policy)
+        ctx = MemoryContext(namespace=namespace, trigger_policy=policy, **self.recall)
         to_dia = raw_id_to_dia(namespace, conv)
         mode = "answer" if self.answerer is None else "retrieve"
         started = time.perf_counter()

@@ -22,7 +22,8 @@ from memstrata.commands.eval import run_eval
 from memstrata.errors import InvalidInputError
 from memstrata.evaluation.code_version import code_version
 from memstrata.evaluation.harness import EvalModels, EvalSettings, run_evaluation
-from memstrata.evaluation.records import Journal, QuestionResult
+from memstrata.evaluation.records import Journal, QuestionResult, RunHeader, answers_of
+from memstrata.evaluation.subset import load_subset
 from memstrata.prompts.eval import NOT_MENTIONED
 from memstrata.testing import FakeEmbeddings, SchemaChatModel, minimal_instance, requested_schema
 
@@ -607,3 +608,51 @@ def test_the_code_version_follows_the_answering_code_only(tmp_path: Path) -> Non
     assert code_version(package) == base  # the harness and the tests do not answer
     (package / "agents" / "judge.py").write_text("A = 2\n")
     assert code_version(package) != base
+
+
+def test_recall_options_reach_memstrata_and_are_recorded(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "options"
+    args = _cli(
+        ["--data", str(data), "--systems", "memstrata", "--out", str(out), "--no-judge"]
+        + ["--recall-option", "judge_order=answer_first"]
+        + ["--recall-option", "rewrite_with_llm=false", "--no-progress", "--no-plots"]
+    )
+    model = oracle_model()
+    model.script("DraftFirst", *([judged_answer] * 50))
+    assert run_eval(args, models=models(model)) == 0
+    assert model.count("DraftFirst") > 0 and model.count("JudgedAnswer") == 0
+    assert model.count("QueryRewrite") == 0  # retries search the Judge's missing phrase
+    (header,) = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, RunHeader)]
+    assert header.fingerprint["recall"] == {
+        "judge_order": "answer_first",
+        "rewrite_with_llm": False,
+    }
+    assert (
+        "--recall-option judge_order=answer_first --recall-option"
+        in (out / "report.md").read_text()
+    )
+    bad = ["--data", str(data), "--out", str(tmp_path / "bad"), "--recall-option"]
+    with pytest.raises(InvalidInputError, match="unknown recall option"):
+        run_eval(_cli([*bad, "no_such=1"]), models=models(oracle_model()))
+    with pytest.raises(InvalidInputError, match="KEY=VALUE"):
+        run_eval(_cli([*bad, "judge_order"]), models=models(oracle_model()))
+
+
+def test_exclude_run_chooses_only_questions_the_other_run_did_not(
+    data: Path, tmp_path: Path
+) -> None:
+    main, dev = tmp_path / "main", tmp_path / "dev"
+    common = ["--data", str(data), "--systems", "flat", "--no-judge", "--no-progress"]
+    run_eval(
+        _cli([*common, "--questions", "2", "--out", str(main), "--no-plots"]),
+        models=models(oracle_model()),
+    )
+    chosen = {r.qid for r in answers_of(Journal(main / "journal.jsonl").read())}
+    run_eval(
+        _cli([*common, "--exclude-run", str(main), "--out", str(dev), "--no-plots"]),
+        models=models(oracle_model()),
+    )
+    other = {r.qid for r in answers_of(Journal(dev / "journal.jsonl").read())}
+    assert chosen and other and not chosen & other
+    every = {q.qid for qs in load_subset(data, conversations=None).questions.values() for q in qs}
+    assert chosen | other == every
