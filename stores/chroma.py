@@ -87,13 +87,14 @@ class ChromaMemoryStore(ProfilesAndAudit):
         self._lock = threading.RLock()
         self._calls = ChromaCalls(describe_client(client), self._lock)
         self._max_batch: int | None = None
-        self._collections = open_record_collections(
-            client, collection_prefix, embeddings, self.index_policy
-        )
-        prefix = collection_prefix
-        self._profiles = KeyedDocuments(client, f"{prefix}_profile", SCHEMA_VERSION, self._calls)
-        self._audit = KeyedDocuments(client, f"{prefix}_audit", SCHEMA_VERSION, self._calls)
-        self._log = ChangeLog(client, f"{collection_prefix}_changes", self._calls)
+        prefix, calls = collection_prefix, self._calls
+        with calls.guard():
+            self._collections = open_record_collections(
+                client, prefix, embeddings, self.index_policy
+            )
+            self._profiles = KeyedDocuments(client, f"{prefix}_profile", SCHEMA_VERSION, calls)
+            self._audit = KeyedDocuments(client, f"{prefix}_audit", SCHEMA_VERSION, calls)
+            self._log = ChangeLog(client, f"{prefix}_changes", calls)
         self._mirrors = MirrorCache(
             collections=self._collections,
             calls=self._calls,

@@ -12,7 +12,8 @@ retried once while this store's writes are held off (waiting at most
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import httpx
@@ -76,6 +77,14 @@ class ChromaCalls:
     def write(self, call: Callable[..., T], **kwargs: Any) -> T:
         """Run a write; a transport failure becomes :class:`StoreUnavailableError`."""
         return self._run(call, kwargs)
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Translate transport failures of a block of Chroma calls (e.g. opening collections)."""
+        try:
+            yield
+        except httpx.TransportError as e:
+            raise unavailable(self.where, e) from e
 
     def _run(self, call: Callable[..., T], kwargs: dict[str, Any]) -> T:
         try:

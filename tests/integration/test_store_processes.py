@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from memstrata.errors import StoreUnavailableError
 from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn
 from memstrata.testing import FakeEmbeddings
 
@@ -264,6 +265,9 @@ def test_a_server_killed_mid_ingest_resumes_with_nothing_lost_or_duplicated(
             speaker="w",
             **connection,
         )
+        import chromadb
+
+        client = chromadb.HttpClient(host="127.0.0.1", port=srv.port)  # made while it is up
         first = worker(tmp_path, pause=0.05, **job)  # type: ignore[arg-type]
         assert first.stdout is not None
         acked = 0
@@ -278,6 +282,10 @@ def test_a_server_killed_mid_ingest_resumes_with_nothing_lost_or_duplicated(
         assert "Restart the server" in out
         acked = max([acked] + [int(x.split()[1]) for x in out.splitlines() if x.startswith("done")])
         assert acked < 600  # it really died mid-ingest
+        with pytest.raises(StoreUnavailableError, match="Restart the server"):
+            ChromaMemoryStore.http("127.0.0.1", srv.port, embeddings=FakeEmbeddings())
+        with pytest.raises(StoreUnavailableError, match=f"127.0.0.1:{srv.port} is unreachable"):
+            ChromaMemoryStore(client, embeddings=FakeEmbeddings(), collection_prefix="resume")
 
         srv.start()  # same data directory, same port
         store = ChromaMemoryStore.http(
