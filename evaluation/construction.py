@@ -53,6 +53,8 @@ RECALL_FIELDS = frozenset(
         "answer_max_tokens",
         "refresh_max_tokens",
         "insufficient_answer",
+        "judge_order",
+        "rewrite_with_llm",
         "extra",
     }
 )

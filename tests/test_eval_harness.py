@@ -9,6 +9,7 @@ judge, the scores and the evidence recall together in checkable ways.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -19,8 +20,10 @@ from langchain_core.messages import BaseMessage
 
 from memstrata.cli import build_parser
 from memstrata.commands.eval import run_eval
+from memstrata.core.context import MemoryContext
 from memstrata.errors import InvalidInputError
 from memstrata.evaluation.code_version import code_version
+from memstrata.evaluation.construction import RECALL_FIELDS, construction_settings
 from memstrata.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from memstrata.evaluation.records import Journal, QuestionResult, RunHeader, answers_of
 from memstrata.evaluation.subset import load_subset
@@ -656,3 +659,36 @@ def test_exclude_run_chooses_only_questions_the_other_run_did_not(
     assert chosen and other and not chosen & other
     every = {q.qid for qs in load_subset(data, conversations=None).questions.values() for q in qs}
     assert chosen | other == every
+
+
+def test_every_context_field_is_classified_for_the_construction_key() -> None:
+    """A new MemoryContext field must be sorted into construction or recall on purpose:
+    a recall-only field in the key would rebuild every stored memory for nothing (the
+    long run's 788 turns take about an hour), and a construction field left out of it
+    would reuse memory built another way."""
+    construction = {
+        "attribution_check",  # recall-only, but in the key since the long run was built
+        "boundary_gap_minutes",
+        "boundary_llm_check",
+        "boundary_max_tokens",
+        "conflict_k",
+        "construction_format",
+        "construction_max_items",
+        "construction_max_tokens",
+        "duplicate_threshold",
+        "known_facts_k",
+        "max_llm_attempts",
+        "merge_threshold",
+        "neighbour_k",
+        "profile_scenes",
+        "scene_max_gap_days",
+        "scene_tau",
+        "skip_trivial_turns",
+        "theta_count",
+        "theta_sim",
+        "timezone",
+        "trigger_policy",
+    }
+    assert set(construction_settings("recurrence")) == construction
+    every = {f.name for f in dataclasses.fields(MemoryContext)}
+    assert every == construction | RECALL_FIELDS
