@@ -13,10 +13,8 @@ command again, here or on another machine, resumes a stopped run.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import subprocess
-from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -25,10 +23,10 @@ from ..config import MemoryConfig
 from ..core.context import TRIGGER_POLICIES
 from ..datasets.locomo import default_locomo_path
 from ..errors import InvalidInputError
-from ..evaluation.harness import JOURNAL, EvalModels, EvalSettings, run_evaluation
+from ..evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from ..evaluation.outputs import rerender
-from ..evaluation.records import Journal, RunHeader
-from ..evaluation.subset import PICKS, load_subset
+from ..evaluation.settings import parse_recall_options, questions_of_run
+from ..evaluation.subset import PICKS
 from ..evaluation.systems import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, SYSTEMS
 from ..evaluation.transcripts import TokenCounter, WordPieceCounter
 from ..llm.tokens import token_counter_for
@@ -217,44 +215,9 @@ def settings_from_args(args: argparse.Namespace, *, context_window: int) -> Eval
         structured_method=args.structured_method or "json_schema",
         judge=not args.no_judge,
         construction_dir=args.construction_dir,
-        recall=recall_options(args.recall_option),
-        exclude=excluded_questions(args.exclude_run, args.data or default_locomo_path()),
+        recall=parse_recall_options(args.recall_option),
+        exclude=questions_of_run(args.exclude_run, args.data or default_locomo_path()),
     )
-
-
-def recall_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs as MemoryContext overrides (values parsed as JSON, else text)."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise InvalidInputError(f"--recall-option takes KEY=VALUE, got {pair!r}")
-        try:
-            out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key.strip()] = value
-    return out
-
-
-def excluded_questions(run: Path | None, data: Path) -> list[str]:
-    """The question ids another run chose (from its journal's settings), sorted."""
-    if run is None:
-        return []
-    headers = [e for e in Journal(run / JOURNAL).read() if isinstance(e, RunHeader)]
-    if not headers:
-        raise InvalidInputError(f"--exclude-run: {run / JOURNAL} holds no run")
-    fp = headers[0].fingerprint
-    subset = load_subset(
-        data,
-        conversations=fp.get("conversations"),
-        categories=fp.get("categories", [1, 2, 3, 4, 5]),
-        questions=fp.get("questions"),
-        adversarial=fp.get("adversarial"),
-        sessions=fp.get("sessions"),
-        pick=fp.get("pick", "spread"),
-        exclude=fp.get("exclude", []),
-    )
-    return sorted(q.qid for qs in subset.questions.values() for q in qs)
 
 
 def _config(args: argparse.Namespace, *, judge: bool = False) -> MemoryConfig:

@@ -13,27 +13,20 @@ journal, so a run continues where it stopped. At the end it writes ``results.jso
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
 from tqdm import tqdm
 
-from ..core.context import TRIGGER_POLICIES, MemoryContext
 from ..errors import InvalidInputError
 from ..graphs.ingest import build_ingest_graph
-from ..graphs.recall import build_recall_graph
-from ..llm.structured import StructuredCaller, StructuredMethod
-from .answering import Answerer
+from ..llm.structured import StructuredCaller
+from .assembly import build_systems, open_caches
 from .code_version import code_version
-from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
-from .ingest import CHUNK_STAGE, MEMSTRATA_STAGE, RAW_STAGE, Ingestor, memstrata_stage
+from .construction import ConstructionCache
+from .ingest import MEMSTRATA_STAGE, Ingestor
 from .judge import Judge
 from .records import (
     Journal,
@@ -45,238 +38,24 @@ from .records import (
     ingests_of,
 )
 from .scoring import bleu1, evidence_recall, is_refusal, locomo_f1, mem0_f1
-from .subset import PICKS, EvalQuestion, Pick, Subset, load_subset
+from .settings import JOURNAL, UNFINGERPRINTED, EvalModels, EvalSettings
+from .subset import EvalQuestion, Subset, load_subset
 from .systems import (
-    FLAT,
-    FULL_CONTEXT,
-    FULL_CONTEXT_LONG,
-    MEMSTRATA,
-    MEMSTRATA_RETRIEVAL,
-    NAIVE_RAG,
-    ORACLE,
-    SYSTEMS,
     EvalSystem,
-    FullContextSystem,
-    MemstrataSystem,
-    OracleSystem,
     SystemAnswer,
-    flat,
-    naive_rag,
     scored_answer,
 )
-from .transcripts import TokenCounter, WordPieceCounter
 
-JOURNAL = "journal.jsonl"
-UNFINGERPRINTED = ("systems",)
-"""Settings a resumed run may change: each answer is keyed by its system, so a later run
-can add systems (or leave some for later) without touching the others' answers."""
-CONSTRUCTION_DIR = "construction"
-
-
-@dataclass(kw_only=True)
-class EvalSettings:
-    """Everything that decides what a run does (recorded as its fingerprint)."""
-
-    data: Path
-    out: Path
-    conversations: list[str] | None = None
-    categories: list[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])
-    questions: int | None = None
-    """Category 1-4 questions per conversation (None: all)."""
-    adversarial: int | None = None
-    """Category-5 questions per conversation (None: all)."""
-    sessions: int | None = None
-    """Only the first N sessions (questions with evidence in them)."""
-    pick: Pick = "spread"
-    systems: list[str] = field(default_factory=lambda: [MEMSTRATA, NAIVE_RAG, FULL_CONTEXT, FLAT])
-    policies: list[str] = field(default_factory=lambda: ["recurrence"])
-    batch_size: int = 10
-    top_k: int = 20
-    """Flat retrieval: raw turns retrieved."""
-    rag_k: int = 8
-    """Naive RAG: chunks retrieved."""
-    chunk_words: int = 128
-    chunk_overlap: int = 32
-    context_window: int = 32768
-    """``full-context``: the model's window."""
-    long_context_window: int = 32768
-    """``full-context-long``: the long window (the server must be started with it)."""
-    answer_budget: int = 256
-    structured_method: StructuredMethod = "json_schema"
-    max_attempts: int = 3
-    judge: bool = True
-    construction_dir: Path | None = None
-    """Where built memory is kept between runs (default: ``construction/`` beside ``out``)."""
-    recall: dict[str, Any] = field(default_factory=dict)
-    """``MemoryContext`` overrides for memstrata's systems (a design under comparison)."""
-    exclude: list[str] = field(default_factory=list)
-    """Question ids never chosen (e.g. another run's, so a comparison tunes on other
-    questions than the run it will be judged by)."""
-
-    @property
-    def construction_root(self) -> Path:
-        """The folder of the construction stores."""
-        return self.construction_dir or self.out.parent / CONSTRUCTION_DIR
-
-    def validate(self) -> None:
-        """Raise :class:`InvalidInputError` with a fix-it message for a bad setting."""
-        unknown = [s for s in self.systems if s not in SYSTEMS]
-        if unknown or not self.systems:
-            raise InvalidInputError(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
-        bad = [p for p in self.policies if p not in TRIGGER_POLICIES]
-        if bad or not self.policies:
-            raise InvalidInputError(f"unknown policies {bad}; choose from {TRIGGER_POLICIES}")
-        names = ("batch_size", "top_k", "rag_k", "chunk_words", "context_window")
-        for name in (*names, "long_context_window"):
-            if getattr(self, name) < 1:
-                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
-        try:
-            MemoryContext(**self.recall)
-        except TypeError as e:
-            raise InvalidInputError(f"unknown recall option: {e}") from e
-        if self.pick not in PICKS:
-            raise InvalidInputError(f"unknown pick {self.pick!r}; use one of {PICKS}")
-        for name in ("questions", "adversarial", "sessions"):
-            value = getattr(self, name)
-            if value is not None and value < 0:
-                raise InvalidInputError(f"{name} must be >= 0, got {value}")
-        if not 0 <= self.chunk_overlap < self.chunk_words:
-            raise InvalidInputError("chunk_overlap must be >= 0 and smaller than chunk_words")
-        for name in ("context_window", "long_context_window"):
-            if getattr(self, name) < self.answer_budget + 512:
-                raise InvalidInputError(
-                    f"{name} {getattr(self, name)} leaves no room for a transcript; "
-                    "give the model's real window (e.g. 8192 or 32768)"
-                )
-
-    def fingerprint(self, models: EvalModels) -> dict[str, Any]:
-        """What must match for a run to be resumed (the data by content, not by path)."""
-        data = asdict(self)
-        data["data"] = f"{self.data.name} sha256:{file_sha256(self.data)}"
-        data.pop("out")
-        data.pop("construction_dir")
-        for key in UNFINGERPRINTED:
-            data.pop(key)
-        for key in ("recall", "exclude"):  # recorded only when used: older runs resume
-            if not data[key]:
-                data.pop(key)
-        data["model"] = models.model_name
-        data["judge_model"] = models.judge_name if self.judge else None
-        data["embeddings"] = type(models.embeddings).__name__
-        return data
-
-
-@dataclass
-class EvalModels:
-    """The models of a run: one chat model for every system, the judge, the embedder."""
-
-    chat_model: BaseChatModel
-    embeddings: Embeddings
-    model_name: str
-    judge_model: BaseChatModel | None = None
-    """None: the chat model judges too."""
-    judge_name: str | None = None
-    counter: TokenCounter = field(default_factory=WordPieceCounter)
-
-    @property
-    def judge_label(self) -> str:
-        """The judge as recorded."""
-        return self.judge_name or f"{self.model_name} (same as the answer model)"
-
+__all__ = [
+    "JOURNAL",
+    "EvalModels",
+    "EvalSettings",
+    "RunOutput",
+    "open_caches",
+    "run_evaluation",
+]
 
 Progress = Callable[..., Any]
-
-
-def system_id(name: str, policy: str, policies: Sequence[str]) -> str:
-    """``memstrata`` or, with several policies, ``memstrata@<policy>``."""
-    if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL) and len(policies) > 1:
-        return f"{name}@{policy}"
-    return name
-
-
-def needed_stages(settings: EvalSettings) -> list[str]:
-    """The ingest stages the settings' systems read, in order."""
-    stages: list[str] = []
-    for name in settings.systems:
-        if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
-            stages += [memstrata_stage(p) for p in settings.policies]
-        elif name == NAIVE_RAG:
-            stages.append(CHUNK_STAGE)
-        elif name == FLAT:
-            stages.append(RAW_STAGE)
-    return list(dict.fromkeys(stages))
-
-
-def open_caches(settings: EvalSettings, models: EvalModels) -> dict[str, ConstructionCache]:
-    """The construction store of every needed stage (created when missing)."""
-    inputs = KeyInputs(
-        data_sha256=file_sha256(settings.data),
-        embeddings=type(models.embeddings).__name__,
-        model=re.sub(r",? n_ctx \d+", "", models.model_name),  # the window builds nothing
-        batch_size=settings.batch_size,
-        chunk_words=settings.chunk_words,
-        chunk_overlap=settings.chunk_overlap,
-        sessions=settings.sessions,
-    )
-    root = settings.construction_root
-    return {
-        stage: ConstructionCache.open(root, construction_key(stage, inputs), models.embeddings)
-        for stage in needed_stages(settings)
-    }
-
-
-def build_systems(
-    settings: EvalSettings, models: EvalModels, caches: dict[str, ConstructionCache]
-) -> list[EvalSystem]:
-    """The systems the settings name, in order (memstrata ones once per policy)."""
-    caller = StructuredCaller(
-        models.chat_model, method=settings.structured_method, max_attempts=settings.max_attempts
-    )
-    answerer = Answerer(caller, models.counter)
-    out: list[EvalSystem] = []
-    for name in settings.systems:
-        if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
-            for policy in settings.policies:
-                store = caches[memstrata_stage(policy)].store
-                graph = build_recall_graph(
-                    chat_model=models.chat_model,
-                    store=store,
-                    structured_method=settings.structured_method,
-                    max_attempts=settings.max_attempts,
-                    count_tokens=models.counter.count,  # the budget the report measures
-                ).compile()
-                out.append(
-                    MemstrataSystem(
-                        name=system_id(name, policy, settings.policies),
-                        graph=graph,
-                        policy=policy,
-                        counter=models.counter,
-                        answerer=answerer if name == MEMSTRATA_RETRIEVAL else None,
-                        recall=dict(settings.recall),
-                    )
-                )
-        elif name in (FULL_CONTEXT, FULL_CONTEXT_LONG):
-            long = name == FULL_CONTEXT_LONG
-            out.append(
-                FullContextSystem(
-                    answerer=answerer,
-                    counter=models.counter,
-                    context_window=settings.long_context_window
-                    if long
-                    else settings.context_window,
-                    answer_budget=settings.answer_budget,
-                    name=name,
-                )
-            )
-        elif name == NAIVE_RAG:
-            out.append(
-                naive_rag(caches[CHUNK_STAGE].store, answerer, models.counter, settings.rag_k)
-            )
-        elif name == FLAT:
-            out.append(flat(caches[RAW_STAGE].store, answerer, models.counter, settings.top_k))
-        elif name == ORACLE:
-            out.append(OracleSystem(answerer=answerer, counter=models.counter))
-    return out
 
 
 def score(

@@ -1,0 +1,124 @@
+"""What a run is built from: the construction store of each stage and the systems.
+
+Every memstrata system gets its own compiled recall graph over its policy's store; the
+baselines share one answer step (the same prompt and model for all of them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..graphs.recall import build_recall_graph
+from ..llm.structured import StructuredCaller
+from .answering import Answerer
+from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
+from .ingest import CHUNK_STAGE, RAW_STAGE, memstrata_stage
+from .settings import EvalModels, EvalSettings
+from .systems import (
+    FLAT,
+    FULL_CONTEXT,
+    FULL_CONTEXT_LONG,
+    MEMSTRATA,
+    MEMSTRATA_RETRIEVAL,
+    NAIVE_RAG,
+    ORACLE,
+    EvalSystem,
+    FullContextSystem,
+    MemstrataSystem,
+    OracleSystem,
+    flat,
+    naive_rag,
+)
+
+
+def system_id(name: str, policy: str, policies: Sequence[str]) -> str:
+    """``memstrata`` or, with several policies, ``memstrata@<policy>``."""
+    if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL) and len(policies) > 1:
+        return f"{name}@{policy}"
+    return name
+
+
+def needed_stages(settings: EvalSettings) -> list[str]:
+    """The ingest stages the settings' systems read, in order."""
+    stages: list[str] = []
+    for name in settings.systems:
+        if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
+            stages += [memstrata_stage(p) for p in settings.policies]
+        elif name == NAIVE_RAG:
+            stages.append(CHUNK_STAGE)
+        elif name == FLAT:
+            stages.append(RAW_STAGE)
+    return list(dict.fromkeys(stages))
+
+
+def open_caches(settings: EvalSettings, models: EvalModels) -> dict[str, ConstructionCache]:
+    """The construction store of every needed stage (created when missing)."""
+    inputs = KeyInputs(
+        data_sha256=file_sha256(settings.data),
+        embeddings=type(models.embeddings).__name__,
+        model=re.sub(r",? n_ctx \d+", "", models.model_name),  # the window builds nothing
+        batch_size=settings.batch_size,
+        chunk_words=settings.chunk_words,
+        chunk_overlap=settings.chunk_overlap,
+        sessions=settings.sessions,
+    )
+    root = settings.construction_root
+    return {
+        stage: ConstructionCache.open(root, construction_key(stage, inputs), models.embeddings)
+        for stage in needed_stages(settings)
+    }
+
+
+def build_systems(
+    settings: EvalSettings, models: EvalModels, caches: dict[str, ConstructionCache]
+) -> list[EvalSystem]:
+    """The systems the settings name, in order (memstrata ones once per policy)."""
+    caller = StructuredCaller(
+        models.chat_model, method=settings.structured_method, max_attempts=settings.max_attempts
+    )
+    answerer = Answerer(caller, models.counter)
+    out: list[EvalSystem] = []
+    for name in settings.systems:
+        if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
+            for policy in settings.policies:
+                store = caches[memstrata_stage(policy)].store
+                graph = build_recall_graph(
+                    chat_model=models.chat_model,
+                    store=store,
+                    structured_method=settings.structured_method,
+                    max_attempts=settings.max_attempts,
+                    count_tokens=models.counter.count,  # the budget the report measures
+                ).compile()
+                out.append(
+                    MemstrataSystem(
+                        name=system_id(name, policy, settings.policies),
+                        graph=graph,
+                        policy=policy,
+                        counter=models.counter,
+                        answerer=answerer if name == MEMSTRATA_RETRIEVAL else None,
+                        recall=dict(settings.recall),
+                    )
+                )
+        elif name in (FULL_CONTEXT, FULL_CONTEXT_LONG):
+            long = name == FULL_CONTEXT_LONG
+            out.append(
+                FullContextSystem(
+                    answerer=answerer,
+                    counter=models.counter,
+                    context_window=settings.long_context_window
+                    if long
+                    else settings.context_window,
+                    answer_budget=settings.answer_budget,
+                    name=name,
+                )
+            )
+        elif name == NAIVE_RAG:
+            out.append(
+                naive_rag(caches[CHUNK_STAGE].store, answerer, models.counter, settings.rag_k)
+            )
+        elif name == FLAT:
+            out.append(flat(caches[RAW_STAGE].store, answerer, models.counter, settings.top_k))
+        elif name == ORACLE:
+            out.append(OracleSystem(answerer=answerer, counter=models.counter))
+    return out
