@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ..core.context import MemoryContext
+from .report_costs import cost_tables
+from .report_tables import fmt as _fmt
+from .report_tables import table as _table
 from .summary import CATEGORY_NAMES
 from .systems import BASELINES, FLAT, MEMSTRATA
 
@@ -40,22 +42,6 @@ METHOD_NOTES = (
     "are counted with that counter too: the served model's own tokenizer for a local GGUF "
     "model, otherwise an estimate whose name says so.",
 )
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
-    return lines + [""]
 
 
 def _header(meta: dict[str, Any]) -> list[str]:
@@ -283,91 +269,6 @@ def _category_tables(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _cost_tables(summary: dict[str, Any], meta: dict[str, Any]) -> list[str]:
-    users: dict[str, list[str]] = {}
-    for system, stage in meta.get("stages", {}).items():
-        if stage:
-            users.setdefault(stage, []).append(system)
-    lines = ["## Construction (ingest) cost", ""]
-    rows = []
-    for stage, c in summary["construction"].items():
-        rows.append(
-            (
-                stage,
-                ", ".join(users.get(stage, [])),
-                c["turns"],
-                c["llm_calls"],
-                c["prompt_tokens"],
-                c["completion_tokens"],
-                c["written"],
-                c["failures"],
-                c["seconds"],
-            )
-        )
-    lines += _table(
-        (
-            "stage",
-            "used by",
-            "turns",
-            "LLM calls",
-            "prompt tokens",
-            "completion tokens",
-            "records written",
-            "failed steps",
-            "seconds",
-        ),
-        rows,
-    )
-    node_rows = [
-        (stage, node, n["calls"], n["prompt_tokens"], n["completion_tokens"], n["latency_s"])
-        for stage, c in summary["construction"].items()
-        for node, n in c["by_node"].items()
-    ]
-    if node_rows:
-        lines += ["Per node:", ""]
-        lines += _table(
-            ("stage", "node", "calls", "prompt tokens", "completion tokens", "latency s"),
-            node_rows,
-        )
-    lines += ["## Answering cost per node", ""]
-    answer_rows = [
-        (
-            system,
-            node,
-            n["calls"],
-            n["prompt_tokens"],
-            n["completion_tokens"],
-            n["latency_s"],
-            n["estimated_calls"],
-        )
-        for system, data in summary["systems"].items()
-        for node, n in data["answering_by_node"].items()
-    ]
-    lines += _table(
-        (
-            "system",
-            "node",
-            "calls",
-            "prompt tokens",
-            "completion tokens",
-            "latency s",
-            "estimated-token calls",
-        ),
-        answer_rows,
-    )
-    judge_rows = [
-        (system, n["calls"], n["prompt_tokens"], n["completion_tokens"], n["latency_s"])
-        for system, data in summary["systems"].items()
-        for n in data["judging"].values()
-    ]
-    if judge_rows:
-        lines += ["Judge calls (not counted as answering cost):", ""]
-        lines += _table(
-            ("system", "calls", "prompt tokens", "completion tokens", "latency s"), judge_rows
-        )
-    return lines
-
-
 def _settings_notes(meta: dict[str, Any]) -> list[str]:
     s = meta.get("settings", {})
     ctx = MemoryContext()
@@ -423,7 +324,7 @@ def render_report(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         "",
     ]
     lines += _category_tables(summary)
-    lines += _cost_tables(summary, meta)
+    lines += cost_tables(summary, meta)
     lines += ["## Method", ""]
     lines += _settings_notes(meta)
     lines += [f"- {note}" for note in METHOD_NOTES]
