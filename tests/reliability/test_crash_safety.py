@@ -32,15 +32,15 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from memstrata.core.context import MemoryContext
+from memstrata.graphs.ingest import build_ingest_graph
+from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from memstrata.testing import FakeEmbeddings, SchemaChatModel
 from memstrata.testing.faults import (
     FaultSchedule,
     FaultyChatModel,
     FaultyStore,
     InjectedFault,
 )
-from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 SESSIONS = {
