@@ -10,6 +10,7 @@ index dirty; IDF and the per-term posting arrays are recomputed lazily on the ne
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -45,6 +46,21 @@ class _OkapiScorer(BM25Okapi):  # type: ignore[misc]
         self.avgdl = 0.0
         self.idf: dict[str, float] = {}
         self.average_idf = 0.0
+
+    def _calc_idf(self, nd: Mapping[str, int]) -> None:
+        """rank-bm25's IDF with its epsilon floor, summed exactly (``math.fsum``).
+
+        The exact sum makes the floor, and so every score, independent of the order in
+        which documents were added: a mirror kept in step with writes and one rebuilt
+        from Chroma score alike to the last bit.
+        """
+        idf = {
+            word: math.log(self.corpus_size - freq + 0.5) - math.log(freq + 0.5)
+            for word, freq in nd.items()
+        }
+        self.average_idf = math.fsum(idf.values()) / len(idf)
+        eps = self.epsilon * self.average_idf
+        self.idf = {word: (value if value >= 0 else eps) for word, value in idf.items()}
 
     def refit(self, doc_freq: Mapping[str, int], corpus_size: int, avgdl: float) -> None:
         self.corpus_size, self.avgdl, self.idf = corpus_size, avgdl, {}
