@@ -23,7 +23,7 @@ from tqdm import tqdm
 from ..errors import InvalidInputError
 from ..graphs.ingest import build_ingest_graph
 from ..llm.structured import StructuredCaller
-from .assembly import build_systems, open_caches
+from .assembly import build_systems, open_caches, system_id
 from .code_version import code_version
 from .construction import ConstructionCache
 from .ingest import MEMSTRATA_STAGE, Ingestor
@@ -175,8 +175,13 @@ def run_evaluation(
             f"choose from {', '.join(settings.systems)}"
         )
     journal = _open_journal(settings, models, fresh)
-    if redo:
-        journal.append(Redo(systems=sorted(set(redo)), at=datetime.now(UTC).isoformat()))
+    if redo:  # the answers' system ids (memstrata@<policy> when several policies run)
+        ids = {
+            system_id(name, policy, settings.policies)
+            for name in redo
+            for policy in settings.policies
+        }
+        journal.append(Redo(systems=sorted(ids), at=datetime.now(UTC).isoformat()))
     caches = open_caches(settings, models)
     systems = build_systems(settings, models, caches)
     judge = None

@@ -25,7 +25,7 @@ from memstrata.errors import InvalidInputError
 from memstrata.evaluation.code_version import code_version
 from memstrata.evaluation.construction import RECALL_FIELDS, construction_settings
 from memstrata.evaluation.harness import EvalModels, EvalSettings, run_evaluation
-from memstrata.evaluation.records import Journal, QuestionResult, RunHeader, answers_of
+from memstrata.evaluation.records import Journal, QuestionResult, Redo, RunHeader, answers_of
 from memstrata.evaluation.subset import load_subset
 from memstrata.prompts.eval import NOT_MENTIONED
 from memstrata.testing import FakeEmbeddings, SchemaChatModel, minimal_instance, requested_schema
@@ -692,3 +692,18 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
     assert set(construction_settings("recurrence")) == construction
     every = {f.name for f in dataclasses.fields(MemoryContext)}
     assert every == construction | RECALL_FIELDS
+
+
+def test_redo_of_memstrata_covers_each_policy_when_several_run(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "policies"
+    two = settings(
+        data, out, systems=["memstrata"], policies=["session", "eager"], judge=False, questions=1
+    )
+    first = run_evaluation(two, models(oracle_model()), progress=False, plots=False)
+    assert {r.system for r in first.results} == {"memstrata@session", "memstrata@eager"}
+    model = oracle_model()
+    again = run_evaluation(two, models(model), redo=["memstrata"], progress=False, plots=False)
+    redone = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, Redo)]
+    assert redone[-1].systems == ["memstrata@eager", "memstrata@session"]
+    assert len(again.results) == len(first.results)  # every answer made again, none twice
+    assert model.count("JudgedAnswer") >= len(first.results)
