@@ -1,13 +1,21 @@
 """Whether an answer rests on the words of the person the question names (no LLM).
 
 LoCoMo's adversarial questions (category 5) swap the speaker: "What did Melanie realize
-after the race?" when it was Caroline who ran it. Measured on the gold evidence of all
-ten LoCoMo conversations (``benchmarks/recall_eval.py``), when a question names exactly
-one speaker, none of its evidence turns is said by that person or mentions them for
-about half of the category-5 questions and for under 3% of the answerable ones in each
-category. So a draft whose cited turns are all someone else's, none mentioning the
-person, is treated as not supported: the graph retries, then refuses. This is a
-calibrated decision on measured data, not a softer or stricter prompt rule.
+after the race?" when it was Caroline who ran it. A small model answers them anyway,
+from the other person's turns. Two deterministic checks catch such a draft, each
+calibrated on the gold data of all ten LoCoMo conversations
+(``benchmarks/recall_eval.py --attribution``):
+
+- **citations**: the draft cites only turns said by someone else, none mentioning the
+  person. On the gold evidence this holds for about half of the category-5 questions
+  and under 3% of the answerable ones in each category.
+- **grounding**: the memories whose words best match the draft answer are all someone
+  else's (turns they said, or derived memories that do not name the person). A model
+  often cites the named person's own reply ("That's great!") while its answer comes
+  from the other speaker's story; this check looks at the answer's words instead.
+
+A draft failing either check is not sufficient: the graph retries, then refuses. This
+is a calibrated decision on measured data, not a softer or stricter prompt rule.
 """
 
 from __future__ import annotations
@@ -15,7 +23,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.state import Candidate
+from ..stores.lexical import Analyzer
 from .query_analysis import QueryAnalysis, match_speakers
+
+_ANALYZER = Analyzer()
+
+
+def _theirs(memory: Candidate, person: str) -> bool:
+    """Said by ``person`` (a raw turn) or naming them (any memory)."""
+    spoken = memory.granularity == "raw" and memory.speaker == person
+    return spoken or bool(match_speakers(memory.text, [person]))
 
 
 def unsupported_person(analysis: QueryAnalysis, cited: Sequence[Candidate]) -> str | None:
@@ -30,10 +47,37 @@ def unsupported_person(analysis: QueryAnalysis, cited: Sequence[Candidate]) -> s
     turns = [c for c in cited if c.granularity == "raw"]
     if not turns:
         return None
-    for turn in turns:
-        if turn.speaker == person or match_speakers(turn.text, [person]):
-            return None
+    if any(_theirs(turn, person) for turn in turns):
+        return None
     return person
 
 
-__all__ = ["unsupported_person"]
+def ungrounded_person(
+    analysis: QueryAnalysis,
+    answer: str,
+    shown: Sequence[Candidate],
+    analyzer: Analyzer = _ANALYZER,
+) -> str | None:
+    """The person the question names when the answer's best-matching memories are others'.
+
+    The memories shown to the model are scored by how many of the answer's terms (stop
+    words and the person's name left out) they contain. None when the check does not
+    apply: the question names no speaker or several, or no memory shares a term with
+    the answer (a bare date or "yes" says nothing about whose story it is).
+    """
+    if len(analysis.persons) != 1:
+        return None
+    person = analysis.persons[0]
+    terms = set(analyzer(answer)) - set(analyzer(person))
+    if not terms:
+        return None
+    overlap = [(len(terms.intersection(analyzer(m.text))), m) for m in shown]
+    best = max((n for n, _ in overlap), default=0)
+    if best == 0:
+        return None
+    if any(_theirs(m, person) for n, m in overlap if n == best):
+        return None
+    return person
+
+
+__all__ = ["ungrounded_person", "unsupported_person"]

@@ -20,7 +20,7 @@ from ..core.state import Candidate, Conflict, IngestState, RecallState, RecallVe
 from ..prompts.construction import CONFLICT
 from ..prompts.recall import ANSWER_HINTS, JUDGE_ANSWER
 from ..stores.records import FactRecord
-from .attribution import unsupported_person
+from .attribution import ungrounded_person, unsupported_person
 from .deps import NodeDeps, StepLog
 from .formatting import as_data, format_facts
 from .query_analysis import QueryAnalysis
@@ -113,9 +113,15 @@ def verdict_of(
 def _attributed(
     verdict: RecallVerdict, analysis: QueryAnalysis, candidates: list[Candidate]
 ) -> RecallVerdict:
-    """The verdict, no longer sufficient when its citations are someone else's words."""
+    """The verdict, no longer sufficient when the draft rests on someone else's words.
+
+    Either its citations are all other people's turns, or the memories that best match
+    its answer are (see :mod:`.attribution`).
+    """
     by_id = {c.id: c for c in candidates}
-    person = unsupported_person(analysis, [by_id[i] for i in verdict.cited_ids if i in by_id])
+    person = unsupported_person(
+        analysis, [by_id[i] for i in verdict.cited_ids if i in by_id]
+    ) or ungrounded_person(analysis, verdict.answer, candidates)
     if person is None:
         return verdict
     return verdict.model_copy(

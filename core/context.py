@@ -123,8 +123,9 @@ class MemoryContext:
     search what the Judge named as missing, with the question's people, without a call
     (no retry then when the Judge named nothing specific)."""
     attribution_check: bool = True
-    """Recall: a draft citing only turns of people other than the one the question names
-    (none mentioning them) is not sufficient: retry, then refuse."""
+    """Recall: a draft resting on the words of people other than the one the question
+    names is not sufficient (retry, then refuse): its cited turns are all theirs, or the
+    memories best matching its answer are (see ``agents.attribution``)."""
 
     max_llm_attempts: int = 3
     """Attempts per structured LLM call (the validation error is shown on retry)."""

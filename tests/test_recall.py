@@ -468,6 +468,18 @@ def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) ->
     assert off["answer"] == "self-care matters" and off["rounds"] == 1
 
 
+def test_a_draft_citing_the_named_persons_reply_but_told_by_another_is_refused(model) -> None:  # type: ignore[no-untyped-def]
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    s.add(NS, [raw("I ran the charity race and realized self-care matters", 0, "Caroline")])
+    s.add(NS, [raw("Sounds great, well done!", 1, "Melanie")])
+    cite = lambda m: judged("self-care matters", label_of(m, "Sounds great"))  # noqa: E731
+    model.script("JudgedAnswer", cite, cite)
+    model.script("QueryRewrite", rewrite("Melanie realized race"))
+    out = ask(s, model, "What did Melanie realize after the charity race?")
+    assert out["refused"] and out["rounds"] == 2
+    assert [v["unsupported_person"] for v in out["verdicts"]] == ["Melanie", "Melanie"]
+
+
 def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  # type: ignore[no-untyped-def]
     s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     bob = "I love hiking in the mountains every weekend"
