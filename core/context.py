@@ -120,8 +120,9 @@ class MemoryContext:
     with "missing" talks itself into refusing more often)."""
     rewrite_with_llm: bool = True
     """Recall: after an insufficient verdict, ask the model for new queries (one call), or
-    search what the Judge named as missing, with the question's people, without a call
-    (no retry then when the Judge named nothing specific)."""
+    search what the Judge named as missing, with the question's people, without a call.
+    A verdict naming nothing specific (nothing found, or a refused draft) always gets
+    the model's rewrite: a refusal is retried with rewritten queries first."""
     attribution_check: bool = True
     """Recall: a draft resting on the words of people other than the one the question
     names is not sufficient (retry, then refuse): its cited turns are all theirs, or the

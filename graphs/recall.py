@@ -30,7 +30,7 @@ from ..agents.judge import make_recall_judge
 from ..agents.recall_context import TokenCount
 from ..agents.refresher import make_recall_refresher
 from ..agents.retriever import make_retriever
-from ..agents.rewriter import make_rewriter, names_something
+from ..agents.rewriter import make_rewriter
 from ..core.context import MemoryContext, context_of
 from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
 from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict
@@ -53,8 +53,6 @@ def route_after_judge(
     Conflicting memories go to the Refresher; a sufficient draft (or a failed call, which
     the answer node answers plainly) goes to the answer; an insufficient or empty round
     is retried with rewritten queries while rounds remain, then answered or refused.
-    Without the LLM rewrite, a round is retried only when the Judge named what is
-    missing, since its words are then the new query.
     """
     verdict = RecallVerdict.model_validate(state.get("verdict") or {"status": "failed"})
     if verdict.wants_refresh:
@@ -64,8 +62,6 @@ def route_after_judge(
     ctx = context_of(runtime)
     if state.get("rounds", 0) >= ctx.max_retrieval_rounds:
         return ANSWER
-    if not ctx.rewrite_with_llm and not names_something(verdict):
-        return ANSWER  # no call would write new queries, and nothing new to search
     return REWRITER
 
 

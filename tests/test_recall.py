@@ -205,11 +205,22 @@ def test_without_the_llm_rewrite_the_judges_missing_phrase_is_the_next_query(mod
     assert out["queries_tried"] == ["Where did the vet say?", "Rex adopted in a shelter"]
 
 
-def test_without_the_llm_rewrite_a_verdict_naming_nothing_is_not_retried(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("JudgedAnswer", judged(sufficient=False, missing=""))
+def test_without_the_llm_rewrite_a_refusal_still_gets_rewritten_queries(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("JudgedAnswer", judged(sufficient=False, missing=""), judged("not mentioned"))
+    model.script("QueryRewrite", rewrite("Alice blood group"))
     out = ask(store, model, "What is Alice's blood type?", rewrite_with_llm=False)
-    assert out["refused"] and out["rounds"] == 1
-    assert [c.node for c in out["llm_calls"]] == ["judge"]
+    assert out["refused"] and out["rounds"] == 2
+    assert [c.node for c in out["llm_calls"]] == ["judge", "rewriter", "judge"]
+    assert out["queries_tried"] == ["What is Alice's blood type?", "Alice blood group"]
+
+
+def test_without_the_llm_rewrite_an_empty_round_is_retried_before_refusing(model) -> None:  # type: ignore[no-untyped-def]
+    empty = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    model.script("QueryRewrite", rewrite("my name"))
+    out = ask(empty, model, "What is my name?", rewrite_with_llm=False)
+    assert out["refused"] and out["answer_source"] == "no_memories"
+    assert [v["status"] for v in out["verdicts"]] == ["empty", "empty"]
+    assert model.count("QueryRewrite") == 1
 
 
 def test_an_unknown_judge_order_is_refused() -> None:
