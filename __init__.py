@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 # Absolute imports on purpose: the repository root is this package, and pytest imports
 # this file on its own (as the root package of the tests) when the checkout's folder name
 # is not a Python identifier (e.g. ``memstrata-main``); relative imports fail there.
+from memstrata.core import moved
 from memstrata.errors import MemstrataError
 from memstrata.stores import (
     ChromaMemoryStore,
@@ -59,6 +60,8 @@ __all__ = [
     "TimeWindow",
 ]
 __version__ = "0.1.0"
+
+moved.install()  # old module paths still import, with a DeprecationWarning, until 0.2
 
 
 def __getattr__(name: str) -> Any:

@@ -8,13 +8,14 @@ theta_count 5, EverMemOS scene tau 0.7 and 7-day max gap on LoCoMo).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from langgraph.runtime import Runtime
 
 from ..errors import InvalidInputError
 from ..stores.records import validate_namespace
+
+if TYPE_CHECKING:  # an annotation only: importing memstrata.core loads no LangGraph
+    from langgraph.runtime import Runtime
 
 TriggerPolicy = Literal["eager", "recurrence", "boundary", "session"]
 TRIGGER_POLICIES: tuple[TriggerPolicy, ...] = ("eager", "recurrence", "boundary", "session")

@@ -19,12 +19,11 @@ import pytest
 from importlinter.cli import lint_imports
 
 import memstrata
+from memstrata.core import moved
 
 PACKAGE = Path(memstrata.__file__).parent
 PYPROJECT = PACKAGE / "pyproject.toml"
 NOT_PACKAGE = {"tests", "benchmarks", "build", "examples", ".venv"}
-MOVED_MARKERS = {"warn_moved", "moved_attribute"}
-"""What an old module path calls to warn that it moved (core/deprecation.py, memory/moved.py)."""
 
 
 @pytest.fixture(scope="module")
@@ -76,23 +75,39 @@ def test_imports_inside_functions_and_under_type_checking_are_counted(
     assert len(details) == 2  # the TYPE_CHECKING import and the one inside _fresh()
 
 
-def test_no_module_of_the_package_imports_an_old_path(graph: grimp.ImportGraph) -> None:
+def _imported_modules(path: Path, tree: ast.Module) -> set[str]:
+    """Every module ``path`` imports, relative imports resolved, ``from x import y`` as both."""
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_no_module_of_the_package_imports_an_old_path() -> None:
     """Old paths are for users for one release; memstrata itself uses the new ones."""
-    moved = set()
+    old_paths = set(moved.MOVED_MODULES) | set(moved.SPLIT_MODULES)
+    assert "memstrata.graphs.state" in old_paths
+    users = set()
     for path in _package_sources():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        nodes = list(ast.walk(tree))
-        called = {
-            n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-        }
-        defined = {n.name for n in nodes if isinstance(n, ast.FunctionDef)}
-        if called & MOVED_MARKERS and not defined & MOVED_MARKERS:
-            moved.add(_module_name(path))
-    assert "memstrata.graphs.state" in moved  # the scan finds the old paths
-    users = {
-        f"{importer} imports {old}"
-        for old in moved
-        for importer in graph.find_modules_that_directly_import(old)
-        if importer not in moved
-    }
+        users.update(
+            f"{_module_name(path)} imports {old}"
+            for old in _imported_modules(path, tree) & old_paths
+        )
     assert not users
+
+
+def test_an_old_path_is_no_file_of_its_own() -> None:
+    """A file at an old path would be imported instead of the warning re-export."""
+    for old in [*moved.MOVED_MODULES, *moved.SPLIT_MODULES]:
+        place = PACKAGE.joinpath(*old.split(".")[1:])
+        assert not place.with_suffix(".py").exists() and not place.is_dir(), old

@@ -63,3 +63,9 @@ def test_the_public_names_keep_working() -> None:
     from memstrata.memory import open_store
 
     assert callable(open_store)
+
+
+def test_every_split_module_of_the_table_is_tested() -> None:
+    from memstrata.core import moved
+
+    assert {old for old, _, _ in MOVED} == set(moved.SPLIT_MODULES)

@@ -1,7 +1,8 @@
 """Old import paths of issue 18's moves keep working for one release, and warn.
 
-Each old module re-exports its new module's ``__all__`` (the same objects) and emits a
-DeprecationWarning naming the new path, attributed to the importing module, so pytest's
+Each old module (built by the finder of :mod:`memstrata.core.moved`, there is no file)
+re-exports its new module's ``__all__`` (the same objects) and emits a DeprecationWarning
+naming the new path, attributed to the importing module, so pytest's
 ``error::DeprecationWarning:memstrata.*`` filter fails any memstrata module that still
 imports one (tests/test_layers.py checks the same statically, lazy imports included).
 """
@@ -51,3 +52,21 @@ def test_the_warning_points_at_the_module_that_imports_the_old_path(
         importlib.import_module("uses_old_state_path")
     (warning,) = [w for w in caught if "memstrata.graphs.state" in str(w.message)]
     assert Path(warning.filename) == importer and warning.lineno == 1
+
+
+def test_import_of_an_old_path_binds_it_on_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "memstrata.faults", raising=False)
+    with pytest.warns(DeprecationWarning, match=r"^memstrata\.faults moved"):
+        import memstrata.faults
+    assert (
+        memstrata.faults.FaultSchedule
+        is importlib.import_module(MOVED["memstrata.faults"]).FaultSchedule
+    )
+    with pytest.raises(AttributeError, match="'memstrata.faults' has no attribute 'nothing'"):
+        memstrata.faults.nothing  # noqa: B018
+
+
+def test_every_old_path_of_the_table_is_tested() -> None:
+    from memstrata.core import moved
+
+    assert moved.MOVED_MODULES == MOVED
