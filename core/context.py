@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import InvalidInputError
-from ..stores.records import validate_namespace
+from .namespace import validate_namespace
 
 if TYPE_CHECKING:  # an annotation only: importing memstrata.core loads no LangGraph
     from langgraph.runtime import Runtime

@@ -9,7 +9,6 @@ normalised to UTC; naive datetimes are rejected because their meaning is ambiguo
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -26,10 +25,12 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import InvalidInputError, NamespaceError
+from ..core.namespace import NAMESPACE_PATTERN, validate_namespace
+from ..errors import InvalidInputError
 from .timerefs import TimeGranularity, TimeRef, annotate_times
 
 __all__ = [
+    "NAMESPACE_PATTERN",
     "RECORD_TYPES",
     "EpisodeRecord",
     "FactRecord",
@@ -48,9 +49,6 @@ __all__ = [
     "validate_namespace",
 ]
 
-NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/\-]{0,255}$")
-"""Allowed namespace strings: a letter or digit, then letters, digits and ``_.:@/-``."""
-
 MetadataValue = str | int | float | bool
 """A scalar that Chroma can store and filter on."""
 
@@ -67,25 +65,6 @@ class Granularity(StrEnum):
 def utc_now() -> datetime:
     """Return the current time as an aware UTC datetime."""
     return datetime.now(UTC)
-
-
-def validate_namespace(namespace: object) -> str:
-    """Return ``namespace`` if it is a well-formed namespace string, else raise.
-
-    Raises:
-        NamespaceError: if the value is not a string or has characters outside
-            ``[A-Za-z0-9_.:@/-]`` (so it can never inject into a filter expression).
-    """
-    if not isinstance(namespace, str):
-        raise NamespaceError(
-            f"namespace must be a str such as 'user:alice', got {type(namespace).__name__}"
-        )
-    if not NAMESPACE_PATTERN.fullmatch(namespace):
-        raise NamespaceError(
-            f"invalid namespace {namespace!r}: use 1-256 characters from A-Z a-z 0-9 _ . : @ / - "
-            "starting with a letter or digit, e.g. 'user:alice' or 'org-1/user-7'"
-        )
-    return namespace
 
 
 def _to_utc(value: datetime) -> datetime:
