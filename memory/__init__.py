@@ -1,8 +1,8 @@
 """The :class:`Memory` facade: add, search, answer, update and forget over one store.
 
 ``facade`` wires the store, the chat model and the memory graph; ``reading`` and
-``editing`` hold the calls that need no LLM (``filters``, ``revision`` and ``verbatim``
-do their work); ``inputs`` checks what callers pass;
+``editing`` hold the calls that need no LLM (``filters``, ``forget``, ``revision`` and
+``verbatim`` do their work); ``inputs`` checks what callers pass;
 ``hits`` and ``outcome`` turn store hits and graph outputs into results; ``models`` and
 ``checkpointing`` choose the chat model and the checkpointer.
 """

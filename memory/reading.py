@@ -19,9 +19,9 @@ from ..stores.audit import AuditEntry
 from ..stores.base import ScoredRecord
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.filters import TimeWindow
-from ..stores.forgetting import history_of
 from ..stores.records import MemoryRecord, ProfileRecord, parse_granularity
 from .filters import parse_filters, require_threshold
+from .forget import history_of
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
 from .inputs import (
     require_aware,

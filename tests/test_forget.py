@@ -16,6 +16,7 @@ import pytest
 
 from memstrata import Memory
 from memstrata.errors import InvalidInputError, InvalidTypeError
+from memstrata.memory.forget import forget, normalise
 from memstrata.stores import (
     AuditEntry,
     ChromaMemoryStore,
@@ -26,7 +27,6 @@ from memstrata.stores import (
     RawTurn,
     SceneRecord,
 )
-from memstrata.stores.forgetting import forget, normalise
 from memstrata.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

@@ -34,10 +34,10 @@ import numpy as np
 
 from ..errors import InvalidInputError, InvalidTypeError
 from ..results import ForgetResult
-from .arguments import as_ids
-from .audit import AuditEntry
-from .chroma import ChromaMemoryStore
-from .records import (
+from ..stores.arguments import as_ids
+from ..stores.audit import AuditEntry
+from ..stores.chroma import ChromaMemoryStore
+from ..stores.records import (
     EpisodeRecord,
     FactRecord,
     Granularity,
@@ -48,6 +48,8 @@ from .records import (
     utc_now,
     validate_namespace,
 )
+
+__all__ = ["content_of", "forget", "history_of", "normalise"]
 
 ACTOR = "forget"
 REDACTED = "redacted: the memory this entry refers to was forgotten"
