@@ -19,6 +19,10 @@ MAX_ANSWER = 300
 """Characters kept of an answer."""
 MAX_LABELS = 8
 """Memory labels kept of a list (citations, conflicts)."""
+DRAFT_CITATIONS = 3
+"""Citations the answer-first call may write. The limit is in its JSON schema, so a
+grammar-constrained local model stops listing there: a 1.5B model otherwise cites most
+of the context, about 4 output tokens per label."""
 MAX_QUERIES = 3
 
 
@@ -41,18 +45,24 @@ def _clip(limit: int) -> AfterValidator:
     return AfterValidator(lambda text: text.strip()[:limit])
 
 
-def _labels(value: object) -> object:
+def _labels(value: object, limit: int = MAX_LABELS) -> object:
     if isinstance(value, str):  # a model may write "m1, m3" instead of a list
         value = [part for part in value.replace(";", ",").split(",")]
     if isinstance(value, list):
         out = [str(v).strip().strip("[]") for v in value if str(v).strip()]
-        return list(dict.fromkeys(out))[:MAX_LABELS]
+        return list(dict.fromkeys(out))[:limit]
     return value
 
 
 Note = Annotated[str, _clip(MAX_NOTE)]
 AnswerText = Annotated[str, _clip(MAX_ANSWER)]
 Labels = Annotated[list[str], BeforeValidator(_labels)]
+Citations = Annotated[
+    list[str],
+    BeforeValidator(lambda v: _labels(v, DRAFT_CITATIONS)),
+    Field(max_length=DRAFT_CITATIONS),
+]
+"""At most :data:`DRAFT_CITATIONS` labels: in the schema (maxItems), and cut to it."""
 
 
 class JudgedAnswer(BaseModel):
@@ -89,8 +99,9 @@ class DraftFirst(BaseModel):
         description="the answer in a few words, from the memories only, with absolute "
         "dates; empty when nothing relates to the question",
     )
-    cited: Labels = Field(
-        default_factory=list, description="labels of the memories the answer relies on"
+    cited: Citations = Field(
+        default_factory=list,
+        description=f"labels of the (at most {DRAFT_CITATIONS}) memories the answer relies on",
     )
     sufficient: bool = Field(
         description="true when the cited memories state this answer (the exact entity, "

@@ -8,7 +8,7 @@ import pytest
 from pydantic import Field
 
 from memstrata.agents.answer import REFUSAL
-from memstrata.agents.recall_schemas import DraftFirst
+from memstrata.agents.recall_schemas import DRAFT_CITATIONS, DraftFirst
 from memstrata.agents.refinement import fact_id
 from memstrata.core.context import MemoryContext
 from memstrata.core.state import RecallState
@@ -221,6 +221,13 @@ def test_without_the_llm_rewrite_an_empty_round_is_retried_before_refusing(model
     assert out["refused"] and out["answer_source"] == "no_memories"
     assert [v["status"] for v in out["verdicts"]] == ["empty", "empty"]
     assert model.count("QueryRewrite") == 1
+
+
+def test_the_answer_first_call_cites_a_few_labels_in_its_schema_and_its_reading() -> None:
+    # the limit is in the JSON schema, so a grammar-constrained model stops there
+    assert DraftFirst.model_json_schema()["properties"]["cited"]["maxItems"] == DRAFT_CITATIONS
+    many = DraftFirst.model_validate({"sufficient": True, "cited": "m1, m2, m2, m3, m4, m5"})
+    assert many.cited == ["m1", "m2", "m3"][:DRAFT_CITATIONS]
 
 
 def test_an_unknown_judge_order_is_refused() -> None:
