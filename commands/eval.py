@@ -169,6 +169,14 @@ def register(sub: Any) -> None:
         "other systems' answers in --out stay",
     )
     out.add_argument(
+        "--redo-failed",
+        nargs="+",
+        metavar="SYSTEM",
+        default=[],
+        help="ask again the questions where these systems' answer step failed (a timeout, "
+        "an HTTP error); their other answers stay",
+    )
+    out.add_argument(
         "--construction-dir",
         type=Path,
         help="where built memory is kept and reused between runs (default: construction/ "
@@ -309,7 +317,7 @@ def git_commit(where: Path | None = None) -> str:
 
 def command_line(args: argparse.Namespace) -> str:
     """The options of this run that differ from the defaults, as one command (no secrets)."""
-    skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh", "redo"}
+    skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh", "redo", "redo_failed"}
     skip |= {"report_only", "no_progress", "notes"}
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
@@ -353,6 +361,7 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
             models,
             fresh=args.fresh,
             redo=args.redo,
+            redo_failed=args.redo_failed,
             progress=not args.no_progress,
             plots=not args.no_plots,
             keep_text=args.keep_text,

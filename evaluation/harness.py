@@ -138,6 +138,7 @@ def run_evaluation(
     *,
     fresh: bool = False,
     redo: Sequence[str] = (),
+    redo_failed: Sequence[str] = (),
     progress: bool = True,
     plots: bool = True,
     keep_text: bool = False,
@@ -151,6 +152,8 @@ def run_evaluation(
         fresh: Discard a previous run in ``settings.out`` instead of resuming it.
         redo: Systems whose earlier answers stop counting (a :class:`Redo` journal line),
             so this run answers their questions again; the other systems' answers stay.
+        redo_failed: Systems whose answers with a failed answer step (a timeout, an HTTP
+            error) stop counting, so this run asks those questions again.
         progress: Show progress bars on stderr.
         plots: Draw the PNG plots (needs matplotlib).
         keep_text: Keep the dataset's text in ``results.json`` (see ``outputs.DATASET_TEXT``).
@@ -168,20 +171,22 @@ def run_evaluation(
         exclude=settings.exclude,
     )
     settings.out.mkdir(parents=True, exist_ok=True)
-    unknown = sorted(set(redo) - set(settings.systems))
+    unknown = sorted((set(redo) | set(redo_failed)) - set(settings.systems))
     if unknown:
         raise InvalidInputError(
             f"--redo names systems this run does not answer: {', '.join(unknown)}; "
             f"choose from {', '.join(settings.systems)}"
         )
     journal = _open_journal(settings, models, fresh)
-    if redo:  # the answers' system ids (memstrata@<policy> when several policies run)
-        ids = {
-            system_id(name, policy, settings.policies)
-            for name in redo
-            for policy in settings.policies
-        }
-        journal.append(Redo(systems=sorted(ids), at=datetime.now(UTC).isoformat()))
+    for names, failed_only in ((redo, False), (redo_failed, True)):
+        if names:  # the answers' system ids (memstrata@<policy> when several policies run)
+            ids = {
+                system_id(name, policy, settings.policies)
+                for name in names
+                for policy in settings.policies
+            }
+            at = datetime.now(UTC).isoformat()
+            journal.append(Redo(systems=sorted(ids), at=at, failed_only=failed_only))
     caches = open_caches(settings, models)
     systems = build_systems(settings, models, caches)
     judge = None

@@ -100,6 +100,10 @@ DATASET_TEXT = ("question", "gold", "adversarial_answer", "judge_reason")
 own text. The journal never stores them; ``results.json`` only when asked."""
 
 
+ANSWER_STEP_FAILED = "answer step failed"
+"""The note of an answer whose answer step failed (see ``QuestionResult.step_failed``)."""
+
+
 class QuestionResult(BaseModel):
     """One system's answer to one question, with every score."""
 
@@ -148,6 +152,11 @@ class QuestionResult(BaseModel):
     code: str = ""
     """A hash of memstrata's source (``evaluation.code_version``) when the answer was made,
     so a report can say which answers came from which version of the code."""
+
+    @property
+    def step_failed(self) -> bool:
+        """The answer step itself failed (a timeout, an HTTP error): no answer was made."""
+        return ANSWER_STEP_FAILED in self.notes
 
     @property
     def key(self) -> tuple[str, str]:
@@ -208,6 +217,8 @@ class Redo(BaseModel):
     systems: list[str]
     at: str
     """When it was asked for (ISO 8601, UTC)."""
+    failed_only: bool = False
+    """Only their answers whose answer step failed (``--redo-failed``) stop counting."""
 
 
 JournalLine = RunHeader | IngestStep | QuestionResult | Redo
@@ -272,7 +283,8 @@ def _parse(data: dict[str, Any]) -> JournalLine:
 def answers_of(entries: Sequence[JournalLine]) -> list[QuestionResult]:
     """The question results that count, in journal order.
 
-    A :class:`Redo` line drops the answers written before it by the systems it names.
+    A :class:`Redo` line drops the answers written before it by the systems it names
+    (with ``failed_only``, only those whose answer step failed).
     """
     kept: list[QuestionResult] = []
     for entry in entries:
@@ -280,7 +292,11 @@ def answers_of(entries: Sequence[JournalLine]) -> list[QuestionResult]:
             kept.append(entry)
         elif isinstance(entry, Redo):
             redone = set(entry.systems)
-            kept = [r for r in kept if r.system not in redone]
+            kept = [
+                r
+                for r in kept
+                if r.system not in redone or (entry.failed_only and not r.step_failed)
+            ]
     return kept
 
 

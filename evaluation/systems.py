@@ -38,7 +38,7 @@ from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import RawTurn
 from .answering import Answerer
 from .ingest import CHUNK_STAGE, RAW_STAGE, memstrata_stage, raw_id_to_dia, stage_namespace
-from .records import Costs, costs_of, merge_costs
+from .records import ANSWER_STEP_FAILED, Costs, costs_of, merge_costs
 from .subset import EvalQuestion
 from .transcripts import TokenCounter, Transcript, transcript
 
@@ -178,7 +178,7 @@ class MemstrataSystem:
             )
             found.answer, found.refused = result.text, False
             found.costs = merge_costs(costs, result.costs)
-            found.notes = ["answer step failed"] if result.failed else []
+            found.notes = [ANSWER_STEP_FAILED] if result.failed else []
         found.latency_s = time.perf_counter() - started
         return found
 
@@ -231,7 +231,7 @@ class FullContextSystem:
             used=text.kept,
             costs=result.costs,
             context_tokens=text.tokens,
-            notes=notes + (["answer step failed"] if result.failed else []),
+            notes=notes + ([ANSWER_STEP_FAILED] if result.failed else []),
             latency_s=time.perf_counter() - started,
         )
 
@@ -277,7 +277,7 @@ class SearchSystem:
             used=list(dict.fromkeys(used)),
             costs=result.costs,
             context_tokens=self.counter.count(context) if records else 0,
-            notes=["answer step failed"] if result.failed else [],
+            notes=[ANSWER_STEP_FAILED] if result.failed else [],
             latency_s=time.perf_counter() - started,
         )
 
@@ -324,7 +324,7 @@ class OracleSystem:
             used=[t.dia_id for t in turns],
             costs=result.costs,
             context_tokens=self.counter.count(context) if turns else 0,
-            notes=["answer step failed"] if result.failed else [],
+            notes=[ANSWER_STEP_FAILED] if result.failed else [],
             latency_s=time.perf_counter() - started,
         )
 

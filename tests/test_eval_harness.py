@@ -577,6 +577,28 @@ def test_redo_answers_one_system_again_and_keeps_the_others(data: Path, tmp_path
     assert len(resumed.results) == 12  # a plain resume after a redo answers nothing
 
 
+def test_redo_failed_asks_again_only_where_the_answer_step_failed(
+    data: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "redo-failed"
+    two = settings(data, out, systems=["flat", "oracle"], judge=False)
+    run_evaluation(two, models(oracle_model()), progress=False, plots=False)
+    journal = out / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    failed = next(i for i, x in enumerate(lines) if '"system":"flat"' in x)
+    qid = json.loads(lines[failed])["qid"]
+    lines[failed] = lines[failed].replace('"notes":[]', '"notes":["answer step failed"]')
+    journal.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidInputError, match="--redo names systems"):
+        run_evaluation(two, models(oracle_model()), redo_failed=["memstrata"], progress=False)
+    model = oracle_model()
+    again = run_evaluation(two, models(model), redo_failed=["flat"], progress=False, plots=False)
+    assert model.count("EvalAnswer") == 1  # the failed one, nothing else
+    assert len(again.results) == 12
+    redone = [r for r in again.results if r.system == "flat" and r.qid == qid]
+    assert len(redone) == 1 and not redone[0].step_failed
+
+
 def test_every_answer_records_the_code_version_and_the_report_flags_a_mix(
     data: Path, tmp_path: Path
 ) -> None:
