@@ -317,8 +317,8 @@ def git_commit(where: Path | None = None) -> str:
 
 def command_line(args: argparse.Namespace) -> str:
     """The options of this run that differ from the defaults, as one command (no secrets)."""
-    skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh", "redo", "redo_failed"}
-    skip |= {"report_only", "no_progress", "notes"}
+    skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh", "redo"}
+    skip |= {"redo_failed", "report_only", "no_progress", "notes"}
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
     defaults = vars(parser.parse_args(["eval"]))
