@@ -26,16 +26,16 @@ from memstrata.stores import (
 if TYPE_CHECKING:
     from memstrata.config import MemoryConfig
     from memstrata.memory import Memory, UpdateResult
-    from memstrata.results import AddResult, AnswerResult, ForgetResult, MemoryHit
+    from memstrata.memory.results import AddResult, AnswerResult, ForgetResult, MemoryHit
 
 # the facade pulls in LangGraph and the agents; load it on first use
 _LAZY = {
     "Memory": "memstrata.memory",
     "MemoryConfig": "memstrata.config",
-    "AddResult": "memstrata.results",
-    "AnswerResult": "memstrata.results",
-    "ForgetResult": "memstrata.results",
-    "MemoryHit": "memstrata.results",
+    "AddResult": "memstrata.memory.results",
+    "AnswerResult": "memstrata.memory.results",
+    "ForgetResult": "memstrata.memory.results",
+    "MemoryHit": "memstrata.memory.results",
     "UpdateResult": "memstrata.memory",
 }
 

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..memory import Memory
-from ..results import AddResult, MemoryHit
+from ..memory.results import AddResult, MemoryHit
 from ..samples import TourForget, TourUpdate, sample_sessions
 from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn
 from .common import one_line, report_failures

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from ..memory import Memory
-from ..results import ForgetResult
+from ..memory.results import ForgetResult
 from ..stores.records import MemoryRecord
 from .common import add_memory_options, namespace_of, one_line, open_memory, print_json
 from .recall import GRANULARITIES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..results import AnswerResult, MemoryHit
+from ..memory.results import AnswerResult, MemoryHit
 from ..stores.records import Granularity
 from .common import (
     add_memory_options,

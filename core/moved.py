@@ -38,6 +38,7 @@ MOVED_MODULES: dict[str, str] = {
     "memstrata.graphs.context": "memstrata.core.context",
     "memstrata.graphs.nodes": "memstrata.core.nodes",
     "memstrata.graphs.state": "memstrata.core.state",
+    "memstrata.results": "memstrata.memory.results",
     "memstrata.stores.forgetting": "memstrata.memory.forget",
 }
 """Old module -> the module it moved to, whole."""

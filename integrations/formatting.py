@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..prompts.agents import MEMORY_BLOCK, RECALLED_ANSWER
 
 if TYPE_CHECKING:
-    from ..results import AnswerResult, ForgetResult, MemoryHit
+    from ..memory.results import AnswerResult, ForgetResult, MemoryHit
 
 _MAX_TEXT = 600
 _BLOCK_TAG = re.compile(r"</?\s*memories\s*>", re.IGNORECASE)

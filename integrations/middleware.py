@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from ..core.state import Failure
     from ..memory import Memory
-    from ..results import AnswerResult, MemoryHit
+    from ..memory.results import AnswerResult, MemoryHit
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..errors import InvalidInputError, InvalidTypeError
-from ..results import MemoryHit
+from ..memory.results import MemoryHit
 from ..stores.filters import TimeWindow
 from ..stores.records import Granularity, parse_granularity, validate_namespace
 

@@ -16,14 +16,14 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidInputError, MemstrataError, RecordNotFoundError
+from ..memory.results import ForgetResult
 from ..prompts.agents import FORGET_TOOL, REMEMBER_TOOL, SEARCH_MEMORY_TOOL
-from ..results import ForgetResult
 from .formatting import format_forget, format_hits
 from .namespace import DEFAULT_NAMESPACE_KEY, NamespaceSource, check_source, resolve_namespace
 
 if TYPE_CHECKING:
     from ..memory import Memory
-    from ..results import AddResult
+    from ..memory.results import AddResult
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,8 @@
 ``facade`` wires the store, the chat model and the memory graph; ``reading`` and
 ``editing`` hold the calls that need no LLM (``filters``, ``forget``, ``revision`` and
 ``verbatim`` do their work); ``inputs`` checks what callers pass;
-``hits`` and ``outcome`` turn store hits and graph outputs into results; ``models`` and
+``hits`` and ``outcome`` turn store hits and graph outputs into the pydantic models of
+``results``; ``models`` and
 ``checkpointing`` choose the chat model and the checkpointer.
 """
 

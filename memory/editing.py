@@ -10,12 +10,12 @@ from collections.abc import Sequence
 
 from ..config import MemoryConfig
 from ..errors import NamespaceError
-from ..results import ForgetResult
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import utc_now
 from .forget import forget as forget_records
 from .inputs import optional_text, require_bool, require_ids, require_namespace, require_text
 from .lookup import find_record, known_ids, not_found
+from .results import ForgetResult
 from .revision import UpdateResult, update_record, version_ids
 
 

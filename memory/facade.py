@@ -33,7 +33,6 @@ from ..config import MemoryConfig
 from ..core.context import MemoryContext
 from ..errors import InvalidInputError, InvalidTypeError
 from ..graphs.memory import build_memory_graph
-from ..results import AddResult, AnswerResult
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import MetadataValue
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
@@ -51,6 +50,7 @@ from .inputs import (
 from .models import ChatModelProvider, LocalServerFactory
 from .outcome import added, answered
 from .reading import ReadMethods
+from .results import AddResult, AnswerResult
 from .verbatim import store_verbatim
 
 

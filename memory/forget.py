@@ -33,7 +33,6 @@ from datetime import datetime
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidTypeError
-from ..results import ForgetResult
 from ..stores.arguments import as_ids
 from ..stores.audit import AuditEntry
 from ..stores.chroma import ChromaMemoryStore
@@ -48,6 +47,7 @@ from ..stores.records import (
     utc_now,
     validate_namespace,
 )
+from .results import ForgetResult
 
 __all__ = ["content_of", "forget", "history_of", "normalise"]
 

@@ -16,8 +16,8 @@ from langchain_core.language_models import BaseChatModel
 from ..core.calls import LLMCall
 from ..errors import ModelUnreachableError
 from ..llm.reachability import unreachable_error
-from ..results import AddResult, AnswerResult
 from .hits import add_result, answer_result
+from .results import AddResult, AnswerResult
 
 logger = logging.getLogger("memstrata.memory")
 """The facade's logger; its name stayed ``memstrata.memory`` when the facade became a package."""

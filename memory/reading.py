@@ -14,7 +14,6 @@ import numpy as np
 
 from ..config import MemoryConfig
 from ..errors import InvalidInputError, InvalidTypeError
-from ..results import MemoryHit
 from ..stores.audit import AuditEntry
 from ..stores.base import ScoredRecord
 from ..stores.chroma import ChromaMemoryStore
@@ -32,6 +31,7 @@ from .inputs import (
     type_name,
 )
 from .lookup import known_ids, not_found
+from .results import MemoryHit
 
 
 def granularities_of(granularities: object) -> list[str]:

@@ -8,8 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from .core.calls import LLMCall
-from .core.state import Failure, Written
+from ..core.calls import LLMCall
+from ..core.state import Failure, Written
+
+__all__ = ["AddResult", "AnswerResult", "ForgetResult", "MemoryHit", "TokenUsage"]
 
 
 class _Result(BaseModel):

@@ -14,8 +14,8 @@ from ..agents.deps import NodeDeps
 from ..agents.raw_writer import build_raw_turns
 from ..core.context import MemoryContext
 from ..core.state import TurnInput
-from ..results import AddResult
 from ..stores.chroma import ChromaMemoryStore
+from .results import AddResult
 
 _NO_MODEL = cast(Any, None)
 """The caller slot of NodeDeps: build_raw_turns reads only its store and clock."""

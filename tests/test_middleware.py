@@ -18,8 +18,8 @@ from memstrata.core.state import Failure
 from memstrata.errors import InvalidInputError, InvalidTypeError
 from memstrata.integrations import MemoryMiddleware, memory_tools
 from memstrata.memory import Memory
+from memstrata.memory.results import AddResult
 from memstrata.prompts.agents import MEMORY_BLOCK, RECALLED_ANSWER
-from memstrata.results import AddResult
 from memstrata.stores import ChromaMemoryStore, RawTurn
 from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
 

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from memstrata import Memory
 from memstrata.integrations.langgraph_store import MemstrataStore
 from memstrata.integrations.retriever import MemstrataRetriever
-from memstrata.results import MemoryHit
+from memstrata.memory.results import MemoryHit
 from memstrata.stores import (
     ChromaMemoryStore,
     EpisodeRecord,

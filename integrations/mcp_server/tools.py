@@ -25,14 +25,14 @@ from pydantic import (
 
 from ...errors import MemstrataError, RecordNotFoundError
 from ...memory.filters import require_metadata
+from ...memory.results import ForgetResult
 from ...prompts import mcp as text
-from ...results import ForgetResult
 from ...stores.records import MemoryRecord
 from ..formatting import format_forget, format_hit, format_hits
 
 if TYPE_CHECKING:
     from ...memory import Memory
-    from ...results import MemoryHit
+    from ...memory.results import MemoryHit
 
 Scalar = StrictStr | StrictInt | StrictFloat | StrictBool
 Granularity = Literal["raw", "fact", "episode", "scene"]
