@@ -12,6 +12,8 @@ longer matches an import fails the check, so the list only shrinks.
 from __future__ import annotations
 
 import ast
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import grimp
@@ -44,6 +46,25 @@ def _module_name(path: Path) -> str:
     return ".".join(("memstrata", *(parts[:-1] if parts[-1] == "__init__" else parts)))
 
 
+@pytest.fixture
+def loggers_kept() -> Iterator[None]:
+    """import-linter's CLI configures logging with ``disable_existing_loggers``.
+
+    Without this, every logger created before the check (memstrata's, once a test module
+    imported it) stays silent for the rest of the session, and ``caplog`` sees nothing.
+    """
+    loggers = [
+        logger
+        for logger in logging.root.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)
+    ]
+    disabled = [logger.disabled for logger in loggers]
+    yield
+    for logger, was in zip(loggers, disabled, strict=True):
+        logger.disabled = was
+
+
+@pytest.mark.usefixtures("loggers_kept")
 @pytest.mark.parametrize("contract", ["layers", "cycles"])
 def test_the_import_contract_is_kept(contract: str) -> None:
     """Broken contracts, and allowed imports that no longer occur, are printed above."""
