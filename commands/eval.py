@@ -169,6 +169,15 @@ def register(sub: Any) -> None:
         "other systems' answers in --out stay",
     )
     out.add_argument(
+        "--merge-from",
+        nargs="+",
+        metavar="OUT",
+        type=Path,
+        default=[],
+        help="output folders of runs with the same settings (another process or machine "
+        "answering other systems): their answers that --out lacks join it",
+    )
+    out.add_argument(
         "--redo-failed",
         nargs="+",
         metavar="SYSTEM",
@@ -318,7 +327,7 @@ def git_commit(where: Path | None = None) -> str:
 def command_line(args: argparse.Namespace) -> str:
     """The options of this run that differ from the defaults, as one command (no secrets)."""
     skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh", "redo"}
-    skip |= {"redo_failed", "report_only", "no_progress", "notes"}
+    skip |= {"redo_failed", "merge_from", "report_only", "no_progress", "notes"}
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
     defaults = vars(parser.parse_args(["eval"]))
@@ -362,6 +371,7 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
             fresh=args.fresh,
             redo=args.redo,
             redo_failed=args.redo_failed,
+            merge_from=args.merge_from,
             progress=not args.no_progress,
             plots=not args.no_plots,
             keep_text=args.keep_text,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -109,6 +110,42 @@ def score(
     return result
 
 
+def _changed_settings(recorded: dict[str, Any], fingerprint: dict[str, Any]) -> list[str]:
+    keys = (set(recorded) | set(fingerprint)) - set(UNFINGERPRINTED)
+    return sorted(k for k in keys if recorded.get(k) != fingerprint.get(k))
+
+
+def merge_answers(journal: Journal, other: Journal, fingerprint: dict[str, Any]) -> int:
+    """Append the answers ``other`` counts and ``journal`` lacks; return how many.
+
+    A long run can be split: a second process or machine answers some systems into its
+    own output folder (seeded with a copy of the journal, or not), and this brings its
+    answers home. Both runs must have the same settings; an answer this journal already
+    counts for the same system and question is kept, not replaced.
+
+    Raises:
+        InvalidInputError: ``other`` has no journal, or it holds a run with other settings.
+    """
+    entries = other.read()
+    headers = [e for e in entries if isinstance(e, RunHeader)]
+    if not headers:
+        raise InvalidInputError(f"{other.path} holds no evaluation run to merge")
+    changed = _changed_settings(headers[0].fingerprint, fingerprint)
+    if changed:
+        raise InvalidInputError(
+            f"{other.path} holds a run with other settings ({', '.join(changed)} differ); "
+            "only runs of the same settings merge"
+        )
+    have = {r.key for r in answers_of(journal.read())}
+    added = 0
+    for result in answers_of(entries):
+        if result.key not in have:
+            journal.append(result)
+            have.add(result.key)
+            added += 1
+    return added
+
+
 def _open_journal(settings: EvalSettings, models: EvalModels, fresh: bool) -> Journal:
     journal = Journal(settings.out / JOURNAL)
     if fresh:  # the run's answers go; built memory stays reusable in its construction store
@@ -121,9 +158,7 @@ def _open_journal(settings: EvalSettings, models: EvalModels, fresh: bool) -> Jo
             raise InvalidInputError(f"{journal.path} has no run header; pass --fresh")
         journal.append(RunHeader(fingerprint=fingerprint, started=datetime.now(UTC).isoformat()))
         return journal
-    recorded = headers[0].fingerprint
-    keys = (set(recorded) | set(fingerprint)) - set(UNFINGERPRINTED)
-    changed = sorted(k for k in keys if recorded.get(k) != fingerprint.get(k))
+    changed = _changed_settings(headers[0].fingerprint, fingerprint)
     if changed:
         raise InvalidInputError(
             f"{settings.out} holds a run with other settings ({', '.join(changed)} differ); "
@@ -139,6 +174,7 @@ def run_evaluation(
     fresh: bool = False,
     redo: Sequence[str] = (),
     redo_failed: Sequence[str] = (),
+    merge_from: Sequence[Path] = (),
     progress: bool = True,
     plots: bool = True,
     keep_text: bool = False,
@@ -154,6 +190,8 @@ def run_evaluation(
             so this run answers their questions again; the other systems' answers stay.
         redo_failed: Systems whose answers with a failed answer step (a timeout, an HTTP
             error) stop counting, so this run asks those questions again.
+        merge_from: Output folders of runs with the same settings (another process or
+            machine answering other systems); their answers that this run lacks join it.
         progress: Show progress bars on stderr.
         plots: Draw the PNG plots (needs matplotlib).
         keep_text: Keep the dataset's text in ``results.json`` (see ``outputs.DATASET_TEXT``).
@@ -178,6 +216,8 @@ def run_evaluation(
             f"choose from {', '.join(settings.systems)}"
         )
     journal = _open_journal(settings, models, fresh)
+    for other in merge_from:
+        merge_answers(journal, Journal(Path(other) / JOURNAL), settings.fingerprint(models))
     for names, failed_only in ((redo, False), (redo_failed, True)):
         if names:  # the answers' system ids (memstrata@<policy> when several policies run)
             ids = {

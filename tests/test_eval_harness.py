@@ -599,6 +599,30 @@ def test_redo_failed_asks_again_only_where_the_answer_step_failed(
     assert len(redone) == 1 and not redone[0].step_failed
 
 
+def test_merge_from_brings_in_another_runs_answers_of_the_same_settings(
+    data: Path, tmp_path: Path
+) -> None:
+    """A long run split over two processes: each answers some systems, then one merges."""
+    home, away = tmp_path / "home", tmp_path / "away"
+    run_evaluation(settings(data, home, systems=["flat"], judge=False), models(oracle_model()),
+                   progress=False, plots=False)  # fmt: skip
+    away_run = settings(data, away, systems=["oracle"], judge=False)
+    run_evaluation(away_run, models(oracle_model()), progress=False, plots=False)
+    both = settings(data, home, systems=["flat", "oracle"], judge=False)
+    model = oracle_model()
+    merged = run_evaluation(both, models(model), merge_from=[away], progress=False, plots=False)
+    assert model.count("EvalAnswer") == 0  # nothing left to answer
+    assert sorted(r.system for r in merged.results) == ["flat"] * 6 + ["oracle"] * 6
+    again = run_evaluation(both, models(oracle_model()), merge_from=[away], progress=False)
+    assert len(again.results) == 12  # merging twice adds nothing
+    other = settings(data, tmp_path / "other", systems=["oracle"], judge=False, top_k=3)
+    run_evaluation(other, models(oracle_model()), progress=False, plots=False)
+    with pytest.raises(InvalidInputError, match="other settings"):
+        run_evaluation(both, models(oracle_model()), merge_from=[tmp_path / "other"])
+    with pytest.raises(InvalidInputError, match="no evaluation run"):
+        run_evaluation(both, models(oracle_model()), merge_from=[tmp_path / "nowhere"])
+
+
 def test_every_answer_records_the_code_version_and_the_report_flags_a_mix(
     data: Path, tmp_path: Path
 ) -> None:
