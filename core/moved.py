@@ -38,6 +38,7 @@ MOVED_MODULES: dict[str, str] = {
     "memstrata.graphs.context": "memstrata.core.context",
     "memstrata.graphs.nodes": "memstrata.core.nodes",
     "memstrata.graphs.state": "memstrata.core.state",
+    "memstrata.graphs.studio": "memstrata.integrations.studio",
     "memstrata.results": "memstrata.memory.results",
     "memstrata.stores.forgetting": "memstrata.memory.forget",
 }

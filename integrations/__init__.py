@@ -5,6 +5,8 @@
 Both read the namespace from the agent's runtime context, never from model output.
 ``MemstrataStore(store)`` is a LangGraph ``BaseStore`` (``graph.compile(store=...)``,
 LangMem's tools); ``MemstrataRetriever(memory=..., namespace=...)`` is a LangChain retriever.
+:mod:`~memstrata.integrations.studio` is the graph factory ``langgraph dev`` and LangGraph
+Studio load (``langgraph.json``); it is not imported here.
 """
 
 from .langgraph_store import MemstrataStore

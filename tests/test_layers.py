@@ -4,9 +4,7 @@ The contracts live in pyproject.toml (``[tool.importlinter]``), so ``lint-import
 hand gives the same verdict. Bottom to top: errors, core, prompts, llm | stores,
 datasets | samples | testing, agents, graphs, the facade (memory, config), then the
 entry points (cli, commands, evaluation, integrations). Imports inside functions and
-under ``TYPE_CHECKING`` count like any other. The contracts' ``ignore_imports`` are the
-known upward imports that other parts of issue 18 still have to remove; an entry that no
-longer matches an import fails the check, so the list only shrinks.
+under ``TYPE_CHECKING`` count like any other, and no import is exempt.
 """
 
 from __future__ import annotations

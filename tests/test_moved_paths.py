@@ -23,6 +23,7 @@ MOVED = {
     "memstrata.agents.structured": "memstrata.llm.structured",
     "memstrata.agents.replies": "memstrata.llm.replies",
     "memstrata.faults": "memstrata.testing.faults",
+    "memstrata.graphs.studio": "memstrata.integrations.studio",
     "memstrata.results": "memstrata.memory.results",
     "memstrata.stores.forgetting": "memstrata.memory.forget",
 }

@@ -14,8 +14,13 @@ from langgraph.graph import StateGraph
 
 from memstrata.config import MemoryConfig
 from memstrata.errors import InvalidInputError, LocalModelError
-from memstrata.graphs import studio
-from memstrata.graphs.studio import StudioModels, build_studio_graph, make_graph, studio_config
+from memstrata.integrations import studio
+from memstrata.integrations.studio import (
+    StudioModels,
+    build_studio_graph,
+    make_graph,
+    studio_config,
+)
 from memstrata.testing import SchemaChatModel
 
 

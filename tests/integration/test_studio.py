@@ -43,7 +43,7 @@ def client(studio):  # type: ignore[no-untyped-def]
 
 def test_langgraph_json_names_the_factory_module() -> None:
     config = json.loads((REPO / "langgraph.json").read_text())
-    assert config["graphs"] == {"memory": "memstrata.graphs.studio:make_graph"}
+    assert config["graphs"] == {"memory": "memstrata.integrations.studio:make_graph"}
     assert config["dependencies"] == ["."]
 
 

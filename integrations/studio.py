@@ -34,9 +34,9 @@ from langgraph.graph import StateGraph
 from ..config import MemoryConfig
 from ..core.context import MemoryContext
 from ..errors import InvalidInputError, LocalModelError
+from ..graphs.memory import MemoryInput, MemoryOutput, MemoryState, build_memory_graph
 from ..memory import open_store
 from ..memory.models import ChatModelProvider, LocalServerFactory
-from .memory import MemoryInput, MemoryOutput, MemoryState, build_memory_graph
 
 StudioGraph = StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]
 
