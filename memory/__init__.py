@@ -5,7 +5,8 @@
 ``verbatim`` do their work); ``inputs`` checks what callers pass;
 ``hits`` and ``outcome`` turn store hits and graph outputs into the pydantic models of
 ``results``; ``models`` and
-``checkpointing`` choose the chat model and the checkpointer.
+``checkpointing`` choose the chat model and the checkpointer; ``twins`` gives the calls
+that need no LLM their async twins.
 """
 
 from .facade import Memory, open_store

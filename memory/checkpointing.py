@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import StateSnapshot
 from pydantic import BaseModel
 
 from ..config import MemoryConfig
@@ -79,13 +80,14 @@ def add_thread(ctx: MemoryContext, state: Mapping[str, Any]) -> RunnableConfig:
     return {"configurable": {"thread_id": f"{ctx.namespace}/add/{digest[:32]}"}}
 
 
-def choose_add_thread(
-    config: RunnableConfig, *, pending: bool, started: bool
-) -> tuple[RunnableConfig, bool]:
-    """``(config, resume)``: resume a pending run; a finished thread is not reused."""
-    if pending:
+def choose_add_thread(config: RunnableConfig, found: StateSnapshot) -> tuple[RunnableConfig, bool]:
+    """``(config, resume)`` for an add whose thread holds ``found``.
+
+    A pending run is resumed; a finished thread is not reused (the add gets a new one).
+    """
+    if found.next:
         return config, True
-    if not started:
+    if found.created_at is None:
         return config, False
     thread = f"{config['configurable']['thread_id']}/{uuid.uuid4().hex}"
     return {"configurable": {"thread_id": thread}}, False

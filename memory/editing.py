@@ -5,7 +5,6 @@ Every call changes one namespace only and leaves an audit entry. None calls an L
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from ..config import MemoryConfig
@@ -17,6 +16,7 @@ from .inputs import optional_text, require_bool, require_ids, require_namespace,
 from .lookup import find_record, known_ids, not_found
 from .results import ForgetResult
 from .revision import UpdateResult, update_record, version_ids
+from .twins import in_thread
 
 
 class EditMethods:
@@ -45,9 +45,7 @@ class EditMethods:
         tz = self.config.memory_context(namespace).tz
         return update_record(self.store, record, text, utc_now(), tz)
 
-    async def aupdate(self, memory_id: str, text: str, *, namespace: str) -> UpdateResult:
-        """Async :meth:`update`."""
-        return await asyncio.to_thread(self.update, memory_id, text, namespace=namespace)
+    aupdate = in_thread(update)
 
     def delete(self, memory_id: str, *, namespace: str) -> ForgetResult:
         """Forget one memory, its earlier versions and what was derived only from them.
@@ -63,9 +61,7 @@ class EditMethods:
         ids = version_ids(self.store, namespace, memory_id)
         return forget_records(self.store, namespace, memory_ids=ids)
 
-    async def adelete(self, memory_id: str, *, namespace: str) -> ForgetResult:
-        """Async :meth:`delete`."""
-        return await asyncio.to_thread(self.delete, memory_id, namespace=namespace)
+    adelete = in_thread(delete)
 
     def delete_all(self, *, namespace: str | None = None) -> ForgetResult:
         """Forget every memory of exactly one namespace, leaving a tombstone.
@@ -83,9 +79,7 @@ class EditMethods:
             )
         return self.forget(namespace=require_namespace(namespace), all=True)
 
-    async def adelete_all(self, *, namespace: str | None = None) -> ForgetResult:
-        """Async :meth:`delete_all`."""
-        return await asyncio.to_thread(self.delete_all, namespace=namespace)
+    adelete_all = in_thread(delete_all)
 
     def forget(
         self,
@@ -117,15 +111,4 @@ class EditMethods:
             self.store, namespace, memory_ids=ids, subject=subject, everything=all
         )
 
-    async def aforget(
-        self,
-        *,
-        namespace: str,
-        memory_ids: Sequence[str] = (),
-        subject: str | None = None,
-        all: bool = False,
-    ) -> ForgetResult:
-        """Async :meth:`forget`."""
-        return await asyncio.to_thread(
-            self.forget, namespace=namespace, memory_ids=memory_ids, subject=subject, all=all
-        )
+    aforget = in_thread(forget)

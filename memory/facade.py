@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -40,6 +40,8 @@ from .editing import EditMethods
 from .filters import require_metadata
 from .inputs import (
     AddInput,
+    AddOptions,
+    require_add_options,
     require_aware,
     require_bool,
     require_lines,
@@ -170,22 +172,27 @@ class Memory(ReadMethods, EditMethods):
                 self._graph = graph.compile(checkpointer=self.checkpointer)
             return self._graph
 
-    def _thread(self, ctx: MemoryContext, kind: str) -> RunnableConfig:
-        """A fresh checkpoint thread for one call, so runs never mix their state."""
+    def _run_config(
+        self, state: dict[str, Any], ctx: MemoryContext, kind: str
+    ) -> RunnableConfig | None:
+        """The checkpoint thread of one call, or None without a checkpointer.
+
+        Each call gets a fresh thread, so runs never mix their state; an ``add`` gets the
+        thread its input hashes to (see add_thread), so an interrupted one resumes.
+        """
+        if self.checkpointer is None:
+            return None
+        if kind == "add":
+            return add_thread(ctx, state)
         return {"configurable": {"thread_id": f"{ctx.namespace}/{kind}/{uuid.uuid4().hex}"}}
 
     def _invoke(self, state: dict[str, Any], ctx: MemoryContext, kind: str) -> Any:
         """Run one call. An interrupted ``add`` resumes when called again (see add_thread)."""
         graph = self._compiled()
-        if self.checkpointer is None:
-            return graph.invoke(state, context=ctx)
-        if kind != "add":
-            return graph.invoke(state, config=self._thread(ctx, kind), context=ctx)
-        config = add_thread(ctx, state)
-        found = graph.get_state(config)
-        config, resume = choose_add_thread(
-            config, pending=bool(found.next), started=found.created_at is not None
-        )
+        config = self._run_config(state, ctx, kind)
+        if config is None or kind != "add":
+            return graph.invoke(state, config=config, context=ctx)
+        config, resume = choose_add_thread(config, graph.get_state(config))
         return graph.invoke(None if resume else state, config=config, context=ctx)
 
     async def _ainvoke(self, state: dict[str, Any], ctx: MemoryContext, kind: str) -> Any:
@@ -195,36 +202,29 @@ class Memory(ReadMethods, EditMethods):
             self._async_ok = await supports_async(self.checkpointer)
         if not self._async_ok:
             return await asyncio.to_thread(self._invoke, state, ctx, kind)
-        if self.checkpointer is None:
-            return await graph.ainvoke(state, context=ctx)
-        if kind != "add":
-            return await graph.ainvoke(state, config=self._thread(ctx, kind), context=ctx)
-        config = add_thread(ctx, state)
-        found = await graph.aget_state(config)
-        config, resume = choose_add_thread(
-            config, pending=bool(found.next), started=found.created_at is not None
-        )
+        config = self._run_config(state, ctx, kind)
+        if config is None or kind != "add":
+            return await graph.ainvoke(state, config=config, context=ctx)
+        config, resume = choose_add_thread(config, await graph.aget_state(config))
         return await graph.ainvoke(None if resume else state, config=config, context=ctx)
 
     # -------------------------------------------------------------------- add
     def _add_request(
-        self,
-        messages: AddInput,
-        namespace: str,
-        *,
-        session_id: str | None,
-        at: datetime | None,
-        speaker: str | None,
-        session_closed: bool,
-        metadata: Mapping[str, MetadataValue] | None,
-        infer: bool,
+        self, messages: AddInput, namespace: str, options: AddOptions
     ) -> tuple[dict[str, Any], MemoryContext]:
         require_namespace(namespace)
+        require_add_options(options)
+        session_closed = options.get("session_closed", False)
         require_bool("session_closed", session_closed)
+        infer = options.get("infer", True)
         require_bool("infer", infer)
-        extra = require_metadata(metadata)
+        extra = require_metadata(options.get("metadata"))
         turns = to_turns(
-            messages, namespace=namespace, session_id=session_id, at=at, speaker=speaker
+            messages,
+            namespace=namespace,
+            session_id=options.get("session_id"),
+            at=options.get("at"),
+            speaker=options.get("speaker"),
         )
         for n, turn in enumerate(turns):
             merged = {**extra, **turn.metadata}
@@ -273,9 +273,7 @@ class Memory(ReadMethods, EditMethods):
                 bad metadata value.
             NamespaceError: A missing or malformed namespace.
         """
-        state, ctx = self._add_request(
-            messages,
-            namespace,
+        options = AddOptions(
             session_id=session_id,
             at=at,
             speaker=speaker,
@@ -283,34 +281,17 @@ class Memory(ReadMethods, EditMethods):
             metadata=metadata,
             infer=infer,
         )
+        state, ctx = self._add_request(messages, namespace, options)
         if not infer:
             return store_verbatim(self.store, ctx, state["turns"])
         return added(self._invoke(state, ctx, "add"), namespace, self._models.get)
 
     async def aadd(
-        self,
-        messages: AddInput,
-        *,
-        namespace: str,
-        session_id: str | None = None,
-        at: datetime | None = None,
-        speaker: str | None = None,
-        session_closed: bool = False,
-        metadata: Mapping[str, MetadataValue] | None = None,
-        infer: bool = True,
+        self, messages: AddInput, *, namespace: str, **options: Unpack[AddOptions]
     ) -> AddResult:
-        """Async :meth:`add`."""
-        state, ctx = self._add_request(
-            messages,
-            namespace,
-            session_id=session_id,
-            at=at,
-            speaker=speaker,
-            session_closed=session_closed,
-            metadata=metadata,
-            infer=infer,
-        )
-        if not infer:
+        """Async :meth:`add`, with the same arguments."""
+        state, ctx = self._add_request(messages, namespace, options)
+        if not options.get("infer", True):
             return await asyncio.to_thread(store_verbatim, self.store, ctx, state["turns"])
         return added(await self._ainvoke(state, ctx, "add"), namespace, self._models.get)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ..core.state import TurnInput
 from ..errors import InvalidInputError, InvalidTypeError, NamespaceError
 from ..stores.filters import TimeWindow
-from ..stores.records import utc_now, validate_namespace
+from ..stores.records import MetadataValue, utc_now, validate_namespace
 
 MessageLike = str | BaseMessage | Mapping[str, Any] | TurnInput
 AddInput = MessageLike | Sequence[MessageLike]
@@ -28,6 +28,27 @@ ADD_ACCEPTS = (
     "a TurnInput, or a list of these"
 )
 _BINARY = (bytes, bytearray, memoryview)
+
+
+class AddOptions(TypedDict, total=False):
+    """The keyword arguments of ``Memory.add`` besides ``namespace`` (``aadd`` takes them too)."""
+
+    session_id: str | None
+    at: datetime | None
+    speaker: str | None
+    session_closed: bool
+    metadata: Mapping[str, MetadataValue] | None
+    infer: bool
+
+
+def require_add_options(options: Mapping[str, object]) -> None:
+    """Reject a keyword ``add`` does not take (``aadd`` gathers them in ``**options``)."""
+    unknown = sorted(set(options) - AddOptions.__optional_keys__)
+    if unknown:
+        raise InvalidTypeError(
+            f"unexpected keyword argument {unknown[0]!r}: add() and aadd() take namespace, "
+            f"{', '.join(sorted(AddOptions.__optional_keys__))}"
+        )
 
 
 def type_name(value: object) -> str:

@@ -5,7 +5,6 @@ None of these calls an LLM. Every one reads a single namespace.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -32,6 +31,7 @@ from .inputs import (
 )
 from .lookup import known_ids, not_found
 from .results import MemoryHit
+from .twins import in_thread
 
 
 def granularities_of(granularities: object) -> list[str]:
@@ -138,32 +138,7 @@ class ReadMethods:
             out.append(hit)
         return out
 
-    async def asearch(
-        self,
-        query: str,
-        *,
-        namespace: str,
-        k: int | None = None,
-        granularities: Sequence[str] | None = None,
-        window: TimeWindow | None = None,
-        as_of: datetime | None = None,
-        filters: Mapping[str, object] | None = None,
-        top_k: int | None = None,
-        threshold: float | None = None,
-    ) -> list[MemoryHit]:
-        """Async :meth:`search`."""
-        return await asyncio.to_thread(
-            self.search,
-            query,
-            namespace=namespace,
-            k=k,
-            granularities=granularities,
-            window=window,
-            as_of=as_of,
-            filters=filters,
-            top_k=top_k,
-            threshold=threshold,
-        )
+    asearch = in_thread(search)
 
     def get_all(
         self,
@@ -196,22 +171,7 @@ class ReadMethods:
         records.sort(key=lambda r: (r.occurred_at, order[r.granularity.value], r.id))
         return records[-limit:] if limit is not None else records
 
-    async def aget_all(
-        self,
-        *,
-        namespace: str,
-        filters: Mapping[str, object] | None = None,
-        granularities: Sequence[str] | None = None,
-        limit: int | None = None,
-    ) -> list[MemoryRecord]:
-        """Async :meth:`get_all`."""
-        return await asyncio.to_thread(
-            self.get_all,
-            namespace=namespace,
-            filters=filters,
-            granularities=granularities,
-            limit=limit,
-        )
+    aget_all = in_thread(get_all)
 
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
         """The audit entries of a memory, with its facts' supersession chain, oldest first.
@@ -230,17 +190,13 @@ class ReadMethods:
             raise not_found(namespace, [memory_id])
         return entries
 
-    async def ahistory(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
-        """Async :meth:`history`."""
-        return await asyncio.to_thread(self.history, memory_id, namespace=namespace)
+    ahistory = in_thread(history)
 
     def profile(self, *, namespace: str) -> ProfileRecord | None:
         """The namespace's profile (distilled from scene summaries), or None."""
         return self.store.get_profile(require_namespace(namespace))
 
-    async def aprofile(self, *, namespace: str) -> ProfileRecord | None:
-        """Async :meth:`profile`."""
-        return await asyncio.to_thread(self.profile, namespace=namespace)
+    aprofile = in_thread(profile)
 
     def inspect(
         self, *, namespace: str, granularity: str | None = None, limit: int = 50

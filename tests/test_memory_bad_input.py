@@ -342,6 +342,12 @@ def test_bad_input_gets_a_clear_error_and_changes_nothing(
 ASYNC: list[tuple[str, Call, type[Exception], str]] = [
     ("aadd bytes", lambda m: m.aadd(b"x", namespace=NS), InvalidTypeError, "got bytes"),
     ("aadd empty", lambda m: m.aadd("", namespace=NS), InvalidInputError, "has no text"),
+    (
+        "aadd unknown keyword",
+        lambda m: m.aadd("x", namespace=NS, sesion_id="s1"),  # type: ignore[call-arg]
+        InvalidTypeError,
+        "unexpected keyword argument 'sesion_id'",
+    ),
     ("asearch int", lambda m: m.asearch(1, namespace=NS), InvalidTypeError, "got int"),
     ("asearch empty", lambda m: m.asearch("", namespace=NS), InvalidInputError, "empty"),
     ("aanswer int", lambda m: m.aanswer(1, namespace=NS), InvalidTypeError, "got int"),
