@@ -9,6 +9,8 @@ Two faces over one engine:
 * :class:`MiniLMEmbeddings` is a LangChain ``Embeddings`` (what memstrata's stores take);
 * :class:`MiniLMEmbeddingFunction` is a registered chromadb embedding function, so a
   persistent collection records it and reopens without warnings.
+
+What the two faces share with the static embedder's is in :mod:`.engine_faces`.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
-from chromadb.api.types import Documents, EmbeddingFunction, Space
+from chromadb.api.types import Documents
 from chromadb.api.types import Embeddings as ChromaEmbeddings
 from chromadb.utils.embedding_functions import register_embedding_function
-from langchain_core.embeddings import Embeddings
 
 from ..errors import EmbeddingError
+from .engine_faces import EngineEmbeddings, UnitVectorFunction
 
 EMBEDDING_DIM = 384
 DEFAULT_MAX_LENGTH = 256
@@ -113,19 +115,11 @@ class OnnxMiniLM:
         return out
 
 
-class MiniLMEmbeddings(Embeddings):
+class MiniLMEmbeddings(EngineEmbeddings[OnnxMiniLM]):
     """LangChain ``Embeddings`` backed by the offline int8 MiniLM model."""
 
     def __init__(self, engine: OnnxMiniLM | None = None, **engine_kwargs: Any) -> None:
         self.engine = engine or OnnxMiniLM(**engine_kwargs)
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed documents."""
-        return self.engine.embed(list(texts)).tolist()  # type: ignore[no-any-return]
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one query."""
-        return self.engine.embed([text])[0].tolist()  # type: ignore[no-any-return]
 
     def chroma_function(self) -> MiniLMEmbeddingFunction:
         """Return the chromadb embedding function sharing this engine."""
@@ -133,7 +127,7 @@ class MiniLMEmbeddings(Embeddings):
 
 
 @register_embedding_function
-class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
+class MiniLMEmbeddingFunction(UnitVectorFunction):
     """chromadb embedding function for the offline int8 MiniLM model."""
 
     def __init__(
@@ -153,14 +147,6 @@ class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
     def name() -> str:
         """Name under which chromadb persists this function."""
         return "memstrata-minilm-l6-int8"
-
-    def default_space(self) -> Space:
-        """Vectors are unit length; cosine is the natural space."""
-        return "cosine"
-
-    def supported_spaces(self) -> list[Space]:
-        """Spaces that make sense for unit vectors."""
-        return ["cosine", "ip", "l2"]
 
     def get_config(self) -> dict[str, Any]:
         """Serializable config, persisted by chromadb with the collection."""

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from chromadb.api.types import Documents, EmbeddingFunction, Space
+from chromadb.api.types import Documents
 from chromadb.api.types import Embeddings as ChromaEmbeddings
 from chromadb.utils.embedding_functions import register_embedding_function
-from langchain_core.embeddings import Embeddings
 
 from ..errors import EmbeddingError, MissingDependencyError
+from .engine_faces import EngineEmbeddings, UnitVectorFunction
 
 STATIC_MODEL = "wordllama-l2-supercat-256"
 STATIC_DIM = 256
@@ -136,7 +136,7 @@ class StaticEmbedder:
         return out
 
 
-class StaticEmbeddings(Embeddings):
+class StaticEmbeddings(EngineEmbeddings[StaticEmbedder]):
     """LangChain ``Embeddings`` over :class:`StaticEmbedder` (WordLlama by default)."""
 
     model = STATIC_MODEL
@@ -145,21 +145,13 @@ class StaticEmbeddings(Embeddings):
     def __init__(self, engine: StaticEmbedder | None = None, **engine_kwargs: Any) -> None:
         self.engine = engine or StaticEmbedder(**engine_kwargs)
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed documents."""
-        return self.engine.embed(list(texts)).tolist()  # type: ignore[no-any-return]
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one query."""
-        return self.engine.embed([text])[0].tolist()  # type: ignore[no-any-return]
-
     def chroma_function(self) -> StaticEmbeddingFunction:
         """Return the chromadb embedding function sharing this engine."""
         return StaticEmbeddingFunction(engine=self.engine)
 
 
 @register_embedding_function
-class StaticEmbeddingFunction(EmbeddingFunction[Documents]):
+class StaticEmbeddingFunction(UnitVectorFunction):
     """chromadb embedding function for the static WordLlama embedder."""
 
     def __init__(self, *, engine: StaticEmbedder | None = None, max_tokens: int = 8192) -> None:
@@ -173,14 +165,6 @@ class StaticEmbeddingFunction(EmbeddingFunction[Documents]):
     def name() -> str:
         """Name under which chromadb persists this function (the store's identity)."""
         return "memstrata-" + STATIC_MODEL
-
-    def default_space(self) -> Space:
-        """Vectors are unit length; cosine is the natural space."""
-        return "cosine"
-
-    def supported_spaces(self) -> list[Space]:
-        """Spaces that make sense for unit vectors."""
-        return ["cosine", "ip", "l2"]
 
     def get_config(self) -> dict[str, Any]:
         """Serializable config, persisted by chromadb with the collection."""
