@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memstrata.agents.attribution import ungrounded_person, unsupported_person
+from memstrata.agents.attribution import mentions, ungrounded_person, unsupported_person
 from memstrata.agents.query_analysis import QueryAnalysis
 from memstrata.core.state import Candidate
 
@@ -39,7 +39,7 @@ def test_the_named_persons_words_or_a_memory_naming_them_ground_the_answer() -> 
     about = fact("Melanie realized self-care matters after a charity race")
     assert ungrounded_person(MELANIE, "self-care matters", [RACE, about]) is None
     # a tie between someone else's memory and one of hers is not a refusal
-    tie = turn("Melanie, self-care matters!", "Caroline")
+    tie = turn("Melanie says self-care matters!", "Caroline")
     assert ungrounded_person(MELANIE, "self-care matters", [RACE, tie]) is None
 
 
@@ -59,3 +59,19 @@ def test_the_grounding_check_does_not_apply_without_evidence_of_whose_story_it_i
     # the person's own name is not evidence
     assert ungrounded_person(MELANIE, "Melanie", [turn("Melanie!", "Caroline")]) is None
     assert ungrounded_person(MELANIE, "self-care", []) is None
+
+
+def test_a_name_said_to_someone_is_not_a_mention_of_them() -> None:
+    for addressed in (
+        "Thanks, Melanie! This necklace is from my grandma",
+        "Wow, Melanie, that is great",
+        "That is great, Melanie.",
+        "Hey Mel! How are you?",
+    ):
+        assert not mentions(addressed, "Melanie"), addressed
+    for named in ("I told Melanie about it.", "Melanie said yes", "I went with Melanie."):
+        assert mentions(named, "Melanie"), named
+    # her grandma's necklace, told to her by Caroline, is not her story
+    necklace = turn("Thanks, Melanie! This necklace is from my grandma in Sweden", "Caroline")
+    assert unsupported_person(MELANIE, [necklace]) == "Melanie"
+    assert ungrounded_person(MELANIE, "Sweden", [necklace, REPLY]) == "Melanie"
