@@ -114,12 +114,13 @@ class MemoryContext:
     insufficient_answer: InsufficientAnswer = "refuse"
     """Recall: when the last round is still judged insufficient, refuse, or give the
     Judge's partial draft answer."""
-    judge_order: JudgeOrder = "verdict_first"
-    """Recall: the order the combined call writes its fields in. ``verdict_first`` writes
-    what is missing and the sufficiency before the draft; ``answer_first`` drafts the
-    answer and its citations first and judges them after (a small model that starts
-    with "missing" talks itself into refusing more often)."""
-    rewrite_with_llm: bool = True
+    judge_order: JudgeOrder = "answer_first"
+    """Recall: the order the combined call writes its fields in. ``answer_first`` drafts
+    the answer and its citations first and judges them after; ``verdict_first`` writes
+    what is missing and the sufficiency before the draft (a small model that starts
+    with "missing" talks itself into refusing more often: on 4 conv-26 questions it
+    refused 2 and scored F1 0.285 at 2.25 calls, against 0 refusals, 0.82 and 1.0)."""
+    rewrite_with_llm: bool = False
     """Recall: after an insufficient verdict, ask the model for new queries (one call), or
     search what the Judge named as missing, with the question's people, without a call.
     A verdict naming nothing specific (nothing found, or a refused draft) always gets

@@ -16,7 +16,7 @@ T0 = datetime(2024, 2, 3, 18, 20, tzinfo=UTC)
 def test_a_refusal_lists_its_candidates_the_verdicts_and_the_rounds() -> None:
     model = SchemaChatModel()
     insufficient = {"sufficient": False, "missing": "the dog's name"}
-    model.script("JudgedAnswer", *[json.dumps(insufficient)] * 2)
+    model.script("DraftFirst", *[json.dumps(insufficient)] * 2)
     model.script("QueryRewrite", json.dumps({"queries": ["greyhound name"]}))
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     memory = Memory(store=store, chat_model=model)
@@ -49,7 +49,7 @@ def test_a_refusal_lists_its_candidates_the_verdicts_and_the_rounds() -> None:
 def test_an_answer_marks_what_it_cites_and_counts_tokens_as_reported() -> None:
     model = SchemaChatModel()
     model.script(
-        "JudgedAnswer", json.dumps({"sufficient": True, "answer": "Biscuit", "cited": ["m1"]})
+        "DraftFirst", json.dumps({"sufficient": True, "answer": "Biscuit", "cited": ["m1"]})
     )
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     memory = Memory(store=store, chat_model=model)

@@ -96,7 +96,7 @@ def qa_model(word: str, query: str) -> SchemaChatModel:
     """A model whose rewrites search for ``query`` and whose answers cite ``word`` if shown it."""
     model = SchemaChatModel()
     model.script("QueryRewrite", *[json.dumps({"queries": [query]})] * 20)
-    model.script("JudgedAnswer", *[answer_with(word)] * 20)
+    model.script("DraftFirst", *[answer_with(word)] * 20)
     return model
 
 
@@ -356,7 +356,7 @@ def test_ask_answers_with_citations(run: Run, tmp_path: Path) -> None:
 
 def test_ask_reports_malformed_replies_without_crashing(run: Run) -> None:
     model = SchemaChatModel()
-    for title in ("JudgedAnswer", "QueryRewrite", "AnswerDraft"):
+    for title in ("DraftFirst", "QueryRewrite", "AnswerDraft"):
         model.script(title, *["this is not json"] * 9)
     status, out, err = run("ask", "What is my dog called?", "-n", "user:alice", chat_model=model)
     assert status == 0 and out.strip()
@@ -390,7 +390,7 @@ def test_ask_explain_shows_the_evidence_and_the_verdict_of_a_refusal(
     run("ingest", str(write_jsonl(tmp_path / "t.jsonl", TURNS)), "-n", "user:alice", "--raw-only")
     model = SchemaChatModel()
     verdict = {"sufficient": False, "missing": "a cat's name"}
-    model.script("JudgedAnswer", *[json.dumps(verdict)] * 5)
+    model.script("DraftFirst", *[json.dumps(verdict)] * 5)
     model.script("QueryRewrite", json.dumps({"queries": ["cat name"]}))
     argv = ("ask", "What is my cat called?", "-n", "user:alice", "--explain")
     status, out, err = run(*argv, chat_model=model)

@@ -65,7 +65,7 @@ def quick_model(*, flag: bool = True) -> SchemaChatModel:
     model.script("ConstructionLines", SESSION_1, SESSION_2)
     if flag:
         model.script("ConflictReport", flag_the_move)
-    model.script("JudgedAnswer", cite_the_loan_turn)
+    model.script("DraftFirst", cite_the_loan_turn)
     return model
 
 

@@ -154,7 +154,7 @@ def oracle_model(crash_at: int | None = None) -> SchemaChatModel:
     model = SchemaChatModel()
     many = 500
     model.script("EvalAnswer", *([answer] * many))
-    model.script("JudgedAnswer", *([judged_answer] * many))
+    model.script("DraftFirst", *([judged_answer] * many))
     model.script("JudgeLabel", *([judge_label] * many))
     model.script("QueryRewrite", *([query_rewrite] * many))
     return model
@@ -663,21 +663,20 @@ def test_recall_options_reach_memstrata_and_are_recorded(data: Path, tmp_path: P
     out = tmp_path / "options"
     args = _cli(
         ["--data", str(data), "--systems", "memstrata", "--out", str(out), "--no-judge"]
-        + ["--recall-option", "judge_order=answer_first"]
-        + ["--recall-option", "rewrite_with_llm=false", "--no-progress", "--no-plots"]
+        + ["--recall-option", "judge_order=verdict_first"]
+        + ["--recall-option", "rewrite_with_llm=true", "--no-progress", "--no-plots"]
     )
     model = oracle_model()
-    model.script("DraftFirst", *([judged_answer] * 50))
+    model.script("JudgedAnswer", *([judged_answer] * 50))
     assert run_eval(args, models=models(model)) == 0
-    assert model.count("DraftFirst") > 0 and model.count("JudgedAnswer") == 0
-    assert model.count("QueryRewrite") == 0  # retries search the Judge's missing phrase
+    assert model.count("JudgedAnswer") > 0 and model.count("DraftFirst") == 0
     (header,) = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, RunHeader)]
     assert header.fingerprint["recall"] == {
-        "judge_order": "answer_first",
-        "rewrite_with_llm": False,
+        "judge_order": "verdict_first",
+        "rewrite_with_llm": True,
     }
     assert (
-        "--recall-option judge_order=answer_first --recall-option"
+        "--recall-option judge_order=verdict_first --recall-option"
         in (out / "report.md").read_text()
     )
     bad = ["--data", str(data), "--out", str(tmp_path / "bad"), "--recall-option"]
@@ -752,4 +751,4 @@ def test_redo_of_memstrata_covers_each_policy_when_several_run(data: Path, tmp_p
     redone = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, Redo)]
     assert redone[-1].systems == ["memstrata@eager", "memstrata@session"]
     assert len(again.results) == len(first.results)  # every answer made again, none twice
-    assert model.count("JudgedAnswer") >= len(first.results)
+    assert model.count("DraftFirst") >= len(first.results)

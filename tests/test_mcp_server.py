@@ -159,7 +159,7 @@ def cite_biscuit(messages: list[BaseMessage]) -> str:
 def test_ask_memory_answers_with_the_facade_model_and_cites(
     memory: Memory, model: SchemaChatModel
 ) -> None:
-    model.script("JudgedAnswer", cite_biscuit)
+    model.script("DraftFirst", cite_biscuit)
 
     async def scenario(session: ClientSession) -> types.CallToolResult:
         return await session.call_tool("ask_memory", {"question": "What is my dog called?"})
@@ -169,7 +169,7 @@ def test_ask_memory_answers_with_the_facade_model_and_cites(
     data = result.structuredContent
     assert data is not None and data["answer"] == "Biscuit" and not data["refused"]
     assert [m["text"] for m in data["memories"]] == ["I adopted a greyhound called Biscuit"]
-    assert model.count("JudgedAnswer") == 1
+    assert model.count("DraftFirst") == 1
     assert "Tom" not in json.dumps(data)
 
 

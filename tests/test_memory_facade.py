@@ -312,7 +312,7 @@ def cite_berlin(messages: list[Any]) -> str:
 
 def test_answer_runs_the_recall_graph_and_cites(memory, model) -> None:  # type: ignore[no-untyped-def]
     seed(memory.store)
-    model.script("JudgedAnswer", cite_berlin)
+    model.script("DraftFirst", cite_berlin)
     result = memory.answer("Where does she live?", namespace=NS)
     assert isinstance(result, AnswerResult)
     assert result.answer == "Berlin" and not result.refused
@@ -441,7 +441,7 @@ def test_store_and_embeddings_together_are_rejected(store) -> None:  # type: ign
 # ---------------------------------------------------------------------- async
 def test_async_twins(memory, model) -> None:  # type: ignore[no-untyped-def]
     seed(memory.store)
-    model.script("JudgedAnswer", cite_berlin)
+    model.script("DraftFirst", cite_berlin)
 
     async def scenario() -> tuple[Any, ...]:
         added = await memory.aadd("Rex chased a ball", namespace=NS, at=T0, speaker="Alice")

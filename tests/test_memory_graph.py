@@ -19,7 +19,7 @@ T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 def graph():  # type: ignore[no-untyped-def]
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     model = SchemaChatModel()
-    model.script("JudgedAnswer", json.dumps({"sufficient": True, "answer": "Rex", "cited": ["m1"]}))
+    model.script("DraftFirst", json.dumps({"sufficient": True, "answer": "Rex", "cited": ["m1"]}))
     return build_memory_graph(chat_model=model, store=store).compile(checkpointer=InMemorySaver())
 
 

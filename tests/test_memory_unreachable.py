@@ -143,7 +143,7 @@ def test_malformed_output_degrades_to_a_refusal_logged_at_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     model = SchemaChatModel()
-    for title in ("JudgedAnswer", "QueryRewrite", "AnswerDraft"):
+    for title in ("DraftFirst", "QueryRewrite", "AnswerDraft"):
         model.script(title, *["not json at all"] * 9)
     memory = memory_for(model)
     remember_a_turn(memory)
@@ -158,7 +158,7 @@ def test_malformed_output_degrades_to_a_refusal_logged_at_warning(
 
 def test_one_unreachable_call_among_answered_ones_is_no_error() -> None:
     model = SchemaChatModel()
-    model.script("JudgedAnswer", ConnectionRefusedError(111, "refused"))
+    model.script("DraftFirst", ConnectionRefusedError(111, "refused"))
     memory = memory_for(model)
     remember_a_turn(memory)
     result = memory.answer(QUESTION, namespace=NS)  # the other calls got through

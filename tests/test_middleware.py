@@ -233,17 +233,17 @@ def test_memories_cannot_close_the_block(memory: Memory) -> None:
 
 
 def test_answer_mode_adds_the_drafted_answer(memory: Memory, llm: SchemaChatModel) -> None:
-    llm.script("JudgedAnswer", json.dumps({"sufficient": True, "answer": "Biscuit", "cited": []}))
+    llm.script("DraftFirst", json.dumps({"sufficient": True, "answer": "Biscuit", "cited": []}))
     model = ToolCallingChatModel().enqueue("Biscuit.")
     ask(make_agent(memory, model, mode="answer"), "What is my dog called?", ALICE)
     system = system_text(model.calls[0])
     assert "Answer drafted from memory: Biscuit" in system
     assert "I adopted a greyhound called Biscuit" in system
-    assert llm.count("JudgedAnswer") == 1 and llm.count("AnswerDraft") == 0
+    assert llm.count("DraftFirst") == 1 and llm.count("AnswerDraft") == 0
 
 
 def test_answer_mode_survives_a_failing_memory_llm(memory: Memory, llm: SchemaChatModel) -> None:
-    for title in ("JudgedAnswer", "QueryRewrite", "AnswerDraft"):
+    for title in ("DraftFirst", "QueryRewrite", "AnswerDraft"):
         llm.script(title, *[RuntimeError("llm down")] * 10)
     model = ToolCallingChatModel().enqueue("Biscuit, I think.")
     out = ask(make_agent(memory, model, mode="answer"), "What is my dog called?", ALICE)

@@ -103,7 +103,7 @@ def label_of(messages: list[Any], needle: str) -> str:
 
 
 def test_sufficient_path_is_one_call_and_the_draft_is_the_answer(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("JudgedAnswer", lambda m: judged("Rex", label_of(m, "dog named Rex"), missing=""))
+    model.script("DraftFirst", lambda m: judged("Rex", label_of(m, "dog named Rex"), missing=""))
     out = ask(store, model, "What is Alice's dog called?")
     assert out["answer"] == "Rex" and not out["refused"] and out["answer_source"] == "draft"
     assert out["citations"] == [fact_id(NS, "Alice owns a dog named Rex")]
@@ -122,12 +122,15 @@ def test_insufficient_rewrites_the_query_and_retries_over_all_granularities(mode
     s.add(NS, [raw("We went to the vet today", 0), raw("My sister lives in Lisbon", 1)])
     s.add(NS, [fact("The vet said Rex is healthy", 2), fact("Alice adopted Rex in a shelter", 3)])
     model.script(
-        "JudgedAnswer",
+        "DraftFirst",
         judged(sufficient=False, missing="where Rex was adopted"),
         lambda m: judged("a shelter in Lisbon", label_of(m, "shelter")),
     )
     model.script("QueryRewrite", rewrite("Rex adopted shelter", "Where was Rex adopted?"))
-    out = ask(s, model, "Where did the vet say?", raw_depth=1, derived_depth=1, k_min=1)
+    out = ask(
+        s, model, "Where did the vet say?", raw_depth=1, derived_depth=1, k_min=1,
+        rewrite_with_llm=True,
+    )  # fmt: skip
     assert out["answer"] == "a shelter in Lisbon" and out["rounds"] == 2
     assert [c.node for c in out["llm_calls"]] == ["judge", "rewriter", "judge"]
     assert out["queries_tried"] == [
@@ -135,23 +138,25 @@ def test_insufficient_rewrites_the_query_and_retries_over_all_granularities(mode
         "Rex adopted shelter",
         "Where was Rex adopted?",
     ]
-    first, second = (str(m[1].content) for t, m in model.calls if t == "JudgedAnswer")
+    first, second = (str(m[1].content) for t, m in model.calls if t == "DraftFirst")
     assert "shelter" not in first and "shelter" in second  # the retry found it
     rewrite_prompt = str(next(m for t, m in model.calls if t == "QueryRewrite")[1].content)
     assert "where Rex was adopted" in rewrite_prompt
 
 
 def test_retries_are_bounded_then_the_answer_refuses(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("JudgedAnswer", *[judged(sufficient=False, missing="blood type")] * 3)
+    model.script("DraftFirst", *[judged(sufficient=False, missing="blood type")] * 3)
     model.script("QueryRewrite", *[rewrite("blood type")] * 3)
-    out = ask(store, model, "What is Alice's blood type?", max_retrieval_rounds=2)
+    out = ask(
+        store, model, "What is Alice's blood type?", max_retrieval_rounds=2, rewrite_with_llm=True
+    )
     assert out["refused"] and out["answer"] == REFUSAL and out["citations"] == []
-    assert out["rounds"] == 2 and model.count("JudgedAnswer") == 2
+    assert out["rounds"] == 2 and model.count("DraftFirst") == 2
     assert model.count("QueryRewrite") == 1 and model.count("AnswerDraft") == 0
 
 
 def test_a_partial_draft_can_be_given_when_the_context_asks(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("JudgedAnswer", judged("a dog", sufficient=False, missing="breed"))
+    model.script("DraftFirst", judged("a dog", sufficient=False, missing="breed"))
     out = ask(
         store, model, "What breed is Rex?", max_retrieval_rounds=1, insufficient_answer="draft"
     )
@@ -161,7 +166,7 @@ def test_a_partial_draft_can_be_given_when_the_context_asks(store, model) -> Non
 
 def test_a_refusal_draft_retries_before_it_stands(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script(
-        "JudgedAnswer",
+        "DraftFirst",
         judged("Not mentioned in the conversation", sufficient=True),
         lambda m: judged("golden retriever", label_of(m, "golden retriever")),
     )
@@ -181,12 +186,19 @@ def test_answer_first_drafts_before_it_judges_in_one_call(store, model) -> None:
     assert fields.index("sufficient") < fields.index("missing")
 
 
+def test_verdict_first_still_judges_and_drafts_in_one_call(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("JudgedAnswer", lambda m: judged("Rex", label_of(m, "dog named Rex")))
+    out = ask(store, model, "What is Alice's dog called?", judge_order="verdict_first")
+    assert out["answer"] == "Rex" and out["answer_source"] == "draft"
+    assert [c.node for c in out["llm_calls"]] == ["judge"] and model.count("DraftFirst") == 0
+
+
 def test_without_the_llm_rewrite_the_judges_missing_phrase_is_the_next_query(model) -> None:  # type: ignore[no-untyped-def]
     s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     s.add(NS, [raw("We went to the vet today", 0), raw("My sister lives in Lisbon", 1)])
     s.add(NS, [fact("The vet said Rex is healthy", 2), fact("Alice adopted Rex in a shelter", 3)])
     model.script(
-        "JudgedAnswer",
+        "DraftFirst",
         judged(sufficient=False, missing="Rex adopted in a shelter"),
         lambda m: judged("a shelter", label_of(m, "shelter")),
     )
@@ -206,7 +218,7 @@ def test_without_the_llm_rewrite_the_judges_missing_phrase_is_the_next_query(mod
 
 
 def test_without_the_llm_rewrite_a_refusal_still_gets_rewritten_queries(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("JudgedAnswer", judged(sufficient=False, missing=""), judged("not mentioned"))
+    model.script("DraftFirst", judged(sufficient=False, missing=""), judged("not mentioned"))
     model.script("QueryRewrite", rewrite("Alice blood group"))
     out = ask(store, model, "What is Alice's blood type?", rewrite_with_llm=False)
     assert out["refused"] and out["rounds"] == 2
@@ -245,7 +257,7 @@ def test_an_empty_round_retries_with_rewritten_queries_before_refusing(model) ->
 
 
 def test_malformed_combined_output_falls_back_to_a_plain_answer_call(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("JudgedAnswer", *["not json at all"] * 3)
+    model.script("DraftFirst", *["not json at all"] * 3)
     model.script(
         "AnswerDraft",
         lambda m: json.dumps(
@@ -270,7 +282,7 @@ def test_conflicting_memories_are_refreshed_and_history_stays_queryable(store, m
         edit = {"label": label_of(messages, "Boston"), "new_content": "Alice lives in Denver"}
         return json.dumps({"action": "update", "reason": "moved", "edits": [edit]})
 
-    model.script("JudgedAnswer", conflict, judged("Boston"))
+    model.script("DraftFirst", conflict, judged("Boston"))
     model.script("RefreshPlan", update_boston)
     model.script(
         "AnswerDraft", json.dumps({"answerable": True, "answer": "Denver", "cited": ["m1"]})
@@ -305,7 +317,7 @@ def test_an_empty_question_is_an_error_before_any_llm_call(store, model, questio
 def test_every_llm_output_has_its_node_cap(store, model) -> None:  # type: ignore[no-untyped-def]
     store.add(NS, [fact("Alice lives in Boston", -100), fact("Alice lives in Denver", 0)])
     model.script(
-        "JudgedAnswer",
+        "DraftFirst",
         judged(sufficient=False, missing="city"),
         lambda m: judged("x", conflicting=[label_of(m, "Boston"), label_of(m, "Denver")]),
     )
@@ -318,16 +330,17 @@ def test_every_llm_output_has_its_node_cap(store, model) -> None:  # type: ignor
         judge_max_tokens=111,
         rewrite_max_tokens=22,
         refresh_max_tokens=33,
+        rewrite_with_llm=True,
     )
     assert model.caps == [
-        ("JudgedAnswer", 111),
+        ("DraftFirst", 111),
         ("QueryRewrite", 22),
-        ("JudgedAnswer", 111),
+        ("DraftFirst", 111),
         ("RefreshPlan", 33),
     ]
     assert model.max_tokens is None  # the caller's model itself is left untouched
     model.caps.clear()
-    model.script("JudgedAnswer", *["broken"] * 3)
+    model.script("DraftFirst", *["broken"] * 3)
     model.script("AnswerDraft", json.dumps({"answerable": False}))
     ask(store, model, "Where does Alice live?", answer_max_tokens=44)
     assert model.caps[-1] == ("AnswerDraft", 44)
@@ -381,17 +394,15 @@ def test_scenes_lend_their_episodes_and_derived_memory_never_displaces_raw(store
 def test_memories_are_data_in_every_prompt(store, model) -> None:  # type: ignore[no-untyped-def]
     store.add(NS, [fact(INJECTION, 3)])
     model.script(
-        "JudgedAnswer",
+        "DraftFirst",
         judged(sufficient=False, missing="the dog's name"),
         lambda m: judged("Rex", conflicting=[label_of(m, "HACKED"), label_of(m, "Rex")]),
     )
     model.script("QueryRewrite", rewrite("dog name"))
     model.script("RefreshPlan", json.dumps({"action": "noop"}))
-    out = ask(store, model, "What is the dog's name?")
-    prompts = [
-        (t, m) for t, m in model.calls if t in ("JudgedAnswer", "RefreshPlan", "QueryRewrite")
-    ]
-    assert {t for t, _ in prompts} == {"JudgedAnswer", "RefreshPlan", "QueryRewrite"}
+    out = ask(store, model, "What is the dog's name?", rewrite_with_llm=True)
+    prompts = [(t, m) for t, m in model.calls if t in ("DraftFirst", "RefreshPlan", "QueryRewrite")]
+    assert {t for t, _ in prompts} == {"DraftFirst", "RefreshPlan", "QueryRewrite"}
     for title, messages in prompts:
         system, human = str(messages[0].content), str(messages[1].content)
         assert DATA_RULE in system and INJECTION not in system
@@ -406,7 +417,7 @@ def test_memories_are_data_in_every_prompt(store, model) -> None:  # type: ignor
 
 
 def test_failing_llm_degrades_but_never_crashes(store, model) -> None:  # type: ignore[no-untyped-def]
-    for title in ("JudgedAnswer", "QueryRewrite", "AnswerDraft"):
+    for title in ("DraftFirst", "QueryRewrite", "AnswerDraft"):
         model.script(title, *[TimeoutError("read timeout")] * 9)
     out = ask(store, model, "dog Rex")
     assert out["refused"] and out["candidates"]  # the search still ran
@@ -469,7 +480,7 @@ def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) ->
     s.add(NS, [raw("I ran the charity race and realized self-care matters", 0, "Caroline")])
     s.add(NS, [raw("Sounds great, well done!", 1, "Melanie")])
     cite = lambda m: judged("self-care matters", label_of(m, "charity race"))  # noqa: E731
-    model.script("JudgedAnswer", cite, cite)
+    model.script("DraftFirst", cite, cite)
     model.script("QueryRewrite", rewrite("Melanie realized race"))
     question = "What did Melanie realize after the charity race?"
     out = ask(s, model, question, insufficient_answer="draft")
@@ -478,10 +489,10 @@ def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) ->
     assert out["verdicts"][0]["missing"] == "what Melanie said about it"
     # her own words, or words about her, support the same draft
     s.add(NS, [raw("Melanie told me she realized self-care matters", 2, "Caroline")])
-    model.script("JudgedAnswer", lambda m: judged("self-care", label_of(m, "Melanie told")))
+    model.script("DraftFirst", lambda m: judged("self-care", label_of(m, "Melanie told")))
     assert ask(s, model, question)["answer"] == "self-care"
     # the check can be switched off
-    model.script("JudgedAnswer", cite)
+    model.script("DraftFirst", cite)
     off = ask(s, model, question, attribution_check=False)
     assert off["answer"] == "self-care matters" and off["rounds"] == 1
 
@@ -491,7 +502,7 @@ def test_a_draft_citing_the_named_persons_reply_but_told_by_another_is_refused(m
     s.add(NS, [raw("I ran the charity race and realized self-care matters", 0, "Caroline")])
     s.add(NS, [raw("Sounds great, well done!", 1, "Melanie")])
     cite = lambda m: judged("self-care matters", label_of(m, "Sounds great"))  # noqa: E731
-    model.script("JudgedAnswer", cite, cite)
+    model.script("DraftFirst", cite, cite)
     model.script("QueryRewrite", rewrite("Melanie realized race"))
     out = ask(s, model, "What did Melanie realize after the charity race?")
     assert out["refused"] and out["rounds"] == 2

@@ -76,7 +76,7 @@ def test_recall_streams_one_update_per_node(store, model) -> None:  # type: igno
         valid_from=T0,
     )
     store.add(NS, [fact])
-    model.script("JudgedAnswer", json.dumps({"sufficient": True, "answer": "Rex", "cited": ["m1"]}))
+    model.script("DraftFirst", json.dumps({"sufficient": True, "answer": "Rex", "cited": ["m1"]}))
     chunks = stream(store, model, {"question": "What is my dog called?"}, "updates")
     inner = [node for ns, update in chunks if ns for node in update]
     assert inner == ["retriever", "judge", "answer"]
@@ -152,7 +152,7 @@ def test_recall_refresh_is_announced(store, model) -> None:  # type: ignore[no-u
 
     store.add(NS, [fact("Alice lives in Boston", -100), fact("Alice lives in Denver", 0)])
     conflict = {"sufficient": True, "answer": "Denver", "conflicting": ["m1", "m2"]}
-    model.script("JudgedAnswer", json.dumps(conflict))
+    model.script("DraftFirst", json.dumps(conflict))
 
     def update_boston(messages: list[Any]) -> str:
         memories = str(messages[-2].content)

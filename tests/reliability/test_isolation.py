@@ -203,7 +203,7 @@ def test_recall_graph_never_crosses_namespaces(pool: StorePool, case: Any, retri
     insufficient = {"sufficient": False, "missing": "more details"}
     model.script("QueryRewrite", *[json.dumps({"queries": [*queries, MARK["b"]]})] * retries)
     model.script(
-        "JudgedAnswer",
+        "DraftFirst",
         *[json.dumps(insufficient)] * retries,
         lambda m: json.dumps({"sufficient": True, "answer": "x", "cited": _labels(m) + ["m999"]}),
     )
@@ -317,7 +317,7 @@ def test_memory_facade_never_crosses_namespaces(pool: StorePool, case: Any) -> N
     _seed(shared_store, ns_a, ns_b, ids, texts)
     model = SchemaChatModel()
     model.script(
-        "JudgedAnswer",
+        "DraftFirst",
         lambda m: json.dumps({"sufficient": True, "answer": "x", "cited": _labels(m)}),
     )
     memory = Memory(store=shared_store, chat_model=model, checkpointer=InMemorySaver())

@@ -303,7 +303,7 @@ def recall_model(world: World, answers: int = 1) -> SchemaChatModel:
         )
 
     for _ in range(answers):
-        model.script("JudgedAnswer", insufficient, cite)
+        model.script("DraftFirst", insufficient, cite)
         model.script("QueryRewrite", rewrite)
     return model
 

@@ -62,6 +62,13 @@ VALID: dict[type[BaseModel], dict[str, Any]] = {
         "cited": ["m1"],
         "conflicting": [],
     },
+    recall_schemas.DraftFirst: {
+        "answer": "Mount Tam",
+        "cited": ["m1"],
+        "sufficient": True,
+        "missing": "",
+        "conflicting": [],
+    },
     recall_schemas.QueryRewrite: {"queries": ["alice hike", "where hiked"]},
     recall_schemas.RefreshPlan: {
         "action": "update",
@@ -310,7 +317,7 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
         "ConstructionLines": construction,
         "ConflictReport": conflicts,
         "BoundaryDecision": lambda m: json.dumps({"new_episode": False}),
-        "JudgedAnswer": judge,
+        "DraftFirst": judge,
         "QueryRewrite": lambda m: json.dumps({"queries": ["Mount Tam hike"]}),
         "RefreshPlan": lambda m: json.dumps(
             {
@@ -340,7 +347,7 @@ LINE_GARBAGE = [
     "ConstructionLines",
 ]
 """Construction replies with no usable line: each is a failed attempt."""
-RECALL_SCHEMAS = ["JudgedAnswer", "QueryRewrite", "RefreshPlan", "AnswerDraft"]
+RECALL_SCHEMAS = ["DraftFirst", "QueryRewrite", "RefreshPlan", "AnswerDraft"]
 SCHEMA_BY_TITLE = {s.__name__: s for s in VALID}
 
 
@@ -435,7 +442,7 @@ def test_recall_survives_a_schema_that_only_gets_bad_replies(
     out = graph.invoke(
         {"question": "Where did Alice hike?"},
         {"configurable": {"thread_id": ns}},
-        context=MemoryContext(namespace=ns),
+        context=MemoryContext(namespace=ns, rewrite_with_llm=True),  # every schema is asked
     )
     assert model.seen[broken] > 0
     assert sorted(r.text for r in shared_store.get("raw", ns)) == before
