@@ -216,8 +216,6 @@ def run_evaluation(
             f"choose from {', '.join(settings.systems)}"
         )
     journal = _open_journal(settings, models, fresh)
-    for other in merge_from:
-        merge_answers(journal, Journal(Path(other) / JOURNAL), settings.fingerprint(models))
     for names, failed_only in ((redo, False), (redo_failed, True)):
         if names:  # the answers' system ids (memstrata@<policy> when several policies run)
             ids = {
@@ -227,6 +225,8 @@ def run_evaluation(
             }
             at = datetime.now(UTC).isoformat()
             journal.append(Redo(systems=sorted(ids), at=at, failed_only=failed_only))
+    for other in merge_from:  # after a redo: a system started over takes the other's answers
+        merge_answers(journal, Journal(Path(other) / JOURNAL), settings.fingerprint(models))
     caches = open_caches(settings, models)
     systems = build_systems(settings, models, caches)
     judge = None

@@ -615,6 +615,12 @@ def test_merge_from_brings_in_another_runs_answers_of_the_same_settings(
     assert sorted(r.system for r in merged.results) == ["flat"] * 6 + ["oracle"] * 6
     again = run_evaluation(both, models(oracle_model()), merge_from=[away], progress=False)
     assert len(again.results) == 12  # merging twice adds nothing
+    # a system started over here takes the other run's answers (redo first, then merge)
+    redone = settings(data, away, systems=["flat"], judge=False)
+    run_evaluation(redone, models(oracle_model()), progress=False, plots=False)
+    model = oracle_model()
+    moved = run_evaluation(both, models(model), redo=["flat"], merge_from=[away], progress=False)
+    assert model.count("EvalAnswer") == 0 and len(moved.results) == 12
     other = settings(data, tmp_path / "other", systems=["oracle"], judge=False, top_k=3)
     run_evaluation(other, models(oracle_model()), progress=False, plots=False)
     with pytest.raises(InvalidInputError, match="other settings"):
