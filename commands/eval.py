@@ -178,6 +178,12 @@ def register(sub: Any) -> None:
         "answering other systems): their answers that --out lacks join it",
     )
     out.add_argument(
+        "--interim",
+        action="store_true",
+        help="answer nothing: write results.json and the report from the journal as it is, "
+        "scoring only the questions every system has answered (a long run's interim report)",
+    )
+    out.add_argument(
         "--redo-failed",
         nargs="+",
         metavar="SYSTEM",
@@ -327,7 +333,7 @@ def git_commit(where: Path | None = None) -> str:
 def command_line(args: argparse.Namespace) -> str:
     """The options of this run that differ from the defaults, as one command (no secrets)."""
     skip = {"func", "memory_factory", "command", "api_key", "judge_api_key", "fresh", "redo"}
-    skip |= {"redo_failed", "merge_from", "report_only", "no_progress", "notes"}
+    skip |= {"redo_failed", "merge_from", "interim", "report_only", "no_progress", "notes"}
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
     defaults = vars(parser.parse_args(["eval"]))
@@ -372,6 +378,7 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
             redo=args.redo,
             redo_failed=args.redo_failed,
             merge_from=args.merge_from,
+            interim=args.interim,
             progress=not args.no_progress,
             plots=not args.no_plots,
             keep_text=args.keep_text,

@@ -175,6 +175,7 @@ def run_evaluation(
     redo: Sequence[str] = (),
     redo_failed: Sequence[str] = (),
     merge_from: Sequence[Path] = (),
+    interim: bool = False,
     progress: bool = True,
     plots: bool = True,
     keep_text: bool = False,
@@ -192,6 +193,9 @@ def run_evaluation(
             error) stop counting, so this run asks those questions again.
         merge_from: Output folders of runs with the same settings (another process or
             machine answering other systems); their answers that this run lacks join it.
+        interim: Answer nothing: write the results and the report from the journal as it
+            is, scoring only the questions every system has answered (a long run's
+            interim report).
         progress: Show progress bars on stderr.
         plots: Draw the PNG plots (needs matplotlib).
         keep_text: Keep the dataset's text in ``results.json`` (see ``outputs.DATASET_TEXT``).
@@ -237,8 +241,9 @@ def run_evaluation(
             max_attempts=settings.max_attempts,
         )
         judge = Judge(judge_caller, models.counter, name=models.judge_label)
-    _ingest(settings, models, subset, caches, journal, progress)
-    _answer(subset, systems, journal, journal.read(), judge, progress)
+    if not interim:
+        _ingest(settings, models, subset, caches, journal, progress)
+        _answer(subset, systems, journal, journal.read(), judge, progress)
     entries = journal.read()
     header = next(e for e in entries if isinstance(e, RunHeader))
     run_meta = {
@@ -257,6 +262,8 @@ def run_evaluation(
         "finished": datetime.now(UTC).isoformat(),
     }
     results = [with_text(r, subset) for r in answers_of(entries)]
+    if interim:
+        results, run_meta["interim"] = _paired(results, [s.name for s in systems], subset)
     run_meta["code_versions"] = code_versions(results)
     output = RunOutput(results, ingests_of(entries), run_meta, settings.out)
     from .outputs import write_outputs  # matplotlib is imported only when writing
@@ -340,6 +347,24 @@ def _answer(
             result.code = code
             journal.append(result)
             bar.update(1)
+
+
+def _paired(
+    results: list[QuestionResult], systems: Sequence[str], subset: Subset
+) -> tuple[list[QuestionResult], dict[str, Any]]:
+    """The results of the questions every system has answered, and what was left out."""
+    wanted = {q.qid for qs in subset.questions.values() for q in qs}
+    done: dict[str, set[str]] = {name: set() for name in systems}
+    for r in results:
+        if r.system in done and r.qid in wanted:
+            done[r.system].add(r.qid)
+    common = set.intersection(*done.values()) if done else set()
+    kept = [r for r in results if r.system in done and r.qid in common]
+    return kept, {
+        "questions_scored": len(common),
+        "questions_planned": len(wanted),
+        "answered": {name: len(qids) for name, qids in done.items()},
+    }
 
 
 def code_versions(results: Sequence[QuestionResult]) -> dict[str, dict[str, int]]:

@@ -47,6 +47,16 @@ METHOD_NOTES = (
 def _header(meta: dict[str, Any]) -> list[str]:
     settings = meta.get("settings", {})
     lines = ["# LoCoMo evaluation", ""]
+    interim = meta.get("interim")
+    if interim:
+        answered = ", ".join(f"{k} {v}" for k, v in interim.get("answered", {}).items())
+        lines += [
+            f"**INTERIM REPORT** (`--interim`): the run is not finished. Only the "
+            f"{interim.get('questions_scored')} of {interim.get('questions_planned')} "
+            "questions that every system has answered are scored, so the systems are "
+            f"compared on the same questions. Answers so far: {answered}.",
+            "",
+        ]
     if meta.get("command"):
         lines += ["Produced by:", "", "```bash", str(meta["command"]), "```", ""]
     items = [

@@ -629,6 +629,33 @@ def test_merge_from_brings_in_another_runs_answers_of_the_same_settings(
         run_evaluation(both, models(oracle_model()), merge_from=[tmp_path / "nowhere"])
 
 
+def test_an_interim_report_scores_only_the_questions_every_system_answered(
+    data: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "interim"
+    run_evaluation(settings(data, out, systems=["flat"], judge=False), models(oracle_model()),
+                   progress=False, plots=False)  # fmt: skip
+    journal = out / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    oracle = settings(data, tmp_path / "o", systems=["oracle"], judge=False)
+    run_evaluation(oracle, models(oracle_model()), progress=False, plots=False)
+    some = [
+        x for x in (tmp_path / "o" / "journal.jsonl").read_text().splitlines() if '"answer"' in x
+    ]
+    journal.write_text("\n".join([*lines, *some[:2]]) + "\n")  # oracle answered two so far
+    model = oracle_model()
+    both = settings(data, out, systems=["flat", "oracle"], judge=False)
+    interim = run_evaluation(both, models(model), interim=True, progress=False, plots=False)
+    assert model.calls == []  # nothing answered
+    assert len(interim.results) == 4 and {r.system for r in interim.results} == {"flat", "oracle"}
+    assert interim.meta["interim"] == {
+        "questions_scored": 2,
+        "questions_planned": 6,
+        "answered": {"flat": 6, "oracle": 2},
+    }
+    assert "**INTERIM REPORT**" in (out / "report.md").read_text()
+
+
 def test_every_answer_records_the_code_version_and_the_report_flags_a_mix(
     data: Path, tmp_path: Path
 ) -> None:
