@@ -1,43 +1,35 @@
-"""memstrata: long-term memory for LLM agents, built as a LangGraph workflow."""
+"""memstrata: long-term memory for LLM agents, built as a LangGraph workflow.
+
+``import memstrata`` loads neither Chroma nor LangChain nor LangGraph: every public name
+but :class:`MemstrataError` is imported on first use (:mod:`memstrata.core.lazy`).
+"""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # Absolute imports on purpose: the repository root is this package, and pytest imports
 # this file on its own (as the root package of the tests) when the checkout's folder name
 # is not a Python identifier (e.g. ``memstrata-main``); relative imports fail there.
 from memstrata.core import moved
+from memstrata.core.lazy import lazy_exports
 from memstrata.errors import MemstrataError
-from memstrata.stores import (
-    ChromaMemoryStore,
-    EpisodeRecord,
-    FactRecord,
-    Granularity,
-    MemoryStore,
-    MiniLMEmbeddings,
-    RawTurn,
-    SceneRecord,
-    ScoredRecord,
-    TimeWindow,
-)
 
 if TYPE_CHECKING:
     from memstrata.config import MemoryConfig
     from memstrata.memory import Memory, UpdateResult
     from memstrata.memory.results import AddResult, AnswerResult, ForgetResult, MemoryHit
-
-# the facade pulls in LangGraph and the agents; load it on first use
-_LAZY = {
-    "Memory": "memstrata.memory",
-    "MemoryConfig": "memstrata.config",
-    "AddResult": "memstrata.memory.results",
-    "AnswerResult": "memstrata.memory.results",
-    "ForgetResult": "memstrata.memory.results",
-    "MemoryHit": "memstrata.memory.results",
-    "UpdateResult": "memstrata.memory",
-}
+    from memstrata.stores.base import MemoryStore, ScoredRecord
+    from memstrata.stores.chroma import ChromaMemoryStore
+    from memstrata.stores.embeddings import MiniLMEmbeddings
+    from memstrata.stores.filters import TimeWindow
+    from memstrata.stores.records import (
+        EpisodeRecord,
+        FactRecord,
+        Granularity,
+        RawTurn,
+        SceneRecord,
+    )
 
 __all__ = [
     "AddResult",
@@ -63,8 +55,25 @@ __version__ = "0.1.0"
 
 moved.install()  # old module paths still import, with a DeprecationWarning, until 0.2
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "AddResult": "memstrata.memory.results",
+        "AnswerResult": "memstrata.memory.results",
+        "ChromaMemoryStore": "memstrata.stores.chroma",
+        "EpisodeRecord": "memstrata.stores.records",
+        "FactRecord": "memstrata.stores.records",
+        "ForgetResult": "memstrata.memory.results",
+        "Granularity": "memstrata.stores.records",
+        "Memory": "memstrata.memory",
+        "MemoryConfig": "memstrata.config",
+        "MemoryHit": "memstrata.memory.results",
+        "MemoryStore": "memstrata.stores.base",
+        "MiniLMEmbeddings": "memstrata.stores.embeddings",
+        "RawTurn": "memstrata.stores.records",
+        "SceneRecord": "memstrata.stores.records",
+        "ScoredRecord": "memstrata.stores.base",
+        "TimeWindow": "memstrata.stores.filters",
+        "UpdateResult": "memstrata.memory",
+    },
+)
