@@ -87,6 +87,7 @@ bench: install
 	$(BIN)/python benchmarks/scale.py --json $(BENCH_OUT)/scale.json
 	$(BIN)/python benchmarks/construction_cost.py --json $(BENCH_OUT)/construction_cost.json
 	$(BIN)/python benchmarks/recall_eval.py --json $(BENCH_OUT)/recall_eval.json
+	$(BIN)/python benchmarks/import_time.py --json $(BENCH_OUT)/import_time.json
 
 clean:
 	rm -rf build .mypy_cache .ruff_cache .pytest_cache $(BENCH_OUT)
