@@ -38,23 +38,20 @@ def supersede(log: StepLog, ctx: MemoryContext, conflict: Conflict) -> Written |
         log.fail("supersede", f"fact {conflict.old_id} or {conflict.new_id} no longer exists")
         return None
     at = new.valid_from or new.occurred_at
-    closed = store.mark_superseded(ns, old.id, superseded_by=new.id, at=at)
-    store.append_audit(
-        AuditEntry(
-            namespace=ns,
-            at=log.deps.clock(),
-            actor=REFRESHER,
-            action="supersede",
-            granularity="fact",
-            target_id=old.id,
-            reason=conflict.reason or "contradicted by a newer fact",
-            before=old.text,
-            after=f"valid until {closed.valid_to.isoformat() if closed.valid_to else '?'}; "
-            f"superseded by {new.id}: {new.text}",
-            source_ids=list(new.source_ids),
-            model=log.deps.model_name,
-        )
+    entry = AuditEntry(
+        namespace=ns,
+        at=log.deps.clock(),
+        actor=REFRESHER,
+        action="supersede",
+        granularity="fact",
+        target_id=old.id,
+        reason=conflict.reason or "contradicted by a newer fact",
+        before=old.text,
+        after=f"valid until {at.isoformat()}; superseded by {new.id}: {new.text}",
+        source_ids=list(new.source_ids),
+        model=log.deps.model_name,
     )
+    store.mark_superseded(ns, old.id, superseded_by=new.id, at=at, audit=entry)
     return Written(granularity="fact", id=old.id, action="superseded")
 
 
@@ -122,9 +119,9 @@ def _apply_edit(
             }
         )
         store.add(ns, [replacement])
-        store.mark_superseded(ns, record.id, superseded_by=replacement.id, at=now)
         after = f"superseded by {replacement.id}: {content}"
-        store.append_audit(entry.model_copy(update={"action": "supersede", "after": after}))
+        audit = entry.model_copy(update={"action": "supersede", "after": after})
+        store.mark_superseded(ns, record.id, superseded_by=replacement.id, at=now, audit=audit)
         return Written(granularity=gran, id=record.id, action="superseded")
     updated = type(record).model_validate(
         {**record.model_dump(), "text": content, "recorded_at": now}

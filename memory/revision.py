@@ -80,8 +80,8 @@ def supersede_fact(
     )
     store.add(ns, [fresh])
     try:
-        store.mark_superseded(ns, fact.id, superseded_by=fresh.id, at=now)
-        entry = store.append_audit(_audit(fact, "supersede", text, now))
+        entry = _audit(fact, "supersede", text, now)
+        store.mark_superseded(ns, fact.id, superseded_by=fresh.id, at=now, audit=entry)
     except BaseException:
         store.update(ns, fact)
         store.delete(Granularity.FACT, ns, [fresh.id])

@@ -194,10 +194,18 @@ class RerankingStore:
         return self.inner.update(namespace, record)
 
     def mark_superseded(
-        self, namespace: str, fact_id: str, *, superseded_by: str, at: datetime | None = None
+        self,
+        namespace: str,
+        fact_id: str,
+        *,
+        superseded_by: str,
+        at: datetime | None = None,
+        audit: AuditEntry | None = None,
     ) -> FactRecord:
-        """Close a fact's validity (inner store)."""
-        return self.inner.mark_superseded(namespace, fact_id, superseded_by=superseded_by, at=at)
+        """Close a fact's validity, with its audit entry when given (inner store)."""
+        return self.inner.mark_superseded(
+            namespace, fact_id, superseded_by=superseded_by, at=at, audit=audit
+        )
 
     def delete(
         self,
