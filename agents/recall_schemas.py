@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 MAX_NOTE = 160
 """Characters kept of a one-line field (what is missing, a reason)."""
@@ -41,8 +41,8 @@ def is_refusal_text(answer: str) -> bool:
     return bool(_REFUSAL.match(answer.strip()))
 
 
-def _clip(limit: int) -> AfterValidator:
-    return AfterValidator(lambda text: text.strip()[:limit])
+def _clip(limit: int) -> BeforeValidator:
+    return BeforeValidator(lambda text: text.strip()[:limit] if isinstance(text, str) else text)
 
 
 def _labels(value: object, limit: int = MAX_LABELS) -> object:
@@ -54,8 +54,12 @@ def _labels(value: object, limit: int = MAX_LABELS) -> object:
     return value
 
 
-Note = Annotated[str, _clip(MAX_NOTE)]
-AnswerText = Annotated[str, _clip(MAX_ANSWER)]
+Note = Annotated[str, _clip(MAX_NOTE), Field(max_length=MAX_NOTE)]
+AnswerText = Annotated[str, _clip(MAX_ANSWER), Field(max_length=MAX_ANSWER)]
+"""Free text is cut to its limit when read, and the limit is in the JSON schema
+(maxLength): a grammar-constrained local model must close the string there, so a
+rambling answer cannot run into the call's token cap and leave the JSON unclosed (a
+1.5B model listing activities did, three attempts in a row, in the long LoCoMo run)."""
 Labels = Annotated[list[str], BeforeValidator(_labels)]
 Citations = Annotated[
     list[str],

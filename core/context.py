@@ -103,7 +103,7 @@ class MemoryContext:
     """Recall: raw turns ranked per search channel before the budget cut."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
-    judge_max_tokens: int = 160
+    judge_max_tokens: int = 192
     """Recall: output cap of the Judge's combined call (verdict and draft answer)."""
     rewrite_max_tokens: int = 96
     """Recall: output cap of the query rewrite after an insufficient verdict."""

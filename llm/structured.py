@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.calls import LLMCall
 from ..errors import MemstrataError
-from ..prompts.structured import JSON_INSTRUCTIONS, REPAIR_REQUEST
+from ..prompts.structured import JSON_INSTRUCTIONS, REPAIR_REQUEST, SHORTER_REQUEST
 from .reachability import unreachable_reason
 from .replies import (
     MAX_REPLY_CHARS,
@@ -169,9 +169,10 @@ class StructuredCaller:
             return _Reading(raw, schema.model_validate(reply.value), repaired=reply.repaired)
         except TruncatedReplyError as e:
             why = str(e)
-            if _finish_reason(raw) == "length":
+            cut = _finish_reason(raw) == "length"
+            if cut:
                 why = f"the reply hit the token limit before its JSON closed; {why}"
-            return _Reading(raw, error=why[:2000])
+            return _Reading(raw, error=why[:2000], cut_off=cut)
         except (ValueError, ValidationError) as e:
             repaired = reply is not None and reply.repaired
             note = "after json-repair: " if repaired else ""
@@ -222,6 +223,8 @@ class _Reading(Generic[T]):
     value: T | None = None
     error: str | None = None
     repaired: bool = False
+    cut_off: bool = False
+    """The reply stopped at the token limit with its JSON still open."""
 
 
 class _Attempts(Generic[T]):
@@ -313,7 +316,8 @@ class _Attempts(Generic[T]):
                 len(self.calls),
                 (reading.error or "")[:300],
             )
-            repair = HumanMessage(REPAIR_REQUEST.format(error=reading.error))
+            request = SHORTER_REQUEST if reading.cut_off else REPAIR_REQUEST
+            repair = HumanMessage(request.format(error=reading.error))
             self.convo = [*self.convo, AIMessage(self.last), repair]
         elif reading.repaired:
             logger.info("%s/%s: json-repair fixed the reply", self.node, self.schema.__name__)

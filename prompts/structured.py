@@ -15,3 +15,10 @@ REPAIR_REQUEST = PromptTemplate.from_template(
     "Reply again with only a JSON object that validates against the schema."
 )
 """Sent after an invalid reply, so the model sees what was wrong."""
+
+SHORTER_REQUEST = PromptTemplate.from_template(
+    "Your previous reply could not be used: {error}\n"
+    "Reply again with only a JSON object that validates against the schema, and keep "
+    "every value much shorter: a few words each, no long lists."
+)
+"""Sent after a reply that stopped at the token limit before its JSON closed."""

@@ -8,7 +8,7 @@ import pytest
 from pydantic import Field
 
 from memstrata.agents.answer import REFUSAL
-from memstrata.agents.recall_schemas import DRAFT_CITATIONS, DraftFirst
+from memstrata.agents.recall_schemas import DRAFT_CITATIONS, MAX_ANSWER, MAX_NOTE, DraftFirst
 from memstrata.agents.refinement import fact_id
 from memstrata.core.context import MemoryContext
 from memstrata.core.state import RecallState
@@ -240,6 +240,17 @@ def test_the_answer_first_call_cites_a_few_labels_in_its_schema_and_its_reading(
     assert DraftFirst.model_json_schema()["properties"]["cited"]["maxItems"] == DRAFT_CITATIONS
     many = DraftFirst.model_validate({"sufficient": True, "cited": "m1, m2, m2, m3, m4, m5"})
     assert many.cited == ["m1", "m2", "m3"][:DRAFT_CITATIONS]
+
+
+def test_free_text_of_the_combined_call_is_bounded_in_its_schema_and_its_reading() -> None:
+    # a grammar-constrained model must close its strings there, before the token cap
+    properties = DraftFirst.model_json_schema()["properties"]
+    assert properties["answer"]["maxLength"] == MAX_ANSWER
+    assert properties["missing"]["maxLength"] == MAX_NOTE
+    long = DraftFirst.model_validate(
+        {"sufficient": True, "answer": " x" * 400, "missing": "y" * 999}
+    )
+    assert len(long.answer) == MAX_ANSWER and len(long.missing) == MAX_NOTE
 
 
 def test_an_unknown_judge_order_is_refused() -> None:

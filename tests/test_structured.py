@@ -246,6 +246,13 @@ def test_a_reply_cut_at_the_token_limit_says_so() -> None:
     with pytest.raises(StructuredOutputError) as info:
         StructuredCaller(model, max_attempts=1).invoke(Verdict, ASK, node="judge")
     assert "token limit" in str(info.value)
+    # the re-ask asks for a shorter reply, not just a valid one
+    model = Cut().enqueue(
+        '{"action": "pass", "reason": "the memories sa', '{"action": "pass", "reason": "ok"}'
+    )
+    result = StructuredCaller(model, max_attempts=2).invoke(Verdict, ASK, node="judge")
+    assert result.value.action == "pass"
+    assert "much shorter" in str(model.calls[1][-1].content)
 
 
 # ------------------------------------------------------------- unreachable
