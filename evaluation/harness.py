@@ -194,8 +194,8 @@ def run_evaluation(
         merge_from: Output folders of runs with the same settings (another process or
             machine answering other systems); their answers that this run lacks join it.
         interim: Answer nothing: write the results and the report from the journal as it
-            is, scoring only the questions every system has answered (a long run's
-            interim report).
+            is, scoring only the questions every system with answers has answered (a long
+            run's interim report).
         progress: Show progress bars on stderr.
         plots: Draw the PNG plots (needs matplotlib).
         keep_text: Keep the dataset's text in ``results.json`` (see ``outputs.DATASET_TEXT``).
@@ -352,13 +352,18 @@ def _answer(
 def _paired(
     results: list[QuestionResult], systems: Sequence[str], subset: Subset
 ) -> tuple[list[QuestionResult], dict[str, Any]]:
-    """The results of the questions every system has answered, and what was left out."""
+    """The results of the questions every system has answered, and what was left out.
+
+    A system with no answer yet does not empty the comparison: it is left out (the
+    report's banner shows its count of 0).
+    """
     wanted = {q.qid for qs in subset.questions.values() for q in qs}
     done: dict[str, set[str]] = {name: set() for name in systems}
     for r in results:
         if r.system in done and r.qid in wanted:
             done[r.system].add(r.qid)
-    common = set.intersection(*done.values()) if done else set()
+    started = [qids for qids in done.values() if qids]
+    common = set.intersection(*started) if started else set()
     kept = [r for r in results if r.system in done and r.qid in common]
     return kept, {
         "questions_scored": len(common),

@@ -53,8 +53,8 @@ def _header(meta: dict[str, Any]) -> list[str]:
         lines += [
             f"**INTERIM REPORT** (`--interim`): the run is not finished. Only the "
             f"{interim.get('questions_scored')} of {interim.get('questions_planned')} "
-            "questions that every system has answered are scored, so the systems are "
-            f"compared on the same questions. Answers so far: {answered}.",
+            "questions that every system with answers has answered are scored, so the "
+            f"systems are compared on the same questions. Answers so far: {answered}.",
             "",
         ]
     if meta.get("command"):

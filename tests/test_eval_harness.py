@@ -654,6 +654,10 @@ def test_an_interim_report_scores_only_the_questions_every_system_answered(
         "answered": {"flat": 6, "oracle": 2},
     }
     assert "**INTERIM REPORT**" in (out / "report.md").read_text()
+    # a system without answers yet is left out rather than emptying the comparison
+    three = settings(data, out, systems=["flat", "oracle", "naive-rag"], judge=False)
+    again = run_evaluation(three, models(oracle_model()), interim=True, progress=False)
+    assert len(again.results) == 4 and again.meta["interim"]["answered"]["naive-rag"] == 0
 
 
 def test_every_answer_records_the_code_version_and_the_report_flags_a_mix(
