@@ -37,7 +37,7 @@ from langgraph.store.base import (
 
 from ..errors import InvalidInputError, InvalidTypeError
 from ..stores.base import MemoryStore, ScoredRecord, SearchMode
-from ..stores.records import Granularity, utc_now
+from ..stores.records import Granularity, require_encodable, utc_now
 from .store_ingest import Ingestor, add_conversation, check_ingestor, conversation
 from .store_items import (
     ITEM,
@@ -191,6 +191,8 @@ class MemstrataStore(BaseStore):
             elif isinstance(op, SearchOp):
                 check_labels(op.namespace_prefix, what="namespace_prefix")
                 check_filter(op.filter)
+                if isinstance(op.query, str):
+                    require_encodable("query", op.query)
                 check_page(op.limit, op.offset)
             elif isinstance(op, ListNamespacesOp):
                 for condition in op.match_conditions or ():

@@ -19,7 +19,7 @@ from typing import Any
 from langgraph.store.base import Item, get_text_at_path, tokenize_path
 
 from ..errors import InvalidInputError, InvalidTypeError
-from ..stores.records import MemoryRecord, RawTurn, stable_id
+from ..stores.records import MemoryRecord, RawTurn, require_encodable, stable_id
 
 STORE_SPEAKER = "langgraph-store"
 """The speaker of every record a :class:`MemstrataStore` writes."""
@@ -119,14 +119,7 @@ def dump_value(value: object) -> str:
         raise InvalidTypeError(
             f"{found}; store JSON-serializable values only (e.g. a datetime as .isoformat())"
         )
-    text = json.dumps(value, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise InvalidInputError(
-            "the value holds a lone UTF-16 surrogate, which cannot be stored as UTF-8"
-        ) from e
-    return text
+    return require_encodable("the value", json.dumps(value, ensure_ascii=False))
 
 
 @dataclass(frozen=True)

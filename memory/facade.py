@@ -46,7 +46,7 @@ from .inputs import (
     require_bool,
     require_lines,
     require_namespace,
-    require_text,
+    require_query,
     to_turns,
 )
 from .models import ChatModelProvider, LocalServerFactory
@@ -299,7 +299,7 @@ class Memory(ReadMethods, EditMethods):
     def _answer_request(
         self, question: str, namespace: str, window: Sequence[str], as_of: datetime | None
     ) -> tuple[dict[str, Any], MemoryContext]:
-        require_text("question", question)
+        require_query("question", question)
         require_namespace(namespace)
         lines = require_lines("window", window)
         require_aware("as_of", as_of)

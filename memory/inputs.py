@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ..core.state import TurnInput
 from ..errors import InvalidInputError, InvalidTypeError, NamespaceError
 from ..stores.filters import TimeWindow
-from ..stores.records import MetadataValue, utc_now, validate_namespace
+from ..stores.records import MetadataValue, require_encodable, utc_now, validate_namespace
 
 MessageLike = str | BaseMessage | Mapping[str, Any] | TurnInput
 AddInput = MessageLike | Sequence[MessageLike]
@@ -77,6 +77,11 @@ def require_text(name: str, value: object) -> str:
     if not value.strip():
         raise InvalidInputError(f"{name} is an empty string; pass some text")
     return value
+
+
+def require_query(name: str, value: object) -> str:
+    """A non-blank str that is valid text (no lone surrogate), before any search runs."""
+    return require_encodable(name, require_text(name, value))
 
 
 def optional_text(name: str, value: object) -> str | None:

@@ -25,6 +25,7 @@ from .inputs import (
     require_aware,
     require_namespace,
     require_positive_int,
+    require_query,
     require_text,
     require_window,
     type_name,
@@ -99,7 +100,7 @@ class ReadMethods:
             top_k: mem0's name for ``k``; give one of the two.
             threshold: Minimum cosine similarity (0-1) of query and memory.
         """
-        require_text("query", query)
+        require_query("query", query)
         require_namespace(namespace)
         k = _limit(k, top_k)
         require_window(window)

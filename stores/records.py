@@ -44,6 +44,7 @@ __all__ = [
     "TimeRef",
     "annotate_times",
     "parse_granularity",
+    "require_encodable",
     "stable_id",
     "utc_now",
     "validate_namespace",
@@ -103,6 +104,21 @@ def _unencodable(value: object) -> str | None:
         if bad is not None:
             return bad
     return None
+
+
+def require_encodable(name: str, text: str) -> str:
+    """``text`` unchanged, or InvalidInputError if it holds a lone UTF-16 surrogate.
+
+    Such a string cannot be encoded as UTF-8, so no store, tokenizer or model can take
+    it. Records refuse it on validation; every query entry point calls this first.
+    """
+    bad = _unencodable(text)
+    if bad is not None:
+        raise InvalidInputError(
+            f"{name} holds a lone UTF-16 surrogate ({bad!r}), which is not valid text; "
+            "decode the original bytes with errors='replace' first"
+        )
+    return text
 
 
 def stable_id(*parts: str) -> str:

@@ -36,6 +36,7 @@ from .records import (
     RawTurn,
     SceneRecord,
 )
+from .search import check_query
 
 logger = logging.getLogger(__name__)
 
@@ -155,8 +156,7 @@ class RerankingStore:
         mode: SearchMode = "hybrid",
     ) -> list[ScoredRecord]:
         """The inner store's search at depth ``max(k, top_n)``, head reranked, cut to ``k``."""
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise InvalidInputError(f"k must be a positive int, got {k!r}")
+        check_query(query, k, mode)  # the reranker reads the query too
         depth = max(k, self.config.top_n)
         hits = self.inner.search(
             query, granularity, namespace, k=depth, window=window, where=where, mode=mode

@@ -11,7 +11,7 @@ from .base import ScoredRecord, SearchMode
 from .filters import SearchFilter
 from .fusion import FusionConfig, reciprocal_rank_fusion
 from .mirror import NamespaceMirror
-from .records import MemoryRecord
+from .records import MemoryRecord, require_encodable
 
 MODES = ("hybrid", "dense", "bm25")
 
@@ -25,6 +25,7 @@ def check_query(query: object, k: object, mode: object) -> None:
     """Reject a bad query, ``k`` or mode with a fix-it message."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query must be a non-empty string")
+    require_encodable("query", query)
     if mode not in MODES:
         raise InvalidInputError(f"unknown search mode {mode!r}; use one of {MODES}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:

@@ -844,6 +844,8 @@ def test_bad_arguments_rejected(store: MemstrataStore, backend: ChromaMemoryStor
         store.search(("a",), limit=-1)
     with pytest.raises(InvalidTypeError, match="filter must be a dict"):
         store.search(("a",), filter=[("k", "v")])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="surrogate"):  # even with nothing stored
+        store.search(("a",), query="broken \ud800")
     with pytest.raises(InvalidTypeError, match="index must be"):
         store.batch([PutOp(("a",), "k", {"v": 1}, index="v")])  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="key must be a str"):

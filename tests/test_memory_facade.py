@@ -301,6 +301,13 @@ def test_search_rejects_bad_arguments(memory: Memory, kwargs: dict[str, Any]) ->
         memory.search("x", namespace=NS, **kwargs)
 
 
+def test_a_lone_surrogate_in_a_query_or_question_is_refused(memory: Memory) -> None:
+    with pytest.raises(InvalidInputError, match="query holds a lone UTF-16 surrogate"):
+        memory.search("dog \ud800", namespace=NS)
+    with pytest.raises(InvalidInputError, match="question holds a lone UTF-16 surrogate"):
+        memory.answer("where is my dog \ud800", namespace=NS)  # before any model call
+
+
 # --------------------------------------------------------------------- answer
 def cite_berlin(messages: list[Any]) -> str:
     """A JudgedAnswer reply citing the memory line that says Berlin."""

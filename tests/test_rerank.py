@@ -134,6 +134,8 @@ def test_bad_settings_are_refused_with_a_clear_error(store: ChromaMemoryStore) -
         RerankingStore(store, object())  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="k must"):
         RerankingStore(store, KeywordReranker("x")).search("q", "raw", NS, k=0)
+    with pytest.raises(InvalidInputError, match="surrogate"):  # before the reranker reads it
+        RerankingStore(store, KeywordReranker("x")).search("q \ud800", "raw", NS)
 
 
 def test_passage_text_of_each_granularity() -> None:

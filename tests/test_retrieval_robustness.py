@@ -202,11 +202,6 @@ def test_a_long_pasted_query_still_finds_its_topic(any_memory: Memory) -> None:
     assert said("Kyoto") in [h.text for h in hits]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 15: a query holding a lone UTF-16 surrogate reaches the tokenizer and "
-    "raises its TypeError; it should be refused with InvalidInputError (as add() does)",
-)
 def test_a_lone_surrogate_in_the_query_is_a_clear_error(any_memory: Memory) -> None:
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(InvalidInputError, match="surrogate"):
         any_memory.search("greyhound \ud800", namespace=NS)

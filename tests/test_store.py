@@ -235,6 +235,8 @@ def test_same_record_id_in_two_namespaces_does_not_collide(store) -> None:  # ty
         ),
         (lambda s, t: s.get("facts", NS), InvalidInputError),
         (lambda s, t: s.search("", "raw", NS), InvalidInputError),
+        (lambda s, t: s.search("dog \ud800", "raw", NS), InvalidInputError),
+        (lambda s, t: s.search("dog \udfff", "raw", NS, mode="bm25"), InvalidInputError),
         (lambda s, t: s.search("q", "raw", NS, k=0), InvalidInputError),
         (lambda s, t: s.search("q", "raw", NS, mode="fuzzy"), InvalidInputError),
         (lambda s, t: s.search("q", "bogus", NS), InvalidInputError),
