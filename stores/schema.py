@@ -34,18 +34,44 @@ def open_record_collections(
     function = chroma_function_for(embeddings)
     out: dict[Granularity, Collection] = {}
     for granularity in Granularity:
-        collection = client.get_or_create_collection(
-            f"{prefix}_{granularity.value}",
-            configuration={"hnsw": {"space": "cosine"}},
-            metadata=expected,
-            embedding_function=function,  # type: ignore[arg-type]
-        )
-        stored = {k: (collection.metadata or {}).get(k) for k in expected}
-        if stored != expected:
-            raise StoreConfigurationError(
-                f"collection {collection.name!r} was written with {stored}, but this store "
-                f"is configured with {expected}. Open it with the same embeddings and "
-                "index_policy, or use another collection_prefix and re-ingest."
+        name = f"{prefix}_{granularity.value}"
+        try:
+            collection = client.get_or_create_collection(
+                name,
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata=expected,
+                embedding_function=function,  # type: ignore[arg-type]
             )
+        except ValueError as e:
+            if _EF_CONFLICT not in str(e):
+                raise
+            # Another embedding function was registered with the collection; read what
+            # wrote it without registering one, so the error below names both models.
+            collection = client.get_collection(name, embedding_function=None)
+            raise _mismatch(collection, expected) from e
+        if {k: (collection.metadata or {}).get(k) for k in expected} != expected:
+            raise _mismatch(collection, expected)
         out[granularity] = collection
     return out
+
+
+_EF_CONFLICT = "Embedding function conflict"
+"""What chromadb's ValueError says when a collection was created with another function."""
+
+
+def _mismatch(collection: Collection, expected: dict[str, object]) -> StoreConfigurationError:
+    """The error for a collection written with other embeddings, policy or schema version."""
+    stored = {k: (collection.metadata or {}).get(k) for k in expected}
+    if stored["embedding"] != expected["embedding"]:
+        return StoreConfigurationError(
+            f"collection {collection.name!r} was written with the embedder "
+            f"{stored['embedding']!r}, but this store was opened with "
+            f"{expected['embedding']!r}; vectors of two models cannot be mixed. Open it "
+            "with the embeddings that wrote it, or use another collection_prefix (or path) "
+            "and re-ingest."
+        )
+    return StoreConfigurationError(
+        f"collection {collection.name!r} was written with {stored}, but this store "
+        f"is configured with {expected}. Open it with the same embeddings and "
+        "index_policy, or use another collection_prefix and re-ingest."
+    )

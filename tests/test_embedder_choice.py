@@ -97,16 +97,19 @@ def test_a_store_written_by_a_langchain_embedder_refuses_another(tmp_path: Path)
         ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=FakeEmbeddings(model="b"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 15: when the two embedders register different chromadb embedding functions "
-    "(MiniLM, static, LangChain adapter), chromadb's own ValueError ('Embedding function "
-    "conflict') escapes from get_or_create_collection before ChromaMemoryStore's metadata "
-    "check can raise StoreConfigurationError; the fix belongs in stores/chroma.py",
-)
 def test_a_store_refuses_another_embedder_with_memstratas_error(
     tmp_path: Path, static: object
 ) -> None:
-    _store_written_by(tmp_path / "chroma", static)
-    with pytest.raises(StoreConfigurationError, match="wordllama"):
-        ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=FakeEmbeddings())
+    from memstrata.stores.static_embeddings import StaticEmbeddings
+
+    turn = _store_written_by(tmp_path / "chroma", static)
+    for other in (FakeEmbeddings(), MiniLMEmbeddings()):  # a LangChain model, another built-in
+        with pytest.raises(StoreConfigurationError, match="wordllama") as caught:
+            ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=other)
+        assert ("memstrata-minilm" if isinstance(other, MiniLMEmbeddings) else "Fake") in str(
+            caught.value
+        )
+    # the failed opens changed nothing: the store reopens with its own embedder, whole
+    again = ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=StaticEmbeddings())
+    assert again.get("raw", "u1", [turn.id])[0].text == turn.text
+    assert again.search("a dog", "raw", "u1", k=1)[0].record.id == turn.id
