@@ -186,6 +186,25 @@ class NamespaceMirror(BM25Index):
             column = self._columns[key] = (codes, vocab)
         return column
 
+    def distinct(self, key: str, limit: int = 64) -> list[Any]:
+        """Distinct values of a metadata field, newest documents first, at most ``limit``.
+
+        Read from the field's filter column (built once, then kept up to date by every
+        write), so a search can ask for a namespace's speakers each time at little cost.
+        """
+        with self._lock:
+            codes, vocab = self._column(key)
+            n = len(self._ids)
+            slots = np.flatnonzero(self._live[:n] & (codes[:n] != _MISSING))
+            if not len(slots):
+                return []
+            newest = np.full(len(vocab), -1, dtype=np.int64)
+            np.maximum.at(newest, codes[slots], slots)
+            values = list(vocab)  # a value's code is its position in the vocabulary
+        present = np.flatnonzero(newest >= 0)
+        order = present[np.argsort(-newest[present], kind="stable")][:limit]
+        return [values[int(c)] for c in order]
+
     def dense(self, query: Sequence[float], k: int, allowed: np.ndarray) -> list[tuple[str, float]]:
         """The ``k`` records most cosine-similar to ``query`` among ``allowed`` (exact)."""
         with self._lock:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from memstrata.stores import Granularity, RawTurn, SearchFilter, TimeWindow
+from memstrata.stores.bm25 import BM25Index
 from memstrata.stores.codec import to_metadata
 from memstrata.stores.mirror import MirrorRow, NamespaceMirror
 
@@ -103,6 +104,35 @@ def test_vectors_follow_their_records_through_deletes_updates_and_compaction() -
     for row in current[:20]:
         v = np.asarray(row.vector) / np.linalg.norm(row.vector)
         assert np.allclose(mirror.vector(row.record_id), v, atol=1e-6)  # type: ignore[arg-type]
+
+
+def test_distinct_values_come_from_the_column_as_the_index_would_list_them() -> None:
+    data = rows(3000, seed=4)
+    mirror = mirror_of(data)
+    plain = BM25Index()
+    plain.upsert((r.record_id, r.text, r.metadata) for r in data)
+
+    def both(key: str, limit: int = 64) -> tuple[list[object], list[object]]:
+        return mirror.distinct(key, limit), plain.distinct(key, limit)
+
+    ours, theirs = both("speaker")
+    assert ours == theirs and len(ours) == 3  # newest first
+    last_mia = max(n for n, r in enumerate(data) if r.metadata["speaker"] == "Mia")
+    gone = [r.record_id for r in data[last_mia - 2500 : last_mia + 1]]
+    gone += [r.record_id for r in data if r.metadata["speaker"] == "Mia"]
+    mirror.delete(gone)  # compacts, and no Mia turn is left
+    plain.delete(gone)
+    ours, theirs = both("speaker")
+    assert ours == theirs and "Mia" not in ours
+    added = rows(1, seed=5)[0]
+    row = MirrorRow("late", added.text, {**added.metadata, "speaker": "Zoë"}, added.vector)
+    mirror.upsert_rows([row])
+    plain.upsert([(row.record_id, row.text, row.metadata)])
+    ours, theirs = both("speaker")
+    assert ours == theirs and ours[0] == "Zoë"
+    assert both("speaker", 1) == (["Zoë"], ["Zoë"])
+    assert both("session_id")[0] == both("session_id")[1]
+    assert both("no such field") == ([], [])
 
 
 def test_rows_of_another_namespace_never_enter() -> None:
