@@ -157,6 +157,8 @@ def require_ids(value: object) -> list[str]:
 
 
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
+ROLE_SPEAKERS = frozenset({*_ROLES.values(), "system", "tool"})
+"""Speaker labels ``add`` gives a message by its role when it has no name: not a person."""
 _TURN_FIELDS = frozenset(TurnInput.model_fields)
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ..agents.query_analysis import with_speaker_names
 from ..config import MemoryConfig
 from ..errors import InvalidInputError, InvalidTypeError
 from ..stores.audit import AuditEntry
@@ -22,6 +23,7 @@ from .filters import parse_filters, require_threshold
 from .forget import history_of
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
 from .inputs import (
+    ROLE_SPEAKERS,
     require_aware,
     require_namespace,
     require_positive_int,
@@ -85,7 +87,9 @@ class ReadMethods:
         """Hybrid search over the granularities (default all four); no LLM is used.
 
         Facts are current ones only, unless ``as_of`` asks for what held at that time.
-        A namespace with no memories gives an empty list.
+        A namespace with no memories gives an empty list. A speaker the query names by a
+        nickname, short form or other spelling ("Kate", "Mel", "Jose") is also searched
+        for by their label ("Katherine", "Melanie", "José").
 
         Args:
             query: What to look for.
@@ -108,6 +112,7 @@ class ReadMethods:
         parsed = parse_filters(filters)
         window = parsed.with_window(window)
         minimum = require_threshold(threshold)
+        query = self._with_speaker_names(query, namespace)
         found: dict[str, list[ScoredRecord]] = {}
         for gran in granularities_of(granularities):
             current = {"superseded": False} if gran == "fact" and as_of is None else None
@@ -119,6 +124,16 @@ class ReadMethods:
                 hits = [h for h in hits if h.channel_scores.get("dense", -1.0) >= minimum]
             found[gran] = hits
         return merge_hits(found, k)
+
+    def _with_speaker_names(self, query: str, namespace: str) -> str:
+        """The query with the speakers it names by a nickname or short form spelled out.
+
+        "Where did Kate go hiking?" also searches for the speaker "Katherine", as her turns
+        and the memories about her write it.
+        """
+        speakers = self.store.lexical_index("raw", namespace).distinct("speaker")
+        names = [s for s in speakers if isinstance(s, str) and s not in ROLE_SPEAKERS]
+        return with_speaker_names(query, names)
 
     def _similar(
         self, query: str, gran: str, namespace: str, hits: list[ScoredRecord]

@@ -301,6 +301,25 @@ def test_search_rejects_bad_arguments(memory: Memory, kwargs: dict[str, Any]) ->
         memory.search("x", namespace=NS, **kwargs)
 
 
+def test_search_spells_out_a_speaker_named_by_a_nickname(
+    memory: Memory, store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turns = [("Katherine", "I went hiking"), ("user", "use the manual"), ("Marco", "me too")]
+    for n, (speaker, text) in enumerate(turns):
+        memory.add(text, namespace=NS, speaker=speaker, at=T0 + timedelta(minutes=n), infer=False)
+    asked: list[str] = []
+    search = store.search
+    monkeypatch.setattr(store, "search", lambda q, *a, **kw: asked.append(q) or search(q, *a, **kw))
+    memory.search("Where did Kate go hiking?", namespace=NS, granularities=["raw"])
+    memory.search("Where did Katherine go hiking?", namespace=NS, granularities=["raw"])
+    memory.search("Use the manual", namespace=NS, granularities=["raw"])  # a role, no name
+    assert asked == [
+        "Where did Kate go hiking? (Katherine)",
+        "Where did Katherine go hiking?",
+        "Use the manual",
+    ]
+
+
 def test_a_lone_surrogate_in_a_query_or_question_is_refused(memory: Memory) -> None:
     with pytest.raises(InvalidInputError, match="query holds a lone UTF-16 surrogate"):
         memory.search("dog \ud800", namespace=NS)

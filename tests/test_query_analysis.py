@@ -11,6 +11,7 @@ from memstrata.agents.query_analysis import (
     analyze_question,
     match_speakers,
     question_type,
+    with_speaker_names,
 )
 from memstrata.errors import InvalidInputError
 
@@ -103,6 +104,41 @@ def test_window_days_are_read_in_the_time_zone() -> None:
 )
 def test_person_names_match_speaker_labels_leniently(question: str, expected: list[str]) -> None:
     assert match_speakers(question, SPEAKERS) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "speakers", "expected"),
+    [
+        ("Where did Kate go hiking?", ["Marco", "Katherine"], ["Katherine"]),  # nickname
+        ("Did Bob call?", ["Robert", "Ann"], ["Robert"]),
+        ("What did Robert say?", ["Bob", "Ann"], ["Bob"]),  # the other way round
+        ("What is Jose cooking?", ["José"], ["José"]),  # accents dropped
+        ("what did zoe paint", ["Zoë"], ["Zoë"]),  # also in lower case: the same name
+        ("Will you come?", ["William"], []),  # a stop word is nobody's short form
+        ("And then?", ["Andrew"], []),
+        ("what did kate do?", ["Katherine"], []),  # nicknames only for capitalised words
+        ("Did Kathy call?", ["Kate"], []),  # two nicknames of one name are not linked
+    ],
+)
+def test_nicknames_and_spellings_of_a_name_match_its_label(
+    question: str, speakers: list[str], expected: list[str]
+) -> None:
+    assert match_speakers(question, speakers) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Where did Kate go hiking?", "Where did Kate go hiking? (Katherine)"),
+        ("What did Mel and Kate paint?", "What did Mel and Kate paint? (Melanie, Katherine)"),
+        ("Where did Katherine go?", "Where did Katherine go?"),  # written as stored
+        ("where did katherine go", "where did katherine go"),
+        ("What did Kate tell Melanie?", "What did Kate tell Melanie? (Katherine)"),
+        ("What did John say?", "What did John say?"),  # no speaker named
+    ],
+)
+def test_a_query_gets_the_labels_it_names_only_in_another_form(query: str, expected: str) -> None:
+    assert with_speaker_names(query, ["Katherine", "Melanie", "Marco"]) == expected
 
 
 def test_multi_word_labels_match_on_any_part() -> None:

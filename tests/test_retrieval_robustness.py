@@ -129,11 +129,6 @@ def test_the_full_name_picks_the_right_persons_turn(memory: Memory) -> None:
     assert hits.index(said("Rainier")) < hits.index(said("Yosemite"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 15: no name-variant matching; 'Kate' is not linked to the speaker "
-    "'Katherine', so Marco's hiking turn ranks first",
-)
 def test_a_nickname_picks_the_right_persons_turn(memory: Memory) -> None:
     hits = top(memory, "Where did Kate go hiking?", k=3)
     assert hits.index(said("Rainier")) < hits.index(said("Yosemite"))
