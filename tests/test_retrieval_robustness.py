@@ -6,9 +6,6 @@ dense and BM25 channels and their fusion are all exercised. Bad queries (empty, 
 stop-words, only emoji or punctuation, 10,000 words, control characters) must give a
 clear memstrata error or a short list of hits, never a crash; that part also runs with the
 static embedder.
-
-Tests marked ``xfail(strict=True)`` describe behaviour memstrata does not have yet
-(issue 15); they fail today and must be turned into plain tests when it lands.
 """
 
 from __future__ import annotations
