@@ -67,7 +67,7 @@ def _mismatch(collection: Collection, expected: dict[str, object]) -> StoreConfi
             f"collection {collection.name!r} was written with the embedder "
             f"{stored['embedding']!r}, but this store was opened with "
             f"{expected['embedding']!r}; vectors of two models cannot be mixed. Open it "
-            "with the embeddings that wrote it, or use another collection_prefix (or path) "
+            "with the same embeddings that wrote it, or use another collection_prefix (or path) "
             "and re-ingest."
         )
     return StoreConfigurationError(

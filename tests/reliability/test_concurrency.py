@@ -149,7 +149,8 @@ def test_parallel_ingest_graphs_lose_no_turn(tmp_path: Path, fuzz: Any) -> None:
         return await asyncio.gather(*jobs)
 
     outs = asyncio.run(main())
-    assert all(not o["failures"] for o in outs)
+    failures = [f for o in outs for f in o["failures"]]
+    assert not failures, failures[:5]  # what failed, when the machine's load shows a race
     for w in range(fuzz.writers):
         for ns in ("shared", f"own-{w}"):
             mine = [r for r in store.get("raw", ns, where={"session_id": f"w{w}"})]
