@@ -28,6 +28,7 @@ from .assembly import build_systems, open_caches, system_id
 from .code_version import code_version
 from .construction import ConstructionCache
 from .ingest import MEMSTRATA_STAGE, Ingestor
+from .journal_merge import changed_settings, merge_answers, paired_results
 from .judge import Judge
 from .records import (
     Journal,
@@ -39,7 +40,7 @@ from .records import (
     ingests_of,
 )
 from .scoring import bleu1, evidence_recall, is_refusal, locomo_f1, mem0_f1
-from .settings import JOURNAL, UNFINGERPRINTED, EvalModels, EvalSettings
+from .settings import JOURNAL, EvalModels, EvalSettings
 from .subset import EvalQuestion, Subset, load_subset
 from .systems import (
     EvalSystem,
@@ -110,42 +111,6 @@ def score(
     return result
 
 
-def _changed_settings(recorded: dict[str, Any], fingerprint: dict[str, Any]) -> list[str]:
-    keys = (set(recorded) | set(fingerprint)) - set(UNFINGERPRINTED)
-    return sorted(k for k in keys if recorded.get(k) != fingerprint.get(k))
-
-
-def merge_answers(journal: Journal, other: Journal, fingerprint: dict[str, Any]) -> int:
-    """Append the answers ``other`` counts and ``journal`` lacks; return how many.
-
-    A long run can be split: a second process or machine answers some systems into its
-    own output folder (seeded with a copy of the journal, or not), and this brings its
-    answers home. Both runs must have the same settings; an answer this journal already
-    counts for the same system and question is kept, not replaced.
-
-    Raises:
-        InvalidInputError: ``other`` has no journal, or it holds a run with other settings.
-    """
-    entries = other.read()
-    headers = [e for e in entries if isinstance(e, RunHeader)]
-    if not headers:
-        raise InvalidInputError(f"{other.path} holds no evaluation run to merge")
-    changed = _changed_settings(headers[0].fingerprint, fingerprint)
-    if changed:
-        raise InvalidInputError(
-            f"{other.path} holds a run with other settings ({', '.join(changed)} differ); "
-            "only runs of the same settings merge"
-        )
-    have = {r.key for r in answers_of(journal.read())}
-    added = 0
-    for result in answers_of(entries):
-        if result.key not in have:
-            journal.append(result)
-            have.add(result.key)
-            added += 1
-    return added
-
-
 def _open_journal(settings: EvalSettings, models: EvalModels, fresh: bool) -> Journal:
     journal = Journal(settings.out / JOURNAL)
     if fresh:  # the run's answers go; built memory stays reusable in its construction store
@@ -158,7 +123,7 @@ def _open_journal(settings: EvalSettings, models: EvalModels, fresh: bool) -> Jo
             raise InvalidInputError(f"{journal.path} has no run header; pass --fresh")
         journal.append(RunHeader(fingerprint=fingerprint, started=datetime.now(UTC).isoformat()))
         return journal
-    changed = _changed_settings(headers[0].fingerprint, fingerprint)
+    changed = changed_settings(headers[0].fingerprint, fingerprint)
     if changed:
         raise InvalidInputError(
             f"{settings.out} holds a run with other settings ({', '.join(changed)} differ); "
@@ -263,7 +228,7 @@ def run_evaluation(
     }
     results = [with_text(r, subset) for r in answers_of(entries)]
     if interim:
-        results, run_meta["interim"] = _paired(results, [s.name for s in systems], subset)
+        results, run_meta["interim"] = paired_results(results, [s.name for s in systems], subset)
     run_meta["code_versions"] = code_versions(results)
     output = RunOutput(results, ingests_of(entries), run_meta, settings.out)
     from .outputs import write_outputs  # matplotlib is imported only when writing
@@ -347,29 +312,6 @@ def _answer(
             result.code = code
             journal.append(result)
             bar.update(1)
-
-
-def _paired(
-    results: list[QuestionResult], systems: Sequence[str], subset: Subset
-) -> tuple[list[QuestionResult], dict[str, Any]]:
-    """The results of the questions every system has answered, and what was left out.
-
-    A system with no answer yet does not empty the comparison: it is left out (the
-    report's banner shows its count of 0).
-    """
-    wanted = {q.qid for qs in subset.questions.values() for q in qs}
-    done: dict[str, set[str]] = {name: set() for name in systems}
-    for r in results:
-        if r.system in done and r.qid in wanted:
-            done[r.system].add(r.qid)
-    started = [qids for qids in done.values() if qids]
-    common = set.intersection(*started) if started else set()
-    kept = [r for r in results if r.system in done and r.qid in common]
-    return kept, {
-        "questions_scored": len(common),
-        "questions_planned": len(wanted),
-        "answered": {name: len(qids) for name, qids in done.items()},
-    }
 
 
 def code_versions(results: Sequence[QuestionResult]) -> dict[str, dict[str, int]]:
