@@ -486,13 +486,18 @@ def test_routing_after_the_retriever(mode: str, expected: str) -> None:
     assert route_after_retriever({"mode": mode}) == expected  # type: ignore[typeddict-item]
 
 
-def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) -> None:  # type: ignore[no-untyped-def]
+def _race_store() -> ChromaMemoryStore:
+    """Caroline's charity race, and Melanie's reply to it."""
     s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     s.add(NS, [raw("I ran the charity race and realized self-care matters", 0, "Caroline")])
     s.add(NS, [raw("Sounds great, well done!", 1, "Melanie")])
+    return s
+
+
+def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) -> None:  # type: ignore[no-untyped-def]
+    s = _race_store()
     cite = lambda m: judged("self-care matters", label_of(m, "charity race"))  # noqa: E731
     model.script("DraftFirst", cite, cite)
-    model.script("QueryRewrite", rewrite("Melanie realized race"))
     question = "What did Melanie realize after the charity race?"
     out = ask(s, model, question, insufficient_answer="draft")
     assert out["refused"] and out["rounds"] == 2
@@ -509,13 +514,9 @@ def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) ->
 
 
 def test_a_draft_citing_the_named_persons_reply_but_told_by_another_is_refused(model) -> None:  # type: ignore[no-untyped-def]
-    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    s.add(NS, [raw("I ran the charity race and realized self-care matters", 0, "Caroline")])
-    s.add(NS, [raw("Sounds great, well done!", 1, "Melanie")])
     cite = lambda m: judged("self-care matters", label_of(m, "Sounds great"))  # noqa: E731
     model.script("DraftFirst", cite, cite)
-    model.script("QueryRewrite", rewrite("Melanie realized race"))
-    out = ask(s, model, "What did Melanie realize after the charity race?")
+    out = ask(_race_store(), model, "What did Melanie realize after the charity race?")
     assert out["refused"] and out["rounds"] == 2
     assert [v["unsupported_person"] for v in out["verdicts"]] == ["Melanie", "Melanie"]
 
