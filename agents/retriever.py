@@ -44,6 +44,7 @@ def pool_settings(ctx: MemoryContext, *, retry: bool) -> PoolSettings:
         budget=ctx.context_tokens,
         derived_share=ctx.derived_share,
         limit=ctx.max_candidates,
+        source_weight=ctx.source_weight,
     )
 
 

@@ -101,6 +101,12 @@ class MemoryContext:
     for raw turns, which are the evidence (unused derived room goes to raw turns)."""
     raw_depth: int = 40
     """Recall: raw turns ranked per search channel before the budget cut."""
+    source_weight: float = 0.0
+    """Recall: weight, in the fusion of the raw-turn rankings, of the ranking made of the
+    source turns of the best facts, episodes and scenes (0: off; 1: as much as the
+    question's own search). Off by default: on memory the local 1.5B model built, that
+    ranking displaced evidence the question's own search had found
+    (``benchmarks/built_recall.py``; figures in ``benchmarks/RECALL_RESULTS.md``)."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
     judge_max_tokens: int = 192
@@ -194,6 +200,10 @@ class MemoryContext:
         if self.judge_order not in ("verdict_first", "answer_first"):
             raise InvalidInputError(
                 f"unknown judge_order {self.judge_order!r}; use 'verdict_first' or 'answer_first'"
+            )
+        if not 0.0 <= self.source_weight <= 10.0:
+            raise InvalidInputError(
+                f"source_weight is a fusion weight, in [0, 10]; got {self.source_weight}"
             )
         if not 0.0 <= self.derived_share < 1.0:
             raise InvalidInputError(

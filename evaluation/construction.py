@@ -47,6 +47,7 @@ RECALL_FIELDS = frozenset(
         "context_tokens",
         "derived_share",
         "raw_depth",
+        "source_weight",
         "derived_depth",
         "judge_max_tokens",
         "rewrite_max_tokens",

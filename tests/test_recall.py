@@ -533,3 +533,35 @@ def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  
     unnamed = "What does one think about hiking in the mountains every weekend?"
     plain = ask(s, model, unnamed, mode="retrieve", raw_depth=2, k_min=1)
     assert "hiking is fun" not in [c.text for c in plain["candidates"]]
+
+
+def test_source_turns_of_derived_memory_join_the_ranking_only_when_weighted() -> None:
+    """``source_weight`` decides whether a fact that matches the question pulls its
+    source turn into the raw ranking; by default only the question's own searches rank
+    raw turns, and the fact itself is still shown."""
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    source = raw("Night shifts at St Mary's again", 0, session="s0")
+    s.add(
+        NS,
+        [
+            source,
+            *(
+                raw(f"Alice works {w} on weekends", i)
+                for i, w in enumerate(("hard", "late", "early", "remotely"), start=1)
+            ),
+        ],
+    )
+    s.add(NS, [fact("Alice works as a nurse", source_ids=[source.id])])
+    question = "Where does Alice work as a nurse?"
+    options: dict[str, Any] = {"mode": "retrieve", "raw_depth": 1, "k_min": 1}
+    default = ask(s, CappedModel(), question, **options)
+    shown = {c.id for c in default["candidates"]}
+    assert source.id not in shown and fact_id(NS, "Alice works as a nurse") in shown
+    weighted = ask(s, CappedModel(), question, source_weight=1.0, **options)
+    turn = next(c for c in weighted["candidates"] if c.id == source.id)
+    assert turn.via == "source"
+
+
+def test_source_weight_must_be_a_fusion_weight() -> None:
+    with pytest.raises(InvalidInputError, match="source_weight"):
+        MemoryContext(namespace=NS, source_weight=-1.0)
