@@ -10,13 +10,15 @@ import argparse
 import sys
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MemstrataError
-from ..memory import Memory
 from .common import add_memory_options, namespace_of, open_memory, report_failures
 from .manage import inspect_report, print_forget
 from .recall import format_hit
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 HELP = """commands:
   /search QUERY        show the memories that match QUERY (no LLM)

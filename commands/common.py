@@ -12,15 +12,17 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from pydantic import BaseModel
+from .choices import TRIGGER_POLICIES
 
-from ..config import MemoryConfig
-from ..core.context import TRIGGER_POLICIES
-from ..memory import Memory
+if TYPE_CHECKING:
+    from ..config import MemoryConfig
+    from ..memory import Memory
 
-MemoryFactory = Callable[[MemoryConfig], Memory]
+# The parsers import this module: the facade, its stores and the config's pydantic models
+# are imported by the functions that use them, once a command runs.
+MemoryFactory = Callable[["MemoryConfig"], "Memory"]
 """Turns the resolved configuration into the ``Memory`` a command uses."""
 
 DEFAULT_NAMESPACE = "default"
@@ -28,6 +30,8 @@ DEFAULT_NAMESPACE = "default"
 
 def default_memory_factory(config: MemoryConfig) -> Memory:
     """The ``Memory`` of a real run: everything from ``config``."""
+    from ..memory import Memory
+
     return Memory(config=config)
 
 
@@ -59,6 +63,8 @@ def add_memory_options(parser: argparse.ArgumentParser, *, namespace_help: str =
 
 def config_from_args(args: argparse.Namespace) -> MemoryConfig:
     """The environment's configuration with the explicit options on top."""
+    from ..config import MemoryConfig
+
     overrides: dict[str, Any] = {}
     for option, name in (
         ("data_dir", "data_dir"),
@@ -93,6 +99,8 @@ def print_json(value: Any, out: TextIO | None = None) -> None:
 
 
 def _plain(value: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, dict):

@@ -17,20 +17,18 @@ import shlex
 import subprocess
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import MemoryConfig
-from ..core.context import TRIGGER_POLICIES
-from ..datasets.locomo import default_locomo_path
 from ..errors import InvalidInputError
-from ..evaluation.harness import EvalModels, EvalSettings, run_evaluation
-from ..evaluation.outputs import rerender
-from ..evaluation.settings import parse_recall_options, questions_of_run
-from ..evaluation.subset import PICKS
-from ..evaluation.systems import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, SYSTEMS
-from ..evaluation.transcripts import TokenCounter, WordPieceCounter
-from ..llm.tokens import token_counter_for
-from ..memory.models import ChatModelProvider
+from .choices import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, PICKS, SYSTEMS, TRIGGER_POLICIES
+
+if TYPE_CHECKING:
+    from ..config import MemoryConfig
+    from ..evaluation.harness import EvalModels, EvalSettings
+    from ..evaluation.transcripts import TokenCounter
+
+# ``memstrata --help`` builds this parser: the harness, its stores and models and the
+# config are imported by the functions below, once the command runs.
 
 DEFAULT_OUT = Path("eval-results")
 DEFAULT_WINDOW = 32768
@@ -216,6 +214,10 @@ def register(sub: Any) -> None:
 
 def settings_from_args(args: argparse.Namespace, *, context_window: int) -> EvalSettings:
     """The run's settings from the parsed options."""
+    from ..datasets.locomo import default_locomo_path
+    from ..evaluation.harness import EvalSettings
+    from ..evaluation.settings import parse_recall_options, questions_of_run
+
     return EvalSettings(
         data=args.data or default_locomo_path(),
         out=args.out,
@@ -244,6 +246,8 @@ def settings_from_args(args: argparse.Namespace, *, context_window: int) -> Eval
 
 
 def _config(args: argparse.Namespace, *, judge: bool = False) -> MemoryConfig:
+    from ..config import MemoryConfig
+
     overrides: dict[str, Any] = {}
     options = (
         ("base_url", "openai_base_url"),
@@ -279,6 +283,8 @@ def _name(config: MemoryConfig, source: str) -> str:
 
 def build_models(args: argparse.Namespace, stack: ExitStack) -> tuple[EvalModels, int]:
     """The answer and judge models the options describe, and the full-context window."""
+    from ..evaluation.harness import EvalModels
+    from ..memory.models import ChatModelProvider
     from ..stores.embeddings import MiniLMEmbeddings
 
     config = _config(args)
@@ -307,6 +313,9 @@ def build_models(args: argparse.Namespace, stack: ExitStack) -> tuple[EvalModels
 
 def serving_counter(chat_model: object) -> TokenCounter:
     """The answer model's own tokenizer (a local GGUF), else the labelled estimate."""
+    from ..evaluation.transcripts import WordPieceCounter
+    from ..llm.tokens import token_counter_for
+
     counter = token_counter_for(chat_model)
     return WordPieceCounter() if counter.estimated else counter  # type: ignore[return-value]
 
@@ -360,6 +369,9 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
         args: The parsed options.
         models: Models to use instead of the ones the options describe (tests).
     """
+    from ..evaluation.harness import run_evaluation
+    from ..evaluation.outputs import rerender
+
     notes = args.notes.read_text(encoding="utf-8") if args.notes else None
     if args.report_only:
         rerender(args.out, notes=notes, plots=not args.no_plots, keep_text=args.keep_text)

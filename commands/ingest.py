@@ -13,19 +13,15 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.runtime import Runtime
-from tqdm import tqdm
-
-from ..agents.deps import node_deps
-from ..agents.raw_writer import make_raw_write
-from ..core.state import TurnInput
 from ..errors import InvalidInputError, MemstrataError
-from ..memory import Memory
-from ..testing.doubles import ScriptedChatModel
 from .common import add_memory_options, open_memory, report_failures, warn
-from .turn_files import NamespaceTurns, load_turn_file
+
+if TYPE_CHECKING:
+    from ..core.state import TurnInput
+    from ..memory import Memory
+    from .turn_files import NamespaceTurns
 
 
 def register(sub: Any) -> None:
@@ -77,6 +73,10 @@ class Tally:
 
 def run_ingest(args: argparse.Namespace) -> int:
     """Validate the whole file, then store it namespace by namespace with a progress bar."""
+    from tqdm import tqdm
+
+    from .turn_files import load_turn_file
+
     if args.batch_size is not None and args.batch_size < 1:
         raise InvalidInputError(f"--batch-size must be >= 1, got {args.batch_size}")
     kind, targets = load_turn_file(
@@ -156,12 +156,18 @@ class RawOnlyWriter:
     """Runs the ingest graph's raw-write node alone: same ids, dedup and context, no LLM."""
 
     def __init__(self, memory: Memory) -> None:
+        from ..agents.deps import node_deps
+        from ..agents.raw_writer import make_raw_write
+        from ..testing.doubles import ScriptedChatModel
+
         self._memory = memory
         no_model = ScriptedChatModel(when_empty="raw-only ingest must not call a chat model")
         self._node = make_raw_write(node_deps(chat_model=no_model, store=memory.store))
 
     def write(self, namespace: str, turns: Sequence[TurnInput]) -> tuple[list[str], list[str]]:
         """Store ``turns``; return the new and the already stored raw ids."""
+        from langgraph.runtime import Runtime
+
         runtime = Runtime(context=self._memory.config.memory_context(namespace))
         out = self._node({"turns": list(turns)}, runtime)
         return list(out["new_raw_ids"]), list(out["duplicate_raw_ids"])

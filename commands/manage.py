@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
-from ..memory import Memory
-from ..memory.results import ForgetResult
-from ..stores.records import MemoryRecord
+from .choices import GRANULARITIES
 from .common import add_memory_options, namespace_of, one_line, open_memory, print_json
-from .recall import GRANULARITIES
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..memory.results import ForgetResult
+    from ..stores.records import MemoryRecord
 
 
 def register(sub: Any) -> None:

@@ -12,8 +12,6 @@ import argparse
 import functools
 from typing import Any
 
-import anyio
-
 from .common import DEFAULT_NAMESPACE, add_memory_options, open_memory, warn
 
 
@@ -54,6 +52,8 @@ def register(sub: Any) -> None:
 
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is interrupted (HTTP)."""
+    import anyio
+
     from ..integrations import mcp_server
 
     allowed = tuple(args.allow_namespace)

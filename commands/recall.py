@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..memory.results import AnswerResult, MemoryHit
-from ..stores.records import Granularity
+from .choices import GRANULARITIES
 from .common import (
     add_memory_options,
     namespace_of,
@@ -16,7 +15,8 @@ from .common import (
     report_failures,
 )
 
-GRANULARITIES = tuple(g.value for g in Granularity)
+if TYPE_CHECKING:
+    from ..memory.results import AnswerResult, MemoryHit
 
 
 def register(sub: Any) -> None:

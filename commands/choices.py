@@ -1,0 +1,45 @@
+"""The option choices the parsers offer, without importing the modules that define them.
+
+``memstrata --help`` builds every command's parser, so what a parser needs at that moment
+must be cheap to import. The record granularities live in :mod:`memstrata.stores.records`
+(pydantic), the evaluated systems in :mod:`memstrata.evaluation.systems` (Chroma, LangChain)
+and the question picks in :mod:`memstrata.evaluation.subset` (LangChain), so their names are
+repeated here; ``tests/test_cli_import_cost.py`` checks that the copies stay equal to
+their sources. The trigger policies come from :mod:`memstrata.core.context`, which is light.
+"""
+
+from __future__ import annotations
+
+from ..core.context import TRIGGER_POLICIES
+
+GRANULARITIES: tuple[str, ...] = ("raw", "fact", "episode", "scene")
+"""The values of :class:`memstrata.stores.records.Granularity`, in its order."""
+
+MEMSTRATA = "memstrata"
+FULL_CONTEXT = "full-context"
+NAIVE_RAG = "naive-rag"
+FLAT = "flat"
+SYSTEMS: tuple[str, ...] = (
+    MEMSTRATA,
+    "memstrata-retrieval",
+    FULL_CONTEXT,
+    "full-context-long",
+    NAIVE_RAG,
+    FLAT,
+    "oracle",
+)
+""":data:`memstrata.evaluation.systems.SYSTEMS`, in its order."""
+
+PICKS: tuple[str, ...] = ("spread", "first", "balanced")
+""":data:`memstrata.evaluation.subset.PICKS`, in its order."""
+
+__all__ = [
+    "FLAT",
+    "FULL_CONTEXT",
+    "GRANULARITIES",
+    "MEMSTRATA",
+    "NAIVE_RAG",
+    "PICKS",
+    "SYSTEMS",
+    "TRIGGER_POLICIES",
+]
