@@ -23,9 +23,12 @@ from ..errors import InvalidInputError
 from .choices import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, PICKS, SYSTEMS, TRIGGER_POLICIES
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
     from ..config import MemoryConfig
     from ..evaluation.harness import EvalModels, EvalSettings
     from ..evaluation.transcripts import TokenCounter
+    from ..memory.models import LocalServer, LocalServerFactory
 
 # ``memstrata --help`` builds this parser: the harness, its stores and models and the
 # config are imported by the functions below, once the command runs.
@@ -281,24 +284,73 @@ def _name(config: MemoryConfig, source: str) -> str:
     return f"{config.model or 'default model'} at {where}"
 
 
-def build_models(args: argparse.Namespace, stack: ExitStack) -> tuple[EvalModels, int]:
-    """The answer and judge models the options describe, and the full-context window."""
+class DeferredServer:
+    """A local model server whose ``start`` loads nothing; :meth:`serve` starts it.
+
+    The eval hands this to :class:`~memstrata.memory.models.ChatModelProvider` as its
+    local server: the provider's ``get`` then builds the chat model (a client bound to
+    the server's port, which counts tokens with the GGUF file's tokenizer) without
+    loading the model, and the harness calls :meth:`serve` (through
+    :meth:`EvalModels.ready`) before the first step that asks the model anything. A run
+    with nothing left to do never loads it.
+    """
+
+    def __init__(self, server: LocalServer) -> None:
+        self.server = server
+
+    def start(self) -> DeferredServer:
+        """What the provider calls on ``get``: nothing is loaded yet."""
+        return self
+
+    def serve(self) -> None:
+        """Load the model and serve it; returns at once if it is served already."""
+        self.server.start()
+
+    def stop(self) -> None:
+        """Stop the server if it was started."""
+        self.server.stop()
+
+    def chat_model(self, **kwargs: Any) -> BaseChatModel:
+        """A chat model bound to the server (requests fail until :meth:`serve`)."""
+        return self.server.chat_model(**kwargs)
+
+
+def build_models(
+    args: argparse.Namespace,
+    stack: ExitStack,
+    *,
+    local_server_factory: LocalServerFactory | None = None,
+) -> tuple[EvalModels, int]:
+    """The answer and judge models the options describe, and the full-context window.
+
+    A local model is not loaded here: the models' :meth:`~EvalModels.ready` starts it,
+    and the harness calls that only when a step needs the model.
+
+    Args:
+        args: The parsed options.
+        stack: Closes the models (stops a local server) when the run ends.
+        local_server_factory: Builds the local server, not started (default: llama.cpp
+            for the configured GGUF model); tests pass a fake.
+    """
     from ..evaluation.harness import EvalModels
-    from ..memory.models import ChatModelProvider
+    from ..memory.models import ChatModelProvider, default_local_server
     from ..stores.embeddings import MiniLMEmbeddings
 
+    factory = local_server_factory or default_local_server
     config = _config(args)
-    provider = ChatModelProvider(config)
+    provider = ChatModelProvider(config, local_server_factory=lambda c: DeferredServer(factory(c)))
     stack.callback(provider.close)
     window = args.context_window or (
         config.local_ctx if provider.source == "local" else DEFAULT_WINDOW
     )
-    chat_model = provider.get()
+    chat_model = provider.get()  # a local model: its client only, nothing loaded yet
+    server = provider.server
     models = EvalModels(
         chat_model=chat_model,
         embeddings=MiniLMEmbeddings(),
         model_name=_name(config, provider.source),
         counter=serving_counter(chat_model),
+        start=server.serve if isinstance(server, DeferredServer) else None,
     )
     if args.judge_base_url or args.judge_model:
         judge_config = _config(args, judge=True)

@@ -208,7 +208,7 @@ def run_evaluation(
         judge = Judge(judge_caller, models.counter, name=models.judge_label)
     if not interim:
         _ingest(settings, models, subset, caches, journal, progress)
-        _answer(subset, systems, journal, journal.read(), judge, progress)
+        _answer(subset, systems, journal, journal.read(), judge, progress, models.ready)
     entries = journal.read()
     header = next(e for e in entries if isinstance(e, RunHeader))
     run_meta = {
@@ -270,7 +270,10 @@ def _ingest(
             record=cache.record,
         )
     plan = [(stage, conv) for conv in subset.conversations for stage in caches]
-    total = sum(ingestors[stage].planned_turns(stage, conv) for stage, conv in plan)
+    planned = [(stage, ingestors[stage].planned_turns(stage, conv)) for stage, conv in plan]
+    if any(turns for stage, turns in planned if stage.startswith(MEMSTRATA_STAGE)):
+        models.ready()  # memory still to build with the model: a local one loads now
+    total = sum(turns for _, turns in planned)
     with _bar(total, "ingest", "turn", progress) as bar:
         for stage, conv in plan:
             bar.set_postfix_str(f"{stage} {conv.sample_id}")
@@ -292,6 +295,7 @@ def _answer(
     entries: Sequence[Any],
     judge: Judge | None,
     progress: bool,
+    ready: Callable[[], None],
 ) -> None:
     done = {r.key for r in answers_of(entries)}
     code = code_version()
@@ -303,6 +307,8 @@ def _answer(
         for q in subset.questions[conv.sample_id]
         if (system.name, q.qid) not in done
     ]
+    if plan:
+        ready()  # questions to answer (and judge): a local model loads now, not before
     with _bar(len(plan), "answer", "question", progress) as bar:
         for conv, system, question in plan:
             bar.set_postfix_str(f"{system.name} {question.qid}")

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,11 +136,26 @@ class EvalModels:
     """None: the chat model judges too."""
     judge_name: str | None = None
     counter: TokenCounter = field(default_factory=WordPieceCounter)
+    start: Callable[[], object] | None = None
+    """Makes ``chat_model`` able to answer, e.g. loads and serves a local model (the
+    chat model is then a client of a server that is not started yet); None: it answers
+    as it is. :meth:`ready` calls it once, then sets it to None."""
 
     @property
     def judge_label(self) -> str:
         """The judge as recorded."""
         return self.judge_name or f"{self.model_name} (same as the answer model)"
+
+    def ready(self) -> None:
+        """Start the chat model (see :attr:`start`) unless it runs already.
+
+        The harness calls this just before the first step that asks a model anything
+        (building memory, answering, judging), so a run with nothing left to do, such as
+        a finished run resumed or an ``--interim`` report, never loads a local model.
+        """
+        if self.start is not None:
+            self.start()
+            self.start = None
 
 
 def parse_recall_options(pairs: Sequence[str]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import re
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from memstrata.cli import build_parser
-from memstrata.commands.eval import run_eval
+from memstrata.commands.eval import build_models, run_eval
 from memstrata.core.context import MemoryContext
 from memstrata.errors import InvalidInputError
 from memstrata.evaluation.code_version import code_version
@@ -790,3 +791,94 @@ def test_redo_of_memstrata_covers_each_policy_when_several_run(data: Path, tmp_p
     assert redone[-1].systems == ["memstrata@eager", "memstrata@session"]
     assert len(again.results) == len(first.results)  # every answer made again, none twice
     assert model.count("DraftFirst") >= len(first.results)
+
+
+class StartRecorder:
+    """A double of ``EvalModels.start``: records each call and how many calls the model
+    had answered by then."""
+
+    def __init__(self, model: SchemaChatModel) -> None:
+        self.model = model
+        self.model_calls_before: list[int] = []
+
+    def __call__(self) -> None:
+        self.model_calls_before.append(len(self.model.calls))
+
+
+def lazy_models(model: SchemaChatModel, start: StartRecorder) -> EvalModels:
+    return dataclasses.replace(models(model), start=start)
+
+
+def test_the_chat_model_starts_before_its_first_call_and_not_when_nothing_is_left(
+    data: Path, tmp_path: Path
+) -> None:
+    small = settings(data, tmp_path / "small", systems=["memstrata", "flat"], questions=2)
+    model = oracle_model()
+    start = StartRecorder(model)
+    first = run_evaluation(small, lazy_models(model, start), progress=False, plots=False)
+    assert start.model_calls_before == [0]  # once, before building memory (the first call)
+    assert model.count("ConstructionLines") > 0
+    # the finished run resumed, as a run and as an interim report: nothing to build or answer
+    for interim in (False, True):
+        model = oracle_model()
+        start = StartRecorder(model)
+        again = run_evaluation(
+            small, lazy_models(model, start), interim=interim, progress=False, plots=False
+        )
+        assert start.model_calls_before == [] and model.calls == []
+        assert _rows(again.results) == _rows(first.results)
+    model = oracle_model()
+    start = StartRecorder(model)
+    args = _cli(  # the same through the command line: memstrata eval --interim
+        ["--data", str(data), "--out", str(tmp_path / "small"), "--interim", "--no-progress"]
+        + ["--systems", "memstrata", "flat", "--policy", "session", "--batch-size", "4"]
+        + ["--top-k", "30", "--rag-k", "1", "--chunk-words", "40", "--chunk-overlap", "8"]
+        + ["--context-window", "1000", "--questions", "2", "--no-plots"]
+    )
+    assert run_eval(args, models=lazy_models(model, start)) == 0
+    assert start.model_calls_before == [] and model.calls == []
+    # built memory, questions left: started before the first answer
+    model = oracle_model()
+    start = StartRecorder(model)
+    flat = settings(data, tmp_path / "flat", systems=["flat"], questions=2)
+    run_evaluation(flat, lazy_models(model, start), progress=False, plots=False)
+    assert start.model_calls_before == [0] and model.count("EvalAnswer") > 0
+
+
+class FakeLocalServer:
+    """Stands in for LocalLLMServer: counts starts and stops, hands out a scripted model."""
+
+    def __init__(self, model: SchemaChatModel) -> None:
+        self.model = model
+        self.starts = 0
+        self.stops = 0
+
+    def start(self) -> FakeLocalServer:
+        self.starts += 1
+        return self
+
+    def stop(self) -> None:
+        self.stops += 1
+
+    def chat_model(self, **kwargs: Any) -> SchemaChatModel:
+        return self.model
+
+
+def test_the_eval_command_builds_a_local_model_without_loading_it() -> None:
+    model = oracle_model()
+    servers: list[FakeLocalServer] = []
+
+    def factory(config: Any) -> FakeLocalServer:
+        servers.append(FakeLocalServer(model))
+        return servers[-1]
+
+    args = _cli(["--local-model", "smollm2", "--local-ctx", "4096"])
+    with ExitStack() as stack:
+        built, window = build_models(args, stack, local_server_factory=factory)
+        assert [s.starts for s in servers] == [0]  # the client is built, nothing is loaded
+        assert built.chat_model is model and window == 4096
+        assert built.model_name == "local smollm2 (llama.cpp, n_ctx 4096)"
+        built.ready()
+        built.ready()
+        assert [s.starts for s in servers] == [1]
+    assert [s.stops for s in servers] == [1]
