@@ -56,6 +56,7 @@ RECALL_FIELDS = frozenset(
         "insufficient_answer",
         "judge_order",
         "rewrite_with_llm",
+        "judge_names_person",
         "extra",
     }
 )
