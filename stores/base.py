@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from .audit import AuditEntry
 from .bm25 import BM25Index
@@ -15,6 +15,24 @@ from .records import FactRecord, Granularity, MemoryRecord, MetadataValue, Profi
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 Where = Mapping[str, MetadataValue | Sequence[MetadataValue]]
+
+DEFAULT_SEARCH_K = 10
+"""How many hits a search returns when ``k`` is not given."""
+DEFAULT_SEARCH_MODE: SearchMode = "hybrid"
+"""The retrieval a search uses when ``mode`` is not given."""
+
+
+class SearchOptions(TypedDict, total=False):
+    """The keyword options of :meth:`MemoryStore.search`; each one may be left out."""
+
+    k: int
+    """How many hits at most (default :data:`DEFAULT_SEARCH_K`, 10)."""
+    window: TimeWindow | None
+    """Keep only records whose time lies in this window."""
+    where: Where | None
+    """Keep only records whose metadata match these values."""
+    mode: SearchMode
+    """``dense``, ``bm25`` or ``hybrid`` (default, :data:`DEFAULT_SEARCH_MODE`)."""
 
 
 @dataclass(frozen=True)
@@ -92,13 +110,13 @@ class MemoryStore(Protocol):
         query: str,
         granularity: Granularity | str,
         namespace: str,
-        *,
-        k: int = 10,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        mode: SearchMode = "hybrid",
+        **options: Unpack[SearchOptions],
     ) -> list[ScoredRecord]:
-        """Rank records for ``query`` with dense, lexical or fused (RRF) retrieval."""
+        """Rank records for ``query`` with dense, lexical or fused (RRF) retrieval.
+
+        The options (:class:`SearchOptions`) are keywords: ``k`` (default 10), ``window``,
+        ``where`` and ``mode`` (default ``"hybrid"``).
+        """
         ...
 
     def vectors(

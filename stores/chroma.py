@@ -26,7 +26,7 @@ from ..errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
 from .arguments import as_ids, as_records, dedupe
 from .audit import AuditEntry
 from .audited import check_entry, clear_pending, closed, with_pending
-from .base import ScoredRecord, SearchMode, Where
+from .base import DEFAULT_SEARCH_K, DEFAULT_SEARCH_MODE, ScoredRecord, SearchMode, Where
 from .bm25 import BM25Index, BM25Params
 from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls, describe_client, unavailable
@@ -336,10 +336,10 @@ class ChromaMemoryStore(ProfilesAndAudit):
         granularity: Granularity | str,
         namespace: str,
         *,
-        k: int = 10,
+        k: int = DEFAULT_SEARCH_K,
         window: TimeWindow | None = None,
         where: Where | None = None,
-        mode: SearchMode = "hybrid",
+        mode: SearchMode = DEFAULT_SEARCH_MODE,
     ) -> list[ScoredRecord]:
         """Rank records for ``query``: ``dense``, ``bm25`` or ``hybrid`` (RRF of both).
 

@@ -21,11 +21,18 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Unpack, runtime_checkable
 
 from ..errors import InvalidInputError
 from .audit import AuditEntry
-from .base import MemoryStore, ScoredRecord, SearchMode, Where
+from .base import (
+    DEFAULT_SEARCH_K,
+    DEFAULT_SEARCH_MODE,
+    MemoryStore,
+    ScoredRecord,
+    SearchOptions,
+    Where,
+)
 from .filters import TimeWindow
 from .records import (
     EpisodeRecord,
@@ -149,18 +156,18 @@ class RerankingStore:
         query: str,
         granularity: Granularity | str,
         namespace: str,
-        *,
-        k: int = 10,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        mode: SearchMode = "hybrid",
+        **options: Unpack[SearchOptions],
     ) -> list[ScoredRecord]:
-        """The inner store's search at depth ``max(k, top_n)``, head reranked, cut to ``k``."""
+        """The inner store's search at depth ``max(k, top_n)``, head reranked, cut to ``k``.
+
+        The options are the store's (:class:`~memstrata.stores.base.SearchOptions`):
+        ``k`` (default 10), ``window``, ``where`` and ``mode`` (default ``"hybrid"``).
+        """
+        k = options.get("k", DEFAULT_SEARCH_K)
+        mode = options.get("mode", DEFAULT_SEARCH_MODE)
         check_query(query, k, mode)  # the reranker reads the query too
-        depth = max(k, self.config.top_n)
-        hits = self.inner.search(
-            query, granularity, namespace, k=depth, window=window, where=where, mode=mode
-        )
+        deeper: SearchOptions = {**options, "k": max(k, self.config.top_n), "mode": mode}
+        hits = self.inner.search(query, granularity, namespace, **deeper)
         try:
             ranked = rerank_hits(query, hits, self.reranker, self.config)
         except Exception as e:  # a broken reranker must not fail retrieval
