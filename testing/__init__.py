@@ -5,8 +5,10 @@
   (answers whatever schema a node asks for) and :class:`ToolCallingChatModel`.
 * :mod:`~memstrata.testing.schemas`: read the schema a prompt asks for, build a minimal
   valid reply.
-* :mod:`~memstrata.testing.stores`: :class:`FakeEmbeddings` (deterministic bag of words)
-  and :class:`StorePool` (one in-memory store shared by many property-based examples).
+* :mod:`~memstrata.testing.stores`: :class:`FakeEmbeddings` (deterministic bag of words),
+  :class:`StorePool` (one in-memory store shared by many property-based examples) and
+  :func:`store_snapshot` (all a store holds in some namespaces, to check that a call
+  changed nothing).
 * :mod:`~memstrata.testing.faults`: fault injection for reliability tests.
 
 They need no model and no network, so unit tests stay fast and exact.
@@ -28,7 +30,7 @@ from .schemas import (
     requested_line_format,
     requested_schema,
 )
-from .stores import FakeEmbeddings, StorePool
+from .stores import FakeEmbeddings, StorePool, store_snapshot
 
 __all__ = [
     "MINIMAL_LINE_REPLIES",
@@ -44,5 +46,6 @@ __all__ = [
     "minimal_instance",
     "requested_line_format",
     "requested_schema",
+    "store_snapshot",
     "tool_call",
 ]

@@ -1,4 +1,4 @@
-"""Stand-ins for the embedder and the store: deterministic fake embeddings, a store pool.
+"""Stand-ins for the embedder and the store: fake embeddings, a store pool, a snapshot.
 
 They need no model and no network, so unit tests stay fast and exact.
 """
@@ -8,11 +8,15 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from ..stores.records import Granularity
+
 if TYPE_CHECKING:
+    from ..stores.base import MemoryStore
     from ..stores.chroma import ChromaMemoryStore
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -91,4 +95,22 @@ class FakeEmbeddings(Embeddings):
         return self._embed(text)
 
 
-__all__ = ["FakeEmbeddings", "StorePool"]
+def store_snapshot(store: MemoryStore, namespaces: Iterable[str]) -> dict[str, Any]:
+    """Everything ``store`` holds in ``namespaces``, to check that a call changed nothing.
+
+    Keys are ``"<namespace>/<granularity>"`` (the records as sorted JSON),
+    ``"<namespace>/profile"`` (JSON or None) and ``"<namespace>/audit"`` (sorted JSON).
+    Two snapshots are equal when no record, profile or audit entry was added, changed or
+    removed.
+    """
+    out: dict[str, Any] = {}
+    for ns in namespaces:
+        for gran in Granularity:
+            out[f"{ns}/{gran.value}"] = sorted(r.model_dump_json() for r in store.get(gran, ns))
+        profile = store.get_profile(ns)
+        out[f"{ns}/profile"] = profile.model_dump_json() if profile else None
+        out[f"{ns}/audit"] = sorted(e.model_dump_json() for e in store.list_audit(ns))
+    return out
+
+
+__all__ = ["FakeEmbeddings", "StorePool", "store_snapshot"]

@@ -1,4 +1,4 @@
-"""Shared fixtures: environment isolation, fake embeddings, stores on every backend."""
+"""Shared fixtures: environment isolation, fake embeddings, stores on every backend, graph edges."""
 
 from __future__ import annotations
 
@@ -10,14 +10,18 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from memstrata.stores import ChromaMemoryStore, RawTurn
 from memstrata.testing import FakeEmbeddings
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -64,6 +68,21 @@ def _make_turn(
 def make_turn():  # type: ignore[no-untyped-def]
     """Factory for raw turns at ``T0 + minutes``."""
     return _make_turn
+
+
+def _graph_edges(builder: StateGraph[Any, Any, Any, Any]) -> list[str]:
+    """The compiled graph's edges as Mermaid draws them, sorted.
+
+    ``"a --> b;"`` is a fixed edge, ``"a -.-> b;"`` a conditional one.
+    """
+    mermaid = builder.compile().get_graph().draw_mermaid()
+    return sorted(line.strip() for line in mermaid.splitlines() if "-->" in line or "-.->" in line)
+
+
+@pytest.fixture
+def graph_edges() -> Callable[[StateGraph[Any, Any, Any, Any]], list[str]]:
+    """The sorted edges of a graph builder, compiled (a topology snapshot)."""
+    return _graph_edges
 
 
 def _free_port() -> int:

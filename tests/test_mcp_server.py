@@ -30,8 +30,14 @@ from memstrata.config import MemoryConfig
 from memstrata.errors import MissingDependencyError, NamespaceError
 from memstrata.integrations import mcp_server
 from memstrata.integrations.mcp_server import NamespacePolicy, build_server
-from memstrata.stores import ChromaMemoryStore, Granularity
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
+from memstrata.stores import ChromaMemoryStore
+from memstrata.testing import (
+    FakeEmbeddings,
+    SchemaChatModel,
+    ToolCallingChatModel,
+    store_snapshot,
+    tool_call,
+)
 
 ALICE = "user:alice"
 BOB = "user:bob"
@@ -60,14 +66,7 @@ def memory(store: ChromaMemoryStore, model: SchemaChatModel) -> Memory:
 
 def snapshot(store: ChromaMemoryStore) -> dict[str, Any]:
     """Every namespace's records, profile and audit log."""
-    out: dict[str, Any] = {}
-    for ns in NAMESPACES:
-        for gran in Granularity:
-            out[f"{ns}/{gran.value}"] = sorted(r.model_dump_json() for r in store.get(gran, ns))
-        profile = store.get_profile(ns)
-        out[f"{ns}/profile"] = profile.model_dump_json() if profile else None
-        out[f"{ns}/audit"] = sorted(e.model_dump_json() for e in store.list_audit(ns))
-    return out
+    return store_snapshot(store, NAMESPACES)
 
 
 Scenario = Callable[[ClientSession], Awaitable[Any]]

@@ -35,7 +35,7 @@ from memstrata.errors import (
     RecordNotFoundError,
 )
 from memstrata.stores import ChromaMemoryStore, Granularity
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from memstrata.testing import FakeEmbeddings, SchemaChatModel, store_snapshot
 
 NS = "user:alice"
 OTHER = "user:bob"
@@ -54,21 +54,29 @@ def memory() -> Memory:
 
 def snapshot(memory: Memory) -> dict[str, Any]:
     """Everything stored, per namespace: records, profile and audit log."""
-    out: dict[str, Any] = {}
-    for ns in (NS, OTHER, NEW):
-        for gran in Granularity:
-            out[f"{ns}/{gran.value}"] = sorted(
-                r.model_dump_json() for r in memory.store.get(gran, ns)
-            )
-        profile = memory.store.get_profile(ns)
-        out[f"{ns}/profile"] = profile.model_dump_json() if profile else None
-        out[f"{ns}/audit"] = sorted(e.model_dump_json() for e in memory.store.list_audit(ns))
-    return out
+    return store_snapshot(memory.store, (NS, OTHER, NEW))
 
 
 Call = Callable[[Memory], Any]
+Case = tuple[str, Call, type[Exception], str]
 
-ERRORS: list[tuple[str, Call, type[Exception], str]] = [
+
+def wrong_type(name: str, method: str, *args: object, must_be: str, **keyword: object) -> Case:
+    """A case: ``method(*args, namespace=NS, **keyword)`` with one keyword of a wrong type.
+
+    The error names the keyword, the types it accepts (``must_be``) and the type it got.
+    """
+    ((key, value),) = keyword.items()
+    message = f"{key} must be {must_be}, got {type(value).__name__}"
+    return (
+        name,
+        lambda m: getattr(m, method)(*args, namespace=NS, **keyword),
+        InvalidTypeError,
+        message,
+    )
+
+
+ERRORS: list[Case] = [
     # ------------------------------------------------------------------ add
     (
         "add bytes",
@@ -103,24 +111,11 @@ ERRORS: list[tuple[str, Call, type[Exception], str]] = [
         NamespaceError,
         "namespace must be a str .*got int",
     ),
-    (
-        "add str time",
-        lambda m: m.add("hi", namespace=NS, at="2024-05-08"),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "at must be a timezone-aware datetime or None, got str",
+    wrong_type(
+        "add str time", "add", "hi", at="2024-05-08", must_be="a timezone-aware datetime or None"
     ),
-    (
-        "add int speaker",
-        lambda m: m.add("hi", namespace=NS, speaker=3),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "speaker must be a str, got int",
-    ),
-    (
-        "add str session_closed",
-        lambda m: m.add("hi", namespace=NS, session_closed="yes"),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "session_closed must be a bool, got str",
-    ),
+    wrong_type("add int speaker", "add", "hi", speaker=3, must_be="a str"),
+    wrong_type("add str session_closed", "add", "hi", session_closed="yes", must_be="a bool"),
     # --------------------------------------------------------------- search
     (
         "search int query",
@@ -135,23 +130,16 @@ ERRORS: list[tuple[str, Call, type[Exception], str]] = [
         "query must be a str, got bytes; decode it first",
     ),
     ("search empty query", lambda m: m.search("", namespace=NS), InvalidInputError, "empty"),
-    (
-        "search str k",
-        lambda m: m.search("dog", namespace=NS, k="5"),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "k must be an int, got str",
+    wrong_type("search str k", "search", "dog", k="5", must_be="an int"),
+    wrong_type(
+        "search dict window", "search", "dog", window={"after": T0}, must_be="a TimeWindow .*"
     ),
-    (
-        "search dict window",
-        lambda m: m.search("dog", namespace=NS, window={"after": T0}),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "window must be a TimeWindow .*got dict",
-    ),
-    (
+    wrong_type(
         "search int granularities",
-        lambda m: m.search("dog", namespace=NS, granularities=3),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "granularities must be a list of 'raw', 'fact', 'episode', 'scene' or None, got int",
+        "search",
+        "dog",
+        granularities=3,
+        must_be="a list of 'raw', 'fact', 'episode', 'scene' or None",
     ),
     (
         "search empty namespace",
@@ -225,18 +213,8 @@ ERRORS: list[tuple[str, Call, type[Exception], str]] = [
     ),
     ("profile empty namespace", lambda m: m.profile(namespace=""), NamespaceError, "empty"),
     # -------------------------------------------------------------- inspect
-    (
-        "inspect str limit",
-        lambda m: m.inspect(namespace=NS, limit="3"),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "limit must be an int, got str",
-    ),
-    (
-        "inspect int granularity",
-        lambda m: m.inspect(namespace=NS, granularity=2),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "granularity must be a str, got int",
-    ),
+    wrong_type("inspect str limit", "inspect", limit="3", must_be="an int"),
+    wrong_type("inspect int granularity", "inspect", granularity=2, must_be="a str"),
     (
         "inspect empty granularity",
         lambda m: m.inspect(namespace=NS, granularity=" "),
@@ -298,24 +276,14 @@ ERRORS: list[tuple[str, Call, type[Exception], str]] = [
         RecordNotFoundError,
         "in namespace 'user:nobody'",
     ),
-    (
-        "forget int subject",
-        lambda m: m.forget(namespace=NS, subject=5),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "subject must be a str, got int",
-    ),
+    wrong_type("forget int subject", "forget", subject=5, must_be="a str"),
     (
         "forget empty subject",
         lambda m: m.forget(namespace=NS, subject=""),
         InvalidInputError,
         "subject is an empty string",
     ),
-    (
-        "forget str all",
-        lambda m: m.forget(namespace=NS, all="yes"),  # type: ignore[arg-type]
-        InvalidTypeError,
-        "all must be a bool, got str",
-    ),
+    wrong_type("forget str all", "forget", all="yes", must_be="a bool"),
     (
         "forget empty namespace",
         lambda m: m.forget(namespace="", all=True),
@@ -325,21 +293,29 @@ ERRORS: list[tuple[str, Call, type[Exception], str]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("call", "error", "message"),
-    [case[1:] for case in ERRORS],
-    ids=[case[0] for case in ERRORS],
-)
-def test_bad_input_gets_a_clear_error_and_changes_nothing(
-    memory: Memory, call: Call, error: type[Exception], message: str
+def params(cases: list[Case]) -> list[Any]:
+    """The cases as ``(call, error, message)`` parameters, each with its name as id."""
+    return [pytest.param(*case[1:], id=case[0]) for case in cases]
+
+
+def raises_and_changes_nothing(
+    memory: Memory, run: Callable[[], Any], error: type[Exception], message: str
 ) -> None:
+    """``run()`` raises ``error`` matching ``message``, and the store stays as it was."""
     before = snapshot(memory)
     with pytest.raises(error, match=message):
-        call(memory)
+        run()
     assert snapshot(memory) == before
 
 
-ASYNC: list[tuple[str, Call, type[Exception], str]] = [
+@pytest.mark.parametrize(("call", "error", "message"), params(ERRORS))
+def test_bad_input_gets_a_clear_error_and_changes_nothing(
+    memory: Memory, call: Call, error: type[Exception], message: str
+) -> None:
+    raises_and_changes_nothing(memory, lambda: call(memory), error, message)
+
+
+ASYNC: list[Case] = [
     ("aadd bytes", lambda m: m.aadd(b"x", namespace=NS), InvalidTypeError, "got bytes"),
     ("aadd empty", lambda m: m.aadd("", namespace=NS), InvalidInputError, "has no text"),
     (
@@ -375,18 +351,11 @@ ASYNC: list[tuple[str, Call, type[Exception], str]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("call", "error", "message"),
-    [case[1:] for case in ASYNC],
-    ids=[case[0] for case in ASYNC],
-)
+@pytest.mark.parametrize(("call", "error", "message"), params(ASYNC))
 def test_async_twins_reject_the_same_input(
     memory: Memory, call: Call, error: type[Exception], message: str
 ) -> None:
-    before = snapshot(memory)
-    with pytest.raises(error, match=message):
-        asyncio.run(call(memory))
-    assert snapshot(memory) == before
+    raises_and_changes_nothing(memory, lambda: asyncio.run(call(memory)), error, message)
 
 
 def test_reads_of_an_unknown_namespace_are_empty_and_change_nothing(memory: Memory) -> None:

@@ -30,7 +30,7 @@ from memstrata.stores import (
     Granularity,
     RawTurn,
 )
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from memstrata.testing import FakeEmbeddings, SchemaChatModel, store_snapshot
 
 NS = "user:alice"
 OTHER = "user:bob"
@@ -96,14 +96,7 @@ def memory(store: ChromaMemoryStore, no_server: NoServer) -> Memory:
 
 def snapshot(store: ChromaMemoryStore) -> dict[str, Any]:
     """Everything stored in every namespace the tests use: records, profile, audit log."""
-    out: dict[str, Any] = {}
-    for ns in NAMESPACES:
-        for gran in Granularity:
-            out[f"{ns}/{gran.value}"] = sorted(r.model_dump_json() for r in store.get(gran, ns))
-        profile = store.get_profile(ns)
-        out[f"{ns}/profile"] = profile.model_dump_json() if profile else None
-        out[f"{ns}/audit"] = sorted(e.model_dump_json() for e in store.list_audit(ns))
-    return out
+    return store_snapshot(store, NAMESPACES)
 
 
 def raw_id(store: ChromaMemoryStore, namespace: str, text: str) -> str:
