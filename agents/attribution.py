@@ -104,24 +104,4 @@ def ungrounded_person(
     return person
 
 
-def named_other_person(
-    analysis: QueryAnalysis, whose: str, shown: Sequence[Candidate]
-) -> str | None:
-    """The person the question names when the model says the answer is someone else's.
-
-    ``whose`` is the model's own attribution of its draft (``DraftFirstNamed``). It counts
-    only when it names one of the speakers of the memories shown, and not the person
-    the question names. None when the check does not apply: the question names no
-    speaker or several, or ``whose`` is empty or names nobody known.
-    """
-    if len(analysis.persons) != 1 or not whose.strip():
-        return None
-    person = analysis.persons[0]
-    speakers = {c.speaker for c in shown if c.granularity == "raw" and c.speaker}
-    named = match_speakers(whose, [person, *sorted(speakers)])
-    if not named or person in named:
-        return None
-    return person
-
-
-__all__ = ["mentions", "named_other_person", "ungrounded_person", "unsupported_person"]
+__all__ = ["mentions", "ungrounded_person", "unsupported_person"]

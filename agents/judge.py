@@ -20,12 +20,12 @@ from ..core.state import Candidate, Conflict, IngestState, RecallState, RecallVe
 from ..prompts.construction import CONFLICT
 from ..prompts.recall import ANSWER_HINTS, JUDGE_ANSWER
 from ..stores.records import FactRecord
-from .attribution import named_other_person, ungrounded_person, unsupported_person
+from .attribution import ungrounded_person, unsupported_person
 from .deps import NodeDeps, StepLog
 from .formatting import as_data, format_facts
 from .query_analysis import QueryAnalysis
 from .recall_context import render_context
-from .recall_schemas import DraftFirst, DraftFirstNamed, JudgedAnswer, is_refusal_text
+from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
 from .schemas import ConflictReport
 from .token_caps import capped_log
 
@@ -89,13 +89,6 @@ JUDGE_SCHEMAS: dict[str, type[JudgedAnswer] | type[DraftFirst]] = {
 """The combined call's schema per ``MemoryContext.judge_order`` (same fields, other order)."""
 
 
-def judge_schema(ctx: MemoryContext) -> type[JudgedAnswer] | type[DraftFirst]:
-    """The combined call's schema (``DraftFirstNamed`` when the model names whose it is)."""
-    if ctx.judge_names_person:
-        return DraftFirstNamed
-    return JUDGE_SCHEMAS[ctx.judge_order]
-
-
 def verdict_of(
     judged: JudgedAnswer | DraftFirst, labels: dict[str, str], round_: int
 ) -> RecallVerdict:
@@ -113,7 +106,6 @@ def verdict_of(
         refusal=refusal,
         cited_ids=[labels[x] for x in judged.cited if x in labels],
         conflicting_ids=list(dict.fromkeys(labels[x] for x in judged.conflicting if x in labels)),
-        whose=getattr(judged, "whose", ""),
         round=round_,
     )
 
@@ -124,15 +116,12 @@ def _attributed(
     """The verdict, no longer sufficient when the draft rests on someone else's words.
 
     Either its citations are all other people's turns, or the memories that best match
-    its answer are, or the model itself named someone else as whose it is (see
-    :mod:`.attribution`).
+    its answer are (see :mod:`.attribution`).
     """
     by_id = {c.id: c for c in candidates}
-    person = (
-        unsupported_person(analysis, [by_id[i] for i in verdict.cited_ids if i in by_id])
-        or ungrounded_person(analysis, verdict.answer, candidates)
-        or named_other_person(analysis, verdict.whose, candidates)
-    )
+    person = unsupported_person(
+        analysis, [by_id[i] for i in verdict.cited_ids if i in by_id]
+    ) or ungrounded_person(analysis, verdict.answer, candidates)
     if person is None:
         return verdict
     return verdict.model_copy(
@@ -167,7 +156,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                 question=as_data(state.get("question", "")),
                 hint=ANSWER_HINTS[analysis.question_type],
             )
-            judged = log.ask(judge_schema(ctx), messages, "judge_answer")
+            judged = log.ask(JUDGE_SCHEMAS[ctx.judge_order], messages, "judge_answer")
             if judged is None:  # malformed or failed: the answer node asks plainly
                 verdict.status = "failed"
             else:

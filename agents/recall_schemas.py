@@ -122,16 +122,6 @@ class DraftFirst(BaseModel):
     )
 
 
-class DraftFirstNamed(DraftFirst):
-    """The draft-first verdict, plus whose words or experience the answer comes from."""
-
-    whose: Note = Field(
-        default="",
-        description="the name of the person whose words or experience the answer comes "
-        "from, as the memories write it; empty when no answer",
-    )
-
-
 def _queries(value: object) -> object:
     if isinstance(value, str):
         value = [value]

@@ -136,11 +136,6 @@ class MemoryContext:
     names is not sufficient (retry, then refuse): its cited turns are all theirs, or the
     memories best matching its answer are (see ``agents.attribution``)."""
 
-    judge_names_person: bool = False
-    """Recall: the combined call also names whose words or experience its answer comes
-    from; when the question names one speaker and the model names another, the draft is
-    not sufficient (retry, then refuse). Off by default: not yet calibrated on data."""
-
     max_llm_attempts: int = 3
     """Attempts per structured LLM call (the validation error is shown on retry)."""
     extra: dict[str, str] = field(default_factory=dict)
@@ -205,11 +200,6 @@ class MemoryContext:
         if self.judge_order not in ("verdict_first", "answer_first"):
             raise InvalidInputError(
                 f"unknown judge_order {self.judge_order!r}; use 'verdict_first' or 'answer_first'"
-            )
-        if self.judge_names_person and self.judge_order != "answer_first":
-            raise InvalidInputError(
-                "judge_names_person needs judge_order='answer_first' (the draft is named "
-                "after it is written)"
             )
         if not 0.0 <= self.source_weight <= 10.0:
             raise InvalidInputError(

@@ -174,9 +174,6 @@ class RecallVerdict(BaseModel):
     unsupported_person: str = ""
     """The person the question names when the draft cites only other people's turns
     (none mentioning them): the draft is then not taken as sufficient."""
-    whose: str = ""
-    """Whose words or experience the draft comes from, as the model named them (only
-    with ``MemoryContext.judge_names_person``)."""
     round: int = 0
 
     @property

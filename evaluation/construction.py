@@ -56,7 +56,6 @@ RECALL_FIELDS = frozenset(
         "insufficient_answer",
         "judge_order",
         "rewrite_with_llm",
-        "judge_names_person",
         "extra",
     }
 )

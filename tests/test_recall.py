@@ -563,39 +563,3 @@ def test_source_turns_of_derived_memory_join_the_ranking_only_when_weighted() ->
 def test_source_weight_must_be_a_fusion_weight() -> None:
     with pytest.raises(InvalidInputError, match="source_weight"):
         MemoryContext(namespace=NS, source_weight=-1.0)
-
-
-def _named(answer: str, whose: str, needle: str) -> Any:
-    return lambda m: json.dumps(
-        {"answer": answer, "cited": [label_of(m, needle)], "sufficient": True, "whose": whose}
-    )
-
-
-def test_the_model_naming_someone_else_as_whose_answer_it_is_retries_then_refuses(model) -> None:  # type: ignore[no-untyped-def]
-    """Melanie echoes Caroline's words, so citations and answer words both look like
-    hers; only the model's own attribution says the realization was Caroline's."""
-    s = _race_store()
-    s.add(NS, [raw("Self-care matters, Caroline! Proud of your charity race", 2, "Melanie")])
-    question = "What did Melanie realize after the charity race?"
-    caroline = _named("self-care matters", "Caroline", "Proud of")
-    model.script("DraftFirstNamed", caroline, caroline)
-    out = ask(s, model, question, judge_names_person=True)
-    assert out["refused"] and out["rounds"] == 2
-    assert [v["whose"] for v in out["verdicts"]] == ["Caroline", "Caroline"]
-    assert [v["unsupported_person"] for v in out["verdicts"]] == ["Melanie", "Melanie"]
-    # the model naming the person asked about, or someone unknown, does not block it
-    for whose in ("Mel", "her friend"):
-        model.script("DraftFirstNamed", _named("self-care matters", whose, "Proud of"))
-        kept = ask(s, model, question, judge_names_person=True)
-        assert kept["answer"] == "self-care matters" and kept["rounds"] == 1
-    # off by default: the combined call is the plain draft-first one, with no name asked
-    model.script("DraftFirst", lambda m: judged("self-care matters", label_of(m, "Proud of")))
-    before = len(model.calls)
-    plain = ask(s, model, question)
-    assert plain["answer"] == "self-care matters"
-    assert [title for title, _ in model.calls[before:]] == ["DraftFirst"]
-
-
-def test_naming_the_person_needs_the_answer_first_order() -> None:
-    with pytest.raises(InvalidInputError, match="judge_names_person"):
-        MemoryContext(namespace=NS, judge_names_person=True, judge_order="verdict_first")
