@@ -17,6 +17,7 @@ They need no model and no network, so unit tests stay fast and exact.
 from .doubles import (
     AgentReply,
     FakeChatModel,
+    FakeLocalServer,
     Reply,
     Responder,
     SchemaChatModel,
@@ -37,6 +38,7 @@ __all__ = [
     "AgentReply",
     "FakeChatModel",
     "FakeEmbeddings",
+    "FakeLocalServer",
     "Reply",
     "Responder",
     "SchemaChatModel",

@@ -209,3 +209,30 @@ __all__ = [
     "text_message",
     "tool_call",
 ]
+
+
+class FakeLocalServer:
+    """Stands in for the local llama.cpp server a ``local_server_factory`` builds.
+
+    Counts starts and stops, keeps the configuration it was built for and the options of
+    the last ``chat_model`` call, and hands out ``model`` (a :class:`SchemaChatModel` by
+    default), so no model is ever loaded.
+    """
+
+    def __init__(self, model: BaseChatModel | None = None, config: Any = None) -> None:
+        self.model = model if model is not None else SchemaChatModel()
+        self.config = config
+        self.starts = 0
+        self.stops = 0
+        self.options: dict[str, Any] = {}
+
+    def start(self) -> Self:
+        self.starts += 1
+        return self
+
+    def stop(self) -> None:
+        self.stops += 1
+
+    def chat_model(self, **kwargs: Any) -> BaseChatModel:
+        self.options = kwargs
+        return self.model

@@ -29,7 +29,13 @@ from memstrata.evaluation.harness import EvalModels, EvalSettings, run_evaluatio
 from memstrata.evaluation.records import Journal, QuestionResult, Redo, RunHeader, answers_of
 from memstrata.evaluation.subset import load_subset
 from memstrata.prompts.eval import NOT_MENTIONED
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, minimal_instance, requested_schema
+from memstrata.testing import (
+    FakeEmbeddings,
+    FakeLocalServer,
+    SchemaChatModel,
+    minimal_instance,
+    requested_schema,
+)
 
 FILLER = [
     "How was your week, anything fun going on at work lately?",
@@ -843,25 +849,6 @@ def test_the_chat_model_starts_before_its_first_call_and_not_when_nothing_is_lef
     flat = settings(data, tmp_path / "flat", systems=["flat"], questions=2)
     run_evaluation(flat, lazy_models(model, start), progress=False, plots=False)
     assert start.model_calls_before == [0] and model.count("EvalAnswer") > 0
-
-
-class FakeLocalServer:
-    """Stands in for LocalLLMServer: counts starts and stops, hands out a scripted model."""
-
-    def __init__(self, model: SchemaChatModel) -> None:
-        self.model = model
-        self.starts = 0
-        self.stops = 0
-
-    def start(self) -> FakeLocalServer:
-        self.starts += 1
-        return self
-
-    def stop(self) -> None:
-        self.stops += 1
-
-    def chat_model(self, **kwargs: Any) -> SchemaChatModel:
-        return self.model
 
 
 def test_the_eval_command_builds_a_local_model_without_loading_it() -> None:

@@ -22,7 +22,7 @@ from memstrata.errors import (
 )
 from memstrata.memory.inputs import to_turns
 from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from memstrata.testing import FakeEmbeddings, FakeLocalServer, SchemaChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -43,35 +43,14 @@ def memory(store: ChromaMemoryStore, model: SchemaChatModel) -> Memory:
     return Memory(store=store, chat_model=model)
 
 
-class FakeServer:
-    """Stands in for LocalLLMServer: counts starts and stops, hands out a scripted model."""
-
-    def __init__(self, model: SchemaChatModel) -> None:
-        self.model = model
-        self.starts = 0
-        self.stops = 0
-        self.options: dict[str, Any] = {}
-
-    def start(self) -> FakeServer:
-        self.starts += 1
-        return self
-
-    def stop(self) -> None:
-        self.stops += 1
-
-    def chat_model(self, **kwargs: Any) -> SchemaChatModel:
-        self.options = kwargs
-        return self.model
-
-
 @pytest.fixture
-def servers(model: SchemaChatModel) -> list[FakeServer]:
+def servers(model: SchemaChatModel) -> list[FakeLocalServer]:
     return []
 
 
-def local_memory(store: ChromaMemoryStore, servers: list[FakeServer], model: SchemaChatModel):  # type: ignore[no-untyped-def]
-    def factory(config: MemoryConfig) -> FakeServer:
-        server = FakeServer(model)
+def local_memory(store: ChromaMemoryStore, servers: list[FakeLocalServer], model: SchemaChatModel):  # type: ignore[no-untyped-def]
+    def factory(config: MemoryConfig) -> FakeLocalServer:
+        server = FakeLocalServer(model)
         servers.append(server)
         return server
 
@@ -391,7 +370,7 @@ def test_inspect_and_profile(memory: Memory) -> None:
 
 # ------------------------------------------------------------------ lifecycle
 def test_the_local_model_starts_lazily_is_reused_and_stops_on_close(store, model) -> None:  # type: ignore[no-untyped-def]
-    servers: list[FakeServer] = []
+    servers: list[FakeLocalServer] = []
     memory = local_memory(store, servers, model)
     assert memory.chat_model_source == "local"
     assert servers == []  # constructing starts nothing
@@ -414,7 +393,7 @@ def test_the_local_model_starts_lazily_is_reused_and_stops_on_close(store, model
 
 
 def test_context_manager_stops_the_server(store, model) -> None:  # type: ignore[no-untyped-def]
-    servers: list[FakeServer] = []
+    servers: list[FakeLocalServer] = []
     with local_memory(store, servers, model) as memory:
         memory.add("hello there", namespace=NS, at=T0)
         assert servers[0].stops == 0
@@ -422,7 +401,7 @@ def test_context_manager_stops_the_server(store, model) -> None:  # type: ignore
 
 
 def test_close_without_a_started_server_starts_nothing(store, model) -> None:  # type: ignore[no-untyped-def]
-    servers: list[FakeServer] = []
+    servers: list[FakeLocalServer] = []
     local_memory(store, servers, model).close()
     assert servers == []
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
@@ -21,37 +20,17 @@ from memstrata.integrations.studio import (
     make_graph,
     studio_config,
 )
-from memstrata.testing import SchemaChatModel
-
-
-class FakeServer:
-    """Stands in for the llama.cpp server: records starts and stops, hands out a model."""
-
-    def __init__(self, config: MemoryConfig) -> None:
-        self.config = config
-        self.model = SchemaChatModel()
-        self.starts = 0
-        self.stops = 0
-
-    def start(self) -> FakeServer:
-        self.starts += 1
-        return self
-
-    def stop(self) -> None:
-        self.stops += 1
-
-    def chat_model(self, **kwargs: Any) -> SchemaChatModel:
-        return self.model
+from memstrata.testing import FakeLocalServer
 
 
 class ServerFactory:
     """A fake ``local_server_factory`` that keeps every server it built."""
 
     def __init__(self) -> None:
-        self.servers: list[FakeServer] = []
+        self.servers: list[FakeLocalServer] = []
 
-    def __call__(self, config: MemoryConfig) -> FakeServer:
-        self.servers.append(FakeServer(config))
+    def __call__(self, config: MemoryConfig) -> FakeLocalServer:
+        self.servers.append(FakeLocalServer(config=config))
         return self.servers[-1]
 
 
@@ -123,7 +102,7 @@ def test_an_api_key_alone_selects_the_api_model(tmp_path: Path, servers: ServerF
 
 
 def test_a_missing_offline_model_says_how_to_install_it(tmp_path: Path) -> None:
-    def not_installed(config: MemoryConfig) -> FakeServer:
+    def not_installed(config: MemoryConfig) -> FakeLocalServer:
         raise LocalModelError("22 of the 22 Qwen model parts are missing")
 
     models = StudioModels(local_server_factory=not_installed)
