@@ -61,22 +61,27 @@ def add_memory_options(parser: argparse.ArgumentParser, *, namespace_help: str =
     group.add_argument("--trigger-policy", choices=TRIGGER_POLICIES, help="when consolidation runs")
 
 
+def given_options(args: argparse.Namespace, names: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """``{config field: value}`` for each ``(option, config field)`` the user gave."""
+    given = ((name, getattr(args, option, None)) for option, name in names)
+    return {name: value for name, value in given if value is not None}
+
+
 def config_from_args(args: argparse.Namespace) -> MemoryConfig:
     """The environment's configuration with the explicit options on top."""
     from ..config import MemoryConfig
 
-    overrides: dict[str, Any] = {}
-    for option, name in (
-        ("data_dir", "data_dir"),
-        ("base_url", "openai_base_url"),
-        ("api_key", "openai_api_key"),
-        ("model", "model"),
-        ("local_model", "local_model"),
-        ("local_threads", "local_threads"),
-    ):
-        value = getattr(args, option, None)
-        if value is not None:
-            overrides[name] = value
+    overrides = given_options(
+        args,
+        (
+            ("data_dir", "data_dir"),
+            ("base_url", "openai_base_url"),
+            ("api_key", "openai_api_key"),
+            ("model", "model"),
+            ("local_model", "local_model"),
+            ("local_threads", "local_threads"),
+        ),
+    )
     if getattr(args, "trigger_policy", None):
         overrides["context"] = {"trigger_policy": args.trigger_policy}
     return MemoryConfig.from_env(**overrides)

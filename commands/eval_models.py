@@ -14,6 +14,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
+from .common import given_options
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -30,29 +31,27 @@ DEFAULT_WINDOW = 32768
 def _config(args: argparse.Namespace, *, judge: bool = False) -> MemoryConfig:
     from ..config import MemoryConfig
 
-    overrides: dict[str, Any] = {}
-    options = (
-        ("base_url", "openai_base_url"),
-        ("api_key", "openai_api_key"),
-        ("model", "model"),
-        ("local_model", "local_model"),
-        ("local_ctx", "local_ctx"),
-        ("threads", "local_threads"),
-        ("structured_method", "structured_method"),
+    overrides = given_options(
+        args,
+        (
+            ("base_url", "openai_base_url"),
+            ("api_key", "openai_api_key"),
+            ("model", "model"),
+            ("local_model", "local_model"),
+            ("local_ctx", "local_ctx"),
+            ("threads", "local_threads"),
+            ("structured_method", "structured_method"),
+        ),
     )
-    for option, name in options:
-        value = getattr(args, option, None)
-        if value is not None:
-            overrides[name] = value
     if judge:
-        for option, name in (
-            ("judge_base_url", "openai_base_url"),
-            ("judge_api_key", "openai_api_key"),
-            ("judge_model", "model"),
-        ):
-            value = getattr(args, option, None)
-            if value is not None:
-                overrides[name] = value
+        overrides |= given_options(
+            args,
+            (
+                ("judge_base_url", "openai_base_url"),
+                ("judge_api_key", "openai_api_key"),
+                ("judge_model", "model"),
+            ),
+        )
     return MemoryConfig.from_env(**overrides)
 
 
