@@ -107,12 +107,34 @@ class ChangeLog:
     def end(self, gran: Granularity, namespace: str) -> int:
         """The newest slot of a namespace's log (0 when nothing was ever claimed)."""
         key = _key(gran, namespace)
-        start = self._head(key) or 0
-        if start and not self._exists(f"{key}|{start}"):
-            start = self._scan_all(key)  # the head fell behind a prune: find the end the slow way
-        end = self._scan_forward(key, start)
+        # One read answers for a young namespace (no head yet): the head and the first slots.
+        wanted = [f"{key}|head"] + [f"{key}|{i}" for i in range(1, PROBE + 1)]
+        rows = self._calls.read(self._collection.get, ids=wanted, include=["metadatas"])
+        metas = rows["metadatas"] or []
+        heads = [int(cast(Any, m["n"])) for m in metas if m.get("head")]
+        present = {int(cast(Any, m["n"])) for m in metas if not m.get("head")}
+        if heads:
+            start = heads[0]
+            if not self._exists(f"{key}|{start}"):
+                start = self._scan_all(key)  # the head fell behind a prune: the slow way
+            end = self._scan_forward(key, start)
+        else:
+            end = 0
+            while end + 1 in present:
+                end += 1
+            if end == PROBE:
+                end = self._scan_forward(key, end)
         self._known_end[(gran, namespace)] = max(end, self._known_end.get((gran, namespace), 0))
         return end
+
+    def position(self, gran: Granularity, namespace: str) -> int:
+        """The newest slot this store knows of (read once per namespace, then followed).
+
+        It may lag other processes' claims; :meth:`claim` copes with that, and a writer
+        uses it only to skip work that a namespace never written to cannot need.
+        """
+        known = self._known_end.get((gran, namespace))
+        return self.end(gran, namespace) if known is None else known
 
     def since(
         self, gran: Granularity, namespace: str, slot: int

@@ -160,6 +160,8 @@ class ChromaMemoryStore(ProfilesAndAudit):
 
     def _prepare(self, gran: Granularity, namespace: str, records: list[MemoryRecord]) -> Batch:
         def stored(ids: list[str]) -> dict[str, tuple[str, list[float]]]:
+            if self._log.position(gran, namespace) == 0:
+                return {}  # never written: no vector to reuse, so no read (a fresh tenant's ingest)
             return stored_vectors(
                 self._calls, self._collections[gran], gran, self.index_policy, namespace, ids
             )
@@ -174,13 +176,19 @@ class ChromaMemoryStore(ProfilesAndAudit):
         )
 
     def _write(self, batch: Batch) -> None:
-        """Write page by page; each page is announced in the change log once it landed."""
+        """Write the rows page by page, then announce the whole batch in one change-log slot.
+
+        A Chroma write costs a disk sync, so one claim per batch (not per page, let alone
+        per record) keeps small batches cheap. Readers only see the slot once every page
+        landed, so they see all of the batch or none of it.
+        """
         if self._max_batch is None:
             self._max_batch = max(1, min(PAGE, self._calls.read(self.client.get_max_batch_size)))
+        collection = self._collections[batch.granularity]
         for page in batch.pages(self._max_batch):
-            upsert_page(self._calls, self._collections[page.granularity], page)
-            slot = self._log.claim(page.granularity, page.namespace, [r.id for r in page.records])
-            self._mirrors.applied(page.granularity, page.namespace, slot, rows=page.mirror_rows())
+            upsert_page(self._calls, collection, page)
+        slot = self._log.claim(batch.granularity, batch.namespace, [r.id for r in batch.records])
+        self._mirrors.applied(batch.granularity, batch.namespace, slot, rows=batch.mirror_rows())
 
     def vectors(
         self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
@@ -265,12 +273,13 @@ class ChromaMemoryStore(ProfilesAndAudit):
             )
         with self._lock:
             doomed = [r.id for r in self.get(gran, namespace, ids, window=window, where=where)]
+            collection = self._collections[gran]
             for i in range(0, len(doomed), PAGE):
                 page = doomed[i : i + PAGE]
-                collection = self._collections[gran]
                 self._calls.write(collection.delete, ids=[row_id(namespace, x) for x in page])
-                slot = self._log.claim(gran, namespace, page)
-                self._mirrors.applied(gran, namespace, slot, deleted=page)
+            if doomed:
+                slot = self._log.claim(gran, namespace, doomed)
+                self._mirrors.applied(gran, namespace, slot, deleted=doomed)
         return len(doomed)
 
     def delete_namespace(self, namespace: str) -> int:

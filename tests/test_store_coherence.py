@@ -142,3 +142,37 @@ def test_threads_touching_a_cold_namespace_load_it_once(pair) -> None:  # type: 
         )
     assert results == [turn(NS, 17, "x").id] * 16
     assert b._mirrors.loads == 1
+
+
+def test_a_batch_of_several_pages_is_one_slot_and_seen_whole(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    a = ChromaMemoryStore.persistent(tmp_path, embeddings=FakeEmbeddings())
+    b = ChromaMemoryStore.persistent(tmp_path, embeddings=FakeEmbeddings())
+    a._max_batch = 7  # 40 records: six pages of rows, one change-log claim
+    assert ids(b, "walrus") == []  # b's mirror is loaded before the batch
+    batch = [turn(NS, i, f"walrus colony sighting {i}") for i in range(40)]
+    before = a._log.end(Granularity.RAW, NS)
+    a.add(NS, batch)
+    assert a._log.end(Granularity.RAW, NS) == before + 1
+    found = b._log.since(Granularity.RAW, NS, before)
+    assert found is not None and sorted(found[0][0].ids) == sorted(t.id for t in batch)
+    assert b.lexical_index("raw", NS).ids() == {t.id for t in batch}
+    for t in (batch[0], batch[20], batch[39]):
+        for mode in ("bm25", "dense"):
+            assert ids(b, t.text, mode)[0] == t.id
+
+
+def test_a_fresh_namespace_is_written_without_reading_its_rows(pair, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from memstrata.stores import chroma as chroma_module
+
+    a, b = pair
+    reads: list[str] = []
+    real = chroma_module.stored_vectors
+    monkeypatch.setattr(
+        chroma_module, "stored_vectors", lambda *args: reads.append(args[4]) or real(*args)
+    )
+    first = turn(NS, 1, "a heron by the pond")
+    a.add(NS, [first])
+    assert reads == []  # the log says nothing was ever written here: nothing to reuse
+    b.add(NS, [first, turn(NS, 2, "a second heron")])  # b's log position is read: rows exist
+    assert reads == [NS]
+    assert sorted(ids(a, "heron")) == sorted([first.id, turn(NS, 2, "x").id])
