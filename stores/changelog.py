@@ -55,6 +55,8 @@ class ChangeLog:
             name, metadata={"memstrata_changelog": 1}, embedding_function=None
         )
         self._calls = calls
+        self.collection_id = self._collection.id
+        """Changes when the log's collection is deleted and made again."""
         self.writer = uuid.uuid4().hex
         """Identifies this store's claims."""
         self._known_end: dict[tuple[Granularity, str], int] = {}

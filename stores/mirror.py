@@ -50,6 +50,8 @@ class MirrorRow:
     text: str
     metadata: Mapping[str, Any]
     vector: Any | None = None
+    terms: tuple[str, ...] | None = None
+    """The text's BM25 terms when already known (a journal keeps them): not re-analysed."""
 
 
 class NamespaceMirror(BM25Index):
@@ -81,7 +83,7 @@ class NamespaceMirror(BM25Index):
     def upsert_rows(self, rows: Iterable[MirrorRow]) -> None:
         """Add or replace records. Rows of another namespace are ignored."""
         todo = [r for r in rows if r.metadata.get("namespace") == self.namespace]
-        analysed = [self.analyzer(r.text) for r in todo]
+        analysed = [self.analyzer(r.text) if r.terms is None else r.terms for r in todo]
         with self._lock:
             slots = []
             for row, terms in zip(todo, analysed, strict=True):
@@ -239,6 +241,17 @@ class NamespaceMirror(BM25Index):
             slot = self._slot_of.get(record_id)
             meta = None if slot is None else self._meta[slot]
         return None if meta is None else from_metadata(self.granularity, dict(meta))
+
+    def rows(self) -> list[MirrorRow]:
+        """Every live record as a row with its terms (and unit vector), e.g. to persist."""
+        with self._lock:
+            out = []
+            for rid, slot in sorted(self._slot_of.items()):
+                terms, meta = self._terms[slot], self._meta[slot]
+                assert terms is not None and meta is not None
+                vector = None if self._vectors is None else self._vectors[slot]
+                out.append(MirrorRow(rid, "", meta, vector, tuple(terms.elements())))
+            return out
 
     def vector(self, record_id: str) -> list[float] | None:
         """The unit-length vector of a record, when this mirror keeps vectors."""

@@ -6,6 +6,10 @@ and held in a least-recently-used cache whose estimated size stays under
 reads the namespace's :class:`~memstrata.stores.changelog.ChangeLog` (one ``get`` by
 id) and re-reads the records that any process changed since, so every search sees
 every write that landed before it.
+
+On a persistent path a cold mirror is first replayed from its journal
+(:mod:`.journal`), so only the writes the journal does not prove are read from Chroma;
+a load that had to read much from Chroma leaves a compacted journal for the next one.
 """
 
 from __future__ import annotations
@@ -22,12 +26,18 @@ from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata
 from .indexing import IndexTextPolicy
+from .journal import Journals, Replay
 from .lexical import Analyzer
 from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
 from .records import Granularity
 from .rows import Row, namespace_ids, rows_by_id, small_namespace
 
 Key = tuple[Granularity, str]
+
+COMPACT_ENTRIES = 64
+"""A cold load that replayed more journal entries than this compacts the journal."""
+COMPACT_ROWS = 256
+"""A cold load that read more records than this from Chroma compacts the journal."""
 
 
 class MirrorCache:
@@ -44,8 +54,11 @@ class MirrorCache:
         analyzer: Analyzer,
         bm25: BM25Params,
         config: MirrorConfig,
+        journals: Journals | None = None,
     ) -> None:
         self._collections = collections
+        self.journals = journals
+        """Where cold mirrors are replayed from (persistent paths only), or None."""
         self._calls = calls
         self._log = changelog
         self._embeddings = embeddings
@@ -60,6 +73,8 @@ class MirrorCache:
         self._loading: dict[Key, threading.Lock] = {}
         self.loads = 0
         """How many mirrors were built from Chroma (first touches, resets, evictions)."""
+        self.replays = 0
+        """How many cold mirrors came from a journal (and the change log) instead."""
 
     # ------------------------------------------------------------------ access
     def get(self, gran: Granularity, namespace: str) -> NamespaceMirror:
@@ -78,7 +93,7 @@ class MirrorCache:
                     mirror = self._mirrors.get(key)
                 loaded = mirror is None
                 if mirror is None:
-                    mirror = self._install(key, self.load(gran, namespace))
+                    mirror = self._install(key, self._cold(gran, namespace))
             with self._lock:
                 self._loading.pop(key, None)
             if loaded:
@@ -156,12 +171,62 @@ class MirrorCache:
         self.loads += 1
         return mirror
 
-    def _sync(self, key: Key, mirror: NamespaceMirror) -> NamespaceMirror:
-        gran, namespace = key
+    def _cold(self, gran: Granularity, namespace: str) -> NamespaceMirror:
+        """A mirror for a namespace none holds.
+
+        Replayed from its journal when that proves enough, else built from Chroma; a
+        load that read much from Chroma compacts the journal for the next one.
+        """
+        journals = self.journals
+        replay = None if journals is None else journals.read(gran, namespace)
+        if journals is not None and replay is not None:
+            mirror = self._replayed(gran, namespace, replay)
+            read = None if mirror is None else self._catch_up(mirror)
+            if mirror is not None and read is not None:
+                self.replays += 1
+                if replay.entries > COMPACT_ENTRIES or read > COMPACT_ROWS:
+                    self._compact(mirror, replay.stamp)
+                return mirror
+        stamp = None if journals is None else journals.stamp(gran, namespace)
+        mirror = self.load(gran, namespace)
+        if journals is not None:
+            self._compact(mirror, stamp)
+        return mirror
+
+    def _replayed(
+        self, gran: Granularity, namespace: str, replay: Replay
+    ) -> NamespaceMirror | None:
+        keep = len(replay.rows) <= self.config.exact_limit
+        if keep and any(row.vector is None for row in replay.rows.values()):
+            return None  # written without vectors (a larger namespace): Chroma has them
+        mirror = NamespaceMirror(
+            gran, namespace, analyzer=self._analyzer, params=self._bm25, vectors=keep
+        )
+        mirror.upsert_rows(replay.rows[rid] for rid in sorted(replay.rows))
+        mirror.position = replay.position
+        return mirror
+
+    def _compact(self, mirror: NamespaceMirror, stamp: tuple[int, int] | None) -> None:
+        assert self.journals is not None
+        try:
+            rows = mirror.rows()
+            self.journals.compact(
+                mirror.granularity, mirror.namespace, rows, mirror.position, stamp
+            )
+        except OSError:
+            pass  # a journal is an accelerator: the next cold load reads Chroma instead
+
+    def _catch_up(self, mirror: NamespaceMirror) -> int | None:
+        """Apply every change after the mirror's position.
+
+        Returns how many records were re-read from Chroma, or None when the mirror must
+        be rebuilt instead (its position was pruned from the log, or the namespace reset).
+        """
+        gran, namespace = mirror.granularity, mirror.namespace
         with mirror._lock:
             found = self._log.since(gran, namespace, mirror.position)
             if found is None or any(change.reset for change in found[0]):
-                return self._install(key, self.load(gran, namespace))
+                return None
             changes, position = found
             ids = sorted({rid for change in changes for rid in change.ids})
             if ids:
@@ -173,7 +238,13 @@ class MirrorCache:
                 mirror.delete([rid for rid in ids if rid not in present])
                 mirror.upsert_rows(self._as_mirror_rows(mirror, rows))
             mirror.position = max(mirror.position, position)
-        if changes:
+        return len(ids) if changes else 0
+
+    def _sync(self, key: Key, mirror: NamespaceMirror) -> NamespaceMirror:
+        read = self._catch_up(mirror)
+        if read is None:
+            return self._install(key, self._cold(*key))
+        if read:
             self._resized(key, mirror)
         return mirror
 

@@ -20,6 +20,7 @@ from ..errors import InvalidInputError, InvalidTypeError
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata, row_id, to_metadata
 from .indexing import IndexTextPolicy
+from .lexical import Analyzer
 from .mirror import MirrorRow
 from .records import RECORD_TYPES, Granularity, MemoryRecord
 from .rows import rows_by_id
@@ -50,10 +51,10 @@ class Batch:
             for i in range(0, len(self.records), size)
         ]
 
-    def mirror_rows(self) -> list[MirrorRow]:
-        """The batch as rows for a namespace mirror."""
+    def mirror_rows(self, analyzer: Analyzer | None = None) -> list[MirrorRow]:
+        """The batch as rows for a namespace mirror, with their BM25 terms given ``analyzer``."""
         return [
-            MirrorRow(r.id, text, meta, vector)
+            MirrorRow(r.id, text, meta, vector, None if analyzer is None else tuple(analyzer(text)))
             for r, text, meta, vector in zip(
                 self.records, self.texts, self.metadatas, self.vectors, strict=True
             )

@@ -1,0 +1,271 @@
+"""Mirror journals beside a persistent Chroma directory, so a cold mirror skips Chroma.
+
+Loading a namespace mirror from Chroma reads every row (measured on a busy shared core:
+4.4 s at 10,000 rows, of which 1.9-3.6 s is Chroma's ``get`` of metadata and vectors,
+0.4 s record decoding and 0.5 s tokenising). A store on a persistent path therefore also
+keeps, per (granularity, namespace), an append-only journal file of what its mirror is
+made of: each write appends the rows it wrote (id, metadata, BM25 terms, vector) or the
+ids it deleted, labelled with the change-log slot it claimed. A cold mirror replays the
+journal, then catches up with the change log from Chroma as any mirror does.
+
+The journal is never trusted beyond what it proves:
+
+- its header names the namespace, the granularity, the ids of the Chroma collections
+  and the analyser and index policy the terms came from; any mismatch ignores it;
+- each entry carries a CRC-32; replay stops at the first bad or torn entry, and at the
+  first slot gap (a writer that died between its claim and its append), and the change
+  log serves everything after that point from Chroma;
+- writers of one namespace hold a file lock from their row upsert to their append, so
+  slot order is write order and replaying entries in slot order gives Chroma's state.
+
+A server (``chroma run``) store keeps no journal: its processes share no directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import struct
+import threading
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+
+from .changelog import ChangeLog
+from .indexing import IndexTextPolicy
+from .lexical import Analyzer
+from .mirror import MirrorRow
+from .records import Granularity
+
+FORMAT = 1
+_ENTRY = struct.Struct("<4sIQI")  # magic, header length, body length, CRC-32
+_MAGIC = b"MSJ1"
+_LOCK_RANGES = 4096
+"""Byte ranges of the lock file; namespaces share a range only by hash collision."""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A journal read back: the rows it proves, up to which slot, and what it cost."""
+
+    rows: dict[str, MirrorRow]
+    position: int
+    entries: int
+    stamp: tuple[int, int] | None
+    """(inode, size) of the file read, so a compaction can tell nobody appended since."""
+
+
+class Journals:
+    """The mirror journals of one store, in ``root`` (one file per granularity and namespace)."""
+
+    def __init__(self, root: Path, identity: dict[str, Any]) -> None:
+        self.root = root
+        self.identity = {"format": FORMAT, **identity}
+        """What a journal must have been written for (collections, analyser, policy)."""
+        self._thread_lock = threading.RLock()
+        root.mkdir(parents=True, exist_ok=True)
+        self._lock_file = root / "journals.lock"
+
+    def path(self, gran: Granularity, namespace: str) -> Path:
+        """The journal file of a namespace (hashed: any namespace string is a safe name)."""
+        digest = hashlib.sha256(f"{gran.value}|{namespace}".encode()).hexdigest()[:40]
+        return self.root / gran.value / f"{digest}.jnl"
+
+    @contextmanager
+    def writing(self, gran: Granularity, namespace: str) -> Iterator[None]:
+        """Hold the namespace's write lock (threads and processes) across upsert, claim, append."""
+        digest = hashlib.sha256(f"{gran.value}|{namespace}".encode()).digest()
+        offset = int.from_bytes(digest[:4], "big") % _LOCK_RANGES
+        with self._thread_lock, open(self._lock_file, "a+b") as f:
+            fcntl.lockf(f, fcntl.LOCK_EX, 1, offset)
+            try:
+                yield
+            finally:
+                fcntl.lockf(f, fcntl.LOCK_UN, 1, offset)
+
+    # ------------------------------------------------------------------ writes
+    def append(
+        self,
+        gran: Granularity,
+        namespace: str,
+        slot: int,
+        rows: Sequence[MirrorRow] = (),
+        deleted: Sequence[str] = (),
+    ) -> None:
+        """Record the write claimed at ``slot`` (call inside :meth:`writing`)."""
+        path = self.path(gran, namespace)
+        entry = _entry(slot - 1, slot, rows, deleted, base=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as f:
+            if f.tell() == 0:
+                f.write(self._header(gran, namespace))
+            f.write(entry)
+
+    def reset(self, gran: Granularity, namespace: str) -> None:
+        """Forget a namespace's journal (its namespace was wiped; call inside :meth:`writing`)."""
+        self.path(gran, namespace).unlink(missing_ok=True)
+
+    def compact(
+        self,
+        gran: Granularity,
+        namespace: str,
+        rows: Sequence[MirrorRow],
+        position: int,
+        stamp: tuple[int, int] | None,
+    ) -> bool:
+        """Replace the journal by one entry holding ``rows`` as of ``position``.
+
+        Skipped (False) when the file changed since ``stamp``: a writer appended, and a
+        later cold load will compact. The new file is renamed into place whole.
+        """
+        path = self.path(gran, namespace)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self.writing(gran, namespace):
+            if _stamp(path) != stamp:
+                return False
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as f:
+                f.write(self._header(gran, namespace))
+                f.write(_entry(0, position, rows, (), base=True))
+            os.replace(tmp, path)
+        return True
+
+    def _header(self, gran: Granularity, namespace: str) -> bytes:
+        head = {**self.identity, "granularity": gran.value, "namespace": namespace}
+        return json.dumps(head, sort_keys=True).encode() + b"\n"
+
+    # ------------------------------------------------------------------- reads
+    def stamp(self, gran: Granularity, namespace: str) -> tuple[int, int] | None:
+        """(inode, size) of a namespace's journal, None if it has none."""
+        return _stamp(self.path(gran, namespace))
+
+    def read(self, gran: Granularity, namespace: str) -> Replay | None:
+        """Replay a journal up to its first gap or bad entry; None if it is absent or foreign."""
+        path = self.path(gran, namespace)
+        try:
+            stamp = _stamp(path)
+            data = path.read_bytes()
+        except OSError:
+            return None
+        end = data.find(b"\n")
+        try:
+            head = json.loads(data[:end]) if end > 0 else None
+        except ValueError:
+            return None
+        expected = {**self.identity, "granularity": gran.value, "namespace": namespace}
+        if head != expected:
+            return None
+        rows: dict[str, MirrorRow] = {}
+        position, entries, at = 0, 0, end + 1
+        while at + _ENTRY.size <= len(data):
+            magic, head_len, body_len, crc = _ENTRY.unpack_from(data, at)
+            start, stop = at + _ENTRY.size, at + _ENTRY.size + head_len + body_len
+            if magic != _MAGIC or stop > len(data) or zlib.crc32(data[start:stop]) != crc:
+                break  # torn or corrupt: everything from here comes from Chroma
+            meta = json.loads(data[start : start + head_len])
+            if meta["lo"] != position and not (meta["base"] and entries == 0):
+                if meta["hi"] <= position:
+                    at = stop
+                    continue  # already covered
+                break  # a slot gap: the change log serves the rest
+            body = data[start + head_len : stop]
+            _apply(rows, meta, body, namespace)
+            position, entries, at = meta["hi"], entries + 1, stop
+        return Replay(rows, position, entries, stamp)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size)
+
+
+def _entry(
+    lo: int, hi: int, rows: Sequence[MirrorRow], deleted: Sequence[str], *, base: bool
+) -> bytes:
+    with_vectors = bool(rows) and all(r.vector is not None for r in rows)
+    vectors = (
+        np.asarray([r.vector for r in rows], dtype=np.float32).reshape(len(rows), -1)
+        if with_vectors
+        else np.zeros((0, 0), dtype=np.float32)
+    )
+    head = {
+        "lo": lo,
+        "hi": hi,
+        "base": base,
+        "deleted": list(deleted),
+        "ids": [r.record_id for r in rows],
+        "metas": [dict(r.metadata) for r in rows],
+        "terms": [" ".join(r.terms or ()) for r in rows],
+        "dim": int(vectors.shape[1]) if with_vectors else 0,
+    }
+    head_bytes = json.dumps(head).encode()
+    body = vectors.tobytes()
+    crc = zlib.crc32(head_bytes + body)
+    return _ENTRY.pack(_MAGIC, len(head_bytes), len(body), crc) + head_bytes + body
+
+
+def _apply(rows: dict[str, MirrorRow], meta: dict[str, Any], body: bytes, namespace: str) -> None:
+    if meta["base"]:
+        rows.clear()
+    for rid in meta["deleted"]:
+        rows.pop(rid, None)
+    dim = meta["dim"]
+    vectors = np.frombuffer(body, dtype=np.float32).reshape(-1, dim) if dim else None
+    for n, (rid, md, terms) in enumerate(
+        zip(meta["ids"], meta["metas"], meta["terms"], strict=True)
+    ):
+        if md.get("namespace") != namespace:
+            continue  # never another tenant's row, whatever the file says
+        vector = None if vectors is None else vectors[n]
+        rows[rid] = MirrorRow(rid, "", md, vector, tuple(terms.split()))  # terms stand for the text
+
+
+def journals_for(
+    client: ClientAPI,
+    prefix: str,
+    collections: dict[Granularity, Collection],
+    log: ChangeLog,
+    analyzer: Analyzer,
+    policy: IndexTextPolicy,
+) -> Journals | None:
+    """The journals of a store on a persistent path (beside its Chroma files), else None.
+
+    The identity ties every journal to these very collections (a collection deleted and
+    made again gets a new id) and to the analyser and index policy its terms came from.
+    """
+    try:
+        settings = client.get_settings()
+    except Exception:  # noqa: BLE001 - a client that cannot say is treated as remote
+        return None
+    directory = getattr(settings, "persist_directory", None)
+    if not getattr(settings, "is_persistent", False) or not directory:
+        return None
+    identity = {
+        "prefix": prefix,
+        "collections": {g.value: str(c.id) for g, c in collections.items()},
+        "log": str(log.collection_id),
+        "analyzer": _fingerprint(analyzer),
+        "policy": json.dumps(asdict(policy), sort_keys=True),
+    }
+    try:
+        return Journals(Path(directory) / "memstrata-mirrors" / prefix, identity)
+    except OSError:
+        return None  # a read-only directory: cold loads read Chroma
+
+
+def _fingerprint(analyzer: Analyzer) -> str:
+    words = "\n".join(sorted(analyzer.stop_words))
+    text = f"{type(analyzer).__qualname__}|stem={analyzer.stem}|{words}"
+    return hashlib.sha256(text.encode()).hexdigest()
