@@ -71,9 +71,9 @@ class Journals:
         self.root = root
         self.identity = {"format": FORMAT, **identity}
         """What a journal must have been written for (collections, analyser, policy)."""
-        self._thread_lock = threading.RLock()
         root.mkdir(parents=True, exist_ok=True)
         self._lock_file = root / "journals.lock"
+        self._thread_lock = _process_lock(self._lock_file)
 
     def path(self, gran: Granularity, namespace: str) -> Path:
         """The journal file of a namespace (hashed: any namespace string is a safe name)."""
@@ -181,6 +181,22 @@ class Journals:
             _apply(rows, meta, body, namespace)
             position, entries, at = meta["hi"], entries + 1, stop
         return Replay(rows, position, entries, stamp)
+
+
+_PROCESS_LOCKS: dict[Path, threading.RLock] = {}
+_PROCESS_LOCKS_GUARD = threading.Lock()
+
+
+def _process_lock(lock_file: Path) -> threading.RLock:
+    """One thread lock per lock file in this process, shared by every store on the path.
+
+    A file lock does not exclude threads of the process that holds it, and closing any
+    descriptor of the file drops the process's locks; so two stores on one path in one
+    process must also take turns here.
+    """
+    key = lock_file.resolve()
+    with _PROCESS_LOCKS_GUARD:
+        return _PROCESS_LOCKS.setdefault(key, threading.RLock())
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
