@@ -58,7 +58,9 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         state: RecallState, ctx: MemoryContext, source: AnswerSource
     ) -> dict[str, Any]:
         log = capped_log(nodes.ANSWER, deps, ctx.answer_max_tokens)
-        memories, labels = render_context(state.get("candidates", []), ctx.tz)
+        memories, labels = render_context(
+            state.get("candidates", []), ctx.tz, ordered=ctx.context_order == "relevance"
+        )
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         messages = ANSWER.format_messages(
             memories=memories,

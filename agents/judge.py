@@ -150,7 +150,9 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         if not candidates:
             verdict.status, verdict.missing = "empty", "no memories found"
         else:
-            memories, labels = render_context(candidates, ctx.tz)
+            memories, labels = render_context(
+                candidates, ctx.tz, ordered=ctx.context_order == "relevance"
+            )
             messages = JUDGE_ANSWER.format_messages(
                 memories=memories,
                 question=as_data(state.get("question", "")),

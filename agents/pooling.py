@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ..core.context import ContextOrder
 from ..core.state import Candidate
 from ..stores.base import MemoryStore
 from ..stores.filters import TimeWindow
@@ -25,7 +26,7 @@ from ..stores.fusion import FusionConfig, reciprocal_rank_fusion
 from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from .formatting import clip
 from .query_analysis import QueryAnalysis
-from .recall_context import TokenCount, context_order, cut_to_budget
+from .recall_context import TokenCount, best_last, context_order, cut_to_budget
 
 DERIVED = ("fact", "episode", "scene")
 SOURCE_CHANNEL = "sources"
@@ -81,6 +82,8 @@ class PoolSettings:
     """RRF weight of the time-window channel (0: off)."""
     speaker_weight: float = 1.0
     """RRF weight of the channel over the named people's turns (0: off)."""
+    order: ContextOrder = "relevance"
+    """The context's order (see ``MemoryContext.context_order``)."""
 
 
 @dataclass
@@ -271,8 +274,8 @@ class EvidencePool:
     def collect(self, queries: Sequence[str], analysis: QueryAnalysis) -> list[Candidate]:
         """The budgeted context for ``queries`` (the first is the question itself).
 
-        The memories come in context order: raw turns in conversation order, then
-        derived memories in time order (what :func:`render_context` labels ``m1..``).
+        The memories come in the context's order (``PoolSettings.order``): by default raw
+        turns in conversation order, then derived memories in time order.
         """
         if not queries:
             return []
@@ -307,6 +310,8 @@ class EvidencePool:
             tz=self.tz,
             count=self.count,
         )
+        if s.order == "relevance":
+            return best_last(kept, [m.id for m in turns] + [m.id for m in derived])
         return context_order(kept)  # the order the context labels them m1, m2, ...
 
     def speakers(self) -> list[str]:

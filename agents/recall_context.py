@@ -68,10 +68,34 @@ def context_order(memories: Sequence[Candidate]) -> list[Candidate]:
     return raw + derived
 
 
-def render_context(memories: Sequence[Candidate], tz: ZoneInfo) -> tuple[str, dict[str, str]]:
-    """The context text (labels ``m1..`` in :func:`context_order`) and label -> id."""
+def best_last(memories: Sequence[Candidate], ranking: Sequence[str]) -> list[Candidate]:
+    """Derived memories, then raw turns, each from the least to the most relevant.
+
+    ``ranking`` lists memory ids best first; a memory it does not name counts as the least
+    relevant. The best raw turn comes last, next to the question that follows the context.
+    """
+    position = {memory_id: n for n, memory_id in enumerate(ranking)}
+
+    def worst_first(m: Candidate) -> tuple[int, str]:
+        return (-position.get(m.id, len(position)), m.id)
+
+    raw = sorted((m for m in memories if m.granularity == "raw"), key=worst_first)
+    derived = sorted((m for m in memories if m.granularity != "raw"), key=worst_first)
+    return derived + raw
+
+
+def render_context(
+    memories: Sequence[Candidate], tz: ZoneInfo, *, ordered: bool = False
+) -> tuple[str, dict[str, str]]:
+    """The context text and label -> id.
+
+    The labels ``m1..`` follow :func:`context_order`, or the order given when
+    ``ordered`` (a context the retriever already put in its order, see
+    ``MemoryContext.context_order``).
+    """
     lines, labels = [], {}
-    for n, memory in enumerate(context_order(memories), start=1):
+    shown = list(memories) if ordered else context_order(memories)
+    for n, memory in enumerate(shown, start=1):
         label = f"m{n}"
         labels[label] = memory.id
         lines.append(render_memory(label, memory, tz))
@@ -157,6 +181,7 @@ def cut_to_budget(
 __all__ = [
     "NO_MEMORIES",
     "TokenCount",
+    "best_last",
     "context_order",
     "cut_to_budget",
     "render_context",

@@ -83,7 +83,8 @@ class JudgedAnswer(BaseModel):
     )
     answer: AnswerText = Field(
         default="",
-        description="the answer in a few words, from the memories only, with absolute dates",
+        description="the answer in a few words, from the memories only, with absolute "
+        "dates written as the memories write them (7 May 2023)",
     )
     cited: Labels = Field(
         default_factory=list, description="labels of the memories the answer relies on"
@@ -101,7 +102,8 @@ class DraftFirst(BaseModel):
     answer: AnswerText = Field(
         default="",
         description="the answer in a few words, from the memories only, with absolute "
-        "dates; empty when nothing relates to the question",
+        "dates written as the memories write them (7 May 2023); empty when nothing relates "
+        "to the question",
     )
     cited: Citations = Field(
         default_factory=list,

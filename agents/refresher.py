@@ -140,7 +140,9 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         log = capped_log(REFRESHER, deps, ctx.refresh_max_tokens)
         ids = set((state.get("verdict") or {}).get("conflicting_ids", []))
         conflicting = [c for c in state.get("candidates", []) if c.id in ids]
-        memories, labels = render_context(conflicting, ctx.tz)
+        memories, labels = render_context(
+            conflicting, ctx.tz, ordered=ctx.context_order == "relevance"
+        )
         question = as_data(state.get("question", ""))
         plan = log.ask(
             RefreshPlan, REFRESH.format_messages(question=question, memories=memories), "refresh"

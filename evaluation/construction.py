@@ -55,6 +55,7 @@ RECALL_FIELDS = frozenset(
         "refresh_max_tokens",
         "insufficient_answer",
         "judge_order",
+        "context_order",
         "rewrite_with_llm",
         "extra",
     }

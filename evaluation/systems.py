@@ -150,7 +150,7 @@ class MemstrataSystem:
         started = time.perf_counter()
         out = self.graph.invoke({"question": question.text, "mode": mode}, context=ctx)
         candidates: list[Candidate] = list(out.get("candidates", []))
-        memories, _ = render_context(candidates, UTC_ZONE)
+        memories, _ = render_context(candidates, UTC_ZONE, ordered=ctx.context_order == "relevance")
         costs = costs_of(out.get("llm_calls", []))
         source = out.get("answer_source")
         found = SystemAnswer(

@@ -110,11 +110,35 @@ def test_sufficient_path_is_one_call_and_the_draft_is_the_answer(store, model) -
     assert out["rounds"] == 1 and len(out["verdicts"]) == 1
     assert [c.node for c in out["llm_calls"]] == ["judge"]
     assert out["analysis"]["persons"] == ["Alice"]
-    # every granularity is pooled into one context, raw turns first, with speaker and date
+    # every granularity is pooled into one context, with speaker and date; by default
+    # (the relevance order) derived notes come first and the raw evidence next to the question
     prompt = str(model.calls[0][1][1].content)
     assert "(1 March 2024, 12:00) Alice: I adopted Rex on 2 March 2024" in prompt
     assert "(fact, 1 March 2024) Alice owns a dog named Rex" in prompt
-    assert prompt.index("Alice: I adopted Rex") < prompt.index("(fact,")
+    assert prompt.rindex("(fact,") < prompt.index("Alice: I adopted Rex")
+
+
+def test_the_time_order_shows_raw_turns_first_in_conversation_order(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("DraftFirst", lambda m: judged("Rex", label_of(m, "I adopted Rex")))
+    ask(store, model, "When did Alice adopt Rex?", context_order="time")
+    prompt = str(model.calls[0][1][1].content)
+    assert prompt.index("Alice: I adopted Rex") < prompt.index("Alice: Rex is a golden")
+    assert prompt.index("Alice: Rex is a golden") < prompt.index("(fact,")
+
+
+def test_the_relevance_order_shows_notes_first_and_the_best_turn_last(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("DraftFirst", lambda m: judged("Rex", label_of(m, "I adopted Rex")))
+    out = ask(store, model, "When did Alice adopt Rex?")  # the default order
+    assert out["answer"] == "Rex"
+    prompt = str(model.calls[0][1][1].content)
+    lines = prompt.split("<data>")[1].split("</data>")[0].strip().splitlines()
+    kinds = ["raw" if ") Alice:" in x or ") Bob:" in x else "note" for x in lines]
+    assert "note" in kinds and kinds == sorted(kinds, key=lambda k: k == "raw")  # notes first
+    # the best raw turn (the candidates come best-last) is the line next to the question
+    best = [c for c in out["candidates"] if c.granularity == "raw"][-1]
+    assert best.text in lines[-1]
+    ranked = ask(store, model, "When did Alice adopt Rex?", mode="retrieve")["candidates"]
+    assert best.id == max((c for c in ranked if c.granularity == "raw"), key=lambda c: c.score).id
 
 
 def test_insufficient_rewrites_the_query_and_retries_over_all_granularities(model) -> None:  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ import pytest
 
 from memstrata.agents.recall_context import (
     NO_MEMORIES,
+    best_last,
     cut_to_budget,
     render_context,
     render_turn,
@@ -132,3 +133,18 @@ def test_the_cut_respects_the_entry_limit(limit: int) -> None:
         count=words,
     )
     assert len(kept) == limit
+
+
+def test_relevance_order_puts_the_best_turn_next_to_the_question() -> None:
+    best, second, worst = turn(5, "best"), turn(1, "second"), turn(9, "worst")
+    note = fact(1, ["x1"])
+    unranked = turn(3, "not in the ranking")
+    ranking = [best.id, note.id, second.id, worst.id]
+    ordered = best_last([worst, note, best, unranked, second], ranking)
+    assert [m.id for m in ordered] == [note.id, unranked.id, worst.id, second.id, best.id]
+    text, labels = render_context(ordered, UTC_ZONE, ordered=True)
+    assert text.splitlines()[-1].endswith("Caroline: best")
+    assert labels["m5"] == best.id
+    # without ``ordered`` the same memories render in conversation order
+    plain, _ = render_context(ordered, UTC_ZONE)
+    assert plain.splitlines()[0].endswith("Caroline: second")

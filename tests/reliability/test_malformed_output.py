@@ -310,7 +310,9 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
         judged["calls"] += 1
         if judged["calls"] % 2:
             return json.dumps({"sufficient": False, "missing": "where"})
-        conflicting = [_labels(messages, "m")[0], _fact_label(messages)]
+        fact = _fact_label(messages)
+        other = next(label for label in _labels(messages, "m") if label != fact)
+        conflicting = [other, fact]  # a turn against the fact, whatever the context's order
         return json.dumps({"sufficient": True, "answer": "Mount Tam", "conflicting": conflicting})
 
     return {
