@@ -274,8 +274,8 @@ class EvidencePool:
     def collect(self, queries: Sequence[str], analysis: QueryAnalysis) -> list[Candidate]:
         """The budgeted context for ``queries`` (the first is the question itself).
 
-        The memories come in the context's order (``PoolSettings.order``): by default raw
-        turns in conversation order, then derived memories in time order.
+        The memories come in the context's order (``PoolSettings.order``): by default
+        derived memories, then raw turns, each from the least to the most relevant.
         """
         if not queries:
             return []

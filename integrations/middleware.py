@@ -251,7 +251,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
             namespace = resolve_namespace(runtime.context, self.namespace_from)
             if self.mode == "answer":
                 answer = self.memory.answer(query, namespace=namespace, window=window)
-                return self._recalled(key, answer.memories, answer)
+                return self._recalled(key, answer.best_memories(self.k), answer)
             hits = self.memory.search(query, namespace=namespace, k=self.k)
         except Exception as e:
             return self._recall_failed(key, e)
@@ -269,7 +269,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
             namespace = resolve_namespace(runtime.context, self.namespace_from)
             if self.mode == "answer":
                 answer = await self.memory.aanswer(query, namespace=namespace, window=window)
-                return self._recalled(key, answer.memories, answer)
+                return self._recalled(key, answer.best_memories(self.k), answer)
             hits = await self.memory.asearch(query, namespace=namespace, k=self.k)
         except Exception as e:
             return self._recall_failed(key, e)

@@ -126,6 +126,20 @@ class AnswerResult(_LLMResult):
     )
     queries: list[str] = Field(default_factory=list, description="Every search query tried.")
 
+    def best_memories(self, k: int) -> list[MemoryHit]:
+        """The ``k`` memories that best back the answer.
+
+        The cited ones come first, then raw turns by fused score, then facts, episodes
+        and scenes by theirs. :attr:`memories` keeps the order the Judge saw, which is
+        not best first (by default the best raw turn comes last, next to the question).
+        """
+        cited = {c: n for n, c in enumerate(self.citations)}
+
+        def rank(m: MemoryHit) -> tuple[int, int, float, str]:
+            return (cited.get(m.id, len(cited)), m.granularity != "raw", -m.score, m.id)
+
+        return sorted(self.memories, key=rank)[: max(k, 0)]
+
     def explain(self, width: int = 160) -> str:
         """A readable account: the evidence, the Judge's verdicts, the rounds, the answer.
 

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from memstrata import Memory
+from memstrata.memory.results import AnswerResult, MemoryHit
 from memstrata.stores import ChromaMemoryStore
 from memstrata.testing import FakeEmbeddings, SchemaChatModel
 
@@ -65,3 +66,18 @@ def test_an_answer_marks_what_it_cites_and_counts_tokens_as_reported() -> None:
     assert f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion" in text
     dumped = result.model_dump(mode="json")
     assert dumped["repairs"] == 0 and dumped["reasks"] == 0 and dumped["usage"]["calls"]
+
+
+def test_best_memories_puts_the_cited_first_then_raw_turns_by_score() -> None:
+    def hit(i: str, granularity: str, score: float) -> MemoryHit:
+        return MemoryHit(granularity=granularity, id=i, text=i, score=score, occurred_at=T0)
+
+    # the order the Judge saw: notes first, raw turns worst first
+    seen = [hit("f1", "fact", 0.9), hit("r3", "raw", 0.1), hit("r2", "raw", 0.2)]
+    seen += [hit("r1", "raw", 0.5)]
+    result = AnswerResult(answer="Biscuit", citations=["r3"], memories=seen)
+    assert [m.id for m in result.best_memories(3)] == ["r3", "r1", "r2"]
+    assert [m.id for m in result.best_memories(10)] == ["r3", "r1", "r2", "f1"]
+    assert result.best_memories(0) == [] and [m.id for m in result.memories] == [
+        "f1", "r3", "r2", "r1"
+    ]  # fmt: skip

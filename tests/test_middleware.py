@@ -316,3 +316,26 @@ def test_bad_options_fail_at_construction(
 def test_prompt_variables_match_what_the_middleware_supplies() -> None:
     assert MEMORY_BLOCK.input_variables == ["memories"]
     assert RECALLED_ANSWER.input_variables == ["answer"]
+
+
+def test_answer_mode_shows_the_cited_memory_even_when_k_is_small(
+    memory: Memory, llm: SchemaChatModel
+) -> None:
+    for text in ("We walk by the river", "The vet is on Elm Street", "Biscuit loves the beach"):
+        memory.add(text, namespace=ALICE)
+
+    def cite_the_greyhound(messages: list[BaseMessage]) -> str:
+        text = "\n".join(str(m.content) for m in messages)
+        line = next(x for x in text.splitlines() if "greyhound" in x and x.startswith("[m"))
+        return json.dumps(
+            {"sufficient": True, "answer": "Biscuit", "cited": [line[1:].split("]")[0]]}
+        )
+
+    llm.script("DraftFirst", cite_the_greyhound)
+    model = ToolCallingChatModel().enqueue("Biscuit.")
+    ask(make_agent(memory, model, mode="answer", k=1), "What is my dog called?", ALICE)
+    assert llm.count("DraftFirst") == 1
+    block = system_text(model.calls[0]).split("\n<memories>\n", 1)[1]
+    assert "Answer drafted from memory: Biscuit" in block
+    assert "I adopted a greyhound called Biscuit" in block
+    assert sum("Biscuit loves" in x or "river" in x or "Elm" in x for x in block.splitlines()) == 0
