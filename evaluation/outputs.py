@@ -11,6 +11,7 @@ from . import records
 from .records import RunOutput
 from .report import ACCURACY_PLOT, CONSTRUCTION_PLOT, render_report
 from .summary import summarize
+from .systems import MEMSTRATA, MEMSTRATA_RETRIEVAL
 
 RESULTS = "results.json"
 REPORT = "report.md"
@@ -43,7 +44,8 @@ def write_outputs(run: RunOutput, *, plots: bool = True, keep_text: bool = False
         keep_text: Keep the questions, gold answers and judge reasons in ``results.json``
             (see :data:`DATASET_TEXT`); by default they are left out.
     """
-    summary = summarize(run.results, run.ingests, run.meta.get("systems", []))
+    systems = run.meta.get("systems", [])
+    summary = summarize(run.results, run.ingests, systems, paired=[MEMSTRATA, MEMSTRATA_RETRIEVAL])
     payload = {
         "meta": run.meta,
         "summary": summary,

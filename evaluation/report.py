@@ -232,8 +232,20 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
         word = "ahead of" if ours_f1 > f1 else "not ahead of"
         lines.append(
             f"- **{word}** `{rival}`: LoCoMo F1 {ours_f1:.3f} vs {f1:.3f}; J {_pair(ours_j, j)}."
+            + _paired_note(summary, MEMSTRATA, rival)
         )
     return lines + [""]
+
+
+def _paired_note(summary: dict[str, Any], ours: str, theirs: str) -> str:
+    """`` Paired F1 difference +0.052 [-0.010, +0.110] over 130 questions.`` or nothing."""
+    diff = summary.get("paired_f1", {}).get(ours, {}).get(theirs)
+    if not diff:
+        return ""
+    return (
+        f" Paired F1 difference {diff['mean']:+.3f} [{diff['ci95_low']:+.3f}, "
+        f"{diff['ci95_high']:+.3f}] (95% bootstrap over {diff['n']} questions)."
+    )
 
 
 def _category_tables(summary: dict[str, Any]) -> list[str]:
@@ -281,7 +293,7 @@ def _category_tables(summary: dict[str, Any]) -> list[str]:
 
 def _settings_notes(meta: dict[str, Any]) -> list[str]:
     s = meta.get("settings", {})
-    ctx = MemoryContext()
+    ctx = MemoryContext(**(s.get("recall") or {}))  # the run's --recall-option settings
     notes = [
         f"- `full-context`: the dated sessions, truncated to a {s.get('context_window')}-token "
         f"window minus the prompt and a {s.get('answer_budget')}-token reply budget, with a "
@@ -296,8 +308,15 @@ def _settings_notes(meta: dict[str, Any]) -> list[str]:
         "- `oracle`: the question's gold evidence turns, verbatim, through the shared prompt "
         "(an upper bound for retrieval; not counted as a baseline).",
         f"- memstrata: deterministic query analysis, one pooled search over raw turns, facts, "
-        f"episodes and scenes cut to {ctx.context_tokens} context tokens (raw turns first, "
-        f"derived memory at most {ctx.derived_share:.0%}), then one Judge + answer call "
+        f"episodes and scenes cut to {ctx.context_tokens} context tokens (raw turns are "
+        f"kept first, derived memory takes at most {ctx.derived_share:.0%}), shown in "
+        + (
+            "relevance order (derived notes, then raw turns from the least to the most "
+            "relevant, next to the question)"
+            if ctx.context_order == "relevance"
+            else "conversation order"
+        )
+        + f", then one Judge + answer call "
         f"(output cap {ctx.judge_max_tokens} tokens); an insufficient verdict gets a query "
         f"rewrite and a retry (at most {ctx.max_retrieval_rounds} rounds). A malformed "
         "combined reply falls back to a plain answer call, counted under fallbacks.",

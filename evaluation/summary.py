@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .bootstrap import bootstrap_mean
 from .records import IngestStep, NodeCost, QuestionResult, merge_costs, total
 
 CATEGORY_NAMES: dict[int, tuple[str, str]] = {
@@ -89,10 +90,35 @@ def construction(ingests: Sequence[IngestStep]) -> dict[str, Any]:
     return out
 
 
+def paired_difference(
+    results: Sequence[QuestionResult], ours: str, theirs: str
+) -> dict[str, float | int] | None:
+    """LoCoMo F1 of ``ours`` minus ``theirs`` on the category 1-4 questions both answered.
+
+    The mean per-question difference and its 95% bootstrap interval (questions resampled
+    in pairs), so a lead of a few hundredths is not read as a win.
+    """
+    scores: dict[str, dict[str, float]] = {ours: {}, theirs: {}}
+    for r in results:
+        if r.system in scores and r.category != 5:
+            scores[r.system][f"{r.conversation}/{r.qid}"] = r.locomo_f1
+    both = sorted(set(scores[ours]) & set(scores[theirs]))
+    if not both:
+        return None
+    diffs = [scores[ours][q] - scores[theirs][q] for q in both]
+    return bootstrap_mean(diffs).as_dict()
+
+
 def summarize(
-    results: Sequence[QuestionResult], ingests: Sequence[IngestStep], systems: Sequence[str]
+    results: Sequence[QuestionResult],
+    ingests: Sequence[IngestStep],
+    systems: Sequence[str],
+    paired: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Per system: overall (categories 1-4), all five, per category, and per-node costs."""
+    """Per system: overall (categories 1-4), all five, per category, and per-node costs.
+
+    For each system in ``paired``, also its paired LoCoMo F1 difference to every other one.
+    """
     out: dict[str, Any] = {"systems": {}, "construction": construction(ingests)}
     for system in systems:
         rows = [r for r in results if r.system == system]
@@ -105,4 +131,13 @@ def summarize(
             "answering_by_node": _cost_dict(merge_costs(*(r.answering for r in rows))),
             "judging": _cost_dict(merge_costs(*(r.judging for r in rows))),
         }
+    out["paired_f1"] = {
+        ours: {
+            theirs: diff
+            for theirs in systems
+            if theirs != ours and (diff := paired_difference(results, ours, theirs)) is not None
+        }
+        for ours in paired
+        if ours in systems
+    }
     return out

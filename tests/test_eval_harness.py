@@ -317,6 +317,7 @@ def test_report_and_plots(full_run: Any) -> None:
     assert "truncated to a 1000-token window" in report
     assert "| memstrata-session | memstrata, memstrata-retrieval |" in report
     assert "memstrata against each baseline" in report
+    assert "Paired F1 difference" in report.split("memstrata against each baseline")[1]
     assert "## memstrata against the targets" in report
     for target in ("LoCoMo F1 (c1-4)", "multi-hop (c1)", "temporal (c2)", "LLM calls / q"):
         assert target in report.split("## memstrata against the targets")[1]

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from memstrata.datasets.locomo import Conversation, Question, Turn
-from memstrata.evaluation.records import costs_of, merge_costs, total
+from memstrata.evaluation.records import QuestionResult, costs_of, merge_costs, total
+from memstrata.evaluation.report import _settings_notes
 from memstrata.evaluation.scoring import (
     bleu1,
     evidence_recall,
@@ -18,6 +19,7 @@ from memstrata.evaluation.scoring import (
     word_tokens,
 )
 from memstrata.evaluation.subset import EvalQuestion, select, spread
+from memstrata.evaluation.summary import paired_difference, summarize
 from memstrata.evaluation.transcripts import WordCounter, chunks, transcript
 from memstrata.llm.structured import LLMCall
 
@@ -216,3 +218,32 @@ def test_judge_labels_with_mem0_semantics() -> None:
     calls = len(model.calls)
     empty = judge.judge("What is the dog called?", "Biscuit", "  ")
     assert empty.label == "WRONG" and len(model.calls) == calls
+
+
+def test_the_paired_difference_covers_only_the_questions_both_systems_answered() -> None:
+    def answer(system: str, qid: str, f1: float, category: int = 1) -> QuestionResult:
+        return QuestionResult(
+            system=system, conversation="c", qid=qid, category=category, answer="a",
+            raw_answer="a", refused=False, locomo_f1=f1,
+        )  # fmt: skip
+
+    ours = [answer("memstrata", f"q{i}", 1.0) for i in range(4)]
+    ours.append(answer("memstrata", "q9", 0.0, category=5))  # category 5: not in the F1
+    theirs = [answer("flat", f"q{i}", 0.5) for i in range(3)]  # q3 unanswered: left out
+    diff = paired_difference(ours + theirs, "memstrata", "flat")
+    assert diff == {"mean": 0.5, "ci95_low": 0.5, "ci95_high": 0.5, "n": 3}
+    assert paired_difference(ours, "memstrata", "flat") is None
+    mixed = [answer("flat", "q0", 1.0), answer("flat", "q1", 0.0), answer("flat", "q2", 1.0)]
+    spread_out = paired_difference(ours + mixed, "memstrata", "flat")
+    assert spread_out is not None and spread_out["ci95_low"] < spread_out["mean"] < 0.5
+    summary = summarize(ours + theirs, [], ["memstrata", "flat"], paired=["memstrata"])
+    assert summary["paired_f1"] == {"memstrata": {"flat": diff}}
+
+
+def test_the_report_describes_the_context_order_the_run_used() -> None:
+    def notes(recall: dict[str, object]) -> str:
+        return "\n".join(_settings_notes({"settings": {"recall": recall}}))
+
+    assert "shown in relevance order" in notes({})  # the library default
+    assert "shown in conversation order" in notes({"context_order": "time"})
+    assert "cut to 600 context tokens" in notes({"context_tokens": 600})
