@@ -11,8 +11,7 @@ protocol in :mod:`.audited`, search in :mod:`.search` and :mod:`.hnsw`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -36,7 +35,7 @@ from .filters import SearchFilter, TimeWindow
 from .fusion import FusionConfig
 from .hnsw import hnsw_dense
 from .indexing import IndexTextPolicy
-from .journal import Journals, journals_for
+from .journal import journal_lock, journal_step, journals_for
 from .keyed import KeyedDocuments, namespace_where
 from .lexical import Analyzer
 from .mirror import MirrorConfig
@@ -193,24 +192,12 @@ class ChromaMemoryStore(ProfilesAndAudit):
             self._max_batch = max(1, min(PAGE, self._calls.read(self.client.get_max_batch_size)))
         gran, namespace = batch.granularity, batch.namespace
         rows = batch.mirror_rows(self._analyzer if self._journals is not None else None)
-        with self._journaled(gran, namespace):
+        with journal_lock(self._journals, gran, namespace):
             for page in batch.pages(self._max_batch):
                 upsert_page(self._calls, self._collections[gran], page)
             slot = self._log.claim(gran, namespace, [r.id for r in batch.records])
             self._mirrors.applied(gran, namespace, slot, rows=rows)
-            self._journal(lambda j: j.append(gran, namespace, slot, rows=rows))
-
-    def _journaled(self, gran: Granularity, namespace: str) -> AbstractContextManager[None]:
-        """The namespace's journal lock, held from a write's rows to its journal entry."""
-        return nullcontext() if self._journals is None else self._journals.writing(gran, namespace)
-
-    def _journal(self, step: Callable[[Journals], None]) -> None:
-        """Record a landed write in the journal; failing to is only a slower cold load."""
-        if self._journals is not None:
-            try:
-                step(self._journals)
-            except OSError:
-                pass  # the slot stays uncovered: replay stops there and Chroma serves the rest
+            journal_step(self._journals, lambda j: j.append(gran, namespace, slot, rows=rows))
 
     def vectors(
         self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
@@ -296,14 +283,16 @@ class ChromaMemoryStore(ProfilesAndAudit):
         with self._lock:
             doomed = [r.id for r in self.get(gran, namespace, ids, window=window, where=where)]
             collection = self._collections[gran]
-            with self._journaled(gran, namespace):
+            with journal_lock(self._journals, gran, namespace):
                 for i in range(0, len(doomed), PAGE):
                     page = doomed[i : i + PAGE]
                     self._calls.write(collection.delete, ids=[row_id(namespace, x) for x in page])
                 if doomed:
                     slot = self._log.claim(gran, namespace, doomed)
                     self._mirrors.applied(gran, namespace, slot, deleted=doomed)
-                    self._journal(lambda j: j.append(gran, namespace, slot, deleted=doomed))
+                    journal_step(
+                        self._journals, lambda j: j.append(gran, namespace, slot, deleted=doomed)
+                    )
         return len(doomed)
 
     def delete_namespace(self, namespace: str) -> int:
@@ -315,8 +304,8 @@ class ChromaMemoryStore(ProfilesAndAudit):
                 doomed = namespace_ids(self._calls, self._collections[gran], namespace)
                 if doomed:
                     collection = self._collections[gran]
-                    with self._journaled(gran, namespace):
-                        self._journal(lambda j: j.reset(gran, namespace))  # noqa: B023 (run at once)
+                    with journal_lock(self._journals, gran, namespace):
+                        journal_step(self._journals, lambda j: j.reset(gran, namespace))  # noqa: B023 (run at once)
                         self._calls.write(collection.delete, where=namespace_where(namespace))
                         slot = self._log.claim(gran, namespace, [], reset=True)
                         self._log.scrub(gran, namespace, before=slot)

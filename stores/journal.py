@@ -30,8 +30,8 @@ import os
 import struct
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -285,3 +285,19 @@ def _fingerprint(analyzer: Analyzer) -> str:
     words = "\n".join(sorted(analyzer.stop_words))
     text = f"{type(analyzer).__qualname__}|stem={analyzer.stem}|{words}"
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def journal_lock(
+    journals: Journals | None, gran: Granularity, namespace: str
+) -> AbstractContextManager[None]:
+    """The namespace's journal lock, held from a write's rows to its journal entry."""
+    return nullcontext() if journals is None else journals.writing(gran, namespace)
+
+
+def journal_step(journals: Journals | None, step: Callable[[Journals], None]) -> None:
+    """Record a landed write in the journal; failing to is only a slower cold load."""
+    if journals is not None:
+        try:
+            step(journals)
+        except OSError:
+            pass  # the slot stays uncovered: replay stops there and Chroma serves the rest
