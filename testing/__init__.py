@@ -31,7 +31,7 @@ from .schemas import (
     requested_line_format,
     requested_schema,
 )
-from .stores import FakeEmbeddings, StorePool, store_snapshot
+from .stores import FakeEmbeddings, StorePool, alternating_turn, store_snapshot
 
 __all__ = [
     "MINIMAL_LINE_REPLIES",
@@ -44,6 +44,7 @@ __all__ = [
     "SchemaChatModel",
     "ScriptedChatModel",
     "StorePool",
+    "alternating_turn",
     "ToolCallingChatModel",
     "minimal_instance",
     "requested_line_format",

@@ -9,11 +9,12 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from ..stores.records import Granularity
+from ..stores.records import Granularity, RawTurn
 
 if TYPE_CHECKING:
     from ..stores.base import MemoryStore
@@ -113,4 +114,16 @@ def store_snapshot(store: MemoryStore, namespaces: Iterable[str]) -> dict[str, A
     return out
 
 
-__all__ = ["FakeEmbeddings", "StorePool", "store_snapshot"]
+def alternating_turn(namespace: str, i: int, text: str, start: datetime) -> RawTurn:
+    """Turn ``i`` of session s1: Alice on odd turns, Bob on even ones, a minute apart."""
+    return RawTurn(
+        namespace=namespace,
+        text=text,
+        speaker="Alice" if i % 2 else "Bob",
+        session_id="s1",
+        turn_index=i,
+        occurred_at=start + timedelta(minutes=i),
+    )
+
+
+__all__ = ["FakeEmbeddings", "StorePool", "alternating_turn", "store_snapshot"]

@@ -3,14 +3,14 @@ instead of reading its rows from Chroma, and never serves what the journal canno
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn
 from memstrata.stores import journal as journal_module
-from memstrata.testing import FakeEmbeddings
+from memstrata.testing import FakeEmbeddings, alternating_turn
 
 NS, OTHER = "user:alice", "user:bob"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -18,14 +18,7 @@ RAW = Granularity.RAW
 
 
 def turn(ns: str, i: int, text: str) -> RawTurn:
-    return RawTurn(
-        namespace=ns,
-        text=text,
-        speaker="Alice" if i % 2 else "Bob",
-        session_id="s1",
-        turn_index=i,
-        occurred_at=T0 + timedelta(minutes=i),
-    )
+    return alternating_turn(ns, i, text, T0)
 
 
 def open_store(path: Path) -> ChromaMemoryStore:

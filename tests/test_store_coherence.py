@@ -3,7 +3,7 @@ other store's next search, on both channels, without ``refresh_lexical()``."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
@@ -11,21 +11,14 @@ from memstrata.stores import ChromaMemoryStore, Granularity, MirrorConfig, RawTu
 from memstrata.stores import changelog as changelog_module
 from memstrata.stores.changelog import ChangeLog
 from memstrata.stores.chroma_calls import ChromaCalls
-from memstrata.testing import FakeEmbeddings
+from memstrata.testing import FakeEmbeddings, alternating_turn
 
 NS, OTHER = "user:alice", "user:bob"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def turn(ns: str, i: int, text: str) -> RawTurn:
-    return RawTurn(
-        namespace=ns,
-        text=text,
-        speaker="Alice" if i % 2 else "Bob",
-        session_id="s1",
-        turn_index=i,
-        occurred_at=T0 + timedelta(minutes=i),
-    )
+    return alternating_turn(ns, i, text, T0)
 
 
 @pytest.fixture
