@@ -30,7 +30,8 @@ from collections.abc import Sequence
 
 from ..core.state import Candidate
 from ..stores.lexical import Analyzer
-from .query_analysis import QueryAnalysis, match_speakers
+from .names import match_speakers
+from .query_analysis import QueryAnalysis
 
 _ANALYZER = Analyzer()
 _VOCATIVE = re.compile(

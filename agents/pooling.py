@@ -25,6 +25,7 @@ from ..stores.filters import TimeWindow
 from ..stores.fusion import FusionConfig, reciprocal_rank_fusion
 from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from .formatting import clip
+from .names import without_speakers
 from .query_analysis import QueryAnalysis
 from .recall_context import TokenCount, best_last, context_order, cut_to_budget
 
@@ -161,7 +162,8 @@ class EvidencePool:
             out["window"] = (queries[0], self._search(queries[0], granularity, k, window=window))
         if granularity == "raw" and analysis.persons:
             where = {"speaker": list(analysis.persons)}
-            out["speaker"] = (queries[0], self._search(queries[0], "raw", k, where=where))
+            query = without_speakers(queries[0], analysis.persons)
+            out["speaker"] = (queries[0], self._search(query, "raw", k, where=where))
         return out
 
     def _fuse(

@@ -10,9 +10,8 @@ filters evidence away on its own.
   "in 2022") are read by ``dateparser`` with the reference as its base. "before" and
   "after" turn a date into an open window (REMem's operators). An expression that names
   an event instead of a date ("before the trip") stays text in ``unresolved``.
-* **People**: words of the question are matched leniently (case, accents, possessives,
-  nicknames such as "Kate" for "Katherine", short forms such as "Mel" for "Melanie", one
-  typo in a long name) against the speaker labels the store knows.
+* **People**: words of the question are matched leniently against the speaker labels
+  the store knows (:mod:`.names`).
 * **Type**: ``temporal`` (when / what year / how long ago), ``aggregation`` (lists,
   counts, "both"), ``yesno`` (starts with an auxiliary verb) or ``other``.
 """
@@ -20,20 +19,16 @@ filters evidence away on its own.
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
-from difflib import SequenceMatcher
-from functools import cache
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from nicknames import NickNamer
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidInputError
 from ..stores.filters import TimeWindow
-from ..stores.lexical import ENGLISH_STOP_WORDS
+from .names import match_speakers
 from .timeparse import reference_day, resolve_times
 
 QuestionType = Literal["temporal", "aggregation", "yesno", "other"]
@@ -79,8 +74,6 @@ _VAGUE = re.compile(
 _OF = re.compile(r"\s+of\b", re.IGNORECASE)
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 
-_WORD = re.compile(r"[^\W\d_][\w'’.-]*", re.UNICODE)
-_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 _TEMPORAL = re.compile(
     r"^\s*(?:when\b|what\s+(?:year|month|date|day|time|week|season)\b|which\s+(?:year|month|"
     r"date|day|week|season)\b|how\s+long\b|how\s+many\s+(?:days|weeks|months|years)\b|"
@@ -138,86 +131,6 @@ def question_type(question: str) -> QuestionType:
     if _AGGREGATION.search(question):
         return "aggregation"
     return "other"
-
-
-def _words(text: str) -> list[str]:
-    return [_POSSESSIVE.sub("", w).strip(".-") for w in _WORD.findall(text)]
-
-
-def _fold(name: str) -> str:
-    """Casefolded, without accents: ``José`` -> ``jose``, ``Zoë`` -> ``zoe``."""
-    decomposed = unicodedata.normalize("NFKD", name.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-@cache
-def _name_variants() -> dict[str, frozenset[str]]:
-    """Each English given name with its nicknames and what they are short for.
-
-    From the hand-curated ``nicknames`` package (``Katherine`` <-> ``Kate``, ``Kathy``,
-    ``Kit``; ``Robert`` <-> ``Bob``). Only direct pairs: two nicknames of one name are
-    not linked (``Kate`` may be Katelyn, ``Kathy`` is not).
-    """
-    related: dict[str, set[str]] = {}
-    for canonical, nicks in NickNamer.default_lookup().items():
-        for nick in nicks:
-            related.setdefault(canonical, set()).add(nick)
-            related.setdefault(nick, set()).add(canonical)
-    return {name: frozenset(names) for name, names in related.items()}
-
-
-def _name_matches(word: str, label_token: str) -> bool:
-    """Lenient match of one question word against one token of a speaker label.
-
-    The same name with other case or accents always matches. A capitalised word that is
-    no stop word ("Will", "And" and "Same" start sentences) also matches a nickname of
-    the label or the name it is short for (``Kate`` -> ``Katherine``), a short form of at
-    least three letters (``Mel`` -> ``Melanie``), or one typo in a long name
-    (``Carolin`` -> ``Caroline``).
-    """
-    w, t = _fold(word), _fold(label_token)
-    if not w or not t:
-        return False
-    if w == t:
-        return True
-    if not word[:1].isupper() or w in ENGLISH_STOP_WORDS:
-        return False
-    if t in _name_variants().get(w, ()):
-        return True
-    if len(w) >= 3 and (t.startswith(w) or (len(t) >= 3 and w.startswith(t))):
-        return True
-    return len(w) >= 5 and len(t) >= 5 and SequenceMatcher(None, w, t).ratio() >= 0.85
-
-
-def match_speakers(question: str, speakers: Iterable[str]) -> list[str]:
-    """The speaker labels the question names, in the order they appear in it."""
-    words = _words(question)
-    found: list[tuple[int, str]] = []
-    for label in dict.fromkeys(s for s in speakers if s and s.strip()):
-        tokens = [t for t in _words(label) if t] or [label.strip()]
-        positions = [
-            n for n, word in enumerate(words) if any(_name_matches(word, t) for t in tokens)
-        ]
-        if positions:
-            found.append((positions[0], label))
-    return [label for _, label in sorted(found)]
-
-
-def with_speaker_names(query: str, speakers: Iterable[str]) -> str:
-    """``query`` with the label of each speaker it names only in another form.
-
-    ``"Where did Kate go hiking?"`` with the speaker ``Katherine`` becomes
-    ``"Where did Kate go hiking? (Katherine)"``, so both search channels see the name
-    as the transcript writes it. A label whose word the query already holds (in any
-    case) adds nothing, and a query that names no speaker is returned as it is.
-    """
-    written = {w.casefold() for w in _words(query)}
-    missing = [
-        label
-        for label in match_speakers(query, speakers)
-        if not written & {t.casefold() for t in _words(label)}
-    ]
-    return f"{query} ({', '.join(missing)})" if missing else query
 
 
 def _start_of(day: date, tz: ZoneInfo) -> datetime:
@@ -387,7 +300,5 @@ __all__ = [
     "QueryAnalysis",
     "QuestionType",
     "analyze_question",
-    "match_speakers",
     "question_type",
-    "with_speaker_names",
 ]

@@ -47,7 +47,8 @@ from typing import Any
 
 from memstrata.agents.attribution import ungrounded_person, unsupported_person
 from memstrata.agents.deps import NodeDeps
-from memstrata.agents.query_analysis import QueryAnalysis, match_speakers
+from memstrata.agents.names import match_speakers
+from memstrata.agents.query_analysis import QueryAnalysis
 from memstrata.agents.raw_writer import build_raw_turns
 from memstrata.agents.recall_context import render_context, render_turn
 from memstrata.core.context import MemoryContext

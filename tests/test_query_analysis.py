@@ -7,12 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstrata.agents.query_analysis import (
-    analyze_question,
-    match_speakers,
-    question_type,
-    with_speaker_names,
-)
+from memstrata.agents.names import match_speakers, with_speaker_names, without_speakers
+from memstrata.agents.query_analysis import analyze_question, question_type
 from memstrata.errors import InvalidInputError
 
 REF = datetime(2023, 10, 20, 15, 0, tzinfo=UTC)  # a Friday
@@ -139,6 +135,24 @@ def test_nicknames_and_spellings_of_a_name_match_its_label(
 )
 def test_a_query_gets_the_labels_it_names_only_in_another_form(query: str, expected: str) -> None:
     assert with_speaker_names(query, ["Katherine", "Melanie", "Marco"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "speakers", "expected"),
+    [
+        ("Why did Gina shut down her bank?", ["Gina", "Jon"], "Why did shut down her bank?"),
+        ("What is Melanie's hobby?", ["Melanie"], "What is hobby?"),  # possessive
+        ("What did Mel and Caroline paint?", ["Melanie", "Caroline"], "What did and paint?"),
+        ("Where did Kate go hiking?", ["Katherine"], "Where did go hiking?"),  # nickname
+        ("What did the melody sound like?", ["Melanie"], "What did the melody sound like?"),
+        ("What did Dr. Smith advise?", ["Dr. Jane Smith"], "What did advise?"),
+        ("Gina?", ["Gina"], "Gina?"),  # nothing else left: the query as it is
+    ],
+)
+def test_a_query_loses_the_names_of_the_speakers_it_is_searched_among(
+    query: str, speakers: list[str], expected: str
+) -> None:
+    assert without_speakers(query, speakers) == expected
 
 
 def test_multi_word_labels_match_on_any_part() -> None:

@@ -557,6 +557,32 @@ def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  
     assert "hiking is fun" not in [c.text for c in plain["candidates"]]
 
 
+def test_the_speaker_channel_ranks_the_named_persons_turns_by_the_rest_of_the_question(
+    model,  # type: ignore[no-untyped-def]
+) -> None:
+    """Among Gina's turns the name matches all of them, so the channel searches without it:
+    otherwise her shortest turns ("Bye!": little besides the indexed speaker label) win."""
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    s.add(NS, [raw("Bye!", 0, "Gina"), raw("I closed my account at the bank", 1, "Gina")])
+    s.add(NS, [raw("Hey Gina, what's new?", 2, "Jon")])
+    searched: list[tuple[str, Any]] = []
+    search = s.search
+
+    def spy(query: str, granularity: str, *args: Any, **kw: Any) -> Any:
+        searched.append((query, kw.get("where")))
+        return search(query, granularity, *args, **kw)
+
+    s.search = spy  # type: ignore[method-assign]
+    question = "Why did Gina shut down her bank account?"
+    out = ask(s, model, question, mode="retrieve")
+    assert out["analysis"]["persons"] == ["Gina"]
+    by_speaker = [q for q, where in searched if where and "speaker" in where]
+    assert by_speaker == ["Why did shut down her bank account?"]
+    assert question in [q for q, where in searched if not where or "speaker" not in where]
+    ranks = {c.text: c.ranks.get("speaker") for c in out["candidates"]}
+    assert ranks["I closed my account at the bank"] == 1 and ranks["Bye!"] == 2
+
+
 def test_source_turns_of_derived_memory_join_the_ranking_only_when_weighted() -> None:
     """``source_weight`` decides whether a fact that matches the question pulls its
     source turn into the raw ranking; by default only the question's own searches rank
