@@ -137,20 +137,31 @@ class BM25Index:
         self._meta.append(meta)
         self._slot_of[rid] = slot
         if slot >= len(self._doc_len):
-            size = max(16, 2 * len(self._doc_len))
-            grown = np.zeros(size, dtype=np.float64)
-            grown[: len(self._doc_len)] = self._doc_len
-            self._doc_len = grown
-            times = np.full(size, np.nan)
-            times[: len(self._times)] = self._times
-            self._times = times
+            self._reserve(max(16, 2 * len(self._doc_len)))
         self._times[slot] = float(meta.get(self.time_key, np.nan))
         length = sum(terms.values())
         self._doc_len[slot] = length
         self._total_len += length
+        postings, arrays = self._postings, self._arrays
         for term, tf in terms.items():
-            self._postings.setdefault(term, {})[slot] = tf
-            self._arrays.pop(term, None)
+            found = postings.get(term)
+            if found is None:
+                postings[term] = {slot: tf}
+            else:
+                found[slot] = tf
+            if arrays:
+                arrays.pop(term, None)
+
+    def _reserve(self, size: int) -> None:
+        """Room for ``size`` slots in the per-slot arrays (a bulk load sizes them once)."""
+        if size <= len(self._doc_len):
+            return
+        grown = np.zeros(size, dtype=np.float64)
+        grown[: len(self._doc_len)] = self._doc_len
+        self._doc_len = grown
+        times = np.full(size, np.nan)
+        times[: len(self._times)] = self._times
+        self._times = times
 
     def delete(self, record_ids: Iterable[str]) -> None:
         """Remove documents; unknown ids are ignored."""

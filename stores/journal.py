@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
@@ -171,7 +172,7 @@ class Journals:
             start, stop = at + _ENTRY.size, at + _ENTRY.size + head_len + body_len
             if magic != _MAGIC or stop > len(data) or zlib.crc32(data[start:stop]) != crc:
                 break  # torn or corrupt: everything from here comes from Chroma
-            meta = json.loads(data[start : start + head_len])
+            meta = _decode(data[start : start + head_len])
             if meta["lo"] != position and not (meta["base"] and entries == 0):
                 if meta["hi"] <= position:
                     at = stop
@@ -230,6 +231,18 @@ def _entry(
     body = vectors.tobytes()
     crc = zlib.crc32(head_bytes + body)
     return _ENTRY.pack(_MAGIC, len(head_bytes), len(body), crc) + head_bytes + body
+
+
+def _decode(head: bytes) -> Any:
+    """An entry's JSON head: orjson (twice as fast on a large replay), json for what it refuses.
+
+    The heads are written by ``json`` (:func:`_entry`), which may write NaN; orjson
+    reads every other head to the same values.
+    """
+    try:
+        return orjson.loads(head)
+    except orjson.JSONDecodeError:
+        return json.loads(head)
 
 
 def _apply(rows: dict[str, MirrorRow], meta: dict[str, Any], body: bytes, namespace: str) -> None:

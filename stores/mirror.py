@@ -85,6 +85,7 @@ class NamespaceMirror(BM25Index):
         todo = [r for r in rows if r.metadata.get("namespace") == self.namespace]
         analysed = [self.analyzer(r.text) if r.terms is None else r.terms for r in todo]
         with self._lock:
+            self._reserve(len(self._ids) + len(todo))
             slots = []
             for row, terms in zip(todo, analysed, strict=True):
                 self._remove(row.record_id)
