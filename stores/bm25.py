@@ -136,8 +136,7 @@ class BM25Index:
         self._terms.append(terms)
         self._meta.append(meta)
         self._slot_of[rid] = slot
-        if slot >= len(self._doc_len):
-            self._reserve(max(16, 2 * len(self._doc_len)))
+        self._reserve(slot + 1)
         self._times[slot] = float(meta.get(self.time_key, np.nan))
         length = sum(terms.values())
         self._doc_len[slot] = length
@@ -153,9 +152,14 @@ class BM25Index:
                 arrays.pop(term, None)
 
     def _reserve(self, size: int) -> None:
-        """Room for ``size`` slots in the per-slot arrays (a bulk load sizes them once)."""
+        """Room for at least ``size`` slots in the per-slot arrays.
+
+        They grow at least twofold, so one-by-one inserts copy them O(log n) times, and a
+        bulk load that asks for its whole size up front allocates once.
+        """
         if size <= len(self._doc_len):
             return
+        size = max(size, 16, 2 * len(self._doc_len))
         grown = np.zeros(size, dtype=np.float64)
         grown[: len(self._doc_len)] = self._doc_len
         self._doc_len = grown
