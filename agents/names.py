@@ -22,8 +22,19 @@ _WORD = re.compile(r"[^\W\d_][\w'’.-]*", re.UNICODE)
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 
 
+def _bare(word: str) -> str:
+    """A matched word without its possessive or edge punctuation: ``Mel's`` -> ``Mel``."""
+    return _POSSESSIVE.sub("", word).strip(".-")
+
+
 def _words(text: str) -> list[str]:
-    return [_POSSESSIVE.sub("", w).strip(".-") for w in _WORD.findall(text)]
+    return [_bare(w) for w in _WORD.findall(text)]
+
+
+def _label_tokens(speakers: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """Each distinct non-blank label with the name tokens a question word may match."""
+    labels = dict.fromkeys(s for s in speakers if s and s.strip())
+    return [(label, [t for t in _words(label) if t] or [label.strip()]) for label in labels]
 
 
 def _fold(name: str) -> str:
@@ -75,8 +86,7 @@ def match_speakers(question: str, speakers: Iterable[str]) -> list[str]:
     """The speaker labels the question names, in the order they appear in it."""
     words = _words(question)
     found: list[tuple[int, str]] = []
-    for label in dict.fromkeys(s for s in speakers if s and s.strip()):
-        tokens = [t for t in _words(label) if t] or [label.strip()]
+    for label, tokens in _label_tokens(speakers):
         positions = [
             n for n, word in enumerate(words) if any(_name_matches(word, t) for t in tokens)
         ]
@@ -111,11 +121,10 @@ def without_speakers(query: str, speakers: Iterable[str]) -> str:
     with ``Gina`` becomes ``"Why did shut down her bank account?"``. A query that would
     keep no other word is returned as it is.
     """
-    labels = [s for s in dict.fromkeys(speakers) if s and s.strip()]
-    tokens = [t for label in labels for t in (_words(label) or [label.strip()])]
+    tokens = [t for _, label_tokens in _label_tokens(speakers) for t in label_tokens]
 
     def drop(match: re.Match[str]) -> str:
-        bare = _POSSESSIVE.sub("", match.group()).strip(".-")
+        bare = _bare(match.group())
         return "" if any(_name_matches(bare, t) for t in tokens) else match.group()
 
     kept = _WORD.sub(drop, query)
