@@ -20,6 +20,13 @@ Usage:
     memstrata serve-llm --model qwen --threads 2 --port 8085 &
     python benchmarks/construction_cost.py --model local --base-url http://127.0.0.1:8085/v1 \
         --policies recurrence --json benchmarks/construction_qwen.json
+
+A real model on a whole conversation can take longer than one sitting. With ``--resume
+DIR`` (local model only) each policy builds into a store on disk under ``DIR/<policy>``
+and appends every turn's cost to ``DIR/<policy>/journal.jsonl``; a later run with the
+same settings skips the journalled turns, adds their recorded cost, and goes on. A turn
+cut off mid-call is asked again: its raw turn is stored under a stable id, so only that
+turn's LLM work repeats.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from tokenizers import BertWordPieceTokenizer
 
 from memstrata.core.context import MemoryContext
 from memstrata.datasets.locomo import Conversation, default_locomo_path, load_locomo
+from memstrata.evaluation.code_version import code_version
 from memstrata.graphs.ingest import build_ingest_graph
 from memstrata.stores import ChromaMemoryStore, MiniLMEmbeddings
 from memstrata.testing import SchemaChatModel
@@ -105,6 +113,52 @@ class PolicyCost:
         return self.prompt_tokens + self.completion_tokens
 
 
+class CostJournal:
+    """One policy's per-turn costs on disk, so an interrupted local run resumes.
+
+    The first line holds the run's settings; a journal written under other settings is
+    refused rather than mixed. Every later line is one turn: its key, calls per step,
+    server-reported tokens, seconds, failures and dropped lines.
+    """
+
+    def __init__(self, path: Path, settings: dict[str, Any]) -> None:
+        self.path = path
+        self.done: dict[str, dict[str, Any]] = {}
+        if path.exists():
+            lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+            if lines and lines[0].get("settings") != settings:
+                raise SystemExit(
+                    f"{path} was written with other settings ({lines[0].get('settings')}); "
+                    "give another --resume folder"
+                )
+            self.done = {row["key"]: row for row in lines[1:]}
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
+
+    @staticmethod
+    def key(conv: Conversation, turn: dict[str, Any]) -> str:
+        """A turn's key: conversation, session and position."""
+        return f"{conv.sample_id}/{turn['session_id']}/{turn['turn_index']}"
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Record one finished turn (flushed at once)."""
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+        self.done[row["key"]] = row
+
+
+def _add_turn(cost: PolicyCost, row: dict[str, Any]) -> None:
+    """Add one turn's recorded cost."""
+    cost.turns += 1
+    cost.seconds += row["seconds"]
+    cost.prompt_tokens += row["prompt_tokens"]
+    cost.completion_tokens += row["completion_tokens"]
+    cost.failures += row["failures"]
+    cost.dropped_lines += row["dropped_lines"]
+    cost.calls_by_step.update(row["calls_by_step"])
+
+
 def run_policy(
     policy: str,
     conversations: Sequence[Conversation],
@@ -114,44 +168,76 @@ def run_policy(
     model: BaseChatModel | None = None,
     sessions: int | None = None,
     context: dict[str, Any] | None = None,
+    resume: Path | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> tuple[PolicyCost, ChromaMemoryStore]:
-    """Stream the conversations through the ingest graph under ``policy``."""
+    """Stream the conversations through the ingest graph under ``policy``.
+
+    With ``resume`` (a real model only), the store lives on disk under
+    ``resume/<policy>`` and each turn's cost is journalled there; turns already in the
+    journal are skipped and their recorded cost counted.
+    """
     counting = model is None
+    if counting and resume is not None:
+        raise SystemExit("--resume needs --model local (the fake model's counts are not kept)")
     chat = model if model is not None else SchemaChatModel()
-    store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
+    journal = None
+    if resume is not None:
+        store = ChromaMemoryStore.persistent(resume / policy / "chroma", embeddings=embeddings)
+        journal = CostJournal(resume / policy / "journal.jsonl", settings or {})
+        built = sum(store.count("raw", c.namespace) for c in conversations)
+        if len(journal.done) > built:
+            raise SystemExit(
+                f"{journal.path} records {len(journal.done)} turns but the store under "
+                f"{resume / policy} holds {built}: the store was lost (another machine?); "
+                "start over in a fresh --resume folder"
+            )
+    else:
+        store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
     graph = build_ingest_graph(
         chat_model=chat, store=store, structured_method="json_schema"
     ).compile()
     cost = PolicyCost(policy)
-    started = time.perf_counter()
     for conv in conversations:
         keep = set(conv.sessions()[:sessions]) if sessions else None
         ctx = MemoryContext(namespace=conv.namespace, trigger_policy=policy, **(context or {}))  # type: ignore[arg-type]
         for turn, closes in turn_inputs(conv):
             if keep is not None and turn["session_id"] not in keep:
                 continue
+            key = CostJournal.key(conv, turn)
+            if journal is not None and key in journal.done:
+                _add_turn(cost, journal.done[key])
+                continue
+            started = time.perf_counter()
             out = graph.invoke({"turns": [turn], "session_closed": closes}, context=ctx)
-            cost.turns += 1
+            failures = out.get("failures", [])
+            calls = out.get("llm_calls", [])
+            steps: Counter[str] = Counter(f"{call.node}:{call.schema}" for call in calls)
+            row = {
+                "key": key,
+                "seconds": time.perf_counter() - started,
+                "calls_by_step": dict(steps),
+                "prompt_tokens": sum(c.prompt_tokens or 0 for c in calls),
+                "completion_tokens": sum(c.completion_tokens or 0 for c in calls),
+                "failures": len(failures),
+                "dropped_lines": sum(
+                    int(f.error.split()[1]) for f in failures if f.step.endswith("_line")
+                ),
+            }
+            _add_turn(cost, row)
+            if journal is not None:
+                journal.append(row)
             if not counting and cost.turns % 50 == 0:
-                elapsed = time.perf_counter() - started
                 print(
-                    f"  {policy}: {cost.turns} turns, {elapsed:.0f}s", file=sys.stderr, flush=True
+                    f"  {policy}: {cost.turns} turns, {cost.seconds:.0f}s",
+                    file=sys.stderr,
+                    flush=True,
                 )
-            cost.failures += len(out.get("failures", []))
-            cost.dropped_lines += sum(
-                int(f.error.split()[1]) for f in out.get("failures", []) if f.step.endswith("_line")
-            )
-            for call in out.get("llm_calls", []):
-                cost.calls_by_step[f"{call.node}:{call.schema}"] += 1
-                if not counting:
-                    cost.prompt_tokens += call.prompt_tokens or 0
-                    cost.completion_tokens += call.completion_tokens or 0
         for gran in ("raw", "fact", "episode", "scene"):
             cost.records[gran] += store.count(gran, conv.namespace)
         cost.records["trivial"] += sum(
             1 for t in store.get("raw", conv.namespace) if getattr(t, "trivial", False)
         )
-    cost.seconds = time.perf_counter() - started
     if isinstance(chat, SchemaChatModel):
         cost.calls = len(chat.calls)
         cost.prompt_tokens = sum(
@@ -324,6 +410,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--base-url", help="with --model local: the server, e.g. http://127.0.0.1:8080/v1"
     )
     p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument(
+        "--resume",
+        type=Path,
+        metavar="DIR",
+        help="with --model local: build on disk under DIR and journal each turn's cost, "
+        "so a run cut off goes on where it stopped",
+    )
     return p.parse_args(argv)
 
 
@@ -375,6 +468,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             model=model,
             sessions=args.sessions,
             context=context,
+            resume=args.resume,
+            settings={
+                "conversations": [c.sample_id for c in conversations],
+                "sessions": args.sessions,
+                "policy": policy,
+                "base_url": args.base_url,
+                "context": context,
+                "code": code_version(),
+            },
         )
         cost.dates = date_accuracy(store, conversations)
         costs[policy] = cost
