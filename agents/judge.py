@@ -23,6 +23,7 @@ from ..stores.records import FactRecord
 from .attribution import ungrounded_person, unsupported_person
 from .deps import NodeDeps, StepLog
 from .formatting import as_data, format_facts
+from .premise import unfounded_premise
 from .query_analysis import QueryAnalysis
 from .recall_context import render_context
 from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
@@ -111,17 +112,20 @@ def verdict_of(
 
 
 def _attributed(
-    verdict: RecallVerdict, analysis: QueryAnalysis, candidates: list[Candidate]
+    verdict: RecallVerdict, analysis: QueryAnalysis, question: str, candidates: list[Candidate]
 ) -> RecallVerdict:
     """The verdict, no longer sufficient when the draft rests on someone else's words.
 
-    Either its citations are all other people's turns, or the memories that best match
-    its answer are (see :mod:`.attribution`).
+    Its citations are all other people's turns, or the memories that best match its
+    answer are (see :mod:`.attribution`), or the turns best matching both the question's
+    topic and the answer are about someone else (see :mod:`.premise`).
     """
     by_id = {c.id: c for c in candidates}
-    person = unsupported_person(
-        analysis, [by_id[i] for i in verdict.cited_ids if i in by_id]
-    ) or ungrounded_person(analysis, verdict.answer, candidates)
+    person = (
+        unsupported_person(analysis, [by_id[i] for i in verdict.cited_ids if i in by_id])
+        or ungrounded_person(analysis, verdict.answer, candidates)
+        or unfounded_premise(analysis, question, verdict.answer, candidates)
+    )
     if person is None:
         return verdict
     return verdict.model_copy(
@@ -164,7 +168,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             else:
                 verdict = verdict_of(judged, labels, verdict.round)
                 if ctx.attribution_check and verdict.sufficient:
-                    verdict = _attributed(verdict, analysis, candidates)
+                    verdict = _attributed(verdict, analysis, state.get("question", ""), candidates)
         decided = verdict.model_dump()
         return {"verdict": decided, "verdicts": [decided], **log.update()}
 

@@ -147,7 +147,9 @@ class MemoryContext:
     attribution_check: bool = True
     """Recall: a draft resting on the words of people other than the one the question
     names is not sufficient (retry, then refuse): its cited turns are all theirs, or the
-    memories best matching its answer are (see ``agents.attribution``)."""
+    memories best matching its answer are, or the turns best matching both the question's
+    topic and the answer are about someone else (see ``agents.attribution`` and
+    ``agents.premise``)."""
 
     max_llm_attempts: int = 3
     """Attempts per structured LLM call (the validation error is shown on retry)."""

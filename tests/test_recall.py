@@ -543,6 +543,23 @@ def test_a_draft_citing_the_named_persons_reply_but_told_by_another_is_refused(m
     assert [v["unsupported_person"] for v in out["verdicts"]] == ["Melanie", "Melanie"]
 
 
+def test_a_draft_to_a_question_naming_the_wrong_person_retries_then_refuses(model) -> None:  # type: ignore[no-untyped-def]
+    # Jon closed his account; Gina only asks about it. Citing her turn, and her turn
+    # sharing the answer's word, pass the citation and grounding checks: the premise
+    # check sees that both turns' sentences on the topic are about Jon
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    s.add(NS, [raw("Hey Gina, I had to shut down my bank account for my biz.", 0, "Jon")])
+    s.add(NS, [raw("Oh no, Jon! Had to shut down your bank account for your biz?", 1, "Gina")])
+    cite = lambda m: judged("for the biz", label_of(m, "Oh no"))  # noqa: E731
+    model.script("DraftFirst", cite, cite)
+    question = "Why did Gina shut down her bank account?"
+    out = ask(s, model, question)
+    assert out["refused"] and out["rounds"] == 2
+    assert [v["unsupported_person"] for v in out["verdicts"]] == ["Gina", "Gina"]
+    model.script("DraftFirst", cite)
+    assert ask(s, model, question, attribution_check=False)["answer"] == "for the biz"
+
+
 def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  # type: ignore[no-untyped-def]
     s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     bob = "I love hiking in the mountains every weekend"

@@ -1,0 +1,98 @@
+"""The premise check: does any shown turn tie the named person to the question's topic?"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memstrata.agents.premise import unfounded_premise
+from memstrata.agents.query_analysis import QueryAnalysis
+from memstrata.core.state import Candidate
+
+WHEN = datetime(2023, 7, 23, tzinfo=UTC)
+GINA = QueryAnalysis(persons=["Gina"])
+JON = QueryAnalysis(persons=["Jon"])
+
+
+def turn(text: str, speaker: str) -> Candidate:
+    return Candidate(
+        granularity="raw", id=text[:16], text=text, speaker=speaker, occurred_at=WHEN, score=1.0
+    )
+
+
+BANK = turn("Hey Gina, I had to shut down my bank account. I needed to do it for my biz.", "Jon")
+SMALL_TALK = [
+    turn("Keep going, you got this!", "Gina"),
+    turn("Thanks! My store is doing great.", "Gina"),
+    turn("Hey Jon, how's it going?", "Gina"),
+]
+BANK_Q = "Why did Gina shut down her bank account?"
+
+
+def test_a_question_naming_the_wrong_person_fires() -> None:
+    # Jon speaks of his own account in the first person; Gina is only addressed
+    shown = [BANK, *SMALL_TALK]
+    assert unfounded_premise(GINA, BANK_Q, "she needed to do it for her biz", shown) == "Gina"
+    # asked about Jon, the same turns support the premise
+    bank_q_jon = "Why did Jon shut down his bank account?"
+    assert unfounded_premise(JON, bank_q_jon, "he needed to do it for his biz", shown) is None
+
+
+def test_a_question_put_to_the_person_is_about_them() -> None:
+    # "What are your pets' names?" asked by the other speaker is about the one asked
+    asked = turn("Ah, they're adorable! What are your pets' names?", "Jon")
+    answer = turn("Luna and Oliver, thanks for asking.", "Gina")
+    q = "What are Gina's pets' names?"
+    assert unfounded_premise(GINA, q, "Luna and Oliver", [asked, answer, *SMALL_TALK]) is None
+    # praise said to her is about her too, even when it is the only turn on the topic
+    praise = turn("Your lake sunrise painting is stunning, Gina!", "Jon")
+    q_lake = "What lake sunrise painting did Gina make?"
+    assert unfounded_premise(GINA, q_lake, "a lake sunrise", [praise, *SMALL_TALK]) is None
+    told = turn("I made a lake sunrise painting last week, Gina!", "Jon")
+    assert unfounded_premise(GINA, q_lake, "a lake sunrise", [told, *SMALL_TALK]) == "Gina"
+    # and the person's own question about the listener is not about them
+    mine = turn("That bowl is gorgeous! Did you make the black and white bowl?", "Gina")
+    reply = turn("Yes, I made the black and white bowl in my pottery class.", "Jon")
+    q2 = "Did Gina make the black and white bowl?"
+    assert unfounded_premise(GINA, q2, "yes, in a pottery class", [mine, reply]) == "Gina"
+
+
+def test_an_answer_from_the_persons_own_words_keeps_the_draft() -> None:
+    # the topic's best match is the other speaker's question, but the answer is hers
+    styles = turn("Dance is my go-to for stress relief. What are your fave dance styles?", "Jon")
+    # second person: Jon's question is about Gina, so the premise holds at once
+    q = "What is Gina's favorite style of dance?"
+    own = turn("Contemporary is my favorite, so expressive and graceful.", "Gina")
+    assert unfounded_premise(GINA, q, "contemporary", [styles, own]) is None
+    # topic about someone else, answer grounded in the person's own turn
+    jon_story = turn("I won the regional dance contest trophy last year!", "Jon")
+    hers = turn("My trophy shelf is full of dance medals.", "Gina")
+    q3 = "What dance contest trophy did Gina win?"
+    assert unfounded_premise(GINA, q3, "dance medals", [jon_story, hers]) is None
+
+
+def test_the_check_does_not_apply_without_a_clear_topic_or_one_person() -> None:
+    shown = [BANK, *SMALL_TALK]
+    # two persons, or none
+    both = QueryAnalysis(persons=["Gina", "Jon"])
+    assert unfounded_premise(both, BANK_Q, "for her business", shown) is None
+    assert unfounded_premise(QueryAnalysis(), BANK_Q, "for her business", shown) is None
+    # no turn shares two content words with the question
+    assert unfounded_premise(GINA, "Why did Gina shut it?", "for her business", shown) is None
+    # the answer shares no word with any turn (a bare date, "yes")
+    assert unfounded_premise(GINA, BANK_Q, "20 May 2023", shown) is None
+    # time words in the question are a filter, not its topic: "November" alone would
+    # make Jon's dated turn the topic's best match
+    dated = turn("I posted a new script on 9 November 2022. It took ages!", "Jon")
+    q = "What gaming video did Gina post on 9 November 2022?"
+    assert unfounded_premise(GINA, q, "a new script", [dated, *SMALL_TALK]) is None
+    q_undated = "What gaming video script did Gina post?"
+    assert unfounded_premise(GINA, q_undated, "a new script", [dated, *SMALL_TALK]) == "Gina"
+
+
+def test_derived_memories_and_empty_contexts_never_fire() -> None:
+    fact = Candidate(
+        granularity="fact", id="f1", text="Jon shut down his bank account for his business",
+        occurred_at=WHEN, score=1.0,
+    )  # fmt: skip
+    assert unfounded_premise(GINA, BANK_Q, "for his business", [fact]) is None
+    assert unfounded_premise(GINA, BANK_Q, "for his business", []) is None
