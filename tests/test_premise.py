@@ -96,3 +96,25 @@ def test_derived_memories_and_empty_contexts_never_fire() -> None:
     )  # fmt: skip
     assert unfounded_premise(GINA, BANK_Q, "for his business", [fact]) is None
     assert unfounded_premise(GINA, BANK_Q, "for his business", []) is None
+
+
+def test_the_persons_own_words_to_someone_else_are_about_the_other() -> None:
+    # Caroline cheers Melanie's race: her sentence names Melanie and has no "I"
+    caroline = QueryAnalysis(persons=["Caroline"])
+    cheer = turn("That charity race sounds great, Melanie!", "Caroline")
+    ran = turn("I ran the charity race, it was great!", "Melanie")
+    q = "How was Caroline's charity race?"
+    assert unfounded_premise(caroline, q, "it sounds great", [cheer, ran]) == "Caroline"
+    # with an "I" the sentence is her own again
+    mine = turn("I loved my charity race, it sounds great, Melanie!", "Caroline")
+    assert unfounded_premise(caroline, q, "it sounds great", [mine, ran]) is None
+
+
+def test_a_shared_photos_caption_counts_as_its_senders_words() -> None:
+    photo = Candidate(
+        granularity="raw", id="p1", text="Here's what I use to stay on track!", speaker="Jon",
+        occurred_at=WHEN, score=1.0, media_caption="a clipboard with a notepad attached",
+    )  # fmt: skip
+    q = "How does Gina use the clipboard with a notepad?"
+    assert unfounded_premise(GINA, q, "to stay on track", [photo, *SMALL_TALK]) == "Gina"
+    assert unfounded_premise(JON, q.replace("Gina", "Jon"), "to stay on track", [photo]) is None
