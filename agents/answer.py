@@ -24,7 +24,7 @@ from ..prompts.recall import ANSWER, ANSWER_HINTS
 from .deps import NodeDeps, StepLog
 from .formatting import as_data
 from .query_analysis import QueryAnalysis
-from .recall_context import render_context
+from .recall_context import render_for
 from .recall_schemas import AnswerDraft, is_refusal_text
 from .token_caps import capped_log
 
@@ -58,9 +58,7 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         state: RecallState, ctx: MemoryContext, source: AnswerSource
     ) -> dict[str, Any]:
         log = capped_log(nodes.ANSWER, deps, ctx.answer_max_tokens)
-        memories, labels = render_context(
-            state.get("candidates", []), ctx.tz, ordered=ctx.context_order == "relevance"
-        )
+        memories, labels = render_for(state.get("candidates", []), ctx)
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         messages = ANSWER.format_messages(
             memories=memories,

@@ -25,7 +25,7 @@ from .deps import NodeDeps, StepLog
 from .formatting import as_data, format_facts
 from .premise import unfounded_premise
 from .query_analysis import QueryAnalysis
-from .recall_context import render_context
+from .recall_context import render_for
 from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
 from .schemas import ConflictReport
 from .token_caps import capped_log
@@ -154,9 +154,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         if not candidates:
             verdict.status, verdict.missing = "empty", "no memories found"
         else:
-            memories, labels = render_context(
-                candidates, ctx.tz, ordered=ctx.context_order == "relevance"
-            )
+            memories, labels = render_for(candidates, ctx)
             messages = JUDGE_ANSWER.format_messages(
                 memories=memories,
                 question=as_data(state.get("question", "")),

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from ..core.context import MemoryContext
 from ..core.state import Candidate
 from .formatting import data_line, long_date
 
@@ -100,6 +101,16 @@ def render_context(
         labels[label] = memory.id
         lines.append(render_memory(label, memory, tz))
     return "\n".join(lines) or NO_MEMORIES, labels
+
+
+def render_for(
+    memories: Sequence[Candidate], ctx: MemoryContext, tz: ZoneInfo | None = None
+) -> tuple[str, dict[str, str]]:
+    """:func:`render_context` in the order ``ctx.context_order`` names.
+
+    ``tz``: the zone dates are shown in (default: the context's).
+    """
+    return render_context(memories, tz or ctx.tz, ordered=ctx.context_order == "relevance")
 
 
 def _sized(memory: Candidate, tz: ZoneInfo, count: TokenCount) -> Candidate:

@@ -23,7 +23,7 @@ from ..stores.audit import AuditEntry
 from ..stores.records import FactRecord, MemoryRecord, RawTurn
 from .deps import NodeDeps, StepLog
 from .formatting import as_data
-from .recall_context import render_context
+from .recall_context import render_for
 from .recall_schemas import RefreshPlan
 from .refinement import fact_id
 from .token_caps import capped_log
@@ -140,9 +140,7 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         log = capped_log(REFRESHER, deps, ctx.refresh_max_tokens)
         ids = set((state.get("verdict") or {}).get("conflicting_ids", []))
         conflicting = [c for c in state.get("candidates", []) if c.id in ids]
-        memories, labels = render_context(
-            conflicting, ctx.tz, ordered=ctx.context_order == "relevance"
-        )
+        memories, labels = render_for(conflicting, ctx)
         question = as_data(state.get("question", ""))
         plan = log.ask(
             RefreshPlan, REFRESH.format_messages(question=question, memories=memories), "refresh"

@@ -29,7 +29,7 @@ from typing import Any, Final, Protocol
 from zoneinfo import ZoneInfo
 
 from ..agents.formatting import data_line, long_date
-from ..agents.recall_context import render_context, render_turn
+from ..agents.recall_context import render_for, render_turn
 from ..core.context import MemoryContext, TriggerPolicy
 from ..core.state import Candidate
 from ..datasets.locomo import Conversation
@@ -150,7 +150,7 @@ class MemstrataSystem:
         started = time.perf_counter()
         out = self.graph.invoke({"question": question.text, "mode": mode}, context=ctx)
         candidates: list[Candidate] = list(out.get("candidates", []))
-        memories, _ = render_context(candidates, UTC_ZONE, ordered=ctx.context_order == "relevance")
+        memories, _ = render_for(candidates, ctx, UTC_ZONE)
         costs = costs_of(out.get("llm_calls", []))
         source = out.get("answer_source")
         found = SystemAnswer(
