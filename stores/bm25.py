@@ -21,6 +21,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from .filters import OCCURRED_TS
+from .frozen import LAZY, FrozenBase
 from .lexical import Analyzer
 
 
@@ -108,6 +109,47 @@ class BM25Index:
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._total_len = 0
         self._dirty = True
+        self._frozen: FrozenBase | None = None
+        """Documents adopted from a snapshot, decoded only where touched (see :meth:`_adopt`)."""
+
+    def _adopt(
+        self, ids: list[str], doc_len: np.ndarray, times: np.ndarray, base: FrozenBase
+    ) -> None:
+        """Take a snapshot's documents as this empty index's: slot ``i`` holds ``ids[i]``.
+
+        ``ids`` is taken over, not copied.
+
+        Nothing is decoded per document: terms and metadata stay in ``base`` until a
+        read or a write touches them (:meth:`_terms_at`, :meth:`_meta_at`,
+        :meth:`_term_postings`).
+        """
+        assert not self._ids, "only an empty index adopts a snapshot"
+        n = len(ids)
+        self._ids = ids  # type: ignore[assignment]  # list[str] is a list[str | None] here
+        self._slot_of = dict(zip(ids, range(n), strict=True))
+        self._terms = [LAZY] * n
+        self._meta = [LAZY] * n
+        self._doc_len = np.array(doc_len, dtype=np.float64)
+        self._times = np.array(times, dtype=np.float64)
+        self._total_len = int(self._doc_len.sum())
+        self._frozen = base
+        self._dirty = True
+
+    def _terms_at(self, slot: int) -> Counter[str] | None:
+        """A slot's terms (None for a dead slot), decoded from the snapshot on first use."""
+        terms = self._terms[slot]
+        if terms is LAZY:
+            assert self._frozen is not None
+            terms = self._terms[slot] = self._frozen.terms(slot)
+        return terms
+
+    def _meta_at(self, slot: int) -> Mapping[str, Any] | None:
+        """A slot's metadata (None for a dead slot), decoded from the snapshot on first use."""
+        meta = self._meta[slot]
+        if meta is LAZY:
+            assert self._frozen is not None
+            meta = self._meta[slot] = self._frozen.meta(slot)
+        return meta
 
     def __len__(self) -> int:
         return len(self._slot_of)
@@ -179,14 +221,19 @@ class BM25Index:
         slot = self._slot_of.pop(rid, None)
         if slot is None:
             return
-        terms = self._terms[slot]
-        assert terms is not None
-        for term in terms:
-            postings = self._postings[term]
-            del postings[slot]
-            if not postings:
-                del self._postings[term]
-            self._arrays.pop(term, None)
+        frozen = self._frozen
+        if frozen is not None and slot < frozen.size:  # a snapshot slot: only marked dead
+            for term in frozen.remove(slot):
+                self._arrays.pop(term, None)
+        else:
+            terms = self._terms[slot]
+            assert terms is not None and terms is not LAZY
+            for term in terms:
+                postings = self._postings[term]
+                del postings[slot]
+                if not postings:
+                    del self._postings[term]
+                self._arrays.pop(term, None)
         self._total_len -= int(self._doc_len[slot])
         self._doc_len[slot] = 0
         self._times[slot] = np.nan
@@ -198,7 +245,7 @@ class BM25Index:
         if dead <= 1024 or dead <= len(self._slot_of):
             return
         order = sorted(self._slot_of.items(), key=lambda kv: kv[1])
-        live = [(rid, self._terms[slot], self._meta[slot]) for rid, slot in order]
+        live = [(rid, self._terms_at(slot), self._meta_at(slot)) for rid, slot in order]
         self._reset()
         for rid, terms, meta in live:
             assert terms is not None and meta is not None
@@ -212,19 +259,40 @@ class BM25Index:
         if not self._dirty:
             return
         n = len(self._slot_of)
-        doc_freq = {term: len(p) for term, p in self._postings.items()}
+        if self._frozen is None:
+            doc_freq = {term: len(p) for term, p in self._postings.items()}
+        else:  # the snapshot's live documents, then the ones written since
+            doc_freq = self._frozen.doc_freq()
+            for term, p in self._postings.items():
+                doc_freq[term] = doc_freq.get(term, 0) + len(p)
         self._scorer.refit(doc_freq, n, self._total_len / n if n else 0.0)
         self._dirty = False
 
     def _posting_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A term's postings as (slots, term frequencies), cached until a write changes it.
+
+        The snapshot's live postings, if any, then those in the dictionaries.
+        """
         arrays = self._arrays.get(term)
-        if arrays is None:
-            postings = self._postings.get(term)
-            if not postings:
-                return None
+        if arrays is not None:
+            return arrays
+        parts = []
+        if self._frozen is not None:
+            base = self._frozen.arrays(term)
+            if base is not None:
+                parts.append(base)
+        postings = self._postings.get(term)
+        if postings:
             slots = np.fromiter(postings.keys(), dtype=np.int64, count=len(postings))
             tfs = np.fromiter(postings.values(), dtype=np.float64, count=len(postings))
-            arrays = self._arrays[term] = (slots, tfs)
+            parts.append((slots, tfs))
+        if not parts:
+            return None
+        if len(parts) == 1:
+            arrays = parts[0]
+        else:
+            arrays = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        self._arrays[term] = arrays
         return arrays
 
     def scores(self, query: str) -> dict[str, float]:
@@ -265,7 +333,8 @@ class BM25Index:
         """Distinct values of a metadata field, newest documents first, at most ``limit``."""
         seen: dict[Any, None] = {}
         with self._lock:
-            for meta in reversed(self._meta):
+            for slot in range(len(self._meta) - 1, -1, -1):
+                meta = self._meta_at(slot)
                 if meta is None or key not in meta:
                     continue
                 seen.setdefault(meta[key], None)
@@ -299,7 +368,7 @@ class BM25Index:
                 return None
             out = []
             for slot in slots.tolist():
-                rid, meta = self._ids[slot], self._meta[slot]
+                rid, meta = self._ids[slot], self._meta_at(slot)
                 if rid is not None and meta is not None and predicate(meta):
                     out.append(rid)
             return out
@@ -338,7 +407,7 @@ class BM25Index:
                 hits = []
                 for i in order:
                     slot = int(slots[i])
-                    meta = self._meta[slot]
+                    meta = self._meta_at(slot)
                     if predicate is not None and (meta is None or not predicate(meta)):
                         continue
                     rid = self._ids[slot]

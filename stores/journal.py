@@ -32,7 +32,7 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +46,18 @@ from .indexing import IndexTextPolicy
 from .lexical import Analyzer
 from .mirror import MirrorRow
 from .records import Granularity
+from .snapshot import read_snapshot, write_snapshot
+from .snapshot_merge import merge_rows
 
 FORMAT = 1
 _ENTRY = struct.Struct("<4sIQI")  # magic, header length, body length, CRC-32
 _MAGIC = b"MSJ1"
+MERGE_BYTES = 2 << 20
+"""A journal reaching this size (about 850 rows with 384-dimensional vectors) and
+:data:`MERGE_SHARE` of its snapshot's is folded into the snapshot by the writer."""
+MERGE_SHARE = 8
+"""The journal is folded once it reaches 1/8 of the snapshot's size: every fold rewrites
+the snapshot, so a namespace of n rows is rewritten O(n) bytes in all, not O(n^2)."""
 _LOCK_RANGES = 4096
 """Byte ranges of the lock file; namespaces share a range only by hash collision."""
 
@@ -63,6 +71,10 @@ class Replay:
     entries: int
     stamp: tuple[int, int] | None
     """(inode, size) of the file read, so a compaction can tell nobody appended since."""
+    deleted: set[str] = field(default_factory=set)
+    """Ids deleted (and not written again) by the entries read."""
+    based: bool = False
+    """Whether an entry held a whole namespace (the rows are then all there is)."""
 
 
 class Journals:
@@ -110,9 +122,42 @@ class Journals:
             if f.tell() == 0:
                 f.write(self._header(gran, namespace))
             f.write(entry)
+            size = f.tell()
+        if size >= max(MERGE_BYTES, _size(self.snapshot_path(gran, namespace)) // MERGE_SHARE):
+            try:
+                self.merge(gran, namespace, upto=slot)
+            except (OSError, ValueError, KeyError):
+                pass  # an accelerator only: the journal stays and still proves the write
+
+    def merge(self, gran: Granularity, namespace: str, upto: int | None = None) -> bool:
+        """Fold the journal into the snapshot and empty it (call inside :meth:`writing`).
+
+        A cold mirror then maps the snapshot and replays a short tail. Skipped (False)
+        when the journal does not prove every slot up to ``upto`` (an append was lost:
+        the change log serves that part), or when its rows cannot keep vectors
+        consistently with the snapshot's.
+        """
+        found = self.read_snapshot(gran, namespace)
+        start = 0 if found is None else int(found[0]["position"])
+        tail = self.read(gran, namespace, start=start)
+        if tail is None or (upto is not None and tail.position != upto):
+            return False
+        if tail.based:
+            found = None  # the journal holds the whole namespace from its base entry on
+        header, arrays = found if found is not None else (None, None)
+        rows = list(tail.rows.values())
+        merged = merge_rows(header, arrays, rows, tail.deleted, tail.position)
+        if merged is None:
+            return False
+        self._replace(gran, namespace, *merged)
+        return True
 
     def reset(self, gran: Granularity, namespace: str) -> None:
-        """Forget a namespace's journal (its namespace was wiped; call inside :meth:`writing`)."""
+        """Forget a namespace's journal and snapshot (call inside :meth:`writing`).
+
+        Its namespace was wiped: nothing either holds is true any more.
+        """
+        self.snapshot_path(gran, namespace).unlink(missing_ok=True)
         self.path(gran, namespace).unlink(missing_ok=True)
 
     def compact(
@@ -140,17 +185,73 @@ class Journals:
             os.replace(tmp, path)
         return True
 
+    def snapshot_path(self, gran: Granularity, namespace: str) -> Path:
+        """The snapshot file of a namespace's mirror (beside its journal)."""
+        return self.path(gran, namespace).with_suffix(".snap")
+
+    def save_snapshot(
+        self,
+        gran: Granularity,
+        namespace: str,
+        header: dict[str, Any],
+        arrays: dict[str, np.ndarray],
+        stamp: tuple[int, int] | None,
+    ) -> bool:
+        """Write a mirror snapshot and empty the journal it makes redundant.
+
+        Skipped (False) when the journal changed since ``stamp``: a writer appended,
+        and a later cold load will snapshot. The snapshot lands first; a crash before the
+        journal is emptied leaves entries that a replay from the snapshot skips.
+        """
+        path = self.path(gran, namespace)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self.writing(gran, namespace):
+            if _stamp(path) != stamp:
+                return False
+            self._replace(gran, namespace, header, arrays)
+        return True
+
+    def _replace(
+        self, gran: Granularity, namespace: str, header: dict[str, Any], arrays: dict[str, Any]
+    ) -> None:
+        """Write the snapshot, then empty the journal.
+
+        A crash between the two leaves entries that a replay from the new snapshot skips
+        as covered.
+        """
+        write_snapshot(
+            self.snapshot_path(gran, namespace),
+            {**self._identity(gran, namespace), **header},
+            arrays,
+        )
+        path = self.path(gran, namespace)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(self._header(gran, namespace))
+        os.replace(tmp, path)
+
+    def read_snapshot(
+        self, gran: Granularity, namespace: str
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+        """A namespace's mirror snapshot, None if it is absent, foreign or damaged."""
+        return read_snapshot(self.snapshot_path(gran, namespace), self._identity(gran, namespace))
+
+    def _identity(self, gran: Granularity, namespace: str) -> dict[str, Any]:
+        return {**self.identity, "granularity": gran.value, "namespace": namespace}
+
     def _header(self, gran: Granularity, namespace: str) -> bytes:
-        head = {**self.identity, "granularity": gran.value, "namespace": namespace}
-        return json.dumps(head, sort_keys=True).encode() + b"\n"
+        return json.dumps(self._identity(gran, namespace), sort_keys=True).encode() + b"\n"
 
     # ------------------------------------------------------------------- reads
     def stamp(self, gran: Granularity, namespace: str) -> tuple[int, int] | None:
         """(inode, size) of a namespace's journal, None if it has none."""
         return _stamp(self.path(gran, namespace))
 
-    def read(self, gran: Granularity, namespace: str) -> Replay | None:
-        """Replay a journal up to its first gap or bad entry; None if it is absent or foreign."""
+    def read(self, gran: Granularity, namespace: str, start: int = 0) -> Replay | None:
+        """Replay a journal up to its first gap or bad entry; None if it is absent or foreign.
+
+        ``start``: the change-log slot already covered (a snapshot's position); entries
+        up to it are skipped and the replay begins with the entry after it.
+        """
         path = self.path(gran, namespace)
         try:
             stamp = _stamp(path)
@@ -162,26 +263,27 @@ class Journals:
             head = json.loads(data[:end]) if end > 0 else None
         except ValueError:
             return None
-        expected = {**self.identity, "granularity": gran.value, "namespace": namespace}
-        if head != expected:
+        if head != self._identity(gran, namespace):
             return None
         rows: dict[str, MirrorRow] = {}
-        position, entries, at = 0, 0, end + 1
+        deleted: set[str] = set()
+        position, entries, at, based = start, 0, end + 1, False
         while at + _ENTRY.size <= len(data):
             magic, head_len, body_len, crc = _ENTRY.unpack_from(data, at)
-            start, stop = at + _ENTRY.size, at + _ENTRY.size + head_len + body_len
-            if magic != _MAGIC or stop > len(data) or zlib.crc32(data[start:stop]) != crc:
+            begin, stop = at + _ENTRY.size, at + _ENTRY.size + head_len + body_len
+            if magic != _MAGIC or stop > len(data) or zlib.crc32(data[begin:stop]) != crc:
                 break  # torn or corrupt: everything from here comes from Chroma
-            meta = _decode(data[start : start + head_len])
+            meta = _decode(data[begin : begin + head_len])
+            if meta["hi"] <= position:
+                at = stop
+                continue  # already covered
             if meta["lo"] != position and not (meta["base"] and entries == 0):
-                if meta["hi"] <= position:
-                    at = stop
-                    continue  # already covered
                 break  # a slot gap: the change log serves the rest
-            body = data[start + head_len : stop]
-            _apply(rows, meta, body, namespace)
+            body = data[begin + head_len : stop]
+            _apply(rows, deleted, meta, body, namespace)
+            based = based or bool(meta["base"])
             position, entries, at = meta["hi"], entries + 1, stop
-        return Replay(rows, position, entries, stamp)
+        return Replay(rows, position, entries, stamp, deleted, based)
 
 
 _PROCESS_LOCKS: dict[Path, threading.RLock] = {}
@@ -198,6 +300,13 @@ def _process_lock(lock_file: Path) -> threading.RLock:
     key = lock_file.resolve()
     with _PROCESS_LOCKS_GUARD:
         return _PROCESS_LOCKS.setdefault(key, threading.RLock())
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -245,11 +354,19 @@ def _decode(head: bytes) -> Any:
         return json.loads(head)
 
 
-def _apply(rows: dict[str, MirrorRow], meta: dict[str, Any], body: bytes, namespace: str) -> None:
+def _apply(
+    rows: dict[str, MirrorRow],
+    deleted: set[str],
+    meta: dict[str, Any],
+    body: bytes,
+    namespace: str,
+) -> None:
     if meta["base"]:
         rows.clear()
+        deleted.clear()
     for rid in meta["deleted"]:
         rows.pop(rid, None)
+        deleted.add(rid)
     dim = meta["dim"]
     vectors = np.frombuffer(body, dtype=np.float32).reshape(-1, dim) if dim else None
     for n, (rid, md, terms) in enumerate(
@@ -259,6 +376,7 @@ def _apply(rows: dict[str, MirrorRow], meta: dict[str, Any], body: bytes, namesp
             continue  # never another tenant's row, whatever the file says
         vector = None if vectors is None else vectors[n]
         rows[rid] = MirrorRow(rid, "", md, vector, tuple(terms.split()))  # terms stand for the text
+        deleted.discard(rid)
 
 
 def journals_for(

@@ -21,6 +21,7 @@ import numpy as np
 from .bm25 import BM25Index, BM25Params
 from .codec import RECORD_KEY, from_metadata
 from .filters import SearchFilter
+from .frozen import FrozenBase
 from .lexical import Analyzer
 from .records import Granularity, MemoryRecord
 
@@ -79,6 +80,30 @@ class NamespaceMirror(BM25Index):
         self._columns: dict[str, tuple[np.ndarray, dict[Any, int]]] = {}
         super().__init__(analyzer, params)
 
+    def _adopt_snapshot(
+        self,
+        ids: list[str],
+        doc_len: np.ndarray,
+        times: np.ndarray,
+        base: FrozenBase,
+        *,
+        cost: np.ndarray,
+        columns: dict[str, tuple[np.ndarray, dict[Any, int]]],
+        vectors: np.ndarray | None,
+    ) -> None:
+        """Take a snapshot's records (see :mod:`.mirror_snapshot`); the mirror must be empty.
+
+        ``vectors`` may be a read-only view of the mapped file: the first write copies it.
+        """
+        with self._lock:
+            self._adopt(ids, doc_len, times, base)
+            n = len(ids)
+            self._live = np.ones(n, dtype=bool)
+            self._cost = np.array(cost, dtype=np.int64)
+            self._cost_total = int(self._cost.sum())
+            self._columns = dict(columns)
+            self._vectors = vectors if self.has_vectors else None
+
     # ----------------------------------------------------------------- writes
     def upsert_rows(self, rows: Iterable[MirrorRow]) -> None:
         """Add or replace records. Rows of another namespace are ignored."""
@@ -126,7 +151,7 @@ class NamespaceMirror(BM25Index):
         size = len(self._doc_len)
         if self._vectors is None:
             self._vectors = np.zeros((size, matrix.shape[1]), dtype=np.float32)
-        elif len(self._vectors) < size:
+        elif len(self._vectors) < size or not self._vectors.flags.writeable:
             grown = np.zeros((size, self._vectors.shape[1]), dtype=np.float32)
             grown[: len(self._vectors)] = self._vectors
             self._vectors = grown
@@ -183,7 +208,8 @@ class NamespaceMirror(BM25Index):
         if column is None:
             vocab: dict[Any, int] = {}
             codes = np.full(len(self._doc_len), _MISSING, dtype=np.int32)
-            for slot, meta in enumerate(self._meta):
+            for slot in range(len(self._meta)):
+                meta = self._meta_at(slot)
                 if meta is not None:
                     codes[slot] = _code(vocab, meta.get(key))
             column = self._columns[key] = (codes, vocab)
@@ -240,7 +266,7 @@ class NamespaceMirror(BM25Index):
         """The stored record with this id, or None."""
         with self._lock:
             slot = self._slot_of.get(record_id)
-            meta = None if slot is None else self._meta[slot]
+            meta = None if slot is None else self._meta_at(slot)
         return None if meta is None else from_metadata(self.granularity, dict(meta))
 
     def rows(self) -> list[MirrorRow]:
@@ -248,7 +274,7 @@ class NamespaceMirror(BM25Index):
         with self._lock:
             out = []
             for rid, slot in sorted(self._slot_of.items()):
-                terms, meta = self._terms[slot], self._meta[slot]
+                terms, meta = self._terms_at(slot), self._meta_at(slot)
                 assert terms is not None and meta is not None
                 vector = None if self._vectors is None else self._vectors[slot]
                 out.append(MirrorRow(rid, "", meta, vector, tuple(terms.elements())))

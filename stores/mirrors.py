@@ -7,9 +7,10 @@ reads the namespace's :class:`~memstrata.stores.changelog.ChangeLog` (one ``get`
 id) and re-reads the records that any process changed since, so every search sees
 every write that landed before it.
 
-On a persistent path a cold mirror is first replayed from its journal
-(:mod:`.journal`), so only the writes the journal does not prove are read from Chroma;
-a load that had to read much from Chroma leaves a compacted journal for the next one.
+On a persistent path a cold mirror is first mapped from its snapshot (:mod:`.snapshot`)
+and the journal entries written since (:mod:`.journal`), or replayed from the journal
+alone, so only the writes neither proves are read from Chroma. A load that had to read
+or replay much leaves a snapshot (and an emptied journal) for the next one.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .indexing import IndexTextPolicy
 from .journal import Journals, Replay
 from .lexical import Analyzer
 from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
+from .mirror_snapshot import mirror_from_snapshot, snapshot_arrays
 from .records import Granularity
 from .rows import Row, namespace_ids, rows_by_id, small_namespace
 
@@ -75,6 +77,8 @@ class MirrorCache:
         """How many mirrors were built from Chroma (first touches, resets, evictions)."""
         self.replays = 0
         """How many cold mirrors came from a journal (and the change log) instead."""
+        self.snapshots = 0
+        """How many of those started from a snapshot."""
 
     # ------------------------------------------------------------------ access
     def get(self, gran: Granularity, namespace: str) -> NamespaceMirror:
@@ -174,10 +178,15 @@ class MirrorCache:
     def _cold(self, gran: Granularity, namespace: str) -> NamespaceMirror:
         """A mirror for a namespace none holds.
 
-        Replayed from its journal when that proves enough, else built from Chroma; a
-        load that read much from Chroma compacts the journal for the next one.
+        From its snapshot and journal, or its journal alone, when they prove enough, else
+        built from Chroma; a load that read much from Chroma compacts the journal for the
+        next one.
         """
         journals = self.journals
+        if journals is not None:
+            mapped = self._from_snapshot(journals, gran, namespace)
+            if mapped is not None:
+                return mapped
         replay = None if journals is None else journals.read(gran, namespace)
         if journals is not None and replay is not None:
             mirror = self._replayed(gran, namespace, replay)
@@ -193,6 +202,61 @@ class MirrorCache:
             self._compact(mirror, stamp)
         return mirror
 
+    def _from_snapshot(
+        self, journals: Journals, gran: Granularity, namespace: str
+    ) -> NamespaceMirror | None:
+        """The snapshot's mirror, the journal entries after it and the change log applied.
+
+        None when there is no usable snapshot (absent, damaged, foreign, without the
+        vectors this size needs), or when the journal holds a whole namespace written
+        after it, or the change log no longer reaches back to it.
+        """
+        found = journals.read_snapshot(gran, namespace)
+        if found is None:
+            return None
+        header, arrays = found
+        mirror = mirror_from_snapshot(
+            gran,
+            namespace,
+            header,
+            arrays,
+            analyzer=self._analyzer,
+            params=self._bm25,
+            vectors=int(header["rows"]) <= self.config.exact_limit,
+        )
+        if mirror is None:
+            return None
+        tail = journals.read(gran, namespace, start=mirror.position)
+        stamp = journals.stamp(gran, namespace) if tail is None else tail.stamp
+        if tail is not None:
+            if tail.based:
+                return None  # the journal alone holds the namespace: replay it instead
+            if tail.deleted:
+                mirror.delete(sorted(tail.deleted))
+            if tail.rows:
+                rows = [tail.rows[rid] for rid in sorted(tail.rows)]
+                mirror.upsert_rows(self._with_vectors(mirror, rows))
+            mirror.position = tail.position
+        read = self._catch_up(mirror)
+        if read is None:
+            return None
+        self.replays += 1
+        self.snapshots += 1
+        if read > COMPACT_ROWS:  # rows only Chroma had: snapshot the whole mirror
+            self._compact(mirror, stamp)
+        elif tail is not None and tail.entries > COMPACT_ENTRIES:
+            self._merge(gran, namespace)
+        return mirror
+
+    def _merge(self, gran: Granularity, namespace: str) -> None:
+        """Fold the journal into the snapshot, for the next cold load."""
+        assert self.journals is not None
+        try:
+            with self.journals.writing(gran, namespace):
+                self.journals.merge(gran, namespace)
+        except (OSError, ValueError, KeyError):
+            pass  # an accelerator only
+
     def _replayed(
         self, gran: Granularity, namespace: str, replay: Replay
     ) -> NamespaceMirror | None:
@@ -207,14 +271,13 @@ class MirrorCache:
         return mirror
 
     def _compact(self, mirror: NamespaceMirror, stamp: tuple[int, int] | None) -> None:
+        """Leave a snapshot of ``mirror`` (and an empty journal) for the next cold load."""
         assert self.journals is not None
         try:
-            rows = mirror.rows()
-            self.journals.compact(
-                mirror.granularity, mirror.namespace, rows, mirror.position, stamp
-            )
+            header, arrays = snapshot_arrays(mirror)
+            self.journals.save_snapshot(mirror.granularity, mirror.namespace, header, arrays, stamp)
         except OSError:
-            pass  # a journal is an accelerator: the next cold load reads Chroma instead
+            pass  # an accelerator only: the next cold load replays or reads Chroma
 
     def _catch_up(self, mirror: NamespaceMirror) -> int | None:
         """Apply every change after the mirror's position.
