@@ -23,7 +23,7 @@ from ..stores.records import FactRecord
 from .attribution import ungrounded_person, unsupported_person
 from .deps import NodeDeps, StepLog
 from .formatting import as_data, format_facts
-from .premise import unfounded_premise
+from .premise import premise_found, unfounded_premise
 from .query_analysis import QueryAnalysis
 from .recall_context import render_for
 from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
@@ -112,20 +112,32 @@ def verdict_of(
 
 
 def _attributed(
-    verdict: RecallVerdict, analysis: QueryAnalysis, question: str, candidates: list[Candidate]
+    verdict: RecallVerdict,
+    analysis: QueryAnalysis,
+    question: str,
+    candidates: list[Candidate],
+    doubted: bool,
 ) -> RecallVerdict:
     """The verdict, no longer sufficient when the draft rests on someone else's words.
 
     Its citations are all other people's turns, or the memories that best match its
     answer are (see :mod:`.attribution`), or the turns best matching both the question's
-    topic and the answer are about someone else (see :mod:`.premise`).
+    topic and the answer are about someone else (see :mod:`.premise`). ``doubted``: an
+    earlier round's premise failed; then only a turn tying the person to the topic
+    lifts it.
     """
     by_id = {c.id: c for c in candidates}
-    person = (
-        unsupported_person(analysis, [by_id[i] for i in verdict.cited_ids if i in by_id])
-        or ungrounded_person(analysis, verdict.answer, candidates)
-        or unfounded_premise(analysis, question, verdict.answer, candidates)
-    )
+    person = unsupported_person(
+        analysis, [by_id[i] for i in verdict.cited_ids if i in by_id]
+    ) or ungrounded_person(analysis, verdict.answer, candidates)
+    premise_failed = False
+    if person is None:
+        if doubted:
+            premise_failed = not premise_found(analysis, question, candidates)
+            person = analysis.persons[0] if premise_failed else None
+        else:
+            person = unfounded_premise(analysis, question, verdict.answer, candidates)
+            premise_failed = person is not None
     if person is None:
         return verdict
     return verdict.model_copy(
@@ -133,6 +145,7 @@ def _attributed(
             "sufficient": False,
             "missing": f"what {person} said about it",
             "unsupported_person": person,
+            "premise_failed": premise_failed,
         }
     )
 
@@ -166,7 +179,10 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             else:
                 verdict = verdict_of(judged, labels, verdict.round)
                 if ctx.attribution_check and verdict.sufficient:
-                    verdict = _attributed(verdict, analysis, state.get("question", ""), candidates)
+                    doubted = any(v.get("premise_failed") for v in state.get("verdicts", []))
+                    verdict = _attributed(
+                        verdict, analysis, state.get("question", ""), candidates, doubted
+                    )
         decided = verdict.model_dump()
         return {"verdict": decided, "verdicts": [decided], **log.update()}
 

@@ -26,7 +26,8 @@ does not use (``benchmarks/premise_check.py``), with the gold answer as the draf
 fires on 9 of 1,305 answerable questions (0.7%) and on 134 of 375 category-5 ones.
 The topic test alone fired on about 5% of the answerable questions, far too often to
 refuse on. A firing makes the draft insufficient: the graph retries with rewritten
-queries, then refuses.
+queries, then refuses unless a turn of the new round ties the person to the topic
+(:func:`premise_found`): a new draft alone does not lift the doubt.
 """
 
 from __future__ import annotations
@@ -134,6 +135,26 @@ def _answer_matches(
     return [t for t, n in zip(turns, overlap, strict=True) if n == best] if best else []
 
 
+def _topic(
+    analysis: QueryAnalysis, question: str, shown: Sequence[Candidate], analyzer: Analyzer
+) -> tuple[str, list[Candidate], list[str], set[str], list[Candidate]] | None:
+    """What the premise checks read from the question and the shown turns.
+
+    (person, raw turns, other speakers, topic words, best topic matches), or None when
+    the question names no speaker or several.
+    """
+    if len(analysis.persons) != 1:
+        return None
+    person = analysis.persons[0]
+    turns = [c for c in shown if c.granularity == "raw"]
+    others = sorted({t.speaker for t in turns if t.speaker and t.speaker != person})
+    asked = question
+    for expression in analysis.time_expressions:
+        asked = asked.replace(expression, " ")
+    topic = _content(asked, person, analyzer)
+    return person, turns, others, topic, _topic_matches(topic, turns, analyzer)
+
+
 def unfounded_premise(
     analysis: QueryAnalysis,
     question: str,
@@ -146,16 +167,10 @@ def unfounded_premise(
     None when the check does not apply: the question names no speaker or several, no
     shown turn shares two content words with it, or none shares a word with the answer.
     """
-    if len(analysis.persons) != 1:
+    found = _topic(analysis, question, shown, analyzer)
+    if found is None:
         return None
-    person = analysis.persons[0]
-    turns = [c for c in shown if c.granularity == "raw"]
-    others = sorted({t.speaker for t in turns if t.speaker and t.speaker != person})
-    asked = question
-    for expression in analysis.time_expressions:
-        asked = asked.replace(expression, " ")
-    topic = _content(asked, person, analyzer)
-    best = _topic_matches(topic, turns, analyzer)
+    person, turns, others, topic, best = found
     if not best or any(_about(t, topic, person, others, analyzer) for t in best):
         return None
     said = _content(answer, person, analyzer)
@@ -165,4 +180,22 @@ def unfounded_premise(
     return person
 
 
-__all__ = ["TOPIC_MIN_TERMS", "TOPIC_RATIO", "unfounded_premise"]
+def premise_found(
+    analysis: QueryAnalysis,
+    question: str,
+    shown: Sequence[Candidate],
+    analyzer: Analyzer = _ANALYZER,
+) -> bool:
+    """Whether a turn that best matches the question's topic is about the named person.
+
+    Asked after :func:`unfounded_premise` fired and the graph searched again: a new
+    draft does not lift the doubt, only a turn tying the person to the topic does.
+    """
+    found = _topic(analysis, question, shown, analyzer)
+    if found is None:
+        return True  # no single person: nothing to doubt
+    person, _, others, topic, best = found
+    return any(_about(t, topic, person, others, analyzer) for t in best)
+
+
+__all__ = ["TOPIC_MIN_TERMS", "TOPIC_RATIO", "premise_found", "unfounded_premise"]

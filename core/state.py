@@ -174,6 +174,9 @@ class RecallVerdict(BaseModel):
     unsupported_person: str = ""
     """The person the question names when the draft cites only other people's turns
     (none mentioning them): the draft is then not taken as sufficient."""
+    premise_failed: bool = False
+    """No shown turn tied that person to the question's topic (``agents.premise``):
+    later rounds must find one before a draft counts."""
     round: int = 0
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memstrata.agents.premise import unfounded_premise
+from memstrata.agents.premise import premise_found, unfounded_premise
 from memstrata.agents.query_analysis import QueryAnalysis
 from memstrata.core.state import Candidate
 
@@ -118,3 +118,13 @@ def test_a_shared_photos_caption_counts_as_its_senders_words() -> None:
     q = "How does Gina use the clipboard with a notepad?"
     assert unfounded_premise(GINA, q, "to stay on track", [photo, *SMALL_TALK]) == "Gina"
     assert unfounded_premise(JON, q.replace("Gina", "Jon"), "to stay on track", [photo]) is None
+
+
+def test_a_doubted_premise_needs_a_turn_on_the_topic_about_the_person() -> None:
+    shown = [BANK, *SMALL_TALK]
+    assert not premise_found(GINA, BANK_Q, shown)
+    assert premise_found(JON, "Why did Jon shut down his bank account?", shown)
+    hers = turn("I shut down my bank account last week.", "Gina")
+    assert premise_found(GINA, BANK_Q, [BANK, hers])
+    assert premise_found(QueryAnalysis(), BANK_Q, shown)  # no single person: no doubt
+    assert not premise_found(GINA, BANK_Q, SMALL_TALK)  # nothing on the topic at all

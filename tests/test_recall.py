@@ -560,6 +560,27 @@ def test_a_draft_to_a_question_naming_the_wrong_person_retries_then_refuses(mode
     assert ask(s, model, question, attribution_check=False)["answer"] == "for the biz"
 
 
+def test_after_a_failed_premise_only_a_turn_on_the_topic_lifts_the_doubt(model) -> None:  # type: ignore[no-untyped-def]
+    # round 2 drafts from Gina's own, unrelated turn: that passes every check of a
+    # first round, but nothing shown ties Gina to the bank account
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    s.add(NS, [raw("Hey Gina, I had to shut down my bank account for my biz.", 0, "Jon")])
+    s.add(NS, [raw("Oh no, Jon! Had to shut down your bank account for your biz?", 1, "Gina")])
+    s.add(NS, [raw("My store keeps me busy these days.", 2, "Gina")])
+    first = lambda m: judged("for the biz", label_of(m, "Oh no"))  # noqa: E731
+    second = lambda m: judged("her store keeps her busy", label_of(m, "My store"))  # noqa: E731
+    model.script("DraftFirst", first, second)
+    question = "Why did Gina shut down her bank account?"
+    out = ask(s, model, question)
+    assert out["refused"] and out["rounds"] == 2
+    assert [v["premise_failed"] for v in out["verdicts"]] == [True, True]
+    # with her own words on the topic there is no doubt to begin with
+    s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 3, "Gina")])
+    model.script("DraftFirst", first)
+    out = ask(s, model, question)
+    assert out["answer"] == "for the biz" and out["rounds"] == 1
+
+
 def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  # type: ignore[no-untyped-def]
     s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     bob = "I love hiking in the mountains every weekend"
