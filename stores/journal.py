@@ -87,6 +87,8 @@ class Journals:
         root.mkdir(parents=True, exist_ok=True)
         self._lock_file = root / "journals.lock"
         self._thread_lock = _process_lock(self._lock_file)
+        self._unmerged: dict[tuple[Granularity, str], int] = {}
+        """Journal sizes at which a fold was refused: the next try waits for twice that."""
 
     def path(self, gran: Granularity, namespace: str) -> Path:
         """The journal file of a namespace (hashed: any namespace string is a safe name)."""
@@ -123,11 +125,17 @@ class Journals:
                 f.write(self._header(gran, namespace))
             f.write(entry)
             size = f.tell()
-        if size >= max(MERGE_BYTES, _size(self.snapshot_path(gran, namespace)) // MERGE_SHARE):
+        due = max(MERGE_BYTES, _size(self.snapshot_path(gran, namespace)) // MERGE_SHARE)
+        key = (gran, namespace)
+        if size >= max(due, 2 * self._unmerged.get(key, 0)):
             try:
-                self.merge(gran, namespace, upto=slot)
+                merged = self.merge(gran, namespace, upto=slot)
             except (OSError, ValueError, KeyError):
-                pass  # an accelerator only: the journal stays and still proves the write
+                merged = False  # an accelerator only: the journal still proves the write
+            if merged:
+                self._unmerged.pop(key, None)
+            else:  # a gap or mixed vectors: do not re-read the journal on every write
+                self._unmerged[key] = size
 
     def merge(self, gran: Granularity, namespace: str, upto: int | None = None) -> bool:
         """Fold the journal into the snapshot and empty it (call inside :meth:`writing`).

@@ -324,3 +324,34 @@ def test_a_large_snapshot_is_rewritten_only_when_the_journal_is_a_share_of_it(
         assert journal < max(4000, snapshot // journal_module.MERGE_SHARE) + 3000
     assert 3 <= rewrites <= 20  # folds as the namespace grows, not on every write
     exact(open_store(tmp_path))
+
+
+def test_a_journal_with_a_lost_append_is_not_folded_nor_reread_on_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal_module, "MERGE_BYTES", 2000)
+    monkeypatch.setattr(journal_module, "MERGE_SHARE", 10**9)
+    writer = open_store(tmp_path)
+    turns = [turn(i, t) for i, t in enumerate(texts(120, seed=5))]
+    original = journal_module.Journals.append
+
+    def lost(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    writer.add(NS, turns[:5])
+    with monkeypatch.context() as patch:
+        patch.setattr(journal_module.Journals, "append", lost)
+        writer.add(NS, turns[5:10])  # a slot the journal never proves
+    tries: list[int] = []
+    merge = journal_module.Journals.merge
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        tries.append(1)
+        return merge(self, *args, **kwargs)
+
+    monkeypatch.setattr(journal_module.Journals, "merge", counted)
+    assert journal_module.Journals.append is original
+    for i in range(10, 120, 5):
+        writer.add(NS, turns[i : i + 5])
+    assert 1 <= len(tries) <= 6  # 22 writes past the size: retried as the journal doubles
+    exact(open_store(tmp_path))
