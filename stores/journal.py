@@ -125,9 +125,10 @@ class Journals:
                 f.write(self._header(gran, namespace))
             f.write(entry)
             size = f.tell()
-        due = max(MERGE_BYTES, _size(self.snapshot_path(gran, namespace)) // MERGE_SHARE)
         key = (gran, namespace)
-        if size >= max(due, 2 * self._unmerged.get(key, 0)):
+        if size < max(MERGE_BYTES, 2 * self._unmerged.get(key, 0)):
+            return  # most writes stop here, without looking at the snapshot
+        if size >= _size(self.snapshot_path(gran, namespace)) // MERGE_SHARE:
             try:
                 merged = self.merge(gran, namespace, upto=slot)
             except (OSError, ValueError, KeyError):

@@ -45,6 +45,34 @@ def _unblob(blob: np.ndarray, ptr: np.ndarray) -> list[str]:
     return [raw[a:b].decode() for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
+def index_arrays(
+    row_terms: np.ndarray, row_tfs: np.ndarray, lengths: np.ndarray, vocab_size: int
+) -> dict[str, np.ndarray]:
+    """The BM25 arrays of a snapshot from its per-row terms (term ids, in row order).
+
+    Per row: ``row_ptr`` and the document length; per term: ``term_ptr`` and the
+    postings, whose slots ascend within a term.
+    """
+    n = len(lengths)
+    row_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=row_ptr[1:])
+    row_of = np.repeat(np.arange(n, dtype=np.int32), lengths)
+    by_term = np.argsort(row_terms, kind="stable")
+    term_ptr = np.zeros(vocab_size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_terms, minlength=vocab_size), out=term_ptr[1:])
+    doc_len = np.zeros(n, dtype=np.float64)
+    np.add.at(doc_len, row_of, row_tfs)
+    return {
+        "doc_len": doc_len,
+        "term_ptr": term_ptr,
+        "post_slots": row_of[by_term],
+        "post_tfs": row_tfs[by_term],
+        "row_ptr": row_ptr,
+        "row_terms": row_terms,
+        "row_tfs": row_tfs,
+    }
+
+
 def _meta_bytes(meta: Mapping[str, Any]) -> bytes:
     """JSON of one row's metadata.
 
@@ -89,17 +117,9 @@ def snapshot_arrays(mirror: NamespaceMirror) -> tuple[dict[str, Any], dict[str, 
     vocab = sorted({t for counts in terms for t in counts})  # type: ignore[union-attr]
     term_id = {t: i for i, t in enumerate(vocab)}
     lengths = np.fromiter((len(c) for c in terms), np.int64, len(terms))  # type: ignore[arg-type]
-    row_ptr = np.zeros(len(terms) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=row_ptr[1:])
-    total = int(row_ptr[-1])
+    total = int(lengths.sum())
     row_terms = np.fromiter((term_id[t] for c in terms for t in c), np.int32, total)  # type: ignore[union-attr]
     row_tfs = np.fromiter((n for c in terms for n in c.values()), np.int32, total)  # type: ignore[union-attr]
-    row_of = np.repeat(np.arange(len(terms), dtype=np.int32), lengths)
-    by_term = np.argsort(row_terms, kind="stable")  # within a term, slots ascend
-    term_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row_terms, minlength=len(vocab)), out=term_ptr[1:])
-    doc_len = np.zeros(len(terms), dtype=np.float64)
-    np.add.at(doc_len, row_of, row_tfs)
     id_blob, id_ptr = _blob([rid.encode() for rid, _ in order])
     vocab_blob, vocab_ptr = _blob([t.encode() for t in vocab])
     meta_blob, meta_ptr = _blob([_meta_bytes(m) for m in metas])  # type: ignore[arg-type]
@@ -107,17 +127,11 @@ def snapshot_arrays(mirror: NamespaceMirror) -> tuple[dict[str, Any], dict[str, 
     arrays = {
         "id_blob": id_blob,
         "id_ptr": id_ptr,
-        "doc_len": doc_len,
         "times": times,
         "cost": cost,
         "vocab_blob": vocab_blob,
         "vocab_ptr": vocab_ptr,
-        "term_ptr": term_ptr,
-        "post_slots": row_of[by_term],
-        "post_tfs": row_tfs[by_term],
-        "row_ptr": row_ptr,
-        "row_terms": row_terms,
-        "row_tfs": row_tfs,
+        **index_arrays(row_terms, row_tfs, lengths, len(vocab)),
         "meta_blob": meta_blob,
         "meta_ptr": meta_ptr,
         **{f"column:{key}": c for key, c in codes.items()},
@@ -173,4 +187,4 @@ def mirror_from_snapshot(
     return mirror
 
 
-__all__ = ["mirror_from_snapshot", "snapshot_arrays"]
+__all__ = ["index_arrays", "mirror_from_snapshot", "snapshot_arrays"]

@@ -21,7 +21,7 @@ import numpy as np
 from .codec import RECORD_KEY
 from .filters import OCCURRED_TS
 from .mirror import MirrorRow, _code
-from .mirror_snapshot import _blob, _columns, _meta_bytes, _unblob
+from .mirror_snapshot import _blob, _columns, _meta_bytes, _unblob, index_arrays
 
 _EMPTY_BYTES = np.zeros(0, dtype=np.uint8)
 
@@ -121,33 +121,17 @@ def merge_rows(
     )
 
     # ---- together
-    all_terms = np.concatenate(row_terms)
-    all_tfs = np.concatenate(row_tfs)
     all_lengths = np.concatenate(lengths)
     n = len(all_lengths)
-    row_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(all_lengths, out=row_ptr[1:])
-    row_of = np.repeat(np.arange(n, dtype=np.int32), all_lengths)
-    by_term = np.argsort(all_terms, kind="stable")
-    term_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(all_terms, minlength=len(vocab)), out=term_ptr[1:])
-    doc_len = np.zeros(n, dtype=np.float64)
-    np.add.at(doc_len, row_of, all_tfs)
     vocab_blob, vocab_ptr = _blob([t.encode() for t in vocab])
     out: dict[str, np.ndarray] = {
         "id_blob": np.concatenate([ids_blob, new_ids_blob]),
         "id_ptr": np.concatenate([ids_ptr, new_ids_ptr[1:] + ids_ptr[-1]]),
-        "doc_len": doc_len,
         "times": np.concatenate([base["times"][keep], times]),
         "cost": np.concatenate([base["cost"][keep], cost]),
         "vocab_blob": vocab_blob,
         "vocab_ptr": vocab_ptr,
-        "term_ptr": term_ptr,
-        "post_slots": row_of[by_term],
-        "post_tfs": all_tfs[by_term],
-        "row_ptr": row_ptr,
-        "row_terms": all_terms,
-        "row_tfs": all_tfs,
+        **index_arrays(np.concatenate(row_terms), np.concatenate(row_tfs), all_lengths, len(vocab)),
         "meta_blob": np.concatenate([meta_blob, new_meta_blob]),
         "meta_ptr": np.concatenate([meta_ptr, new_meta_ptr[1:] + meta_ptr[-1]]),
     }
