@@ -60,6 +60,8 @@ def small_namespace(calls: ChromaCalls, collection: Collection, namespace: str) 
     if len(metas) > PAGE:
         return None
     found = rows.get("embeddings")
+    if not _aligned(found, metas):
+        return None  # a concurrent write split the read: page through the ids instead
     return [
         Row(str(m.get("record_id")), dict(m), None if found is None else found[n])
         for n, m in enumerate(metas)
@@ -93,16 +95,36 @@ def _page(
         if not vectors:
             raise
         if len(ids) > 1:  # find the rows whose vectors this process can read
-            half = len(ids) // 2
-            return _page(calls, collection, namespace, ids[:half], True) + _page(
-                calls, collection, namespace, ids[half:], True
-            )
+            return _halves(calls, collection, namespace, ids)
         rows = calls.read(collection.get, ids=ids, include=["metadatas"])
         vectors = False
+    metas = rows["metadatas"] or []
     found = rows.get("embeddings") if vectors else None
+    if vectors and not _aligned(found, metas):
+        if len(ids) > 1:
+            return _halves(calls, collection, namespace, ids)
+        found = None  # the caller re-embeds this row's index text
     out = []
-    for n, meta in enumerate(rows["metadatas"] or []):
+    for n, meta in enumerate(metas):
         if meta.get("namespace") != namespace:
             continue
         out.append(Row(str(meta.get("record_id")), dict(meta), None if found is None else found[n]))
     return out
+
+
+def _halves(
+    calls: ChromaCalls, collection: Collection, namespace: str, ids: list[str]
+) -> list[Row]:
+    half = len(ids) // 2
+    first = _page(calls, collection, namespace, ids[:half], True)
+    return first + _page(calls, collection, namespace, ids[half:], True)
+
+
+def _aligned(found: Any, metas: Sequence[Any]) -> bool:
+    """Whether a read's vectors pair one to one with its metadata rows.
+
+    A write committed while Chroma answers a ``get`` can leave the vectors it returns
+    out of step with the metadata it returns (seen as an empty vector array beside
+    rows); vectors are then matched to no row rather than to the wrong one.
+    """
+    return found is not None and len(found) == len(metas)
