@@ -147,7 +147,7 @@ class Journals:
         consistently with the snapshot's.
         """
         found = self.read_snapshot(gran, namespace)
-        start = 0 if found is None else int(found[0]["position"])
+        start = None if found is None else int(found[0]["position"])
         tail = self.read(gran, namespace, start=start)
         if tail is None or (upto is not None and tail.position != upto):
             return False
@@ -255,11 +255,13 @@ class Journals:
         """(inode, size) of a namespace's journal, None if it has none."""
         return _stamp(self.path(gran, namespace))
 
-    def read(self, gran: Granularity, namespace: str, start: int = 0) -> Replay | None:
+    def read(self, gran: Granularity, namespace: str, start: int | None = None) -> Replay | None:
         """Replay a journal up to its first gap or bad entry; None if it is absent or foreign.
 
-        ``start``: the change-log slot already covered (a snapshot's position); entries
-        up to it are skipped and the replay begins with the entry after it.
+        ``start``: the change-log slot a snapshot already covers; entries up to it are
+        skipped and the replay begins with the entry after it. Without a snapshot nothing
+        is covered: a whole-namespace entry first in the file is replayed even at slot 0
+        (a namespace compacted before any write was logged).
         """
         path = self.path(gran, namespace)
         try:
@@ -276,14 +278,14 @@ class Journals:
             return None
         rows: dict[str, MirrorRow] = {}
         deleted: set[str] = set()
-        position, entries, at, based = start, 0, end + 1, False
+        position, entries, at, based = start or 0, 0, end + 1, False
         while at + _ENTRY.size <= len(data):
             magic, head_len, body_len, crc = _ENTRY.unpack_from(data, at)
             begin, stop = at + _ENTRY.size, at + _ENTRY.size + head_len + body_len
             if magic != _MAGIC or stop > len(data) or zlib.crc32(data[begin:stop]) != crc:
                 break  # torn or corrupt: everything from here comes from Chroma
             meta = _decode(data[begin : begin + head_len])
-            if meta["hi"] <= position:
+            if meta["hi"] <= position and (start is not None or entries or not meta["base"]):
                 at = stop
                 continue  # already covered
             if meta["lo"] != position and not (meta["base"] and entries == 0):

@@ -164,3 +164,20 @@ def test_entry_heads_decode_fast_and_still_read_what_only_json_writes() -> None:
     head = journal_module._decode(b'{"ids": ["a"], "x": 1.5}')
     assert head == {"ids": ["a"], "x": 1.5}
     assert math.isnan(journal_module._decode(b'{"x": NaN}')["x"])
+
+
+def test_a_whole_namespace_entry_at_slot_zero_is_replayed_without_a_snapshot(written) -> None:  # type: ignore[no-untyped-def]
+    # Versions before snapshots compacted a namespace loaded before any slot was claimed
+    # into one whole-namespace entry at slot 0. Without a snapshot nothing is covered yet:
+    # such an entry is the namespace, not something to skip (the bug served an empty mirror).
+    writer, turns = written
+    journals = writer._mirrors.journals
+    rows = writer.lexical_index("raw", NS).rows()  # type: ignore[attr-defined]
+    assert journals.compact(RAW, NS, rows, 0, journals.stamp(RAW, NS))  # type: ignore[union-attr]
+    replay = journals.read(RAW, NS)  # type: ignore[union-attr]
+    assert replay is not None and replay.based and replay.entries == 1
+    assert set(replay.rows) == {t.id for t in turns} - {turns[3].id}
+    covered = journals.read(RAW, NS, start=0)  # type: ignore[union-attr]
+    assert (
+        covered is not None and covered.rows == {} and covered.entries == 0
+    )  # a snapshot at 0 holds it
