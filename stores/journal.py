@@ -27,22 +27,20 @@ import fcntl
 import hashlib
 import json
 import os
-import struct
 import threading
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
 from .changelog import ChangeLog
 from .indexing import IndexTextPolicy
+from .journal_format import Replay, encode_entry, replay_entries
 from .lexical import Analyzer
 from .mirror import MirrorRow
 from .records import Granularity
@@ -50,8 +48,6 @@ from .snapshot import read_snapshot, write_snapshot
 from .snapshot_merge import merge_rows
 
 FORMAT = 1
-_ENTRY = struct.Struct("<4sIQI")  # magic, header length, body length, CRC-32
-_MAGIC = b"MSJ1"
 MERGE_BYTES = 2 << 20
 """A journal reaching this size (about 850 rows with 384-dimensional vectors) and
 :data:`MERGE_SHARE` of its snapshot's is folded into the snapshot by the writer."""
@@ -60,21 +56,6 @@ MERGE_SHARE = 8
 the snapshot, so a namespace of n rows is rewritten O(n) bytes in all, not O(n^2)."""
 _LOCK_RANGES = 4096
 """Byte ranges of the lock file; namespaces share a range only by hash collision."""
-
-
-@dataclass(frozen=True)
-class Replay:
-    """A journal read back: the rows it proves, up to which slot, and what it cost."""
-
-    rows: dict[str, MirrorRow]
-    position: int
-    entries: int
-    stamp: tuple[int, int] | None
-    """(inode, size) of the file read, so a compaction can tell nobody appended since."""
-    deleted: set[str] = field(default_factory=set)
-    """Ids deleted (and not written again) by the entries read."""
-    based: bool = False
-    """Whether an entry held a whole namespace (the rows are then all there is)."""
 
 
 class Journals:
@@ -118,7 +99,7 @@ class Journals:
     ) -> None:
         """Record the write claimed at ``slot`` (call inside :meth:`writing`)."""
         path = self.path(gran, namespace)
-        entry = _entry(slot - 1, slot, rows, deleted, base=False)
+        entry = encode_entry(slot - 1, slot, rows, deleted, base=False)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab") as f:
             if f.tell() == 0:
@@ -190,7 +171,7 @@ class Journals:
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             with open(tmp, "wb") as f:
                 f.write(self._header(gran, namespace))
-                f.write(_entry(0, position, rows, (), base=True))
+                f.write(encode_entry(0, position, rows, (), base=True))
             os.replace(tmp, path)
         return True
 
@@ -258,10 +239,8 @@ class Journals:
     def read(self, gran: Granularity, namespace: str, start: int | None = None) -> Replay | None:
         """Replay a journal up to its first gap or bad entry; None if it is absent or foreign.
 
-        ``start``: the change-log slot a snapshot already covers; entries up to it are
-        skipped and the replay begins with the entry after it. Without a snapshot nothing
-        is covered: a whole-namespace entry first in the file is replayed even at slot 0
-        (a namespace compacted before any write was logged).
+        ``start``: the change-log slot a snapshot already covers
+        (:func:`~.journal_format.replay_entries`).
         """
         path = self.path(gran, namespace)
         try:
@@ -276,25 +255,7 @@ class Journals:
             return None
         if head != self._identity(gran, namespace):
             return None
-        rows: dict[str, MirrorRow] = {}
-        deleted: set[str] = set()
-        position, entries, at, based = start or 0, 0, end + 1, False
-        while at + _ENTRY.size <= len(data):
-            magic, head_len, body_len, crc = _ENTRY.unpack_from(data, at)
-            begin, stop = at + _ENTRY.size, at + _ENTRY.size + head_len + body_len
-            if magic != _MAGIC or stop > len(data) or zlib.crc32(data[begin:stop]) != crc:
-                break  # torn or corrupt: everything from here comes from Chroma
-            meta = _decode(data[begin : begin + head_len])
-            if meta["hi"] <= position and (start is not None or entries or not meta["base"]):
-                at = stop
-                continue  # already covered
-            if meta["lo"] != position and not (meta["base"] and entries == 0):
-                break  # a slot gap: the change log serves the rest
-            body = data[begin + head_len : stop]
-            _apply(rows, deleted, meta, body, namespace)
-            based = based or bool(meta["base"])
-            position, entries, at = meta["hi"], entries + 1, stop
-        return Replay(rows, position, entries, stamp, deleted, based)
+        return replay_entries(data, end + 1, namespace, start, stamp)
 
 
 _PROCESS_LOCKS: dict[Path, threading.RLock] = {}
@@ -326,68 +287,6 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_size)
-
-
-def _entry(
-    lo: int, hi: int, rows: Sequence[MirrorRow], deleted: Sequence[str], *, base: bool
-) -> bytes:
-    with_vectors = bool(rows) and all(r.vector is not None for r in rows)
-    vectors = (
-        np.asarray([r.vector for r in rows], dtype=np.float32).reshape(len(rows), -1)
-        if with_vectors
-        else np.zeros((0, 0), dtype=np.float32)
-    )
-    head = {
-        "lo": lo,
-        "hi": hi,
-        "base": base,
-        "deleted": list(deleted),
-        "ids": [r.record_id for r in rows],
-        "metas": [dict(r.metadata) for r in rows],
-        "terms": [" ".join(r.terms or ()) for r in rows],
-        "dim": int(vectors.shape[1]) if with_vectors else 0,
-    }
-    head_bytes = json.dumps(head).encode()
-    body = vectors.tobytes()
-    crc = zlib.crc32(head_bytes + body)
-    return _ENTRY.pack(_MAGIC, len(head_bytes), len(body), crc) + head_bytes + body
-
-
-def _decode(head: bytes) -> Any:
-    """An entry's JSON head: orjson (twice as fast on a large replay), json for what it refuses.
-
-    The heads are written by ``json`` (:func:`_entry`), which may write NaN; orjson
-    reads every other head to the same values.
-    """
-    try:
-        return orjson.loads(head)
-    except orjson.JSONDecodeError:
-        return json.loads(head)
-
-
-def _apply(
-    rows: dict[str, MirrorRow],
-    deleted: set[str],
-    meta: dict[str, Any],
-    body: bytes,
-    namespace: str,
-) -> None:
-    if meta["base"]:
-        rows.clear()
-        deleted.clear()
-    for rid in meta["deleted"]:
-        rows.pop(rid, None)
-        deleted.add(rid)
-    dim = meta["dim"]
-    vectors = np.frombuffer(body, dtype=np.float32).reshape(-1, dim) if dim else None
-    for n, (rid, md, terms) in enumerate(
-        zip(meta["ids"], meta["metas"], meta["terms"], strict=True)
-    ):
-        if md.get("namespace") != namespace:
-            continue  # never another tenant's row, whatever the file says
-        vector = None if vectors is None else vectors[n]
-        rows[rid] = MirrorRow(rid, "", md, vector, tuple(terms.split()))  # terms stand for the text
-        deleted.discard(rid)
 
 
 def journals_for(

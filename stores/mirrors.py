@@ -27,7 +27,8 @@ from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata
 from .indexing import IndexTextPolicy
-from .journal import Journals, Replay
+from .journal import Journals
+from .journal_format import Replay
 from .lexical import Analyzer
 from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
 from .mirror_snapshot import mirror_from_snapshot, snapshot_arrays

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn
+from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn, journal_format
 from memstrata.stores import journal as journal_module
 from memstrata.testing import FakeEmbeddings, alternating_turn
 
@@ -161,9 +161,9 @@ def test_entry_heads_decode_fast_and_still_read_what_only_json_writes() -> None:
     orjson refuses it) is still read, through ``json``."""
     import math
 
-    head = journal_module._decode(b'{"ids": ["a"], "x": 1.5}')
+    head = journal_format._decode(b'{"ids": ["a"], "x": 1.5}')
     assert head == {"ids": ["a"], "x": 1.5}
-    assert math.isnan(journal_module._decode(b'{"x": NaN}')["x"])
+    assert math.isnan(journal_format._decode(b'{"x": NaN}')["x"])
 
 
 def test_a_whole_namespace_entry_at_slot_zero_is_replayed_without_a_snapshot(written) -> None:  # type: ignore[no-untyped-def]
@@ -178,6 +178,4 @@ def test_a_whole_namespace_entry_at_slot_zero_is_replayed_without_a_snapshot(wri
     assert replay is not None and replay.based and replay.entries == 1
     assert set(replay.rows) == {t.id for t in turns} - {turns[3].id}
     covered = journals.read(RAW, NS, start=0)  # type: ignore[union-attr]
-    assert (
-        covered is not None and covered.rows == {} and covered.entries == 0
-    )  # a snapshot at 0 holds it
+    assert covered is not None and covered.rows == {} and covered.entries == 0  # snapshot holds it
