@@ -23,7 +23,8 @@ from ..stores.records import FactRecord
 from .attribution import ungrounded_person, unsupported_person
 from .deps import NodeDeps, StepLog
 from .formatting import as_data, format_facts
-from .premise import premise_found, unfounded_premise
+from .premise import ForeignTopic, foreign_answer, foreign_topic, premise_found
+from .premise_owner import other_owner
 from .query_analysis import QueryAnalysis
 from .recall_context import render_for
 from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
@@ -117,14 +118,16 @@ def _attributed(
     question: str,
     candidates: list[Candidate],
     doubted: bool,
+    ask_owner: Callable[[ForeignTopic], str | None] | None = None,
 ) -> RecallVerdict:
     """The verdict, no longer sufficient when the draft rests on someone else's words.
 
     Its citations are all other people's turns, or the memories that best match its
-    answer are (see :mod:`.attribution`), or the turns best matching both the question's
-    topic and the answer are about someone else (see :mod:`.premise`). ``doubted``: an
-    earlier round's premise failed; then only a turn tying the person to the topic
-    lifts it.
+    answer are (see :mod:`.attribution`), or the turns best matching the question's
+    topic are about someone else and so are those best matching the answer, or, asked
+    with ``ask_owner``, the model names someone else as the topic's owner (see
+    :mod:`.premise`, :mod:`.premise_owner`). ``doubted``: an earlier round's premise
+    failed; then only a turn tying the person to the topic lifts it.
     """
     by_id = {c.id: c for c in candidates}
     person = unsupported_person(
@@ -136,7 +139,7 @@ def _attributed(
             premise_failed = not premise_found(analysis, question, candidates)
             person = analysis.persons[0] if premise_failed else None
         else:
-            person = unfounded_premise(analysis, question, verdict.answer, candidates)
+            person = _unfounded(analysis, question, verdict.answer, candidates, ask_owner)
             premise_failed = person is not None
     if person is None:
         return verdict
@@ -150,6 +153,28 @@ def _attributed(
     )
 
 
+def _unfounded(
+    analysis: QueryAnalysis,
+    question: str,
+    answer: str,
+    candidates: list[Candidate],
+    ask_owner: Callable[[ForeignTopic], str | None] | None,
+) -> str | None:
+    """The person whose premise fails, or None.
+
+    It fails when the topic test fires and so does the answer test, or the model names
+    another speaker as the subject's owner.
+    """
+    foreign = foreign_topic(analysis, question, candidates)
+    if foreign is None:
+        return None
+    if foreign_answer(foreign, answer):
+        return foreign.person
+    if ask_owner is not None and ask_owner(foreign) is not None:
+        return foreign.person
+    return None
+
+
 def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the recall ``judge`` node: sufficiency and a draft answer in one call."""
 
@@ -161,6 +186,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         """
         ctx = context_of(runtime)
         log = capped_log(JUDGE, deps, ctx.judge_max_tokens)
+        owner_log = capped_log(JUDGE, deps, ctx.premise_max_tokens)
         candidates = state.get("candidates", [])
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         verdict = RecallVerdict(round=state.get("rounds", 0))
@@ -179,11 +205,21 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             else:
                 verdict = verdict_of(judged, labels, verdict.round)
                 if ctx.attribution_check and verdict.sufficient:
+                    question = state.get("question", "")
                     doubted = any(v.get("premise_failed") for v in state.get("verdicts", []))
-                    verdict = _attributed(
-                        verdict, analysis, state.get("question", ""), candidates, doubted
+                    ask = (
+                        (lambda foreign: other_owner(owner_log, foreign, question))
+                        if ctx.premise_owner_check
+                        else None
                     )
+                    verdict = _attributed(verdict, analysis, question, candidates, doubted, ask)
         decided = verdict.model_dump()
-        return {"verdict": decided, "verdicts": [decided], **log.update()}
+        main, owner = log.update(), owner_log.update()
+        return {
+            "verdict": decided,
+            "verdicts": [decided],
+            "llm_calls": main["llm_calls"] + owner["llm_calls"],
+            "failures": main["failures"] + owner["failures"],
+        }
 
     return judge

@@ -36,6 +36,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..core.state import Candidate
 from ..stores.lexical import Analyzer
@@ -155,6 +156,51 @@ def _topic(
     return person, turns, others, topic, _topic_matches(topic, turns, analyzer)
 
 
+@dataclass(frozen=True)
+class ForeignTopic:
+    """A question whose topic the shown turns tie only to someone else."""
+
+    person: str
+    """The one person the question names."""
+    others: list[str]
+    """The other speakers of the shown turns."""
+    turns: list[Candidate]
+    """The raw turns that best match the question's topic (none about ``person``)."""
+    shown: list[Candidate]
+    """Every raw turn shown."""
+
+
+def foreign_topic(
+    analysis: QueryAnalysis,
+    question: str,
+    shown: Sequence[Candidate],
+    analyzer: Analyzer = _ANALYZER,
+) -> ForeignTopic | None:
+    """The topic test alone: the question's best-matching turns, all about someone else.
+
+    None when the question names no speaker or several, when no shown turn shares two
+    content words with it, or when one of its best turns is about the named person.
+    """
+    found = _topic(analysis, question, shown, analyzer)
+    if found is None:
+        return None
+    person, turns, others, topic, best = found
+    if not best or any(_about(t, topic, person, others, analyzer) for t in best):
+        return None
+    return ForeignTopic(person, others, best, turns)
+
+
+def foreign_answer(foreign: ForeignTopic, answer: str, analyzer: Analyzer = _ANALYZER) -> bool:
+    """The answer test: the turns that best match the answer are about someone else too.
+
+    False when no shown turn shares a word with the answer.
+    """
+    person, others = foreign.person, foreign.others
+    said = _content(answer, person, analyzer)
+    grounds = _answer_matches(said, foreign.shown, analyzer)
+    return bool(grounds) and not any(_about(t, said, person, others, analyzer) for t in grounds)
+
+
 def unfounded_premise(
     analysis: QueryAnalysis,
     question: str,
@@ -164,20 +210,13 @@ def unfounded_premise(
 ) -> str | None:
     """The person the question names when neither its topic nor the answer is theirs.
 
-    None when the check does not apply: the question names no speaker or several, no
-    shown turn shares two content words with it, or none shares a word with the answer.
+    None when the check does not apply: the topic test does not fire
+    (:func:`foreign_topic`), or the answer test does not (:func:`foreign_answer`).
     """
-    found = _topic(analysis, question, shown, analyzer)
-    if found is None:
+    foreign = foreign_topic(analysis, question, shown, analyzer)
+    if foreign is None or not foreign_answer(foreign, answer, analyzer):
         return None
-    person, turns, others, topic, best = found
-    if not best or any(_about(t, topic, person, others, analyzer) for t in best):
-        return None
-    said = _content(answer, person, analyzer)
-    grounds = _answer_matches(said, turns, analyzer)
-    if not grounds or any(_about(t, said, person, others, analyzer) for t in grounds):
-        return None
-    return person
+    return foreign.person
 
 
 def premise_found(
@@ -198,4 +237,12 @@ def premise_found(
     return any(_about(t, topic, person, others, analyzer) for t in best)
 
 
-__all__ = ["TOPIC_MIN_TERMS", "TOPIC_RATIO", "premise_found", "unfounded_premise"]
+__all__ = [
+    "TOPIC_MIN_TERMS",
+    "TOPIC_RATIO",
+    "ForeignTopic",
+    "foreign_answer",
+    "foreign_topic",
+    "premise_found",
+    "unfounded_premise",
+]

@@ -10,8 +10,19 @@ answerable question); on category 5 it is a catch.
 The conversations the long evaluation answers (conv-26 and conv-30) are reported apart
 from the other eight, on which the check's settings were chosen.
 
+With ``--owner-base-url`` (an OpenAI-compatible server, e.g. ``memstrata serve-llm``),
+every question on which the topic test fires also gets the owner call of
+``agents/premise_owner.py`` (at most ``--owner-limit`` per group, for categories 1-4
+and for 5 apart); the graph makes that call when the answer test does not confirm the
+topic test. Counted per category: ``topic`` (the topic test fired), ``fires`` (topic
+and answer tests, no LLM), ``asked`` and ``owner`` (calls made; other speaker named)
+and ``combined`` (what the graph decides: the answer test, or else the owner call).
+Without a server, only the no-LLM columns are measured.
+
 Usage:
     python benchmarks/premise_check.py --json benchmarks/premise_check.json
+    python benchmarks/premise_check.py --owner-base-url http://127.0.0.1:8086/v1 \\
+        --json benchmarks/premise_owner.json
 """
 
 from __future__ import annotations
@@ -24,11 +35,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from memstrata.agents.deps import NodeDeps
-from memstrata.agents.premise import TOPIC_MIN_TERMS, TOPIC_RATIO, unfounded_premise
+from memstrata.agents.premise import TOPIC_MIN_TERMS, TOPIC_RATIO, foreign_answer, foreign_topic
+from memstrata.agents.premise_owner import other_owner
 from memstrata.agents.query_analysis import QueryAnalysis
 from memstrata.agents.raw_writer import build_raw_turns
+from memstrata.agents.token_caps import capped_log
 from memstrata.core.context import MemoryContext
+from memstrata.core.nodes import JUDGE
 from memstrata.datasets.locomo import default_locomo_path, load_locomo
 from memstrata.evaluation.transcripts import WordPieceCounter
 from memstrata.graphs.recall import build_recall_graph
@@ -40,49 +56,83 @@ LONG_RUN = ("conv-26", "conv-30")
 """The long evaluation's conversations: held out from choosing the check's settings."""
 
 
-def measure(data: Path) -> dict[str, dict[int, list[int]]]:
-    """Per group and category: [questions, firings]."""
+COLUMNS = ("questions", "topic", "fires", "asked", "owner", "combined")
+
+
+def measure(
+    data: Path, owner_model: BaseChatModel | None = None, owner_limit: int = 0
+) -> dict[str, dict[int, Counter[str]]]:
+    """Per group and category, the counts of :data:`COLUMNS`."""
     store = ChromaMemoryStore.ephemeral(embeddings=MiniLMEmbeddings())
     model = SchemaChatModel()
     graph = build_recall_graph(
         chat_model=model, store=store, count_tokens=WordPieceCounter().count
     ).compile()
     deps = NodeDeps(store=store, caller=StructuredCaller(SchemaChatModel()))
-    tally: dict[str, dict[int, list[int]]] = {"calibration": {}, "long run": {}}
+    owner_log = None
+    if owner_model is not None:
+        owner_deps = NodeDeps(store=store, caller=StructuredCaller(owner_model))
+        owner_log = capped_log(JUDGE, owner_deps, MemoryContext(namespace="x").premise_max_tokens)
+    tally: dict[str, dict[int, Counter[str]]] = {"calibration": {}, "long run": {}}
+    asked: Counter[tuple[str, bool]] = Counter()
     for conv in load_locomo(data, categories=(1, 2, 3, 4, 5)):
         ctx = MemoryContext(namespace=conv.namespace)
         store.add(
             conv.namespace, build_raw_turns(deps, ctx, [t.as_turn_input() for t in conv.turns])
         )
-        group = tally["long run" if conv.sample_id in LONG_RUN else "calibration"]
+        name = "long run" if conv.sample_id in LONG_RUN else "calibration"
+        group = tally[name]
         for q in conv.questions:
             out = graph.invoke({"question": q.text, "mode": "retrieve"}, context=ctx)
             analysis = QueryAnalysis.model_validate(out.get("analysis") or {})
-            fired = unfounded_premise(analysis, q.text, q.answer, out.get("candidates", []))
-            row = group.setdefault(q.category, [0, 0])
-            row[0] += 1
-            row[1] += fired is not None
+            row = group.setdefault(q.category, Counter())
+            row["questions"] += 1
+            foreign = foreign_topic(analysis, q.text, out.get("candidates", []))
+            if foreign is None:
+                continue
+            row["topic"] += 1
+            answered = foreign_answer(foreign, q.answer)
+            row["fires"] += answered
+            key = (name, q.category == 5)
+            if owner_log is None or asked[key] >= owner_limit:
+                continue
+            asked[key] += 1
+            row["asked"] += 1
+            other = other_owner(owner_log, foreign, q.text) is not None
+            row["owner"] += other
+            row["combined"] += answered or other
         print(f"  {conv.sample_id}", file=sys.stderr, flush=True)
     if model.calls:
         raise AssertionError(f"retrieval-only recall called the model {len(model.calls)} times")
     return tally
 
 
-def report(tally: dict[str, dict[int, list[int]]]) -> dict[str, Any]:
-    """Firing rates per group: each category, and categories 1-4 together."""
+def report(tally: dict[str, dict[int, Counter[str]]]) -> dict[str, Any]:
+    """Counts and rates per group: each category, and categories 1-4 together.
+
+    ``rate`` is the no-LLM firing rate (``fires`` / ``questions``); ``owner_rate`` the
+    share of the asked questions on which the owner call named someone else.
+    """
     out: dict[str, Any] = {"topic_ratio": TOPIC_RATIO, "topic_min_terms": TOPIC_MIN_TERMS}
     for group, cats in tally.items():
-        answerable = Counter[str]()
+        answerable: Counter[str] = Counter()
         rows: dict[str, Any] = {}
-        for c, (n, fired) in sorted(cats.items()):
-            rows[f"c{c}"] = {"questions": n, "fires": fired, "rate": round(fired / n, 4)}
+        for c, counts in sorted(cats.items()):
+            rows[f"c{c}"] = _row(counts)
             if c != 5:
-                answerable["questions"] += n
-                answerable["fires"] += fired
-        n = answerable["questions"]
-        rows["c1-4"] = {**answerable, "rate": round(answerable["fires"] / n, 4) if n else None}
+                answerable.update(counts)
+        rows["c1-4"] = _row(answerable)
         out[group] = rows
     return out
+
+
+def _row(counts: Counter[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {k: counts[k] for k in COLUMNS}
+    n = counts["questions"]
+    row["rate"] = round(counts["fires"] / n, 4) if n else None
+    if counts["asked"]:
+        row["owner_rate"] = round(counts["owner"] / counts["asked"], 4)
+    return row
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,16 +141,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--data", type=Path, default=default_locomo_path())
     p.add_argument("--json", type=Path)
+    p.add_argument("--owner-base-url", help="OpenAI-compatible server for the owner call")
+    p.add_argument("--owner-limit", type=int, default=60, help="owner calls per group and kind")
     args = p.parse_args(argv)
-    result = report(measure(args.data))
+    owner_model = None if not args.owner_base_url else _server_model(args.owner_base_url)
+    result = report(measure(args.data, owner_model, args.owner_limit))
     for group in ("calibration", "long run"):
-        cells = "  ".join(
-            f"{c} {r['fires']}/{r['questions']} ({r['rate']:.3f})" for c, r in result[group].items()
-        )
-        print(f"{group:>12}: {cells}")
+        print(f"{group}:")
+        for c, r in result[group].items():
+            cells = "  ".join(f"{k} {r[k]}" for k in COLUMNS)
+            print(f"  {c:>4}: {cells}  (no-LLM rate {r['rate']})")
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def _server_model(base_url: str) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(  # type: ignore[arg-type]
+        base_url=base_url, api_key="not-needed", model="local", temperature=0, timeout=600
+    )
 
 
 if __name__ == "__main__":

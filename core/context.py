@@ -150,6 +150,15 @@ class MemoryContext:
     memories best matching its answer are, or the turns best matching both the question's
     topic and the answer are about someone else (see ``agents.attribution`` and
     ``agents.premise``)."""
+    premise_owner_check: bool = False
+    """Recall (with ``attribution_check``): when the turns best matching the question's
+    topic are all about someone other than the person it names, but the draft's own
+    best turns do not confirm it, ask the model whose the subject is (one short call,
+    ``agents.premise_owner``); naming another speaker makes the draft insufficient.
+    Off until calibrated with the local model (``benchmarks/premise_check.py
+    --owner-base-url``)."""
+    premise_max_tokens: int = 24
+    """Recall: output cap of that call (a name, or "unclear")."""
 
     max_llm_attempts: int = 3
     """Attempts per structured LLM call (the validation error is shown on retry)."""
@@ -205,6 +214,7 @@ class MemoryContext:
             "rewrite_max_tokens",
             "answer_max_tokens",
             "refresh_max_tokens",
+            "premise_max_tokens",
         ):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -57,6 +57,8 @@ RECALL_FIELDS = frozenset(
         "judge_order",
         "context_order",
         "rewrite_with_llm",
+        "premise_owner_check",
+        "premise_max_tokens",
         "extra",
     }
 )

@@ -581,6 +581,57 @@ def test_after_a_failed_premise_only_a_turn_on_the_topic_lifts_the_doubt(model) 
     assert out["answer"] == "for the biz" and out["rounds"] == 1
 
 
+def _bank_account_store() -> ChromaMemoryStore:
+    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    s.add(NS, [raw("Hey Gina, I had to shut down my bank account for my biz.", 0, "Jon")])
+    s.add(NS, [raw("Oh no, Jon! Had to shut down your bank account for your biz?", 1, "Gina")])
+    return s
+
+
+STRAY = "a photo of a forest trail"
+"""A small model's draft to a false premise: a stray phrase no turn shares a word with,
+so the answer test cannot confirm the topic test."""
+
+
+def test_when_the_topic_is_someone_elses_the_model_is_asked_whose_it_is(model) -> None:  # type: ignore[no-untyped-def]
+    s = _bank_account_store()
+    question = "Why did Gina shut down her bank account?"
+    model.script("DraftFirst", judged(STRAY), judged(STRAY))
+    model.script("PremiseOwner", json.dumps({"owner": "Jon"}))
+    out = ask(s, model, question, premise_owner_check=True)
+    assert out["refused"] and out["rounds"] == 2
+    assert [v["premise_failed"] for v in out["verdicts"]] == [True, True]
+    assert model.count("PremiseOwner") == 1  # round 2 needs a turn on the topic, not a call
+    asked = next(m for t, m in model.calls if t == "PremiseOwner")
+    turns = "\n".join(str(m.content) for m in asked)
+    assert "Jon: Hey Gina, I had to shut down my bank account" in turns
+    assert "Answer with one of: Gina, Jon, unclear." in turns
+
+
+@pytest.mark.parametrize(
+    "reply", [json.dumps({"owner": "Gina"}), json.dumps({"owner": "unclear"}), "not json"]
+)
+def test_the_draft_stands_unless_the_model_names_someone_else(model, reply) -> None:  # type: ignore[no-untyped-def]
+    s = _bank_account_store()
+    model.script("DraftFirst", judged(STRAY))
+    model.script("PremiseOwner", *[reply] * 3)
+    out = ask(s, model, "Why did Gina shut down her bank account?", premise_owner_check=True)
+    assert out["answer"] == STRAY and out["rounds"] == 1 and not out["refused"]
+    assert model.count("PremiseOwner") == (3 if reply == "not json" else 1)
+    assert bool(out["failures"]) == (reply == "not json")  # a failed call is recorded
+
+
+def test_no_owner_call_when_the_topic_is_the_persons_own_or_the_check_is_off(model) -> None:  # type: ignore[no-untyped-def]
+    s = _bank_account_store()
+    model.script("DraftFirst", judged(STRAY))
+    out = ask(s, model, "Why did Gina shut down her bank account?", premise_owner_check=False)
+    assert out["answer"] == STRAY and model.count("PremiseOwner") == 0
+    s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 3, "Gina")])
+    model.script("DraftFirst", judged(STRAY))
+    out = ask(s, model, "Why did Gina shut down her bank account?", premise_owner_check=True)
+    assert out["answer"] == STRAY and model.count("PremiseOwner") == 0
+
+
 def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  # type: ignore[no-untyped-def]
     s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     bob = "I love hiking in the mountains every weekend"
