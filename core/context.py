@@ -155,8 +155,12 @@ class MemoryContext:
     topic are all about someone other than the person it names, but the draft's own
     best turns do not confirm it, ask the model whose the subject is (one short call,
     ``agents.premise_owner``); naming another speaker makes the draft insufficient.
-    Off until calibrated with the local model (``benchmarks/premise_check.py
-    --owner-base-url``)."""
+    Off: with the local Qwen 1.5B it barely tells the two apart. On the 8 calibration
+    conversations it named someone else on 18 of the 58 answerable questions whose topic
+    test fired (31%) and on 23 of 60 adversarial ones (38%), which would raise the
+    answerable questions doubted from 0.7% to 1.9% (``benchmarks/premise_check.py
+    --owner-base-url``, ``benchmarks/premise_owner.json``). A stronger model may
+    separate them."""
     premise_max_tokens: int = 24
     """Recall: output cap of that call (a name, or "unclear")."""
 
