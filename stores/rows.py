@@ -127,4 +127,4 @@ def _aligned(found: Any, metas: Sequence[Any]) -> bool:
     out of step with the metadata it returns (seen as an empty vector array beside
     rows); vectors are then matched to no row rather than to the wrong one.
     """
-    return found is not None and len(found) == len(metas)
+    return not metas or (found is not None and len(found) == len(metas))

@@ -50,6 +50,7 @@ def test_a_consistent_read_keeps_every_vector_on_its_row() -> None:
     rows = small_namespace(calls(), collection, "ns")  # type: ignore[arg-type]
     assert rows is not None
     assert {r.record_id: float(r.vector[0]) for r in rows} == {"a": 0.0, "b": 1.0}
+    assert small_namespace(calls(), RacyCollection([], torn=set()), "ns") == []  # type: ignore[arg-type]
 
 
 def test_a_torn_page_keeps_the_vectors_that_came_back_and_no_others() -> None:
