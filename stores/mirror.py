@@ -134,9 +134,9 @@ class NamespaceMirror(BM25Index):
             for key, (codes, vocab) in self._columns.items():
                 self._columns[key] = (_grown(codes, size, _MISSING), vocab)
         self._live[slot] = True
-        cost = 64 * len(row.metadata) + len(str(row.metadata.get(RECORD_KEY, ""))) + 120 * n_terms
-        self._cost[slot] = cost + 200
-        self._cost_total += cost + 200
+        cost = row_cost(row.metadata, n_terms)
+        self._cost[slot] = cost
+        self._cost_total += cost
         for key, (codes, vocab) in self._columns.items():
             codes[slot] = _code(vocab, row.metadata.get(key))
 
@@ -287,6 +287,11 @@ class NamespaceMirror(BM25Index):
             if slot is None or self._vectors is None:
                 return None
             return [float(x) for x in self._vectors[slot]]
+
+
+def row_cost(metadata: Mapping[str, Any], n_terms: int) -> int:
+    """Estimated bytes a row holds in a mirror (metadata, record, terms, fixed overhead)."""
+    return 64 * len(metadata) + len(str(metadata.get(RECORD_KEY, ""))) + 120 * n_terms + 200
 
 
 def _code(vocab: dict[Any, int], value: Any) -> int:

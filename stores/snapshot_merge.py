@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .codec import RECORD_KEY
 from .filters import OCCURRED_TS
-from .mirror import MirrorRow, _code
+from .mirror import MirrorRow, _code, row_cost
 from .mirror_snapshot import _blob, _columns, _meta_bytes, _unblob, index_arrays
 
 _EMPTY_BYTES = np.zeros(0, dtype=np.uint8)
@@ -111,14 +110,8 @@ def merge_rows(
     new_ids_blob, new_ids_ptr = _blob([r.record_id.encode() for r in new])
     new_meta_blob, new_meta_ptr = _blob([_meta_bytes(m) for m in metas])
     times = np.fromiter((float(m.get(OCCURRED_TS, np.nan)) for m in metas), np.float64, len(new))
-    cost = np.fromiter(
-        (
-            64 * len(m) + len(str(m.get(RECORD_KEY, ""))) + 120 * len(r.terms or ()) + 200
-            for m, r in zip(metas, new, strict=True)
-        ),
-        np.int64,
-        len(new),
-    )
+    costs = (row_cost(m, len(r.terms or ())) for m, r in zip(metas, new, strict=True))
+    cost = np.fromiter(costs, np.int64, len(new))
 
     # ---- together
     all_lengths = np.concatenate(lengths)
