@@ -175,6 +175,22 @@ def _unfounded(
     return None
 
 
+def _owner_question(
+    deps: NodeDeps, log: StepLog, ctx: MemoryContext, question: str
+) -> Callable[[ForeignTopic], str | None]:
+    """The premise owner call, capped at ``premise_max_tokens``, recorded in ``log``."""
+
+    def ask(foreign: ForeignTopic) -> str | None:
+        capped = capped_log(JUDGE, deps, ctx.premise_max_tokens)
+        try:
+            return other_owner(capped, foreign, question)
+        finally:
+            log.calls.extend(capped.calls)
+            log.failures.extend(capped.failures)
+
+    return ask
+
+
 def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the recall ``judge`` node: sufficiency and a draft answer in one call."""
 
@@ -186,7 +202,6 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         """
         ctx = context_of(runtime)
         log = capped_log(JUDGE, deps, ctx.judge_max_tokens)
-        owner_log = capped_log(JUDGE, deps, ctx.premise_max_tokens)
         candidates = state.get("candidates", [])
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         verdict = RecallVerdict(round=state.get("rounds", 0))
@@ -208,18 +223,12 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                     question = state.get("question", "")
                     doubted = any(v.get("premise_failed") for v in state.get("verdicts", []))
                     ask = (
-                        (lambda foreign: other_owner(owner_log, foreign, question))
+                        _owner_question(deps, log, ctx, question)
                         if ctx.premise_owner_check
                         else None
                     )
                     verdict = _attributed(verdict, analysis, question, candidates, doubted, ask)
         decided = verdict.model_dump()
-        main, owner = log.update(), owner_log.update()
-        return {
-            "verdict": decided,
-            "verdicts": [decided],
-            "llm_calls": main["llm_calls"] + owner["llm_calls"],
-            "failures": main["failures"] + owner["failures"],
-        }
+        return {"verdict": decided, "verdicts": [decided], **log.update()}
 
     return judge

@@ -72,7 +72,7 @@ def measure(
     owner_log = None
     if owner_model is not None:
         owner_deps = NodeDeps(store=store, caller=StructuredCaller(owner_model))
-        owner_log = capped_log(JUDGE, owner_deps, MemoryContext(namespace="x").premise_max_tokens)
+        owner_log = capped_log(JUDGE, owner_deps, MemoryContext.premise_max_tokens)
     tally: dict[str, dict[int, Counter[str]]] = {"calibration": {}, "long run": {}}
     asked: Counter[tuple[str, bool]] = Counter()
     for conv in load_locomo(data, categories=(1, 2, 3, 4, 5)):
