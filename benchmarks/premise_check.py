@@ -19,6 +19,14 @@ and answer tests, no LLM), ``asked`` and ``owner`` (calls made; other speaker na
 and ``combined`` (what the graph decides: the answer test, or else the owner call).
 Without a server, only the no-LLM columns are measured.
 
+A second no-LLM design is measured beside them, a premise search: for every question
+on which the topic test fires, a BM25 search of the whole conversation's raw turns for
+the question (its person and time expressions left out, top :data:`SEARCH_K`), asking
+:func:`~memstrata.agents.premise.premise_found` whether a best topic match among those
+turns is about the named person. ``unlifted`` counts the questions it finds none for;
+``search_or_answer`` those where that or the answer test fires (what the graph would
+doubt if the search replaced the owner call).
+
 Usage:
     python benchmarks/premise_check.py --json benchmarks/premise_check.json
     python benchmarks/premise_check.py --owner-base-url http://127.0.0.1:8086/v1 \\
@@ -38,13 +46,21 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from memstrata.agents.deps import NodeDeps
-from memstrata.agents.premise import TOPIC_MIN_TERMS, TOPIC_RATIO, foreign_answer, foreign_topic
+from memstrata.agents.pooling import to_candidate
+from memstrata.agents.premise import (
+    TOPIC_MIN_TERMS,
+    TOPIC_RATIO,
+    foreign_answer,
+    foreign_topic,
+    premise_found,
+)
 from memstrata.agents.premise_owner import other_owner
 from memstrata.agents.query_analysis import QueryAnalysis
 from memstrata.agents.raw_writer import build_raw_turns
 from memstrata.agents.token_caps import capped_log
 from memstrata.core.context import MemoryContext
 from memstrata.core.nodes import JUDGE
+from memstrata.core.state import Candidate
 from memstrata.datasets.locomo import default_locomo_path, load_locomo
 from memstrata.evaluation.transcripts import WordPieceCounter
 from memstrata.graphs.recall import build_recall_graph
@@ -56,7 +72,33 @@ LONG_RUN = ("conv-26", "conv-30")
 """The long evaluation's conversations: held out from choosing the check's settings."""
 
 
-COLUMNS = ("questions", "topic", "fires", "asked", "owner", "combined")
+COLUMNS = (
+    "questions",
+    "topic",
+    "fires",
+    "unlifted",
+    "search_or_answer",
+    "asked",
+    "owner",
+    "combined",
+)
+SEARCH_K = 30
+"""Raw turns the premise search reads (BM25 over the whole conversation)."""
+
+
+def searched_turns(
+    store: ChromaMemoryStore, namespace: str, analysis: QueryAnalysis, question: str
+) -> list[Candidate]:
+    """The premise search: the conversation's raw turns that best match the question.
+
+    The question's person and time expressions are left out of the query, so the
+    search looks for the topic wherever it was talked about, by anyone.
+    """
+    query = question
+    for part in (*analysis.time_expressions, *analysis.persons):
+        query = query.replace(part, " ")
+    hits = store.search(query, "raw", namespace, k=SEARCH_K, mode="bm25")
+    return [to_candidate(h.record, h.score, query) for h in hits]
 
 
 def measure(
@@ -93,6 +135,10 @@ def measure(
             row["topic"] += 1
             answered = foreign_answer(foreign, q.answer)
             row["fires"] += answered
+            searched = searched_turns(store, conv.namespace, analysis, q.text)
+            unlifted = not premise_found(analysis, q.text, searched)
+            row["unlifted"] += unlifted
+            row["search_or_answer"] += unlifted or answered
             key = (name, q.category == 5)
             if owner_log is None or asked[key] >= owner_limit:
                 continue
@@ -110,10 +156,16 @@ def measure(
 def report(tally: dict[str, dict[int, Counter[str]]]) -> dict[str, Any]:
     """Counts and rates per group: each category, and categories 1-4 together.
 
-    ``rate`` is the no-LLM firing rate (``fires`` / ``questions``); ``owner_rate`` the
-    share of the asked questions on which the owner call named someone else.
+    ``rate`` is the no-LLM firing rate (``fires`` / ``questions``), ``search_rate`` that
+    of the premise search or the answer test (``search_or_answer`` / ``questions``);
+    ``owner_rate`` the share of the asked questions on which the owner call named
+    someone else.
     """
-    out: dict[str, Any] = {"topic_ratio": TOPIC_RATIO, "topic_min_terms": TOPIC_MIN_TERMS}
+    out: dict[str, Any] = {
+        "topic_ratio": TOPIC_RATIO,
+        "topic_min_terms": TOPIC_MIN_TERMS,
+        "search_k": SEARCH_K,
+    }
     for group, cats in tally.items():
         answerable: Counter[str] = Counter()
         rows: dict[str, Any] = {}
@@ -130,6 +182,7 @@ def _row(counts: Counter[str]) -> dict[str, Any]:
     row: dict[str, Any] = {k: counts[k] for k in COLUMNS}
     n = counts["questions"]
     row["rate"] = round(counts["fires"] / n, 4) if n else None
+    row["search_rate"] = round(counts["search_or_answer"] / n, 4) if n else None
     if counts["asked"]:
         row["owner_rate"] = round(counts["owner"] / counts["asked"], 4)
     return row
