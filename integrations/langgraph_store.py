@@ -45,7 +45,6 @@ from .store_items import (
     NAMESPACE,
     ROLE,
     VECTOR,
-    VECTORS,
     IndexPaths,
     check_filter,
     dump_value,
@@ -243,12 +242,11 @@ class MemstrataStore(BaseStore):
                 return item
         return None
 
-    def _items(self, labels: tuple[str, ...]) -> tuple[list[Item], int]:
-        """Every item of one namespace, oldest first, and how many vectors they have."""
+    def _items(self, labels: tuple[str, ...]) -> list[Item]:
+        """Every item of one namespace, oldest first."""
         namespace = to_memstrata(self.root, labels)
         records = self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM})
-        vectors = sum(int(r.metadata.get(VECTORS, 0)) for r in records)
-        return [i for i in (to_item(r, labels) for r in records) if i is not None], vectors
+        return [i for i in (to_item(r, labels) for r in records) if i is not None]
 
     def _namespaces(self) -> list[tuple[str, ...]]:
         """Every namespace tuple that holds at least one item (from the registry)."""
@@ -256,24 +254,31 @@ class MemstrataStore(BaseStore):
         return [labels for labels in map(registry_labels, records) if labels is not None]
 
     def _search(self, op: SearchOp, spaces: list[tuple[str, ...]]) -> list[SearchItem]:
+        """Ranked items first (best score first), then the unranked ones, oldest first.
+
+        With a query only the items the vector search reaches are read, so a search
+        costs about the same in a namespace of 100 items or 100,000. The whole namespace
+        is read only when there is no query, or when fewer items than asked for are
+        ranked (those unranked ones, items without vectors, then fill the page).
+        """
         prefix = tuple(op.namespace_prefix)
         flt = check_filter(op.filter)
         chosen = sorted(ns for ns in spaces if ns[: len(prefix)] == prefix)
         query = op.query.strip() if isinstance(op.query, str) else ""
         need = op.offset + op.limit
         scored: list[tuple[float, Item]] = []
-        unscored: list[Item] = []
-        for labels in chosen:
-            everything, vectors = self._items(labels)
-            items = [i for i in everything if passes(i.value, flt)]
-            if not items:
-                continue
-            if not query:
-                unscored.extend(items)
-                continue
-            ranked, rest = self._ranked(labels, query, items, need, vectors)
+        ranked_keys: dict[tuple[str, ...], set[str]] = {}
+        for labels in chosen if query else ():
+            ranked = self._ranked(labels, query, flt, need)
             scored.extend(ranked)
-            unscored.extend(rest)
+            ranked_keys[labels] = {item.key for _, item in ranked}
+        unscored: list[Item] = []
+        if len(scored) < need:
+            for labels in chosen:
+                skip = ranked_keys.get(labels, set())
+                unscored.extend(
+                    i for i in self._items(labels) if i.key not in skip and passes(i.value, flt)
+                )
         scored.sort(key=lambda pair: -pair[0])
         unscored.sort(key=lambda i: i.created_at)
         ordered = [search_hit(item, score) for score, item in scored]
@@ -281,31 +286,44 @@ class MemstrataStore(BaseStore):
         return ordered[op.offset : need]
 
     def _ranked(
-        self, labels: tuple[str, ...], query: str, items: list[Item], need: int, total: int
-    ) -> tuple[list[tuple[float, Item]], list[Item]]:
-        """Items ranked by their best vector, and the items no vector ranked.
+        self, labels: tuple[str, ...], query: str, flt: dict[str, Any], need: int
+    ) -> list[tuple[float, Item]]:
+        """The items that pass ``flt``, ranked by their best vector.
 
-        The memstrata search is deepened until ``need`` items are ranked or all
-        ``total`` vectors of the namespace were seen.
+        The memstrata search is deepened until ``need`` items are ranked or no vector is
+        left; only the items its hits name are read.
         """
         namespace = to_memstrata(self.root, labels)
-        by_key = {item.key: item for item in items}
+        found: dict[str, Item | None] = {}  # key -> the item, None if gone or filtered out
         best: dict[str, float] = {}
-        depth = min(total, max(_FIRST_DEPTH, 2 * need))
-        while depth > 0:
+        depth = max(_FIRST_DEPTH, 2 * need)
+        while True:
             hits = self.store.search(
                 query, RAW, namespace, k=depth, where={f"metadata.{VECTOR}": True},
                 mode=self.search_mode,
             )  # fmt: skip
-            for hit in hits:  # best first, so the first hit of a key is its best vector
-                key = str(hit.record.metadata.get(KEY))
-                if key in by_key and key not in best:
+            keys = [str(h.record.metadata.get(KEY)) for h in hits]
+            found |= self._read(namespace, labels, [k for k in keys if k not in found], flt)
+            for key, hit in zip(keys, hits, strict=True):  # best first: a key's first is best
+                if found.get(key) is not None and key not in best:
                     best[key] = self._score(hit)
-            if len(best) >= need or depth >= total or len(hits) < depth:
+            if len(best) >= need or len(hits) < depth:
                 break
-            depth = min(total, depth * 4)
-        ranked = [(score, by_key[key]) for key, score in best.items()]
-        return ranked, [item for item in items if item.key not in best]
+            depth *= 4
+        return [(score, item) for key, score in best.items() if (item := found[key])]
+
+    def _read(
+        self, namespace: str, labels: tuple[str, ...], keys: list[str], flt: dict[str, Any]
+    ) -> dict[str, Item | None]:
+        """The items of ``keys`` that exist and pass ``flt``; None for the others."""
+        out: dict[str, Item | None] = dict.fromkeys(keys)
+        if keys:
+            ids = sorted({item_id(k) for k in keys})
+            for record in self.store.get(RAW, namespace, ids):
+                item = to_item(record, labels)
+                if item is not None and item.key in out and passes(item.value, flt):
+                    out[item.key] = item
+        return out
 
     def _score(self, hit: ScoredRecord) -> float:
         if self.search_mode == "dense":

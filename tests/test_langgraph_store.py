@@ -704,6 +704,44 @@ def test_embed_with_path_ordering_hybrid(backend: ChromaMemoryStore) -> None:
     assert ggg[0].score > ggg[1].score and ggg[2].score is None  # type: ignore[operator]
 
 
+class _CountingReads:
+    """A memstrata store that counts the records its ``get`` calls return."""
+
+    def __init__(self, inner: ChromaMemoryStore) -> None:
+        self.inner = inner
+        self.read = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        records = self.inner.get(*args, **kwargs)
+        self.read += len(records)
+        return records
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_query_search_reads_only_the_items_its_hits_name(
+    backend: ChromaMemoryStore, mode: str
+) -> None:
+    """A search with a query reads the items its vector hits name, not the namespace,
+    and still fills the page with unranked items (index=False) when too few rank."""
+    counting = _CountingReads(backend)
+    store = MemstrataStore(counting, search_mode=mode)  # type: ignore[arg-type]
+    store.batch(
+        [PutOp(("u", "m"), f"k{i}", {"text": f"note {i} about topic {i % 7}"}) for i in range(300)]
+    )
+    store.put(("u", "m"), "plain", {"text": "unranked"}, index=False)
+    counting.read = 0
+    hits = store.search(("u", "m"), query="topic 3", limit=5)
+    assert len(hits) == 5 and all(h.score is not None for h in hits)
+    assert counting.read < 60  # the namespace holds 301 items
+    filtered = store.search(("u", "m"), query="topic 3", filter={"text": "note 3 about topic 3"})
+    assert [h.key for h in filtered] == ["k3"]
+    page = store.search(("u", "m"), query="topic", limit=400)
+    assert len(page) == 301 and page[-1].key == "plain" and page[-1].score is None
+
+
 def test_index_path_syntax(dense: MemstrataStore) -> None:
     """Mirrors test_get_text_at_path's path syntax as index fields: nested fields,
     array wildcards and an index into an array each become search vectors."""
