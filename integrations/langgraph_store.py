@@ -256,10 +256,10 @@ class MemstrataStore(BaseStore):
     def _search(self, op: SearchOp, spaces: list[tuple[str, ...]]) -> list[SearchItem]:
         """Ranked items first (best score first), then the unranked ones, oldest first.
 
-        With a query only the items the vector search reaches are read, so a search
-        costs about the same in a namespace of 100 items or 100,000. The whole namespace
-        is read only when there is no query, or when fewer items than asked for are
-        ranked (those unranked ones, items without vectors, then fill the page).
+        With a query only the items the vector search reaches are read (about twice
+        the page, whatever the namespace's size). The whole namespace is read only when
+        there is no query, or when fewer items than asked for are ranked (the unranked
+        ones, items without vectors, then fill the page).
         """
         prefix = tuple(op.namespace_prefix)
         flt = check_filter(op.filter)
