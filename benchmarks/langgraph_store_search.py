@@ -3,7 +3,8 @@ r"""Search cost of the LangGraph store (``MemstrataStore``) as a namespace grows
 One namespace gets N items (a LangMem-style memory each: ``{"text": ...}``), then the
 script times ``search`` with a query (limit 10), with a query and a filter, and without
 a query, and counts the records each search reads from the memstrata store. Embeddings
-are a fixed hashing function, so the figures are the store's own cost, not the model's.
+are memstrata's deterministic test embeddings (:class:`~memstrata.testing.FakeEmbeddings`,
+a bag of hashed words), so the figures are the store's own cost, not the model's.
 
 Usage:
     python benchmarks/langgraph_store_search.py [--sizes 200 2000 10000] [--json FILE]
@@ -12,9 +13,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import math
 import statistics
 import sys
 import time
@@ -22,11 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
 from memstrata.integrations.langgraph_store import MemstrataStore
 from memstrata.stores import ChromaMemoryStore
+from memstrata.testing import CountingStore, FakeEmbeddings
 
 WORDS = (
     "apple banana cherry garden house island jungle kite lemon mountain night ocean "
@@ -35,45 +34,9 @@ WORDS = (
 DIMS = 64
 
 
-class HashEmbeddings(Embeddings):
-    """Bag of hashed words, normalized: cheap and deterministic."""
-
-    def _vector(self, text: str) -> list[float]:
-        v = [0.0] * DIMS
-        for word in text.lower().split():
-            v[int(hashlib.md5(word.encode()).hexdigest(), 16) % DIMS] += 1.0
-        norm = math.sqrt(sum(x * x for x in v)) or 1.0
-        return [x / norm for x in v]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """One vector per text."""
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        """The query's vector."""
-        return self._vector(text)
-
-
-class CountingStore:
-    """The memstrata store, counting the records ``get`` returns."""
-
-    def __init__(self, inner: ChromaMemoryStore) -> None:
-        self.inner = inner
-        self.read = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def get(self, *args: Any, **kwargs: Any) -> Any:
-        """The inner store's ``get``, counted."""
-        records = self.inner.get(*args, **kwargs)
-        self.read += len(records)
-        return records
-
-
 def measure(size: int, repeats: int) -> dict[str, Any]:
     """Median milliseconds and records read per search kind, for one namespace size."""
-    embeddings = HashEmbeddings()
+    embeddings = FakeEmbeddings(DIMS)
     counting = CountingStore(ChromaMemoryStore.ephemeral(embeddings=embeddings))
     store = MemstrataStore(counting, index={"dims": DIMS, "embed": embeddings})  # type: ignore[arg-type]
     ns = ("users", "u1", "memories")

@@ -6,7 +6,8 @@
 * :mod:`~memstrata.testing.schemas`: read the schema a prompt asks for, build a minimal
   valid reply.
 * :mod:`~memstrata.testing.stores`: :class:`FakeEmbeddings` (deterministic bag of words),
-  :class:`StorePool` (one in-memory store shared by many property-based examples) and
+  :class:`StorePool` (one in-memory store shared by many property-based examples),
+  :class:`CountingStore` (counts the records a store's ``get`` returns) and
   :func:`store_snapshot` (all a store holds in some namespaces, to check that a call
   changed nothing).
 * :mod:`~memstrata.testing.faults`: fault injection for reliability tests.
@@ -31,11 +32,12 @@ from .schemas import (
     requested_line_format,
     requested_schema,
 )
-from .stores import FakeEmbeddings, StorePool, alternating_turn, store_snapshot
+from .stores import CountingStore, FakeEmbeddings, StorePool, alternating_turn, store_snapshot
 
 __all__ = [
     "MINIMAL_LINE_REPLIES",
     "AgentReply",
+    "CountingStore",
     "FakeChatModel",
     "FakeEmbeddings",
     "FakeLocalServer",

@@ -1,4 +1,4 @@
-"""Stand-ins for the embedder and the store: fake embeddings, a store pool, a snapshot.
+"""Stand-ins for the embedder and the store: fake embeddings, pool, counter, snapshot.
 
 They need no model and no network, so unit tests stay fast and exact.
 """
@@ -96,6 +96,26 @@ class FakeEmbeddings(Embeddings):
         return self._embed(text)
 
 
+class CountingStore:
+    """Proxies a memory store and counts the records its ``get`` calls return.
+
+    ``read`` is the running total; set it to 0 before the call being measured.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.read = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        """The inner store's ``get``, its records counted."""
+        records = self.inner.get(*args, **kwargs)
+        self.read += len(records)
+        return records
+
+
 def store_snapshot(store: MemoryStore, namespaces: Iterable[str]) -> dict[str, Any]:
     """Everything ``store`` holds in ``namespaces``, to check that a call changed nothing.
 
@@ -126,4 +146,4 @@ def alternating_turn(namespace: str, i: int, text: str, start: datetime) -> RawT
     )
 
 
-__all__ = ["FakeEmbeddings", "StorePool", "alternating_turn", "store_snapshot"]
+__all__ = ["CountingStore", "FakeEmbeddings", "StorePool", "alternating_turn", "store_snapshot"]

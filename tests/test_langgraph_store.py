@@ -39,7 +39,7 @@ from memstrata.errors import (
 )
 from memstrata.integrations.langgraph_store import MemstrataStore
 from memstrata.stores import ChromaMemoryStore, IndexTextPolicy
-from memstrata.testing import SchemaChatModel
+from memstrata.testing import CountingStore, SchemaChatModel
 
 MODES = ["hybrid", "dense"]
 
@@ -704,29 +704,13 @@ def test_embed_with_path_ordering_hybrid(backend: ChromaMemoryStore) -> None:
     assert ggg[0].score > ggg[1].score and ggg[2].score is None  # type: ignore[operator]
 
 
-class _CountingReads:
-    """A memstrata store that counts the records its ``get`` calls return."""
-
-    def __init__(self, inner: ChromaMemoryStore) -> None:
-        self.inner = inner
-        self.read = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def get(self, *args: Any, **kwargs: Any) -> Any:
-        records = self.inner.get(*args, **kwargs)
-        self.read += len(records)
-        return records
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_a_query_search_reads_only_the_items_its_hits_name(
     backend: ChromaMemoryStore, mode: str
 ) -> None:
     """A search with a query reads the items its vector hits name, not the namespace,
     and still fills the page with unranked items (index=False) when too few rank."""
-    counting = _CountingReads(backend)
+    counting = CountingStore(backend)
     store = MemstrataStore(counting, search_mode=mode)  # type: ignore[arg-type]
     store.batch(
         [PutOp(("u", "m"), f"k{i}", {"text": f"note {i} about topic {i % 7}"}) for i in range(300)]
