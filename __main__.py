@@ -1,4 +1,4 @@
-"""``python -m memstrata`` runs the command line."""
+"""``python -m lamina`` runs the command line."""
 
 from .cli import main
 

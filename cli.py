@@ -1,7 +1,7 @@
-"""The ``memstrata`` command line: argument parsing and error reporting.
+"""The ``lamina`` command line: argument parsing and error reporting.
 
-Each command group lives in its own module under :mod:`memstrata.commands`. Errors
-memstrata raises on purpose (bad files, bad arguments) print one line to stderr and exit
+Each command group lives in its own module under :mod:`lamina.commands`. Errors
+lamina raises on purpose (bad files, bad arguments) print one line to stderr and exit
 with status 2, without a traceback. A chat model that cannot be reached prints what to
 do about it and exits with status 1.
 """
@@ -14,24 +14,22 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .errors import MemstrataError, ModelUnreachableError
+from .errors import LaminaError, ModelUnreachableError
 
 if TYPE_CHECKING:
     from .commands.common import MemoryFactory
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of the ``memstrata`` command."""
+    """Return the argument parser of the ``lamina`` command."""
     from .commands import chat, demo, eval, ingest, local, manage, mcp, recall
 
-    parser = argparse.ArgumentParser(
-        prog="memstrata", description="Long-term memory for LLM agents."
-    )
+    parser = argparse.ArgumentParser(prog="lamina", description="Long-term memory for LLM agents.")
     parser.add_argument(
         "--verbose",
         "-v",
         action="store_true",
-        help="also print memstrata's warnings (malformed model replies, failed steps)",
+        help="also print lamina's warnings (malformed model replies, failed steps)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (demo, ingest, recall, chat, manage, local, eval, mcp):
@@ -49,24 +47,24 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
     """
     args = build_parser().parse_args(argv)
     args.memory_factory = memory_factory
-    logger = logging.getLogger("memstrata")
+    logger = logging.getLogger("lamina")
     level = logger.level
     # the commands print their own notes; the log repeats them, so it is opt-in
     logger.setLevel(logging.WARNING if args.verbose else logging.ERROR)
     try:
         return int(args.func(args))
     except ModelUnreachableError as e:
-        print(f"memstrata: error: {e}", file=sys.stderr)
+        print(f"lamina: error: {e}", file=sys.stderr)
         return 1
-    except MemstrataError as e:
-        print(f"memstrata: error: {e}", file=sys.stderr)
+    except LaminaError as e:
+        print(f"lamina: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # e.g. a data dir that cannot be created
         where = f" ({e.filename})" if e.filename else ""
-        print(f"memstrata: error: {e.strerror or e}{where}", file=sys.stderr)
+        print(f"lamina: error: {e.strerror or e}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("memstrata: interrupted", file=sys.stderr)
+        print("lamina: interrupted", file=sys.stderr)
         return 130
     finally:
         logger.setLevel(level)

@@ -1,13 +1,14 @@
-"""``MemoryConfig``: every setting of the :class:`~memstrata.Memory` facade in one place.
+"""``MemoryConfig``: every setting of the :class:`~lamina.Memory` facade in one place.
 
 Explicit arguments come first. :meth:`MemoryConfig.from_env` is the only code in
-memstrata that reads ``MEMSTRATA_*`` / ``OPENAI_*`` variables or a TOML config file, and
+lamina that reads ``LAMINA_*`` / ``OPENAI_*`` variables or a TOML config file, and
 even there an explicit override always wins: defaults < TOML file < environment < explicit
 arguments.
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import fields
@@ -23,25 +24,30 @@ from .llm.structured import StructuredMethod
 ChromaMode = Literal["persistent", "http", "ephemeral"]
 CheckpointerKind = Literal["auto", "none", "memory", "sqlite", "postgres"]
 LOCAL_MODELS = ("qwen", "smollm2")
-ENV_PREFIX = "MEMSTRATA_"
-CONFIG_FILE_VAR = "MEMSTRATA_CONFIG"
+ENV_PREFIX = "LAMINA_"
+CONFIG_FILE_VAR = "LAMINA_CONFIG"
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "openai_api_key": ("OPENAI_API_KEY",),
     "openai_base_url": ("OPENAI_BASE_URL",),
     "model": ("OPENAI_MODEL",),
 }
-"""Standard variables read after the ``MEMSTRATA_<FIELD>`` name (which wins)."""
+"""Standard variables read after the ``LAMINA_<FIELD>`` name (which wins)."""
 CONTEXT_ENV = ("trigger_policy", "timezone")
-"""MemoryContext fields settable as ``MEMSTRATA_TRIGGER_POLICY`` / ``MEMSTRATA_TIMEZONE``."""
+"""MemoryContext fields settable as ``LAMINA_TRIGGER_POLICY`` / ``LAMINA_TIMEZONE``."""
 
 
 def default_data_dir() -> Path:
-    """``~/.local/share/memstrata``: where the persistent Chroma and checkpoints live."""
-    return Path.home() / ".local" / "share" / "memstrata"
+    """Where the persistent Chroma and checkpoints live.
+
+    ``$XDG_DATA_HOME/lamina`` when that variable is set, else ``~/.local/share/lamina``
+    (the XDG base directory rule the model cache follows with ``XDG_CACHE_HOME``).
+    """
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "lamina"
 
 
 class MemoryConfig(BaseModel):
-    """Settings of a :class:`~memstrata.Memory`; immutable, validated on construction.
+    """Settings of a :class:`~lamina.Memory`; immutable, validated on construction.
 
     The defaults run fully offline: a persistent Chroma under ``data_dir``, the offline
     MiniLM embedder, and the local Qwen model served in-process by llama.cpp.
@@ -64,7 +70,7 @@ class MemoryConfig(BaseModel):
     chroma_port: int = Field(default=8000, ge=1, le=65535, description="Chroma server port.")
     chroma_ssl: bool = Field(default=False, description="Use HTTPS for the Chroma server.")
     collection_prefix: str = Field(
-        default="memstrata", min_length=1, description="Prefix of the Chroma collection names."
+        default="lamina", min_length=1, description="Prefix of the Chroma collection names."
     )
 
     openai_base_url: str | None = Field(
@@ -150,7 +156,7 @@ class MemoryConfig(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as e:
-            raise InvalidInputError(f"invalid memstrata configuration: {e}") from e
+            raise InvalidInputError(f"invalid lamina configuration: {e}") from e
 
     # ------------------------------------------------------------ derived values
     @property
@@ -202,7 +208,7 @@ class MemoryConfig(BaseModel):
 
         Args:
             env: The variables to read; ``None`` reads ``os.environ``.
-            config_file: A TOML file; default ``$MEMSTRATA_CONFIG`` if set.
+            config_file: A TOML file; default ``$LAMINA_CONFIG`` if set.
             **overrides: Explicit field values; they beat the file and the environment.
 
         Raises:
@@ -255,7 +261,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         ) from e
     except tomllib.TOMLDecodeError as e:
         raise StoreConfigurationError(f"config file {path} is not valid TOML: {e}") from e
-    section = data.get("memstrata", data)
+    section = data.get("lamina", data)
     if not isinstance(section, dict):
-        raise StoreConfigurationError(f"config file {path}: [memstrata] must be a table")
+        raise StoreConfigurationError(f"config file {path}: [lamina] must be a table")
     return dict(section)

@@ -1,6 +1,6 @@
-"""The one exception hierarchy of memstrata.
+"""The one exception hierarchy of lamina.
 
-Every error the package raises on purpose derives from :class:`MemstrataError`. Input
+Every error the package raises on purpose derives from :class:`LaminaError`. Input
 errors also derive from the built-in ``ValueError`` / ``TypeError`` so callers that
 already catch those keep working.
 """
@@ -8,15 +8,15 @@ already catch those keep working.
 from __future__ import annotations
 
 
-class MemstrataError(Exception):
-    """Base class for every error memstrata raises on purpose."""
+class LaminaError(Exception):
+    """Base class for every error lamina raises on purpose."""
 
 
-class InvalidInputError(MemstrataError, ValueError):
+class InvalidInputError(LaminaError, ValueError):
     """Input was rejected before anything was stored; the message says how to fix it."""
 
 
-class InvalidTypeError(MemstrataError, TypeError):
+class InvalidTypeError(LaminaError, TypeError):
     """An argument had the wrong type; the message says which type was expected."""
 
 
@@ -24,30 +24,30 @@ class NamespaceError(InvalidInputError):
     """A namespace was missing, malformed, or did not match the record being written."""
 
 
-class RecordNotFoundError(MemstrataError, KeyError):
+class RecordNotFoundError(LaminaError, KeyError):
     """A record id does not exist in the requested namespace and granularity."""
 
     def __str__(self) -> str:  # KeyError would show the message in quotes
         return str(self.args[0]) if self.args else ""
 
 
-class EmbeddingError(MemstrataError):
+class EmbeddingError(LaminaError):
     """The embedding model could not be loaded or failed to embed."""
 
 
-class StoreConfigurationError(MemstrataError):
+class StoreConfigurationError(LaminaError):
     """A store was opened with settings that contradict what it persisted."""
 
 
-class LocalModelError(MemstrataError):
+class LocalModelError(LaminaError):
     """A local chat model could not be found, assembled, or served."""
 
 
-class MissingDependencyError(MemstrataError, ImportError):
+class MissingDependencyError(LaminaError, ImportError):
     """An optional dependency is needed; the message names the extra to install."""
 
 
-class ModelUnreachableError(MemstrataError):
+class ModelUnreachableError(LaminaError):
     """No request could reach the chat model (refused, timed out, HTTP 401/403/404/5xx).
 
     The message names the endpoint and the model and says how to start one.
@@ -70,7 +70,7 @@ class ModelUnreachableError(MemstrataError):
         """``connection failed``, ``timed out`` or ``HTTP <status>``."""
 
 
-class StoreUnavailableError(MemstrataError):
+class StoreUnavailableError(LaminaError):
     """The Chroma server could not be reached, or died during a call.
 
     Writes are idempotent by record id: once the server is back, re-sending the same

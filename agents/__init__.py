@@ -9,9 +9,9 @@ Recall: :mod:`.retriever` (deterministic analysis, one pooled search) -> :mod:`.
 
 Each node is built by a ``make_*`` factory from the :class:`~.deps.NodeDeps` that
 :func:`~.deps.node_deps` bundles (store, structured LLM caller, clock), reads the run's
-:class:`~memstrata.core.context.MemoryContext` and returns a partial state update of
-:mod:`memstrata.core.state`. The other modules are the helpers the nodes share
+:class:`~lamina.core.context.MemoryContext` and returns a partial state update of
+:mod:`lamina.core.state`. The other modules are the helpers the nodes share
 (construction, pooling, time parsing, formatting) and the pydantic schema of every LLM
-decision (:mod:`.schemas`, :mod:`.recall_schemas`). The graphs in :mod:`memstrata.graphs`
+decision (:mod:`.schemas`, :mod:`.recall_schemas`). The graphs in :mod:`lamina.graphs`
 wire them; nothing here imports a graph.
 """

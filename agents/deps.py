@@ -25,7 +25,7 @@ class NodeDeps:
     """The store, the structured LLM caller and a clock shared by the nodes."""
 
     store: MemoryStore
-    """Any :class:`~memstrata.stores.base.MemoryStore` (Chroma in production, a fake or a
+    """Any :class:`~lamina.stores.base.MemoryStore` (Chroma in production, a fake or a
     fault-injecting proxy in tests)."""
     caller: StructuredCaller
     clock: Callable[[], datetime] = field(default=utc_now)

@@ -128,8 +128,8 @@ def format_record(record: MemoryRecord, tz: ZoneInfo) -> str:
 def approx_tokens(text: str) -> int:
     """A token estimate (words x 1.3), for a model whose tokenizer is unknown.
 
-    Budgets count with the served model's own tokenizer where memstrata can run it
-    (:func:`memstrata.llm.tokens.token_counter_for`); this is the labelled fallback.
+    Budgets count with the served model's own tokenizer where lamina can run it
+    (:func:`lamina.llm.tokens.token_counter_for`); this is the labelled fallback.
     """
     return int(len(text.split()) * 1.3) + 1
 

@@ -5,7 +5,7 @@ channel, how much room derived memory gets) and the answer's format hint; it nev
 filters evidence away on its own.
 
 * **Time**: relative expressions ("last summer", "two weeks ago") are resolved by
-  :func:`~memstrata.agents.timeparse.resolve_times` against a reference time (the latest
+  :func:`~lamina.agents.timeparse.resolve_times` against a reference time (the latest
   stored turn of the conversation); absolute ones ("in May 2023", "on 1 May, 2023",
   "in 2022") are read by ``dateparser`` with the reference as its base. "before" and
   "after" turn a date into an open window (REMem's operators). An expression that names

@@ -1,7 +1,7 @@
 """The context a question is answered from: one line per memory, and the budget cut.
 
 Raw turns are rendered the way the evaluation's baselines render retrieved turns
-(``[m1] (8 May 2023, 13:56) Caroline: text [shared image: caption]``), so memstrata and
+(``[m1] (8 May 2023, 13:56) Caroline: text [shared image: caption]``), so lamina and
 the baselines differ in what they show, never in how. Derived memories follow the raw
 turns with their kind and date (``[m21] (fact, 7 May 2023) ...``).
 

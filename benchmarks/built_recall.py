@@ -1,14 +1,14 @@
 r"""Turn recall on memory a real model built (issue 16), no LLM at question time.
 
-``benchmarks/recall_eval.py`` checks memstrata's pooled context on the raw layer, or with
+``benchmarks/recall_eval.py`` checks lamina's pooled context on the raw layer, or with
 LoCoMo's own observations standing in for derived memory. This script reads the memory
-that ``memstrata eval`` built with its model (the construction store under
+that ``lamina eval`` built with its model (the construction store under
 ``--construction-dir``), so the facts, episodes and scenes competing for the budget are
 the ones the answers were actually given. For every chosen question of categories 1-4 it
 compares the raw turns each system would show:
 
 * ``flat``: hybrid top-k over the raw stage's turns (the evaluation's ``flat`` baseline);
-* ``memstrata``: the recall graph in retrieval-only mode on the memstrata stage, with the
+* ``lamina``: the recall graph in retrieval-only mode on the lamina stage, with the
   library defaults and any ``--recall-option KEY=VALUE`` overrides.
 
 Turn recall is the share of a question's gold evidence turns among the raw turns shown;
@@ -35,24 +35,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstrata.agents.recall_context import render_context
-from memstrata.core.context import MemoryContext
-from memstrata.core.state import Candidate
-from memstrata.evaluation.bootstrap import bootstrap_mean
-from memstrata.evaluation.construction import ConstructionCache
-from memstrata.evaluation.ingest import (
+from lamina.agents.recall_context import render_context
+from lamina.core.context import MemoryContext
+from lamina.core.state import Candidate
+from lamina.evaluation.bootstrap import bootstrap_mean
+from lamina.evaluation.construction import ConstructionCache
+from lamina.evaluation.ingest import (
     RAW_STAGE,
-    memstrata_stage,
+    lamina_stage,
     raw_id_to_dia,
     stage_namespace,
 )
-from memstrata.evaluation.records import Journal, RunHeader
-from memstrata.evaluation.settings import JOURNAL, parse_recall_options, questions_of_run
-from memstrata.evaluation.subset import EvalQuestion, load_subset
-from memstrata.evaluation.transcripts import UTC_ZONE, WordPieceCounter
-from memstrata.graphs.recall import build_recall_graph
-from memstrata.stores import ChromaMemoryStore, MiniLMEmbeddings
-from memstrata.testing import SchemaChatModel
+from lamina.evaluation.records import Journal, RunHeader
+from lamina.evaluation.settings import JOURNAL, parse_recall_options, questions_of_run
+from lamina.evaluation.subset import EvalQuestion, load_subset
+from lamina.evaluation.transcripts import UTC_ZONE, WordPieceCounter
+from lamina.graphs.recall import build_recall_graph
+from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.testing import SchemaChatModel
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo10.json"
 
@@ -101,7 +101,7 @@ def _fingerprint(run: Path) -> dict[str, Any]:
 
 
 def measure(args: argparse.Namespace) -> list[Row]:
-    """Every chosen question's recall under flat and memstrata."""
+    """Every chosen question's recall under flat and lamina."""
     run = args.run or args.exclude_run
     fp = _fingerprint(run)
     policy = (fp.get("policies") or ["recurrence"])[0]
@@ -114,7 +114,7 @@ def measure(args: argparse.Namespace) -> list[Row]:
     )
     embeddings = MiniLMEmbeddings()
     counter = WordPieceCounter()
-    stage = memstrata_stage(policy)
+    stage = lamina_stage(policy)
     memory = _stage_store(args.construction_dir, stage, embeddings)
     raw_store = _stage_store(args.construction_dir, RAW_STAGE, embeddings)
     graph = build_recall_graph(
@@ -164,7 +164,7 @@ def report(rows: Sequence[Row]) -> str:
         + "".join(f" {'c' + str(c):>24}" for c in cats)
         + "   raw turns  derived  tokens"
     ]
-    for label, key in (("flat", "flat"), ("memstrata", "raw"), ("memstrata +sources", "sources")):
+    for label, key in (("flat", "flat"), ("lamina", "raw"), ("lamina +sources", "sources")):
         cells = [bootstrap_mean([getattr(r, key) for r in rows]).format()]
         cells += [
             bootstrap_mean([getattr(r, key) for r in rows if r.category == c]).format()
@@ -183,7 +183,7 @@ def report(rows: Sequence[Row]) -> str:
     above = sum(r.sources > r.flat for r in rows)
     counts = ", ".join(f"c{c} {sum(r.category == c for r in rows)}" for c in cats)
     lines.append(
-        f"questions {len(rows)} ({counts}); memstrata +sources below flat: {below}, above: {above}"
+        f"questions {len(rows)} ({counts}); lamina +sources below flat: {below}, above: {above}"
     )
     return "\n".join(lines)
 

@@ -17,7 +17,7 @@ those turns that carry an event time) with the labels.
 Usage:
     python benchmarks/construction_cost.py --conversations conv-26 --json out.json
     python benchmarks/construction_cost.py --all --json out.json
-    memstrata serve-llm --model qwen --threads 2 --port 8085 &
+    lamina serve-llm --model qwen --threads 2 --port 8085 &
     python benchmarks/construction_cost.py --model local --base-url http://127.0.0.1:8085/v1 \
         --policies recurrence --json benchmarks/construction_qwen.json
 
@@ -46,12 +46,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from tokenizers import BertWordPieceTokenizer
 
-from memstrata.core.context import MemoryContext
-from memstrata.datasets.locomo import Conversation, default_locomo_path, load_locomo
-from memstrata.evaluation.code_version import code_version
-from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.stores import ChromaMemoryStore, MiniLMEmbeddings
-from memstrata.testing import SchemaChatModel
+from lamina.core.context import MemoryContext
+from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
+from lamina.evaluation.code_version import code_version
+from lamina.graphs.ingest import build_ingest_graph
+from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.testing import SchemaChatModel
 
 POLICIES = ("eager", "recurrence", "session", "boundary")
 TURN_SPACING = timedelta(seconds=30)
@@ -60,7 +60,7 @@ TURN_SPACING = timedelta(seconds=30)
 
 def fixed_tokenizer() -> BertWordPieceTokenizer:
     """The bundled WordPiece vocabulary, without truncation: a fixed, offline token count."""
-    vocab = resources.files("memstrata.stores.resources").joinpath("vocab.txt")
+    vocab = resources.files("lamina.stores.resources").joinpath("vocab.txt")
     with resources.as_file(vocab) as path:
         return BertWordPieceTokenizer(str(path), lowercase=True)
 
@@ -264,7 +264,7 @@ def date_accuracy(
     """
     from datetime import date
 
-    from memstrata.stores.records import FactRecord, RawTurn, TimeRef
+    from lamina.stores.records import FactRecord, RawTurn, TimeRef
 
     labels = json.loads(LABELS.read_text(encoding="utf-8"))["entries"]
     raw_ok = raw_n = fact_ok = fact_n = 0

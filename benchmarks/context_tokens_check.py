@@ -1,15 +1,15 @@
 """Do an evaluation report's context tokens per question match the served model's count?
 
-Runs the LoCoMo harness (``memstrata eval``'s engine) on a small subset with the SmolLM2
+Runs the LoCoMo harness (``lamina eval``'s engine) on a small subset with the SmolLM2
 test model served by llama.cpp, one system at a time, with the token counter
-``memstrata eval`` picks for a local model (the GGUF's own tokenizer). The shared answer
+``lamina eval`` picks for a local model (the GGUF's own tokenizer). The shared answer
 step is wrapped here, outside the package, to keep the context text of each question.
 Then, per question:
 
 * the report's ``context_tokens`` is compared with llama.cpp's ``/tokenize`` count of
   the same context text;
 * the prompt tokens the server reported as usage for the answer request are compared
-  with memstrata's count of that request's prompt as the server templated it
+  with lamina's count of that request's prompt as the server templated it
   (``/apply-template``).
 
 Prints per-system means and the worst question; ``--json`` writes them.
@@ -32,14 +32,14 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from memstrata.commands.eval import serving_counter
-from memstrata.datasets.locomo import default_locomo_path
-from memstrata.evaluation import answering
-from memstrata.evaluation.harness import EvalModels, EvalSettings, run_evaluation
-from memstrata.llm import LocalLLMServer, smollm2_gguf_path
-from memstrata.stores.embeddings import MiniLMEmbeddings
+from lamina.commands.eval import serving_counter
+from lamina.datasets.locomo import default_locomo_path
+from lamina.evaluation import answering
+from lamina.evaluation.harness import EvalModels, EvalSettings, run_evaluation
+from lamina.llm import LocalLLMServer, smollm2_gguf_path
+from lamina.stores.embeddings import MiniLMEmbeddings
 
-SYSTEMS = ("full-context", "naive-rag", "flat", "memstrata-retrieval")
+SYSTEMS = ("full-context", "naive-rag", "flat", "lamina-retrieval")
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
 
@@ -110,9 +110,9 @@ def main() -> None:
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    logging.getLogger("memstrata").setLevel(logging.ERROR)  # SmolLM2's bad replies are noise
+    logging.getLogger("lamina").setLevel(logging.ERROR)  # SmolLM2's bad replies are noise
     path = smollm2_gguf_path()
-    out_root = Path(tempfile.mkdtemp(prefix="memstrata-ctx-check-"))
+    out_root = Path(tempfile.mkdtemp(prefix="lamina-ctx-check-"))
     report: dict[str, Any] = {"model": path.name, "systems": {}}
     started = time.perf_counter()
     with LocalLLMServer(path, n_ctx=args.ctx, warmup=False, request_timeout=600) as llm:

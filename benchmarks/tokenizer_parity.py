@@ -1,7 +1,7 @@
-"""memstrata's GGUF tokenizer against llama.cpp's own, text by text.
+"""lamina's GGUF tokenizer against llama.cpp's own, text by text.
 
 Serves a GGUF model with llama.cpp (default: the SmolLM2 test model), tokenizes every
-text of a corpus with both memstrata's :class:`~memstrata.llm.GGUFTokenizer` and the
+text of a corpus with both lamina's :class:`~lamina.llm.GGUFTokenizer` and the
 server's ``/tokenize``, and prints how many texts get identical token ids and how far
 the counts differ. The corpus is the bundled sample conversation plus, when the LoCoMo
 file is present, every LoCoMo turn as ``Speaker: text`` and every session as one text.
@@ -18,9 +18,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from memstrata.datasets.locomo import default_locomo_path, load_locomo
-from memstrata.llm import GGUFTokenizer, LocalLLMServer, smollm2_gguf_path
-from memstrata.samples import load_sample
+from lamina.datasets.locomo import default_locomo_path, load_locomo
+from lamina.llm import GGUFTokenizer, LocalLLMServer, smollm2_gguf_path
+from lamina.samples import load_sample
 
 
 def corpus(locomo: Path | None) -> list[str]:

@@ -1,8 +1,8 @@
-"""How fast an unreachable model is reported: ``Memory.answer`` and ``memstrata ask``.
+"""How fast an unreachable model is reported: ``Memory.answer`` and ``lamina ask``.
 
 Points a default ``ChatOpenAI`` (its own retry settings: 2 retries with backoff) at a
 closed loopback port, remembers one turn, and times ``answer()`` until it raises
-:class:`~memstrata.errors.ModelUnreachableError`; then runs ``memstrata ask`` against
+:class:`~lamina.errors.ModelUnreachableError`; then runs ``lamina ask`` against
 the same port in a subprocess and reports its exit status and wall time. Prints the
 figures; ``--json`` writes them too.
 
@@ -25,10 +25,10 @@ from pathlib import Path
 
 from langchain_openai import ChatOpenAI
 
-from memstrata import Memory
-from memstrata.errors import ModelUnreachableError
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings
+from lamina import Memory
+from lamina.errors import ModelUnreachableError
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings
 
 
 def closed_port() -> int:
@@ -54,11 +54,11 @@ def time_answer() -> tuple[float, str]:
 
 def time_cli(data_dir: Path) -> tuple[float, int, str]:
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MEMSTRATA_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LAMINA_"))}
     command = [
         sys.executable,
         "-m",
-        "memstrata",
+        "lamina",
         "ask",
         "What is my dog called?",
         "--base-url",
@@ -98,7 +98,7 @@ def main() -> None:
         f"(median of {len(seconds)}, max {figures['answer_raise_s']['max']} s)"
     )
     print(f"  {message}")
-    print(f"memstrata ask: exit {status} after {cli_seconds:.2f} s (process start included)")
+    print(f"lamina ask: exit {status} after {cli_seconds:.2f} s (process start included)")
     print(f"  {stderr}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")

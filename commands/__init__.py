@@ -1,1 +1,1 @@
-"""Subcommands of the ``memstrata`` command line, one module per command group."""
+"""Subcommands of the ``lamina`` command line, one module per command group."""

@@ -1,4 +1,4 @@
-"""``memstrata chat``: a REPL that answers from memory and remembers each exchange.
+"""``lamina chat``: a REPL that answers from memory and remembers each exchange.
 
 Memory persists in the data directory, so a later run remembers what an earlier one
 was told. Lines starting with ``/`` are commands (``/help`` lists them).
@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MemstrataError
+from ..errors import LaminaError
 from .common import add_memory_options, namespace_of, open_memory, report_failures
 from .manage import inspect_report, print_forget
 from .recall import format_hit
@@ -133,9 +133,7 @@ def run_chat(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
     with open_memory(args) as memory:
         session = ChatSession(memory, args)
-        print(
-            f"memstrata chat, namespace {session.namespace!r}: /help for commands, /quit to leave"
-        )
+        print(f"lamina chat, namespace {session.namespace!r}: /help for commands, /quit to leave")
         while True:
             try:
                 line = input("you> " if interactive else "")
@@ -145,6 +143,6 @@ def run_chat(args: argparse.Namespace) -> int:
             try:
                 if not session.handle(line):
                     break
-            except MemstrataError as e:
-                print(f"memstrata: error: {e}", file=sys.stderr)
+            except LaminaError as e:
+                print(f"lamina: error: {e}", file=sys.stderr)
     return 0

@@ -1,11 +1,11 @@
 """The option choices the parsers offer, without importing the modules that define them.
 
-``memstrata --help`` builds every command's parser, so what a parser needs at that moment
-must be cheap to import. The record granularities live in :mod:`memstrata.stores.records`
-(pydantic), the evaluated systems in :mod:`memstrata.evaluation.systems` (Chroma, LangChain)
-and the question picks in :mod:`memstrata.evaluation.subset` (LangChain), so their names are
+``lamina --help`` builds every command's parser, so what a parser needs at that moment
+must be cheap to import. The record granularities live in :mod:`lamina.stores.records`
+(pydantic), the evaluated systems in :mod:`lamina.evaluation.systems` (Chroma, LangChain)
+and the question picks in :mod:`lamina.evaluation.subset` (LangChain), so their names are
 repeated here; ``tests/test_cli_import_cost.py`` checks that the copies stay equal to
-their sources. The trigger policies come from :mod:`memstrata.core.context`, which is light.
+their sources. The trigger policies come from :mod:`lamina.core.context`, which is light.
 """
 
 from __future__ import annotations
@@ -13,31 +13,31 @@ from __future__ import annotations
 from ..core.context import TRIGGER_POLICIES
 
 GRANULARITIES: tuple[str, ...] = ("raw", "fact", "episode", "scene")
-"""The values of :class:`memstrata.stores.records.Granularity`, in its order."""
+"""The values of :class:`lamina.stores.records.Granularity`, in its order."""
 
-MEMSTRATA = "memstrata"
+LAMINA = "lamina"
 FULL_CONTEXT = "full-context"
 NAIVE_RAG = "naive-rag"
 FLAT = "flat"
 SYSTEMS: tuple[str, ...] = (
-    MEMSTRATA,
-    "memstrata-retrieval",
+    LAMINA,
+    "lamina-retrieval",
     FULL_CONTEXT,
     "full-context-long",
     NAIVE_RAG,
     FLAT,
     "oracle",
 )
-""":data:`memstrata.evaluation.systems.SYSTEMS`, in its order."""
+""":data:`lamina.evaluation.systems.SYSTEMS`, in its order."""
 
 PICKS: tuple[str, ...] = ("spread", "first", "balanced")
-""":data:`memstrata.evaluation.subset.PICKS`, in its order."""
+""":data:`lamina.evaluation.subset.PICKS`, in its order."""
 
 __all__ = [
     "FLAT",
     "FULL_CONTEXT",
     "GRANULARITIES",
-    "MEMSTRATA",
+    "LAMINA",
     "NAIVE_RAG",
     "PICKS",
     "SYSTEMS",

@@ -37,11 +37,11 @@ def default_memory_factory(config: MemoryConfig) -> Memory:
 
 def add_memory_options(parser: argparse.ArgumentParser, *, namespace_help: str = "") -> None:
     """Add the options every memory command accepts."""
-    group = parser.add_argument_group("memory options (default: MEMSTRATA_* variables)")
+    group = parser.add_argument_group("memory options (default: LAMINA_* variables)")
     group.add_argument(
         "--data-dir",
         type=Path,
-        help="folder of the persistent memory (default ~/.local/share/memstrata)",
+        help="folder of the persistent memory (default ~/.local/share/lamina)",
     )
     group.add_argument(
         "--namespace",
@@ -123,7 +123,7 @@ def one_line(text: str, width: int = 100) -> str:
 
 def warn(message: str) -> None:
     """Print a note to stderr."""
-    print(f"memstrata: {message}", file=sys.stderr)
+    print(f"lamina: {message}", file=sys.stderr)
 
 
 def report_failures(failures: Sequence[Any]) -> None:

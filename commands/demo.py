@@ -1,4 +1,4 @@
-"""``memstrata demo``: build a memory from a bundled conversation, then use it.
+"""``lamina demo``: build a memory from a bundled conversation, then use it.
 
 The default is the quick tour, sized to finish in a few minutes on a 2-core machine with
 the offline model: a seven-turn conversation in two sessions is stored turn by turn (raw
@@ -96,10 +96,10 @@ def run_demo(args: argparse.Namespace) -> int:
     questions = args.question or data["queries"][:count]
     args.namespace = args.namespace or DEMO_NAMESPACE
     args.trigger_policy = args.trigger_policy or "session"
-    if args.local_threads is None and "MEMSTRATA_LOCAL_THREADS" not in os.environ:
+    if args.local_threads is None and "LAMINA_LOCAL_THREADS" not in os.environ:
         # nothing else runs while the demo waits on the model: give it every core
         args.local_threads = usable_cpus()
-    with tempfile.TemporaryDirectory(prefix="memstrata-demo-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="lamina-demo-") as tmp:
         if args.data_dir is None:
             args.data_dir = Path(tmp)
         if args.search_only:
@@ -119,7 +119,7 @@ def _tour(
     turns = sum(len(s["turns"]) for s in data["sessions"])
     which = "full" if args.full else "quick"
     progress.line(
-        f"memstrata demo ({which} tour): {len(data['sessions'])} sessions, {turns} turns, "
+        f"lamina demo ({which} tour): {len(data['sessions'])} sessions, {turns} turns, "
         f"{len(questions)} question(s)"
     )
     progress.step(1, STEPS, "Open the memory")
@@ -140,9 +140,9 @@ def _tour(
             superseded = demo_tour.build_memory(memory, ns, data, progress)
         except LocalModelError as e:
             raise LocalModelError(
-                f"{e}. Install the offline model with `make model` (or `memstrata "
+                f"{e}. Install the offline model with `make model` (or `lamina "
                 "install-model qwen`), pass --base-url for an OpenAI-compatible endpoint, or "
-                "run `memstrata demo --search-only`, which needs no LLM"
+                "run `lamina demo --search-only`, which needs no LLM"
             ) from e
         progress.step(3, STEPS, "Answer from memory, citing the turns used")
         for question in questions:
@@ -155,7 +155,7 @@ def _tour(
     progress.line(f"done in {progress.elapsed:.0f} s.")
     if not args.full:
         progress.detail(
-            "The whole sample (3 sessions, 20 turns, 3 questions): `memstrata demo --full` "
+            "The whole sample (3 sessions, 20 turns, 3 questions): `lamina demo --full` "
             "(`make demo-full`); it took 104 s with the offline model on 2 cores."
         )
     return 0

@@ -1,4 +1,4 @@
-"""Progress lines for ``memstrata demo``: every line says how long the demo has run.
+"""Progress lines for ``lamina demo``: every line says how long the demo has run.
 
 A newcomer watching a small CPU work for a minute needs to see that something is
 happening. :class:`Progress` stamps each line with the seconds since the demo started,
@@ -83,7 +83,7 @@ class Progress:
             while not done.wait(self.heartbeat):
                 self.line(f"  ... {short or what}: {self._clock() - began:.0f} s")
 
-        thread = threading.Thread(target=beat, name="memstrata-demo-heartbeat", daemon=True)
+        thread = threading.Thread(target=beat, name="lamina-demo-heartbeat", daemon=True)
         thread.start()
         try:
             yield

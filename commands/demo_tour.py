@@ -1,6 +1,6 @@
-"""The steps of ``memstrata demo``: build the memory, answer, update a fact, forget.
+"""The steps of ``lamina demo``: build the memory, answer, update a fact, forget.
 
-Every step goes through the public :class:`~memstrata.Memory` API, prints what it did
+Every step goes through the public :class:`~lamina.Memory` API, prints what it did
 with the elapsed time, and says plainly when the model left something out (no fact to
 update, a refusal): the demo shows the real model's work, never a scripted stand-in.
 """

@@ -1,6 +1,6 @@
-"""``memstrata eval``: the LoCoMo evaluation harness (memstrata against the baselines).
+"""``lamina eval``: the LoCoMo evaluation harness (lamina against the baselines).
 
-The run builds each chosen conversation's memory (memstrata's ingest graph per trigger
+The run builds each chosen conversation's memory (lamina's ingest graph per trigger
 policy, raw turns for flat retrieval, chunks for naive RAG) into construction stores that
 later runs with the same data, model, prompts and policy reuse, answers every chosen
 question with every system on the same model, scores it (LoCoMo F1, mem0 F1 / BLEU-1 /
@@ -19,19 +19,19 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .choices import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, PICKS, SYSTEMS, TRIGGER_POLICIES
+from .choices import FLAT, FULL_CONTEXT, LAMINA, NAIVE_RAG, PICKS, SYSTEMS, TRIGGER_POLICIES
 from .eval_models import DEFAULT_WINDOW, DeferredServer, build_models, serving_counter
 
 if TYPE_CHECKING:
     from ..evaluation.harness import EvalModels, EvalSettings
 
-# ``memstrata --help`` builds this parser: the harness, its stores and models and the
+# ``lamina --help`` builds this parser: the harness, its stores and models and the
 # config are imported by the functions below (and by .eval_models), once the command runs.
 
 DEFAULT_OUT = Path("eval-results")
 EXAMPLE = (
-    "memstrata eval --conversations conv-26 conv-30 --questions 65 --adversarial 10 "
-    "--pick balanced --systems memstrata memstrata-retrieval flat naive-rag full-context "
+    "lamina eval --conversations conv-26 conv-30 --questions 65 --adversarial 10 "
+    "--pick balanced --systems lamina lamina-retrieval flat naive-rag full-context "
     "full-context-long oracle --context-window 8192 --local-ctx 32768 "
     "--out eval-results/locomo-long"
 )
@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
     """Add ``eval`` to the subparsers ``sub``."""
     p = sub.add_parser(
         "eval",
-        help="evaluate memstrata and baselines on LoCoMo (resumable; JSON, markdown, plots)",
+        help="evaluate lamina and baselines on LoCoMo (resumable; JSON, markdown, plots)",
         description=__doc__,
         epilog=f"example:\n  {EXAMPLE}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -91,10 +91,10 @@ def register(sub: Any) -> None:
         "--systems",
         nargs="+",
         choices=SYSTEMS,
-        default=[MEMSTRATA, NAIVE_RAG, FULL_CONTEXT, FLAT],
+        default=[LAMINA, NAIVE_RAG, FULL_CONTEXT, FLAT],
         metavar="SYSTEM",
-        help="default: memstrata naive-rag full-context flat. memstrata: full graph; "
-        "memstrata-retrieval: its pooled context + shared answer; "
+        help="default: lamina naive-rag full-context flat. lamina: full graph; "
+        "lamina-retrieval: its pooled context + shared answer; "
         "full-context: truncated transcript; full-context-long: the transcript in the long "
         "window; naive-rag: chunks, dense top-k; flat: hybrid over raw turns, no Judge "
         "loop; oracle: the gold evidence turns",
@@ -106,14 +106,14 @@ def register(sub: Any) -> None:
         default=["recurrence"],
         dest="policies",
         metavar="POLICY",
-        help="memstrata's trigger policies: eager, recurrence (default), boundary, session",
+        help="lamina's trigger policies: eager, recurrence (default), boundary, session",
     )
     systems.add_argument(
         "--recall-option",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a MemoryContext setting for memstrata's systems, e.g. judge_order=answer_first "
+        help="a MemoryContext setting for lamina's systems, e.g. judge_order=answer_first "
         "(repeatable; values are read as JSON, else as text); recorded in the run's settings",
     )
     systems.add_argument("--batch-size", type=int, default=10, help="turns per ingest call")
@@ -137,7 +137,7 @@ def register(sub: Any) -> None:
     systems.add_argument(
         "--answer-budget", type=int, default=256, help="tokens reserved for the reply"
     )
-    models = p.add_argument_group("models (default: MEMSTRATA_* variables, else the local model)")
+    models = p.add_argument_group("models (default: LAMINA_* variables, else the local model)")
     models.add_argument("--base-url", help="OpenAI-compatible endpoint of the answer model")
     models.add_argument("--api-key", help="its API key")
     models.add_argument("--model", help="model name at the endpoint")
@@ -159,7 +159,7 @@ def register(sub: Any) -> None:
         nargs="+",
         metavar="SYSTEM",
         default=[],
-        help="answer these systems' questions again (e.g. after changing memstrata); the "
+        help="answer these systems' questions again (e.g. after changing lamina); the "
         "other systems' answers in --out stay",
     )
     out.add_argument(
@@ -267,7 +267,7 @@ def command_line(args: argparse.Namespace) -> str:
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
     defaults = vars(parser.parse_args(["eval"]))
-    parts = ["memstrata", "eval"]
+    parts = ["lamina", "eval"]
     for key, value in sorted(vars(args).items()):
         if key in skip or value is None or value is False or value == defaults.get(key):
             continue

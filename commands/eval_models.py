@@ -1,8 +1,8 @@
-"""The models of ``memstrata eval``: the answer and judge models its options describe.
+"""The models of ``lamina eval``: the answer and judge models its options describe.
 
 A local model is built as a client only: :class:`DeferredServer` holds its llama.cpp
 server unstarted, and the harness starts it (through :meth:`EvalModels.ready`) before the
-first step that asks the model anything. Like :mod:`memstrata.commands.eval`, this module
+first step that asks the model anything. Like :mod:`lamina.commands.eval`, this module
 imports the harness, the stores and the config only inside its functions, so building
 the CLI parser stays cheap.
 """
@@ -65,7 +65,7 @@ def _name(config: MemoryConfig, source: str) -> str:
 class DeferredServer:
     """A local model server whose ``start`` loads nothing; :meth:`serve` starts it.
 
-    The eval hands this to :class:`~memstrata.memory.models.ChatModelProvider` as its
+    The eval hands this to :class:`~lamina.memory.models.ChatModelProvider` as its
     local server: the provider's ``get`` then builds the chat model (a client bound to
     the server's port, which counts tokens with the GGUF file's tokenizer) without
     loading the model, and the harness calls :meth:`serve` (through

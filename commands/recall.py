@@ -1,4 +1,4 @@
-"""``memstrata search`` (retrieval only, no LLM) and ``memstrata ask`` (answer with citations)."""
+"""``lamina search`` (retrieval only, no LLM) and ``lamina ask`` (answer with citations)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Read conversation files for ``memstrata ingest``: LoCoMo JSON or JSONL of turns.
+"""Read conversation files for ``lamina ingest``: LoCoMo JSON or JSONL of turns.
 
 The whole file is read and validated before anything is stored, so a bad line or
 field is reported with its position and nothing from the file is half-written.

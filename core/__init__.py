@@ -1,9 +1,9 @@
 """The ground every layer stands on: graph state, run context and node names.
 
-``core`` imports nothing of memstrata but :mod:`memstrata.errors`; namespace validation
-(:mod:`~memstrata.core.namespace`) lives here so that the run context and the stores
+``core`` imports nothing of lamina but :mod:`lamina.errors`; namespace validation
+(:mod:`~lamina.core.namespace`) lives here so that the run context and the stores
 share one check. Agents, graphs and the facade all read these types; none of them is
-defined twice. :mod:`~memstrata.core.moved` keeps the old import paths working.
+defined twice. :mod:`~lamina.core.moved` keeps the old import paths working.
 """
 
 from .calls import LLMCall

@@ -1,7 +1,7 @@
 """``LLMCall``: the record of one attempt of one structured LLM call.
 
 Graph state accumulates these (``llm_calls``), results report them and the structured
-helper in :mod:`memstrata.llm.structured` writes them, so the type lives below all three.
+helper in :mod:`lamina.llm.structured` writes them, so the type lives below all three.
 """
 
 from __future__ import annotations

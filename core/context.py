@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from ..errors import InvalidInputError
 from .namespace import validate_namespace
 
-if TYPE_CHECKING:  # an annotation only: importing memstrata.core loads no LangGraph
+if TYPE_CHECKING:  # an annotation only: importing lamina.core loads no LangGraph
     from langgraph.runtime import Runtime
 
 TriggerPolicy = Literal["eager", "recurrence", "boundary", "session"]

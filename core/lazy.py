@@ -1,12 +1,12 @@
 """Names a package re-exports, imported on first use (PEP 562).
 
-``import memstrata`` has to stay cheap: the Chroma store, the BM25 index, LangChain and
-LangGraph take over a second to import, and a user who only wants ``memstrata.errors``
+``import lamina`` has to stay cheap: the Chroma store, the BM25 index, LangChain and
+LangGraph take over a second to import, and a user who only wants ``lamina.errors``
 or ``--help`` should not wait for them. A package face lists its public names in
 ``__all__``, imports them under ``TYPE_CHECKING`` for type checkers and IDEs, and hands
 the rest to :func:`lazy_exports`::
 
-    __getattr__, __dir__ = lazy_exports(globals(), {"ChromaMemoryStore": "memstrata.stores.chroma"})
+    __getattr__, __dir__ = lazy_exports(globals(), {"ChromaMemoryStore": "lamina.stores.chroma"})
 
 The first lookup of a name imports its home module and keeps the value in the package's
 namespace, so later lookups (and ``from package import name``) never come back here.

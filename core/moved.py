@@ -1,7 +1,7 @@
 """Old import paths keep working for one release, with a warning that names the new one.
 
 Issue 18 moved modules to the layer they belong to. The old modules are no files any
-more: :func:`install` (called when :mod:`memstrata` is imported) puts a finder on
+more: :func:`install` (called when :mod:`lamina` is imported) puts a finder on
 ``sys.meta_path`` that builds each old module on import from the two tables below, after
 the normal finders have found no file of that name.
 
@@ -11,7 +11,7 @@ the normal finders have found no file of that name.
   path is silent; each name looked up warns, naming the module that now holds it.
 
 Each warning is a :class:`DeprecationWarning` attributed to the code that used the old
-path, so pytest's ``error::DeprecationWarning:memstrata.*`` filter fails any memstrata
+path, so pytest's ``error::DeprecationWarning:lamina.*`` filter fails any lamina
 module that still uses one. The names here are strings: nothing is imported until an
 old path is.
 """
@@ -32,22 +32,22 @@ REMOVED_IN = "0.2"
 """The release in which the old paths go."""
 
 MOVED_MODULES: dict[str, str] = {
-    "memstrata.agents.replies": "memstrata.llm.replies",
-    "memstrata.agents.structured": "memstrata.llm.structured",
-    "memstrata.faults": "memstrata.testing.faults",
-    "memstrata.graphs.context": "memstrata.core.context",
-    "memstrata.graphs.nodes": "memstrata.core.nodes",
-    "memstrata.graphs.state": "memstrata.core.state",
-    "memstrata.graphs.studio": "memstrata.integrations.studio",
-    "memstrata.results": "memstrata.memory.results",
-    "memstrata.stores.forgetting": "memstrata.memory.forget",
+    "lamina.agents.replies": "lamina.llm.replies",
+    "lamina.agents.structured": "lamina.llm.structured",
+    "lamina.faults": "lamina.testing.faults",
+    "lamina.graphs.context": "lamina.core.context",
+    "lamina.graphs.nodes": "lamina.core.nodes",
+    "lamina.graphs.state": "lamina.core.state",
+    "lamina.graphs.studio": "lamina.integrations.studio",
+    "lamina.results": "lamina.memory.results",
+    "lamina.stores.forgetting": "lamina.memory.forget",
 }
 """Old module -> the module it moved to, whole."""
 
 SPLIT_MODULES: dict[str, tuple[str, ...]] = {
-    "memstrata.memory_inputs": ("memstrata.memory.inputs",),
-    "memstrata.memory_models": ("memstrata.memory.models", "memstrata.memory.checkpointing"),
-    "memstrata.memory_results": ("memstrata.memory.hits",),
+    "lamina.memory_inputs": ("lamina.memory.inputs",),
+    "lamina.memory_models": ("lamina.memory.models", "lamina.memory.checkpointing"),
+    "lamina.memory_results": ("lamina.memory.hits",),
 }
 """Old module -> the modules its names went to, searched in order."""
 

@@ -1,6 +1,6 @@
 """What a run is built from: the construction store of each stage and the systems.
 
-Every memstrata system gets its own compiled recall graph over its policy's store; the
+Every lamina system gets its own compiled recall graph over its policy's store; the
 baselines share one answer step (the same prompt and model for all of them).
 """
 
@@ -13,19 +13,19 @@ from ..graphs.recall import build_recall_graph
 from ..llm.structured import StructuredCaller
 from .answering import Answerer
 from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
-from .ingest import CHUNK_STAGE, RAW_STAGE, memstrata_stage
+from .ingest import CHUNK_STAGE, RAW_STAGE, lamina_stage
 from .settings import EvalModels, EvalSettings
 from .systems import (
     FLAT,
     FULL_CONTEXT,
     FULL_CONTEXT_LONG,
-    MEMSTRATA,
-    MEMSTRATA_RETRIEVAL,
+    LAMINA,
+    LAMINA_RETRIEVAL,
     NAIVE_RAG,
     ORACLE,
     EvalSystem,
     FullContextSystem,
-    MemstrataSystem,
+    LaminaSystem,
     OracleSystem,
     flat,
     naive_rag,
@@ -33,8 +33,8 @@ from .systems import (
 
 
 def system_id(name: str, policy: str, policies: Sequence[str]) -> str:
-    """``memstrata`` or, with several policies, ``memstrata@<policy>``."""
-    if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL) and len(policies) > 1:
+    """``lamina`` or, with several policies, ``lamina@<policy>``."""
+    if name in (LAMINA, LAMINA_RETRIEVAL) and len(policies) > 1:
         return f"{name}@{policy}"
     return name
 
@@ -43,8 +43,8 @@ def needed_stages(settings: EvalSettings) -> list[str]:
     """The ingest stages the settings' systems read, in order."""
     stages: list[str] = []
     for name in settings.systems:
-        if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
-            stages += [memstrata_stage(p) for p in settings.policies]
+        if name in (LAMINA, LAMINA_RETRIEVAL):
+            stages += [lamina_stage(p) for p in settings.policies]
         elif name == NAIVE_RAG:
             stages.append(CHUNK_STAGE)
         elif name == FLAT:
@@ -73,16 +73,16 @@ def open_caches(settings: EvalSettings, models: EvalModels) -> dict[str, Constru
 def build_systems(
     settings: EvalSettings, models: EvalModels, caches: dict[str, ConstructionCache]
 ) -> list[EvalSystem]:
-    """The systems the settings name, in order (memstrata ones once per policy)."""
+    """The systems the settings name, in order (lamina ones once per policy)."""
     caller = StructuredCaller(
         models.chat_model, method=settings.structured_method, max_attempts=settings.max_attempts
     )
     answerer = Answerer(caller, models.counter)
     out: list[EvalSystem] = []
     for name in settings.systems:
-        if name in (MEMSTRATA, MEMSTRATA_RETRIEVAL):
+        if name in (LAMINA, LAMINA_RETRIEVAL):
             for policy in settings.policies:
-                store = caches[memstrata_stage(policy)].store
+                store = caches[lamina_stage(policy)].store
                 graph = build_recall_graph(
                     chat_model=models.chat_model,
                     store=store,
@@ -91,12 +91,12 @@ def build_systems(
                     count_tokens=models.counter.count,  # the budget the report measures
                 ).compile()
                 out.append(
-                    MemstrataSystem(
+                    LaminaSystem(
                         name=system_id(name, policy, settings.policies),
                         graph=graph,
                         policy=policy,
                         counter=models.counter,
-                        answerer=answerer if name == MEMSTRATA_RETRIEVAL else None,
+                        answerer=answerer if name == LAMINA_RETRIEVAL else None,
                         recall=dict(settings.recall),
                     )
                 )

@@ -1,4 +1,4 @@
-"""Which version of memstrata's code answered: a hash of the source that answering runs.
+"""Which version of lamina's code answered: a hash of the source that answering runs.
 
 A long evaluation spans sessions and machines, and the code may change between them. Each
 journal answer records this hash, so a report can show when one system's answers came

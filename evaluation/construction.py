@@ -6,9 +6,9 @@ ingest stage writes into a store under ``<construction_dir>/<key>/`` whose key n
 everything that decides what gets built:
 
 * all stages: the data file's content (sha256), the embedder, the store's schema version;
-* ``memstrata-<policy>``: the chat model, the construction prompts and reply schemas (their
+* ``lamina-<policy>``: the chat model, the construction prompts and reply schemas (their
   text and the declared prompt version), the batch size and every construction setting
-  of :class:`~memstrata.core.context.MemoryContext` for that policy;
+  of :class:`~lamina.core.context.MemoryContext` for that policy;
 * ``chunks``: the chunk size, overlap and session cut.
 
 Each store keeps its own journal of finished batches (``ingest.jsonl``), so a later run
@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from ..core.context import MemoryContext
 from ..stores.chroma import SCHEMA_VERSION, ChromaMemoryStore
-from .ingest import CHUNK_STAGE, MEMSTRATA_STAGE
+from .ingest import CHUNK_STAGE, LAMINA_STAGE
 from .records import IngestStep, Journal, ingests_of
 
 INGEST_JOURNAL = "ingest.jsonl"
@@ -124,8 +124,8 @@ def construction_key(stage: str, inputs: KeyInputs) -> str:
         "embeddings": inputs.embeddings,
         "store_schema": SCHEMA_VERSION,
     }
-    if stage.startswith(MEMSTRATA_STAGE):
-        policy = stage.removeprefix(MEMSTRATA_STAGE)
+    if stage.startswith(LAMINA_STAGE):
+        policy = stage.removeprefix(LAMINA_STAGE)
         parts |= {
             "model": inputs.model,
             "batch_size": inputs.batch_size,

@@ -27,7 +27,7 @@ from ..llm.structured import StructuredCaller
 from .assembly import build_systems, open_caches, system_id
 from .code_version import code_version
 from .construction import ConstructionCache
-from .ingest import MEMSTRATA_STAGE, Ingestor
+from .ingest import LAMINA_STAGE, Ingestor
 from .journal_merge import changed_settings, merge_answers, paired_results
 from .judge import Judge
 from .records import (
@@ -186,7 +186,7 @@ def run_evaluation(
         )
     journal = _open_journal(settings, models, fresh)
     for names, failed_only in ((redo, False), (redo_failed, True)):
-        if names:  # the answers' system ids (memstrata@<policy> when several policies run)
+        if names:  # the answers' system ids (lamina@<policy> when several policies run)
             ids = {
                 system_id(name, policy, settings.policies)
                 for name in names
@@ -253,7 +253,7 @@ def _ingest(
     ingestors: dict[str, Ingestor] = {}
     for stage, cache in caches.items():
         graph = None
-        if stage.startswith(MEMSTRATA_STAGE):  # only memstrata's stages call the model
+        if stage.startswith(LAMINA_STAGE):  # only lamina's stages call the model
             graph = build_ingest_graph(
                 chat_model=models.chat_model,
                 store=cache.store,
@@ -271,7 +271,7 @@ def _ingest(
         )
     plan = [(stage, conv) for conv in subset.conversations for stage in caches]
     planned = [(stage, ingestors[stage].planned_turns(stage, conv)) for stage, conv in plan]
-    if any(turns for stage, turns in planned if stage.startswith(MEMSTRATA_STAGE)):
+    if any(turns for stage, turns in planned if stage.startswith(LAMINA_STAGE)):
         models.ready()  # memory still to build with the model: a local one loads now
     total = sum(turns for _, turns in planned)
     with _bar(total, "ingest", "turn", progress) as bar:
@@ -359,7 +359,7 @@ def prompt_texts() -> dict[str, str]:
 
     return {
         "shared answer (prompts/eval.py EVAL_ANSWER)": text(EVAL_ANSWER),
-        "memstrata Judge + answer (prompts/recall.py JUDGE_ANSWER)": text(JUDGE_ANSWER),
+        "lamina Judge + answer (prompts/recall.py JUDGE_ANSWER)": text(JUDGE_ANSWER),
     }
 
 

@@ -1,6 +1,6 @@
 """Ingest stages of an evaluation run, resumable batch by batch.
 
-* ``memstrata-<policy>``: every session, in batches, through memstrata's ingest graph
+* ``lamina-<policy>``: every session, in batches, through lamina's ingest graph
   with that trigger policy (the last batch of a session closes it);
 * ``raw``: the turns as raw records only (no LLM), for the flat-retrieval baseline;
 * ``chunks``: fixed-size word windows of the transcript, for the naive-RAG baseline.
@@ -28,14 +28,14 @@ from .transcripts import chunks, turn_line
 
 RAW_STAGE = "raw"
 CHUNK_STAGE = "chunks"
-MEMSTRATA_STAGE = "memstrata-"
+LAMINA_STAGE = "lamina-"
 CHUNK_SPEAKER = "chunk"
 CHUNK_SESSION = "chunks"
 
 
-def memstrata_stage(policy: str) -> str:
-    """The ingest stage of memstrata under ``policy``."""
-    return f"{MEMSTRATA_STAGE}{policy}"
+def lamina_stage(policy: str) -> str:
+    """The ingest stage of lamina under ``policy``."""
+    return f"{LAMINA_STAGE}{policy}"
 
 
 def stage_namespace(stage: str, sample_id: str) -> str:
@@ -69,7 +69,7 @@ class Ingestor:
 
     store: ChromaMemoryStore
     graph: Any
-    """The compiled memory graph (only the memstrata stages use it)."""
+    """The compiled memory graph (only the lamina stages use it)."""
     batch_size: int
     chunk_words: int
     chunk_overlap: int
@@ -82,7 +82,7 @@ class Ingestor:
 
     def planned_turns(self, stage: str, conv: Conversation) -> int:
         """Turns still to ingest for this stage and conversation (for the progress bar)."""
-        if not stage.startswith(MEMSTRATA_STAGE):
+        if not stage.startswith(LAMINA_STAGE):
             return 0 if (stage, conv.sample_id, 0) in self.done else len(conv.turns)
         return sum(
             len(batch)
@@ -92,8 +92,8 @@ class Ingestor:
 
     def run(self, stage: str, conv: Conversation) -> None:
         """Ingest ``conv`` for ``stage``."""
-        if stage.startswith(MEMSTRATA_STAGE):
-            self._graph_stage(stage, stage.removeprefix(MEMSTRATA_STAGE), conv)
+        if stage.startswith(LAMINA_STAGE):
+            self._graph_stage(stage, stage.removeprefix(LAMINA_STAGE), conv)
         elif stage == RAW_STAGE:
             self._raw_stage(conv)
         elif stage == CHUNK_STAGE:

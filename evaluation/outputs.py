@@ -11,7 +11,7 @@ from . import records
 from .records import RunOutput
 from .report import ACCURACY_PLOT, CONSTRUCTION_PLOT, render_report
 from .summary import summarize
-from .systems import MEMSTRATA, MEMSTRATA_RETRIEVAL
+from .systems import LAMINA, LAMINA_RETRIEVAL
 
 RESULTS = "results.json"
 REPORT = "report.md"
@@ -45,7 +45,7 @@ def write_outputs(run: RunOutput, *, plots: bool = True, keep_text: bool = False
             (see :data:`DATASET_TEXT`); by default they are left out.
     """
     systems = run.meta.get("systems", [])
-    summary = summarize(run.results, run.ingests, systems, paired=[MEMSTRATA, MEMSTRATA_RETRIEVAL])
+    summary = summarize(run.results, run.ingests, systems, paired=[LAMINA, LAMINA_RETRIEVAL])
     payload = {
         "meta": run.meta,
         "summary": summary,

@@ -1,6 +1,6 @@
 """Plots of an evaluation run (matplotlib, Agg backend, PNG).
 
-matplotlib is an optional dependency: ``pip install 'memstrata[eval]'``.
+matplotlib is an optional dependency: ``pip install 'lamina[eval]'``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def _pyplot() -> Any:
         import matplotlib
     except ImportError as e:
         raise MissingDependencyError(
-            "plots need matplotlib: pip install 'memstrata[eval]' (or pass --no-plots)"
+            "plots need matplotlib: pip install 'lamina[eval]' (or pass --no-plots)"
         ) from e
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -47,7 +47,7 @@ def accuracy_vs_tokens(summary: dict[str, Any], path: Path) -> Path:
 
 
 def construction_tokens(summary: dict[str, Any], path: Path) -> Path:
-    """Construction (ingest) tokens per stage: one bar per memstrata policy and baseline."""
+    """Construction (ingest) tokens per stage: one bar per lamina policy and baseline."""
     plt = _pyplot()
     stages = list(summary["construction"])
     prompt = [summary["construction"][s]["prompt_tokens"] for s in stages]

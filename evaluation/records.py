@@ -136,7 +136,7 @@ class QuestionResult(BaseModel):
     turn_recall: float | None = None
     session_recall: float | None = None
     cited_turn_recall: float | None = None
-    """memstrata's full graph: turn-recall of the memories the answer cited."""
+    """lamina's full graph: turn-recall of the memories the answer cited."""
     context_tokens: int = 0
     """Tokens of the context the answer model was shown (fixed tokenizer)."""
     answering: Costs = Field(default_factory=dict)
@@ -145,12 +145,12 @@ class QuestionResult(BaseModel):
     rounds: int = 0
     failures: int = 0
     fallbacks: int = 0
-    """memstrata: plain answer calls made because the combined call's output was unusable."""
+    """lamina: plain answer calls made because the combined call's output was unusable."""
     answer_source: str | None = None
-    """memstrata: draft, fallback, after_refresh or no_memories."""
+    """lamina: draft, fallback, after_refresh or no_memories."""
     notes: list[str] = Field(default_factory=list)
     code: str = ""
-    """A hash of memstrata's source (``evaluation.code_version``) when the answer was made,
+    """A hash of lamina's source (``evaluation.code_version``) when the answer was made,
     so a report can say which answers came from which version of the code."""
 
     @property

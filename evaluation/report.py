@@ -9,7 +9,7 @@ from .report_costs import cost_tables
 from .report_tables import fmt as _fmt
 from .report_tables import table as _table
 from .summary import CATEGORY_NAMES
-from .systems import BASELINES, FLAT, MEMSTRATA
+from .systems import BASELINES, FLAT, LAMINA
 
 ACCURACY_PLOT = "accuracy_vs_tokens.png"
 CONSTRUCTION_PLOT = "construction_tokens.png"
@@ -27,15 +27,15 @@ METHOD_NOTES = (
     "3: gold before ';'; 5: 1 if the answer says 'not mentioned' / 'no information "
     "available'), stemmed with Snowball's original Porter algorithm (NLTK defaults to its "
     "extended Porter, which differs on a few rare words).",
-    "A refusal by memstrata's answer node is scored as the text 'Not mentioned in the "
+    "A refusal by lamina's answer node is scored as the text 'Not mentioned in the "
     "conversation'. Refusal accuracy is the share of category-5 questions refused.",
     "Turn and session recall: the share of the gold evidence turns (and their sessions) "
     "among the turns the answer was given: retrieved turns, the source turns of retrieved "
     "memories, the turns of retrieved chunks, or the transcript kept by full-context.",
-    "Every system except `memstrata` answers with the same prompt (prompts/eval.py, quoted "
-    "under Prompts) on the same model; `memstrata` answers with its own Judge + answer call "
-    "(prompts/recall.py), the product's path. `memstrata-retrieval` is memstrata's pooled "
-    "context through the shared prompt, so the two memstrata rows separate the context from "
+    "Every system except `lamina` answers with the same prompt (prompts/eval.py, quoted "
+    "under Prompts) on the same model; `lamina` answers with its own Judge + answer call "
+    "(prompts/recall.py), the product's path. `lamina-retrieval` is lamina's pooled "
+    "context through the shared prompt, so the two lamina rows separate the context from "
     "the answering.",
     "LLM tokens are the usage the model server reported; calls without it are counted "
     "with the token counter named above and marked estimated. Context tokens per question "
@@ -168,11 +168,11 @@ def _check(ok: bool | None, text: str) -> str:
 def _targets(summary: dict[str, Any]) -> list[str]:
     """Issue 16's targets, each checked against this run's numbers."""
     systems = summary["systems"]
-    if MEMSTRATA not in systems:
+    if LAMINA not in systems:
         return []
     rivals = [b for b in BASELINES if b in systems]
-    lines = ["## memstrata against the targets (same run, same model)", ""]
-    f1 = _score(summary, MEMSTRATA, "locomo_f1")
+    lines = ["## lamina against the targets (same run, same model)", ""]
+    f1 = _score(summary, LAMINA, "locomo_f1")
     best = max(rivals, key=lambda b: _score(summary, b, "locomo_f1") or -1.0, default=None)
     if best is not None and f1 is not None:
         theirs = _score(summary, best, "locomo_f1") or 0.0
@@ -182,25 +182,25 @@ def _targets(summary: dict[str, Any]) -> list[str]:
                 f"LoCoMo F1 (c1-4) {f1:.3f} >= best baseline `{best}` {theirs:.3f} + 0.05",
             )
         )
-    j = _score(summary, MEMSTRATA, "j")
+    j = _score(summary, LAMINA, "j")
     best_j = max((_score(summary, b, "j") or 0.0 for b in rivals), default=None)
     if j is not None and best_j is not None:
         lines.append(_check(j >= best_j, f"J (secondary) {j:.3f} >= best baseline {best_j:.3f}"))
     for category, label in (("1", "multi-hop (c1)"), ("2", "temporal (c2)")):
-        ours, flat_f1 = (_score(summary, s, "locomo_f1", category) for s in (MEMSTRATA, FLAT))
+        ours, flat_f1 = (_score(summary, s, "locomo_f1", category) for s in (LAMINA, FLAT))
         ok = None if ours is None or flat_f1 is None else ours > flat_f1
         lines.append(_check(ok, f"{label} LoCoMo F1 ahead of flat: {_pair(ours, flat_f1)}"))
-    calls = _score(summary, MEMSTRATA, "calls_per_question", "all")
-    tokens = _score(summary, MEMSTRATA, "context_tokens_per_question", "all")
+    calls = _score(summary, LAMINA, "calls_per_question", "all")
+    tokens = _score(summary, LAMINA, "context_tokens_per_question", "all")
     lines.append(_check(None if calls is None else calls <= 1.5, f"LLM calls / q {calls} <= 1.5"))
     lines.append(
         _check(None if tokens is None else tokens <= 1500, f"context tokens / q {tokens} <= 1,500")
     )
-    ours_s = _score(summary, MEMSTRATA, "latency_s_per_question", "all")
+    ours_s = _score(summary, LAMINA, "latency_s_per_question", "all")
     flat_s = _score(summary, FLAT, "latency_s_per_question", "all")
     ok = None if ours_s is None or not flat_s else ours_s <= 1.3 * flat_s
     lines.append(_check(ok, f"answer latency s / q {_pair(ours_s, flat_s)} (flat) within 1.3x"))
-    refusal = _score(summary, MEMSTRATA, "refusal_accuracy", "5")
+    refusal = _score(summary, LAMINA, "refusal_accuracy", "5")
     ok = None if refusal is None else refusal >= 0.5
     lines.append(_check(ok, f"category-5 refusal accuracy {refusal} >= 0.5"))
     return lines + [""]
@@ -212,16 +212,16 @@ def _pair(ours: Any, theirs: Any) -> str:
 
 def _verdict(summary: dict[str, Any]) -> list[str]:
     systems = summary["systems"]
-    if MEMSTRATA not in systems:
+    if LAMINA not in systems:
         return []
     lines = [
-        "## memstrata against each baseline (categories 1-4, same questions)",
+        "## lamina against each baseline (categories 1-4, same questions)",
         "",
         "LoCoMo F1 is the primary score (deterministic); J comes from the LLM judge and is "
         "secondary.",
         "",
     ]
-    ours_f1, ours_j = (_score(summary, MEMSTRATA, k) for k in ("locomo_f1", "j"))
+    ours_f1, ours_j = (_score(summary, LAMINA, k) for k in ("locomo_f1", "j"))
     for rival in BASELINES:
         if rival not in systems:
             continue
@@ -232,7 +232,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
         word = "ahead of" if ours_f1 > f1 else "not ahead of"
         lines.append(
             f"- **{word}** `{rival}`: LoCoMo F1 {ours_f1:.3f} vs {f1:.3f}; J {_pair(ours_j, j)}."
-            + _paired_note(summary, MEMSTRATA, rival)
+            + _paired_note(summary, LAMINA, rival)
         )
     return lines + [""]
 
@@ -307,7 +307,7 @@ def _settings_notes(meta: dict[str, Any]) -> list[str]:
         f"- `flat`: hybrid (dense + BM25, RRF) top-{s.get('top_k')} over raw turns, no Judge loop.",
         "- `oracle`: the question's gold evidence turns, verbatim, through the shared prompt "
         "(an upper bound for retrieval; not counted as a baseline).",
-        f"- memstrata: deterministic query analysis, one pooled search over raw turns, facts, "
+        f"- lamina: deterministic query analysis, one pooled search over raw turns, facts, "
         f"episodes and scenes cut to {ctx.context_tokens} context tokens (raw turns are "
         f"kept first, derived memory takes at most {ctx.derived_share:.0%}), shown in "
         + (
@@ -320,7 +320,7 @@ def _settings_notes(meta: dict[str, Any]) -> list[str]:
         f"(output cap {ctx.judge_max_tokens} tokens); an insufficient verdict gets a query "
         f"rewrite and a retry (at most {ctx.max_retrieval_rounds} rounds). A malformed "
         "combined reply falls back to a plain answer call, counted under fallbacks.",
-        f"- memstrata ingest: batches of {s.get('batch_size')} turns per session (the last "
+        f"- lamina ingest: batches of {s.get('batch_size')} turns per session (the last "
         "batch closes the session), library defaults otherwise; built once per construction "
         "key and reused by later runs: "
         + ", ".join(f"`{k}`" for k in meta.get("construction", {}).values())

@@ -22,7 +22,7 @@ from ..llm.structured import StructuredMethod
 from .construction import file_sha256
 from .records import Journal, RunHeader
 from .subset import PICKS, Pick, load_subset
-from .systems import FLAT, FULL_CONTEXT, MEMSTRATA, NAIVE_RAG, SYSTEMS
+from .systems import FLAT, FULL_CONTEXT, LAMINA, NAIVE_RAG, SYSTEMS
 from .transcripts import TokenCounter, WordPieceCounter
 
 JOURNAL = "journal.jsonl"
@@ -47,7 +47,7 @@ class EvalSettings:
     sessions: int | None = None
     """Only the first N sessions (questions with evidence in them)."""
     pick: Pick = "spread"
-    systems: list[str] = field(default_factory=lambda: [MEMSTRATA, NAIVE_RAG, FULL_CONTEXT, FLAT])
+    systems: list[str] = field(default_factory=lambda: [LAMINA, NAIVE_RAG, FULL_CONTEXT, FLAT])
     policies: list[str] = field(default_factory=lambda: ["recurrence"])
     batch_size: int = 10
     top_k: int = 20
@@ -67,7 +67,7 @@ class EvalSettings:
     construction_dir: Path | None = None
     """Where built memory is kept between runs (default: ``construction/`` beside ``out``)."""
     recall: dict[str, Any] = field(default_factory=dict)
-    """``MemoryContext`` overrides for memstrata's systems (a design under comparison)."""
+    """``MemoryContext`` overrides for lamina's systems (a design under comparison)."""
     exclude: list[str] = field(default_factory=list)
     """Question ids never chosen (e.g. another run's, so a comparison tunes on other
     questions than the run it will be judged by)."""

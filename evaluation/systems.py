@@ -1,9 +1,9 @@
 """The systems an evaluation run compares, all on the same chat model.
 
-* ``memstrata``: the full recall graph (pooled retrieval -> the Judge's combined call ->
+* ``lamina``: the full recall graph (pooled retrieval -> the Judge's combined call ->
   rewrite/retry or refresh -> its own answer), over memory built by the ingest graph with
   the run's trigger policy: the product end to end;
-* ``memstrata-retrieval``: memstrata's pooled context (the recall graph in retrieval-only
+* ``lamina-retrieval``: lamina's pooled context (the recall graph in retrieval-only
   mode, no LLM call) through the shared answer prompt: the context itself, judged on the
   same terms as the baselines';
 * ``full-context``: the whole dated conversation, truncated to the model's window
@@ -37,21 +37,21 @@ from ..prompts.eval import NOT_MENTIONED
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import RawTurn
 from .answering import Answerer
-from .ingest import CHUNK_STAGE, RAW_STAGE, memstrata_stage, raw_id_to_dia, stage_namespace
+from .ingest import CHUNK_STAGE, RAW_STAGE, lamina_stage, raw_id_to_dia, stage_namespace
 from .records import ANSWER_STEP_FAILED, Costs, costs_of, merge_costs
 from .subset import EvalQuestion
 from .transcripts import TokenCounter, Transcript, transcript
 
-MEMSTRATA: Final = "memstrata"
-MEMSTRATA_RETRIEVAL: Final = "memstrata-retrieval"
+LAMINA: Final = "lamina"
+LAMINA_RETRIEVAL: Final = "lamina-retrieval"
 FULL_CONTEXT: Final = "full-context"
 FULL_CONTEXT_LONG: Final = "full-context-long"
 NAIVE_RAG: Final = "naive-rag"
 FLAT: Final = "flat"
 ORACLE: Final = "oracle"
 SYSTEMS: tuple[str, ...] = (
-    MEMSTRATA,
-    MEMSTRATA_RETRIEVAL,
+    LAMINA,
+    LAMINA_RETRIEVAL,
     FULL_CONTEXT,
     FULL_CONTEXT_LONG,
     NAIVE_RAG,
@@ -59,7 +59,7 @@ SYSTEMS: tuple[str, ...] = (
     ORACLE,
 )
 BASELINES: tuple[str, ...] = (FULL_CONTEXT, FULL_CONTEXT_LONG, NAIVE_RAG, FLAT)
-"""The systems memstrata must beat (the oracle is an upper bound, not a rival)."""
+"""The systems lamina must beat (the oracle is an upper bound, not a rival)."""
 UTC_ZONE = ZoneInfo("UTC")
 
 
@@ -79,7 +79,7 @@ class SystemAnswer:
     notes: list[str] = field(default_factory=list)
     latency_s: float = 0.0
     fallbacks: int = 0
-    """memstrata: plain answer calls made because the combined call's output was unusable."""
+    """lamina: plain answer calls made because the combined call's output was unusable."""
     answer_source: str | None = None
 
 
@@ -107,7 +107,7 @@ def speakers_of(conv: Conversation) -> str:
 
 
 def turn_entry(n: int, turn: RawTurn) -> str:
-    """One retrieved turn, verbatim, in the line format memstrata's context uses too."""
+    """One retrieved turn, verbatim, in the line format lamina's context uses too."""
     return render_turn(
         f"t{n}", turn.occurred_at, turn.speaker, turn.text, turn.media_caption, UTC_ZONE
     )
@@ -122,8 +122,8 @@ def _dia_of_candidates(candidates: Sequence[Candidate], to_dia: dict[str, str]) 
 
 
 @dataclass
-class MemstrataSystem:
-    """memstrata's recall graph: end to end, or its pooled context through the shared answer."""
+class LaminaSystem:
+    """lamina's recall graph: end to end, or its pooled context through the shared answer."""
 
     name: str
     graph: Any
@@ -137,8 +137,8 @@ class MemstrataSystem:
 
     @property
     def stage(self) -> str:
-        """The memstrata ingest stage of the policy."""
-        return memstrata_stage(self.policy)
+        """The lamina ingest stage of the policy."""
+        return lamina_stage(self.policy)
 
     def answer(self, conv: Conversation, question: EvalQuestion) -> SystemAnswer:
         """Run the recall graph; in retrieval-only mode, then the shared answer."""

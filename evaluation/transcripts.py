@@ -1,7 +1,7 @@
 """The conversation as text for the baselines: a truncated transcript and fixed-size chunks.
 
 Tokens are counted with the answer model's own tokenizer when it is a local GGUF model
-(:class:`memstrata.llm.tokens.GGUFTokenizer`); for other endpoints they are estimated
+(:class:`lamina.llm.tokens.GGUFTokenizer`); for other endpoints they are estimated
 offline with the bundled bert-base-uncased WordPiece vocabulary, and labelled so.
 """
 
@@ -45,7 +45,7 @@ class WordPieceCounter:
         if self._tokenizer is None:
             from tokenizers import BertWordPieceTokenizer
 
-            vocab = resources.files("memstrata.stores.resources").joinpath("vocab.txt")
+            vocab = resources.files("lamina.stores.resources").joinpath("vocab.txt")
             with resources.as_file(vocab) as path:
                 self._tokenizer = BertWordPieceTokenizer(str(path), lowercase=True)
         return max(0, len(self._tokenizer.encode(text).ids) - 2)

@@ -2,7 +2,7 @@
 
 Start a model server in one terminal and chat in another (each line is one user turn)::
 
-    .venv/bin/memstrata serve-llm            # local Qwen at http://127.0.0.1:8080/v1
+    .venv/bin/lamina serve-llm            # local Qwen at http://127.0.0.1:8080/v1
     .venv/bin/python examples/memory_agent.py --user alice
 
 or use any OpenAI-compatible endpoint instead of the local server::
@@ -10,8 +10,8 @@ or use any OpenAI-compatible endpoint instead of the local server::
     export OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... OPENAI_MODEL=gpt-4o-mini
     .venv/bin/python examples/memory_agent.py --user alice
 
-Every run is a new conversation, but memories persist (in ``MEMSTRATA_DATA_DIR``, default
-``~/.local/share/memstrata``): run it again with the same ``--user`` and ask about what you
+Every run is a new conversation, but memories persist (in ``LAMINA_DATA_DIR``, default
+``~/.local/share/lamina``): run it again with the same ``--user`` and ask about what you
 said before. The middleware recalls memories before each model call and stores every
 exchange; the tools let the model search, remember and forget on its own. Type ``/quit``
 or press Ctrl-D to stop.
@@ -33,11 +33,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
-from memstrata import Memory, MemoryConfig
-from memstrata.integrations import MemoryMiddleware, memory_tools
+from lamina import Memory, MemoryConfig
+from lamina.integrations import MemoryMiddleware, memory_tools
 
 LOCAL_SERVER_URL = "http://127.0.0.1:8080/v1"
-"""Where ``memstrata serve-llm`` listens by default."""
+"""Where ``lamina serve-llm`` listens by default."""
 
 SYSTEM_PROMPT = (
     "You are a friendly assistant with long-term memory of this user. Use the recalled "

@@ -1,7 +1,7 @@
 """The memory graphs: ingest, recall and the combined graph, built from the agents' nodes.
 
 Each builder returns an uncompiled ``StateGraph`` over the state and context of
-:mod:`memstrata.core`; ``MemoryContext`` is re-exported here for callers that compile
+:mod:`lamina.core`; ``MemoryContext`` is re-exported here for callers that compile
 and run a graph themselves.
 """
 

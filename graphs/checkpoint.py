@@ -5,15 +5,15 @@
 for a ``PostgresSaver``. It returns a context manager; the connection is closed when the
 block ends::
 
-    with open_checkpointer(".memstrata/checkpoints.sqlite") as saver:
+    with open_checkpointer(".lamina/checkpoints.sqlite") as saver:
         graph = build_memory_graph(chat_model=model, store=store).compile(checkpointer=saver)
         graph.invoke({"turns": turns}, {"configurable": {"thread_id": "t1"}}, context=ctx)
 
 ``aopen_checkpointer`` is the async twin (``AsyncSqliteSaver`` / ``AsyncPostgresSaver``).
-Postgres needs the ``postgres`` extra (``pip install 'memstrata[postgres]'``); it is
+Postgres needs the ``postgres`` extra (``pip install 'lamina[postgres]'``); it is
 imported only when a Postgres URI is given.
 
-Every saver opened here deserialises exactly the memstrata types the graph state holds
+Every saver opened here deserialises exactly the lamina types the graph state holds
 (plus langgraph's safe built-ins), so checkpoints load without "unregistered type"
 warnings today and keep loading under ``LANGGRAPH_STRICT_MSGPACK``.
 """
@@ -52,13 +52,13 @@ STATE_TYPES: tuple[type, ...] = (
     TurnInput,
     Written,
 )
-"""The memstrata types stored in checkpoints of the memory graphs."""
+"""The lamina types stored in checkpoints of the memory graphs."""
 
 S = TypeVar("S", bound=BaseCheckpointSaver[Any])
 
 
 def state_serializer() -> JsonPlusSerializer:
-    """A serializer that restores exactly the memstrata state types (and safe built-ins)."""
+    """A serializer that restores exactly the lamina state types (and safe built-ins)."""
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
@@ -77,7 +77,7 @@ def resolve_target(target: str | os.PathLike[str]) -> tuple[Backend, str]:
     if not text:
         raise InvalidInputError(
             "checkpoint target is empty; give a SQLite file path "
-            "(e.g. '.memstrata/checkpoints.sqlite') or a 'postgresql://' URI"
+            "(e.g. '.lamina/checkpoints.sqlite') or a 'postgresql://' URI"
         )
     if text.startswith(_POSTGRES_SCHEMES):
         return "postgres", text
@@ -105,7 +105,7 @@ def _postgres_module(name: str) -> Any:
     except ImportError as e:
         raise MissingDependencyError(
             "a postgresql:// checkpoint needs langgraph-checkpoint-postgres and psycopg; "
-            "install them with `pip install 'memstrata[postgres]'`"
+            "install them with `pip install 'lamina[postgres]'`"
         ) from e
 
 

@@ -1,15 +1,15 @@
-"""``MemstrataStore``: a LangGraph ``BaseStore`` over a memstrata store.
+"""``LaminaStore``: a LangGraph ``BaseStore`` over a lamina store.
 
 Use it wherever LangGraph takes a store: ``graph.compile(store=...)``, ``get_store()``
-inside a node, LangMem's memory tools. A ``put`` stores the value verbatim as a memstrata
-raw record (no LLM call); a ``search`` with a query runs memstrata's hybrid (dense + BM25,
+inside a node, LangMem's memory tools. A ``put`` stores the value verbatim as a lamina
+raw record (no LLM call); a ``search`` with a query runs lamina's hybrid (dense + BM25,
 RRF-fused) search, or dense search alone with ``search_mode="dense"``; filters work on
-the value's fields. Each namespace tuple maps to its own memstrata namespace, so every
+the value's fields. Each namespace tuple maps to its own lamina namespace, so every
 read and write is scoped to it.
 
 Example:
     ```python
-    store = MemstrataStore(ChromaMemoryStore.persistent(".memstrata/chroma"))
+    store = LaminaStore(ChromaMemoryStore.persistent(".lamina/chroma"))
     graph = builder.compile(store=store)
     ```
 """
@@ -58,7 +58,7 @@ from .store_items import (
     registry_record,
     to_item,
 )
-from .store_namespace import check_labels, check_root, check_writable, to_memstrata
+from .store_namespace import check_labels, check_root, check_writable, to_lamina
 from .store_ops import check_page, index_config, listed, search_hit
 
 RAW = Granularity.RAW
@@ -78,11 +78,11 @@ class _Put:
     """The conversation to ingest, when the store ingests and the value has one."""
 
 
-class MemstrataStore(BaseStore):
-    """A LangGraph ``BaseStore`` whose items live in a memstrata :class:`MemoryStore`.
+class LaminaStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose items live in a lamina :class:`MemoryStore`.
 
-    Every item is one raw record in the memstrata namespace ``"<root>/<labels...>"``
-    (see :meth:`memstrata_namespace`); its indexed fields are embedded by the memstrata
+    Every item is one raw record in the lamina namespace ``"<root>/<labels...>"``
+    (see :meth:`lamina_namespace`); its indexed fields are embedded by the lamina
     store's own embeddings. Reads in a batch see the store as it was before the batch's
     writes, and the last write to a key in a batch wins, as in LangGraph's stores.
     Item TTLs are not supported (``supports_ttl`` is False), as in ``InMemoryStore``.
@@ -99,30 +99,30 @@ class MemstrataStore(BaseStore):
         search_mode: SearchMode = "hybrid",
         ingest: Ingestor | None = None,
     ) -> None:
-        """Wrap a memstrata store.
+        """Wrap a lamina store.
 
         Args:
-            store: The memstrata store the items live in (e.g. ``ChromaMemoryStore``).
+            store: The lamina store the items live in (e.g. ``ChromaMemoryStore``).
             index: LangGraph's index config. ``fields`` (default ``["$"]``, the whole
                 value) says what is embedded. Embeddings come from ``store``; an
                 ``embed`` given here must be that same object.
-            root: The memstrata namespace every tuple is mapped under.
+            root: The lamina namespace every tuple is mapped under.
             search_mode: ``"hybrid"`` (dense + BM25, RRF-fused; scores are fused RRF
                 scores) or ``"dense"`` (scores are cosine similarities).
             ingest: A ``Memory`` over the same store. A put whose value has a
                 ``messages`` list is then also added to it (see
-                :mod:`~memstrata.integrations.store_ingest`), so its facts, episodes
+                :mod:`~lamina.integrations.store_ingest`), so its facts, episodes
                 and scenes are built. Default: values are stored verbatim only.
 
         Raises:
-            InvalidTypeError: if ``store`` is not a memstrata store or ``index`` is no dict.
+            InvalidTypeError: if ``store`` is not a lamina store or ``index`` is no dict.
             InvalidInputError: for an unknown ``search_mode``, bad ``fields``, or an
                 ``embed`` other than the store's embeddings.
-            NamespaceError: if ``root`` is not a valid memstrata namespace.
+            NamespaceError: if ``root`` is not a valid lamina namespace.
         """
         if not isinstance(store, MemoryStore):
             raise InvalidTypeError(
-                "store must be a memstrata MemoryStore such as ChromaMemoryStore.persistent(...), "
+                "store must be a lamina MemoryStore such as ChromaMemoryStore.persistent(...), "
                 f"got {type(store).__name__}"
             )
         if search_mode not in get_args(SearchMode):
@@ -137,12 +137,12 @@ class MemstrataStore(BaseStore):
         self.ingest = check_ingestor(ingest, store)
         self._lock = threading.RLock()
 
-    def memstrata_namespace(self, namespace: tuple[str, ...]) -> str:
-        """The memstrata namespace holding the items of a LangGraph namespace.
+    def lamina_namespace(self, namespace: tuple[str, ...]) -> str:
+        """The lamina namespace holding the items of a LangGraph namespace.
 
-        Pass it to ``Memory`` or :class:`MemstrataRetriever` to read the same records.
+        Pass it to ``Memory`` or :class:`LaminaRetriever` to read the same records.
         """
-        return to_memstrata(self.root, check_writable(namespace))
+        return to_lamina(self.root, check_writable(namespace))
 
     # ----------------------------------------------------------------- batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -174,12 +174,12 @@ class MemstrataStore(BaseStore):
             for latest in by_space.values():
                 for put in latest.values():
                     if put.turns:
-                        namespace = to_memstrata(self.root, put.labels)
+                        namespace = to_lamina(self.root, put.labels)
                         add_conversation(self.ingest, namespace, put.key, put.turns)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Async :meth:`batch` (the memstrata store is synchronous; it runs in a thread)."""
+        """Async :meth:`batch` (the lamina store is synchronous; it runs in a thread)."""
         return await asyncio.to_thread(self.batch, list(ops))
 
     def _validated(self, ops: list[Op]) -> list[_Put]:
@@ -208,12 +208,12 @@ class MemstrataStore(BaseStore):
 
     def _checked_put(self, op: PutOp) -> _Put:
         labels = check_writable(op.namespace)
-        to_memstrata(self.root, labels)
+        to_lamina(self.root, labels)
         if not isinstance(op.key, str):
             raise InvalidTypeError(f"an item key must be a str, got {type(op.key).__name__}")
         if op.ttl is not None:
             raise NotImplementedError(
-                "MemstrataStore does not support item TTLs; put without ttl (or ttl=None)"
+                "LaminaStore does not support item TTLs; put without ttl (or ttl=None)"
             )
         if op.value is None:
             return _Put(labels, op.key, None, None, [])
@@ -235,7 +235,7 @@ class MemstrataStore(BaseStore):
     def _get(self, op: GetOp) -> Item | None:
         if not op.namespace:
             return None
-        namespace = to_memstrata(self.root, op.namespace)
+        namespace = to_lamina(self.root, op.namespace)
         for record in self.store.get(RAW, namespace, [item_id(op.key)]):
             item = to_item(record, tuple(op.namespace))
             if item is not None and item.key == op.key:
@@ -244,7 +244,7 @@ class MemstrataStore(BaseStore):
 
     def _items(self, labels: tuple[str, ...]) -> list[Item]:
         """Every item of one namespace, oldest first."""
-        namespace = to_memstrata(self.root, labels)
+        namespace = to_lamina(self.root, labels)
         records = self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM})
         return [i for i in (to_item(r, labels) for r in records) if i is not None]
 
@@ -290,10 +290,10 @@ class MemstrataStore(BaseStore):
     ) -> list[tuple[float, Item]]:
         """The items that pass ``flt``, ranked by their best vector.
 
-        The memstrata search is deepened until ``need`` items are ranked or no vector is
+        The lamina search is deepened until ``need`` items are ranked or no vector is
         left; only the items its hits name are read.
         """
-        namespace = to_memstrata(self.root, labels)
+        namespace = to_lamina(self.root, labels)
         found: dict[str, Item | None] = {}  # key -> the item, None if gone or filtered out
         best: dict[str, float] = {}
         depth = max(_FIRST_DEPTH, 2 * need)
@@ -333,7 +333,7 @@ class MemstrataStore(BaseStore):
     # ----------------------------------------------------------------- writes
     def _write(self, labels: tuple[str, ...], puts: list[_Put]) -> None:
         """Apply the latest writes to one namespace: items and fields first, then stale."""
-        namespace = to_memstrata(self.root, labels)
+        namespace = to_lamina(self.root, labels)
         keys = [put.key for put in puts]
         existing = {
             str(r.metadata[KEY]): r

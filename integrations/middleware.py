@@ -201,7 +201,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         return {"memory_recall": {"key": key, "block": block}, "memory_errors": errors}
 
     def _recall_failed(self, key: str, error: Exception) -> dict[str, Any]:
-        logger.warning("memstrata recall failed; the model runs without memories", exc_info=error)
+        logger.warning("lamina recall failed; the model runs without memories", exc_info=error)
         return {"memory_recall": {"key": key, "block": None}, "memory_errors": [_describe(error)]}
 
     def _session_id(self, runtime: Runtime[Any]) -> str | None:
@@ -229,7 +229,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         return exchange
 
     def _remember_failed(self, state: MemoryState, error: Exception) -> dict[str, Any]:
-        logger.warning("memstrata could not store the exchange", exc_info=error)
+        logger.warning("lamina could not store the exchange", exc_info=error)
         return {"memory_errors": [*state.get("memory_errors", []), _describe(error)]}
 
     @staticmethod

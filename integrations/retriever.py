@@ -1,9 +1,9 @@
-"""``MemstrataRetriever``: memstrata's search as a LangChain ``BaseRetriever``.
+"""``LaminaRetriever``: lamina's search as a LangChain ``BaseRetriever``.
 
 It runs ``Memory.search`` (hybrid dense + BM25 search, no LLM) in one namespace and
 returns LangChain ``Document`` objects, so it drops into any LCEL chain::
 
-    retriever = MemstrataRetriever(memory=memory, namespace="user:alice", k=6)
+    retriever = LaminaRetriever(memory=memory, namespace="user:alice", k=6)
     chain = {"context": retriever | format_docs, "question": RunnablePassthrough()} | prompt | llm
 
 The granularity mix is either a list (pooled, ranked together, ``k`` in all) or a dict
@@ -47,8 +47,8 @@ class MemorySearch(Protocol):
         ...
 
 
-class MemstrataRetriever(BaseRetriever):
-    """Retrieve memstrata memories of one namespace as LangChain documents.
+class LaminaRetriever(BaseRetriever):
+    """Retrieve lamina memories of one namespace as LangChain documents.
 
     Each document's ``page_content`` is the memory's text; its ``metadata`` holds
     ``id``, ``granularity``, ``score``, ``occurred_at`` (ISO 8601), ``speaker``,
@@ -59,7 +59,7 @@ class MemstrataRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     memory: MemorySearch
-    """The memory searched, usually a :class:`memstrata.Memory`."""
+    """The memory searched, usually a :class:`lamina.Memory`."""
     namespace: str
     """The one namespace searched; nothing outside it is ever returned."""
     k: int | None = None
@@ -107,11 +107,11 @@ class MemstrataRetriever(BaseRetriever):
         return names
 
     @model_validator(mode="after")
-    def _checked(self) -> MemstrataRetriever:
+    def _checked(self) -> LaminaRetriever:
         if self.k is not None:
             _check_k(self.k)
         if self.window is not None and not isinstance(self.window, TimeWindow):
-            raise InvalidTypeError("window must be a memstrata TimeWindow")
+            raise InvalidTypeError("window must be a lamina TimeWindow")
         return self
 
     # ----------------------------------------------------------------- plan

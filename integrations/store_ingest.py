@@ -1,8 +1,8 @@
-"""Route conversations put into a :class:`MemstrataStore` through memstrata's ingest graph.
+"""Route conversations put into a :class:`LaminaStore` through lamina's ingest graph.
 
-With ``MemstrataStore(store, ingest=memory)``, a put whose value holds a ``messages``
+With ``LaminaStore(store, ingest=memory)``, a put whose value holds a ``messages``
 list (``[{"role": "user", "content": "..."}, ...]``) is stored verbatim as usual, and
-then added to ``memory`` in the same memstrata namespace, one session per item key. The
+then added to ``memory`` in the same lamina namespace, one session per item key. The
 memory's trigger policy decides when it is consolidated into facts, episodes and scenes.
 Deleting the item removes the verbatim record only; use ``Memory.forget`` for what was
 learned from it.
@@ -45,7 +45,7 @@ def check_ingestor(ingest: object, store: object) -> Ingestor | None:
         return None
     if not isinstance(ingest, Ingestor):
         raise InvalidTypeError(
-            f"ingest must be a memstrata Memory (anything with add()), got {type(ingest).__name__}"
+            f"ingest must be a lamina Memory (anything with add()), got {type(ingest).__name__}"
         )
     own = getattr(ingest, "store", store)
     if own is not store:
@@ -88,7 +88,7 @@ def conversation(value: Mapping[str, Any]) -> list[dict[str, str]] | None:
 
 
 def session_of(key: str) -> str:
-    """The memstrata session an item's conversation is added under."""
+    """The lamina session an item's conversation is added under."""
     return f"{STORE_SESSION}:{key}"
 
 
@@ -98,4 +98,4 @@ def add_conversation(
     """Add one item's conversation; consolidation failures are logged, never raised."""
     result = ingestor.add(turns, namespace=namespace, session_id=session_of(key))
     for failure in getattr(result, "failures", None) or []:
-        logger.warning("memstrata could not consolidate store item %r: %s", key, failure)
+        logger.warning("lamina could not consolidate store item %r: %s", key, failure)

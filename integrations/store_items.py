@@ -1,7 +1,7 @@
-"""LangGraph store items as memstrata raw records, and LangGraph's filters on their values.
+"""LangGraph store items as lamina raw records, and LangGraph's filters on their values.
 
 An item is one raw record whose text is the item's value as JSON, verbatim. Raw is the
-layer memstrata never rewrites (only an explicit forget removes a raw record), and the
+layer lamina never rewrites (only an explicit forget removes a raw record), and the
 records are marked trivial, so consolidation never reads them. Each indexed field that
 is not the whole value (``"$"``) gets one more raw record holding that field's text, so
 an item can have several vectors; search keeps each item's best one, as LangGraph does.
@@ -22,10 +22,10 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ..stores.records import MemoryRecord, RawTurn, require_encodable, stable_id
 
 STORE_SPEAKER = "langgraph-store"
-"""The speaker of every record a :class:`MemstrataStore` writes."""
+"""The speaker of every record a :class:`LaminaStore` writes."""
 
 STORE_SESSION = STORE_SPEAKER
-"""The session id of every record a :class:`MemstrataStore` writes."""
+"""The session id of every record a :class:`LaminaStore` writes."""
 
 ROLE, KEY, PATH, VECTOR, VECTORS = "lg_role", "lg_key", "lg_path", "lg_vector", "lg_vectors"
 """Metadata keys: the record's role, the item key, the field path, whether the record is

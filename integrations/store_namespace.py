@@ -1,8 +1,8 @@
-"""LangGraph namespace tuples: LangGraph's validation rules and their memstrata namespaces.
+"""LangGraph namespace tuples: LangGraph's validation rules and their lamina namespaces.
 
 A LangGraph store addresses items by a tuple of labels, ``("memories", "user-1")``.
-memstrata addresses records by one namespace string. A tuple maps to
-``"<root>/<label>/<label>..."``: characters a memstrata namespace cannot hold (and ``/``,
+lamina addresses records by one namespace string. A tuple maps to
+``"<root>/<label>/<label>..."``: characters a lamina namespace cannot hold (and ``/``,
 the separator) are written as ``.`` plus two hex digits per UTF-8 byte. LangGraph forbids
 ``.`` in a label, so the mapping is one-to-one: two tuples never share a namespace.
 """
@@ -25,9 +25,9 @@ _MAX_NAMESPACE = 256
 
 
 class StoreNamespaceError(NamespaceError, InvalidNamespaceError):
-    """A namespace tuple LangGraph or memstrata rejects.
+    """A namespace tuple LangGraph or lamina rejects.
 
-    It is both memstrata's :class:`~memstrata.errors.NamespaceError` and LangGraph's
+    It is both lamina's :class:`~lamina.errors.NamespaceError` and LangGraph's
     ``InvalidNamespaceError``, so callers catching either keep working.
     """
 
@@ -104,16 +104,16 @@ def _escape(label: str) -> str:
     return "".join(out)
 
 
-def to_memstrata(root: str, namespace: Sequence[str]) -> str:
-    """The memstrata namespace of a LangGraph namespace tuple.
+def to_lamina(root: str, namespace: Sequence[str]) -> str:
+    """The lamina namespace of a LangGraph namespace tuple.
 
     Raises:
-        StoreNamespaceError: if the mapped namespace is longer than memstrata allows.
+        StoreNamespaceError: if the mapped namespace is longer than lamina allows.
     """
     mapped = "/".join([root, *(_escape(label) for label in namespace)])
     if len(mapped) > _MAX_NAMESPACE:
         raise StoreNamespaceError(
-            f"namespace {tuple(namespace)!r} maps to a memstrata namespace of {len(mapped)} "
+            f"namespace {tuple(namespace)!r} maps to a lamina namespace of {len(mapped)} "
             f"characters (at most {_MAX_NAMESPACE}); use fewer or shorter labels"
         )
     try:
@@ -123,10 +123,10 @@ def to_memstrata(root: str, namespace: Sequence[str]) -> str:
 
 
 def check_root(root: object) -> str:
-    """Validate the memstrata namespace every tuple is mapped under.
+    """Validate the lamina namespace every tuple is mapped under.
 
     Raises:
-        NamespaceError: if ``root`` is not a valid memstrata namespace.
+        NamespaceError: if ``root`` is not a valid lamina namespace.
     """
     return validate_namespace(root)
 

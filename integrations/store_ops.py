@@ -1,4 +1,4 @@
-"""Op-level helpers of :class:`MemstrataStore`: the index config, paging, listings, hits."""
+"""Op-level helpers of :class:`LaminaStore`: the index config, paging, listings, hits."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def check_page(limit: object, offset: object) -> None:
 
 
 def index_config(store: MemoryStore, index: object) -> tuple[IndexConfig | None, IndexPaths]:
-    """Validate LangGraph's index config against the memstrata store's embeddings.
+    """Validate LangGraph's index config against the lamina store's embeddings.
 
     Raises:
         InvalidTypeError: if ``index`` is not a dict.
@@ -65,7 +65,7 @@ def index_config(store: MemoryStore, index: object) -> tuple[IndexConfig | None,
     embed = index.get("embed")
     if embed is not None and embed is not getattr(store, "embeddings", None):
         raise InvalidInputError(
-            "memstrata embeds with the store's own embeddings; build the store with them "
+            "lamina embeds with the store's own embeddings; build the store with them "
             "(e.g. ChromaMemoryStore.persistent(path, embeddings=my_embeddings)) and leave "
             "'embed' out of index, or pass that same object"
         )

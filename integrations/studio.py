@@ -3,18 +3,18 @@
 ``make_graph`` is a graph factory: the LangGraph API server calls it for each run (and
 for schema requests) and compiles the returned builder with its own checkpointer and
 store, so nothing here compiles or persists checkpoints. Configuration is read at this
-edge only, through :meth:`memstrata.config.MemoryConfig.from_env`:
+edge only, through :meth:`lamina.config.MemoryConfig.from_env`:
 
 * the chat model: an API model when one is configured (``OPENAI_API_KEY`` for OpenAI, or
   ``OPENAI_BASE_URL`` for any OpenAI-compatible endpoint, with ``OPENAI_MODEL``; or
-  their ``MEMSTRATA_`` names). Otherwise the offline model (``MEMSTRATA_LOCAL_MODEL``,
+  their ``LAMINA_`` names). Otherwise the offline model (``LAMINA_LOCAL_MODEL``,
   default Qwen2.5-Coder-1.5B) is loaded into the server process by llama.cpp on the
   first request (about a minute on 2 cores) and reused by every later run. The choice
-  between the two is :class:`~memstrata.memory.models.ChatModelProvider`'s, the same
-  one :class:`~memstrata.Memory` makes; :data:`STUDIO_MODELS` is the one place that
+  between the two is :class:`~lamina.memory.models.ChatModelProvider`'s, the same
+  one :class:`~lamina.Memory` makes; :data:`STUDIO_MODELS` is the one place that
   holds the Studio's model for the life of the process.
-* the store: ``MEMSTRATA_DATA_DIR`` (persistent Chroma under ``<dir>/chroma``) or
-  ``MEMSTRATA_CHROMA_MODE=http`` with ``MEMSTRATA_CHROMA_HOST`` / ``_PORT`` for a
+* the store: ``LAMINA_DATA_DIR`` (persistent Chroma under ``<dir>/chroma``) or
+  ``LAMINA_CHROMA_MODE=http`` with ``LAMINA_CHROMA_HOST`` / ``_PORT`` for a
   ``chroma run`` server.
 
 The run-time context (namespace, trigger policy, thresholds) is sent with each run, e.g.
@@ -65,8 +65,8 @@ def studio_config(env: Mapping[str, str] | None = None) -> MemoryConfig:
     config = MemoryConfig.from_env(env)
     if config.chroma_mode == "ephemeral":
         raise InvalidInputError(
-            "MEMSTRATA_CHROMA_MODE=ephemeral would give every Studio run an empty store; "
-            "use persistent (MEMSTRATA_DATA_DIR) or http (a `chroma run` server)"
+            "LAMINA_CHROMA_MODE=ephemeral would give every Studio run an empty store; "
+            "use persistent (LAMINA_DATA_DIR) or http (a `chroma run` server)"
         )
     return config
 
@@ -81,7 +81,7 @@ class StudioModels:
 
     Args:
         local_server_factory: Builds the offline model's server (tests pass a fake);
-            default :func:`~memstrata.memory.models.default_local_server`.
+            default :func:`~lamina.memory.models.default_local_server`.
     """
 
     def __init__(self, *, local_server_factory: LocalServerFactory | None = None) -> None:
@@ -109,7 +109,7 @@ class StudioModels:
                 raise LocalModelError(
                     f"no API model is configured, so the Studio graph uses the offline model "
                     f"({config.local_model}), which could not be started: {e}. Install it with "
-                    "`memstrata install-model qwen` (or `make model`), or configure an API "
+                    "`lamina install-model qwen` (or `make model`), or configure an API "
                     "model: OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible "
                     "endpoint (with OPENAI_MODEL)"
                 ) from e

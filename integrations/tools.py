@@ -15,7 +15,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from ..errors import InvalidInputError, MemstrataError, RecordNotFoundError
+from ..errors import InvalidInputError, LaminaError, RecordNotFoundError
 from ..memory.results import ForgetResult
 from ..prompts.agents import FORGET_TOOL, REMEMBER_TOOL, SEARCH_MEMORY_TOOL
 from .formatting import format_forget, format_hits
@@ -55,9 +55,9 @@ class ForgetInput(BaseModel):
 
 def _tool_error(action: str, error: Exception) -> ToolException:
     """Turn any failure into a ToolException the agent sees as a tool result."""
-    if isinstance(error, MemstrataError | ValueError | TypeError):
+    if isinstance(error, LaminaError | ValueError | TypeError):
         return ToolException(f"{action} failed: {error}")
-    logger.warning("memstrata tool %s failed", action, exc_info=error)
+    logger.warning("lamina tool %s failed", action, exc_info=error)
     return ToolException(f"{action} failed: memory is unavailable ({type(error).__name__})")
 
 

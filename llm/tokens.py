@@ -54,7 +54,7 @@ class TokenCounter(Protocol):
 
 
 class EstimatedTokens:
-    """An estimate, words x 1.3, for models whose tokenizer memstrata cannot run."""
+    """An estimate, words x 1.3, for models whose tokenizer lamina cannot run."""
 
     name = "estimated (words x 1.3)"
     estimated = True
@@ -94,7 +94,7 @@ def _pre_tokenizer(pre: str) -> Any:
     if pre in ("default", "gpt2", "gpt-2", ""):
         return pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     raise LocalModelError(
-        f"memstrata cannot reproduce the {pre!r} pre-tokenizer; token counts for this "
+        f"lamina cannot reproduce the {pre!r} pre-tokenizer; token counts for this "
         "model are estimated"
     )
 
@@ -104,7 +104,7 @@ def build_tokenizer(metadata: dict[str, Any]) -> Any:
 
     Raises:
         LocalModelError: The model's tokenizer is not byte-level BPE (``gpt2``) or its
-            pre-tokenizer is one memstrata does not reproduce.
+            pre-tokenizer is one lamina does not reproduce.
     """
     from tokenizers import AddedToken, Tokenizer, models
 
@@ -184,7 +184,7 @@ def gguf_counter(path: Path | str) -> TokenCounter:
 def token_counter_for(model: object) -> TokenCounter:
     """The token counter of a chat model: its own tokenizer when it offers one.
 
-    A model served from a GGUF file by :class:`~memstrata.llm.LocalLLMServer` offers it
+    A model served from a GGUF file by :class:`~lamina.llm.LocalLLMServer` offers it
     (``model.token_counter()``); any other model gets :class:`EstimatedTokens`.
     """
     offer = getattr(model, "token_counter", None)

@@ -1,4 +1,4 @@
-"""The checkpointer a :class:`~memstrata.Memory` runs its graph with, and add's threads.
+"""The checkpointer a :class:`~lamina.Memory` runs its graph with, and add's threads.
 
 ``auto`` opens SQLite beside a persistent store the Memory opened itself. Each ``add``
 gets a thread named by a digest of its input, so calling an interrupted ``add`` again
@@ -54,7 +54,7 @@ async def supports_async(checkpointer: BaseCheckpointSaver[Any] | None) -> bool:
     """Whether ``checkpointer`` implements the async API (``SqliteSaver`` does not)."""
     if checkpointer is None:
         return True
-    probe: Any = {"configurable": {"thread_id": "memstrata-async-probe", "checkpoint_ns": ""}}
+    probe: Any = {"configurable": {"thread_id": "lamina-async-probe", "checkpoint_ns": ""}}
     try:
         await checkpointer.aget_tuple(probe)
     except NotImplementedError:

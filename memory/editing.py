@@ -1,4 +1,4 @@
-"""The write side of :class:`~memstrata.Memory` beyond ``add``: update, delete, forget.
+"""The write side of :class:`~lamina.Memory` beyond ``add``: update, delete, forget.
 
 Every call changes one namespace only and leaves an audit entry. None calls an LLM.
 """
@@ -20,7 +20,7 @@ from .twins import in_thread
 
 
 class EditMethods:
-    """Update, delete, delete_all and forget, mixed into :class:`~memstrata.Memory`."""
+    """Update, delete, delete_all and forget, mixed into :class:`~lamina.Memory`."""
 
     store: ChromaMemoryStore
     config: MemoryConfig
@@ -31,7 +31,7 @@ class EditMethods:
         A fact is superseded by a new fact (a new id, in ``UpdateResult.id``); the old
         one stays for :meth:`history` and ``as_of`` searches. A raw turn, an episode or
         a scene is revised in place and its audit entry keeps the old text. See
-        :mod:`memstrata.memory.revision`.
+        :mod:`lamina.memory.revision`.
 
         Raises:
             RecordNotFoundError: ``memory_id`` names no memory of ``namespace``.

@@ -2,7 +2,7 @@
 
 Typical use::
 
-    from memstrata import Memory
+    from lamina import Memory
 
     with Memory() as memory:  # offline: persistent Chroma, MiniLM, local Qwen
         memory.add("I adopted a greyhound called Biscuit", namespace="user:alice")
@@ -123,7 +123,7 @@ class Memory(ReadMethods, EditMethods):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Memory:
-        """A Memory configured from ``MEMSTRATA_*`` / ``OPENAI_*`` variables and a TOML file.
+        """A Memory configured from ``LAMINA_*`` / ``OPENAI_*`` variables and a TOML file.
 
         ``overrides`` that are :class:`Memory` arguments (store, chat_model, embeddings,
         checkpointer, local_server_factory) go to the constructor; the rest are

@@ -1,4 +1,4 @@
-"""Which chat model a :class:`~memstrata.Memory` uses, and the local server's lifecycle.
+"""Which chat model a :class:`~lamina.Memory` uses, and the local server's lifecycle.
 
 Resolution order: an explicit ``chat_model`` > a configured OpenAI-compatible endpoint
 (``openai_base_url`` / ``openai_api_key``) > the local GGUF model served in-process by
@@ -21,7 +21,7 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
 
 class LocalServer(Protocol):
-    """What the provider needs from a local model server (:class:`memstrata.llm.LocalLLMServer`)."""
+    """What the provider needs from a local model server (:class:`lamina.llm.LocalLLMServer`)."""
 
     def start(self) -> Any:
         """Load the model and serve it; return at once if already running."""
@@ -41,7 +41,7 @@ LocalServerFactory = Callable[[MemoryConfig], LocalServer]
 
 
 def default_local_server(config: MemoryConfig) -> LocalServer:
-    """A :class:`~memstrata.llm.LocalLLMServer` for ``config``, not yet started."""
+    """A :class:`~lamina.llm.LocalLLMServer` for ``config``, not yet started."""
     from ..llm import LocalLLMServer, local_model_path
 
     return LocalLLMServer(

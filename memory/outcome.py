@@ -19,8 +19,8 @@ from ..llm.reachability import unreachable_error
 from .hits import add_result, answer_result
 from .results import AddResult, AnswerResult
 
-logger = logging.getLogger("memstrata.memory")
-"""The facade's logger; its name stayed ``memstrata.memory`` when the facade became a package."""
+logger = logging.getLogger("lamina.memory")
+"""The facade's logger; its name stayed ``lamina.memory`` when the facade became a package."""
 
 ModelGetter = Callable[[], BaseChatModel]
 

@@ -1,4 +1,4 @@
-"""The read side of :class:`~memstrata.Memory`: search, get_all, history, profile, inspect.
+"""The read side of :class:`~lamina.Memory`: search, get_all, history, profile, inspect.
 
 None of these calls an LLM. Every one reads a single namespace.
 """
@@ -66,7 +66,7 @@ def _limit(k: object, top_k: object) -> int:
 
 
 class ReadMethods:
-    """Search, get_all, history, profile and inspect, mixed into :class:`~memstrata.Memory`."""
+    """Search, get_all, history, profile and inspect, mixed into :class:`~lamina.Memory`."""
 
     store: ChromaMemoryStore
     config: MemoryConfig
@@ -99,7 +99,7 @@ class ReadMethods:
             window: Only memories that happened in this time window.
             as_of: What memory held at that time (superseded facts included).
             filters: Metadata conditions and an ``occurred_at`` time range; see
-                :mod:`memstrata.memory.filters`. Only memories carrying the metadata
+                :mod:`lamina.memory.filters`. Only memories carrying the metadata
                 match, which are the raw turns it was added with.
             top_k: mem0's name for ``k``; give one of the two.
             threshold: Minimum cosine similarity (0-1) of query and memory.

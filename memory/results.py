@@ -1,4 +1,4 @@
-"""What the :class:`~memstrata.Memory` facade returns: small pydantic models."""
+"""What the :class:`~lamina.Memory` facade returns: small pydantic models."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 * A fact is superseded: a new fact with the new text (a new id) replaces it, and the
   old fact stays stored with ``superseded_by`` and a closed validity, so ``as_of``
-  searches and :meth:`~memstrata.Memory.history` still see it.
+  searches and :meth:`~lamina.Memory.history` still see it.
 * A raw turn, an episode or a scene is revised in place; the audit entry keeps the old
   text (``before``). A raw turn that facts or episodes were derived from is refused:
   update those, or forget the turn and add the corrected text.
@@ -30,7 +30,7 @@ ACTOR = "Memory.update"
 
 
 class UpdateResult(BaseModel):
-    """What :meth:`~memstrata.Memory.update` did."""
+    """What :meth:`~lamina.Memory.update` did."""
 
     model_config = ConfigDict(extra="forbid")
 

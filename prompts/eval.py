@@ -1,6 +1,6 @@
-"""Prompts of the evaluation harness (``memstrata eval``): the shared answer and the judge.
+"""Prompts of the evaluation harness (``lamina eval``): the shared answer and the judge.
 
-Every system the harness compares answers with :data:`EVAL_ANSWER`, except memstrata's
+Every system the harness compares answers with :data:`EVAL_ANSWER`, except lamina's
 full graph, which answers with its own answer node. The context comes before the
 question, so a server that caches prompt prefixes reuses it across the questions of one
 conversation. :data:`EVAL_JUDGE` follows the semantics of mem0's LoCoMo judge: one user

@@ -12,9 +12,9 @@ from ..errors import InvalidInputError
 from ..stores.records import RawTurn
 
 QUICK_SAMPLE = "quick_conversation.json"
-"""Two short sessions (seven turns): what ``memstrata demo`` builds by default."""
+"""Two short sessions (seven turns): what ``lamina demo`` builds by default."""
 FULL_SAMPLE = "sample_conversation.json"
-"""Three sessions (twenty turns): what ``memstrata demo --full`` builds."""
+"""Three sessions (twenty turns): what ``lamina demo --full`` builds."""
 
 
 def load_sample(name: str = FULL_SAMPLE) -> dict[str, Any]:

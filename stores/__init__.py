@@ -1,6 +1,6 @@
 """Chroma-backed memory stores, BM25 mirror, hybrid fusion and the offline embedder.
 
-The names below are imported on first use (:mod:`memstrata.core.lazy`), so that importing
+The names below are imported on first use (:mod:`lamina.core.lazy`), so that importing
 one light module of this package (``records``, ``filters``) does not load chromadb, numpy
 and rank_bm25.
 """

@@ -384,7 +384,7 @@ class BM25Index:
         """Return the ``k`` best documents that pass ``predicate`` (score order).
 
         ``allowed``, a boolean array over this index's slots, filters at once instead
-        of document by document (see :class:`~memstrata.stores.mirror.NamespaceMirror`).
+        of document by document (see :class:`~lamina.stores.mirror.NamespaceMirror`).
         """
         if k <= 0:
             return []

@@ -1,6 +1,6 @@
 """A per-(granularity, namespace) change log in Chroma, so every process sees every write.
 
-Each write through a :class:`~memstrata.stores.chroma.ChromaMemoryStore` first lands
+Each write through a :class:`~lamina.stores.chroma.ChromaMemoryStore` first lands
 its rows, then claims the next slot ``n`` of its namespace's log: a row with id
 ``"<granularity>|<namespace>|<n>"`` listing the record ids it touched. Chroma's
 ``add`` never overwrites an existing id, so when two processes race for slot ``n``
@@ -52,7 +52,7 @@ class ChangeLog:
 
     def __init__(self, client: ClientAPI, name: str, calls: ChromaCalls) -> None:
         self._collection = client.get_or_create_collection(
-            name, metadata={"memstrata_changelog": 1}, embedding_function=None
+            name, metadata={"lamina_changelog": 1}, embedding_function=None
         )
         self._calls = calls
         self.collection_id = self._collection.id

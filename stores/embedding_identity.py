@@ -34,7 +34,7 @@ def embedding_name(embeddings: Embeddings) -> str:
 class LangChainEmbeddingFunction(EmbeddingFunction[Documents]):
     """Adapts any LangChain ``Embeddings`` to chromadb's embedding-function protocol.
 
-    memstrata always passes vectors explicitly, so Chroma never calls this to embed on
+    lamina always passes vectors explicitly, so Chroma never calls this to embed on
     its own; it exists so the collection's config names the model that wrote it.
     """
 
@@ -47,7 +47,7 @@ class LangChainEmbeddingFunction(EmbeddingFunction[Documents]):
         if self._embeddings is None:
             raise RuntimeError(
                 f"this collection was written with LangChain embeddings {self._identity!r}; "
-                "open it through memstrata with the same embeddings object"
+                "open it through lamina with the same embeddings object"
             )
         import numpy as np
 
@@ -57,7 +57,7 @@ class LangChainEmbeddingFunction(EmbeddingFunction[Documents]):
     @staticmethod
     def name() -> str:
         """Name under which chromadb persists this adapter."""
-        return "memstrata-langchain"
+        return "lamina-langchain"
 
     def get_config(self) -> dict[str, Any]:
         """Persist only the identity; the model object itself is not serialisable."""

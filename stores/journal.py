@@ -317,7 +317,7 @@ def journals_for(
         "policy": json.dumps(asdict(policy), sort_keys=True),
     }
     try:
-        return Journals(Path(directory) / "memstrata-mirrors" / prefix, identity)
+        return Journals(Path(directory) / "lamina-mirrors" / prefix, identity)
     except OSError:
         return None  # a read-only directory: cold loads read Chroma
 

@@ -37,7 +37,7 @@ class KeyedDocuments:
         calls: ChromaCalls | None = None,
     ) -> None:
         self._collection = client.get_or_create_collection(
-            name, metadata={"memstrata_schema": schema_version}, embedding_function=None
+            name, metadata={"lamina_schema": schema_version}, embedding_function=None
         )
         self._calls = calls or ChromaCalls("Chroma", threading.RLock())
 

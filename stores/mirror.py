@@ -1,6 +1,6 @@
 """The in-memory mirror of one (granularity, namespace): both search channels, one slot space.
 
-A :class:`NamespaceMirror` is a :class:`~memstrata.stores.bm25.BM25Index` whose slots also
+A :class:`NamespaceMirror` is a :class:`~lamina.stores.bm25.BM25Index` whose slots also
 hold each record's unit-length vector and a code per filtered metadata value. So a search
 filters with array masks (time window, speaker, ...) and ranks the dense channel exactly
 with one matrix-vector product, and the BM25 channel over the same mask. Exact ranking

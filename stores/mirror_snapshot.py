@@ -4,7 +4,7 @@
 from Chroma orders them: ids, document lengths, times, per-row terms and the postings by
 term (CSR), the rows' metadata as JSON, unit vectors, memory costs, and a code column for
 every metadata field with scalar values. :func:`mirror_from_snapshot` hands those arrays
-to an empty mirror (:meth:`~memstrata.stores.bm25.BM25Index._adopt`), so its first search
+to an empty mirror (:meth:`~lamina.stores.bm25.BM25Index._adopt`), so its first search
 decodes nothing but the rows it returns, and scores exactly as the mirror that was saved.
 """
 

@@ -2,8 +2,8 @@
 
 A mirror is loaded from Chroma the first time its (granularity, namespace) is searched
 and held in a least-recently-used cache whose estimated size stays under
-:attr:`~memstrata.stores.mirror.MirrorConfig.budget_bytes`. Before each use, the mirror
-reads the namespace's :class:`~memstrata.stores.changelog.ChangeLog` (one ``get`` by
+:attr:`~lamina.stores.mirror.MirrorConfig.budget_bytes`. Before each use, the mirror
+reads the namespace's :class:`~lamina.stores.changelog.ChangeLog` (one ``get`` by
 id) and re-reads the records that any process changed since, so every search sees
 every write that landed before it.
 

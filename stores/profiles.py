@@ -1,4 +1,4 @@
-"""The profile and audit-log side of :class:`~memstrata.stores.chroma.ChromaMemoryStore`.
+"""The profile and audit-log side of :class:`~lamina.stores.chroma.ChromaMemoryStore`.
 
 Both are keyed documents (looked up by namespace and key, never by similarity), each in
 its own collection; see :mod:`.keyed`.

@@ -3,7 +3,7 @@
 A cross-encoder reads the query and each candidate together, so it can rank better than
 the fused dense + BM25 order, at a cost per candidate. :func:`rerank_hits` re-orders the
 head of a ranked list; :class:`RerankingStore` wraps any
-:class:`~memstrata.stores.base.MemoryStore` so every ``search`` (the recall graph's
+:class:`~lamina.stores.base.MemoryStore` so every ``search`` (the recall graph's
 included) goes through it::
 
     store = RerankingStore(ChromaMemoryStore.persistent(path), OnnxCrossEncoder(model_dir))
@@ -160,7 +160,7 @@ class RerankingStore:
     ) -> list[ScoredRecord]:
         """The inner store's search at depth ``max(k, top_n)``, head reranked, cut to ``k``.
 
-        The options are the store's (:class:`~memstrata.stores.base.SearchOptions`):
+        The options are the store's (:class:`~lamina.stores.base.SearchOptions`):
         ``k`` (default 10), ``window``, ``where`` and ``mode`` (default ``"hybrid"``).
         """
         k = options.get("k", DEFAULT_SEARCH_K)

@@ -27,7 +27,7 @@ def open_record_collections(
             index policy or another schema version.
     """
     expected = {
-        "memstrata_schema": SCHEMA_VERSION,
+        "lamina_schema": SCHEMA_VERSION,
         "embedding": embedding_name(embeddings),
         "index_policy": json.dumps(asdict(policy), sort_keys=True),
     }

@@ -1,7 +1,7 @@
 """A static (context-free) offline embedder: WordLlama ``l2_supercat`` at 256 dimensions.
 
 The weights (a 32,000 x 256 token table, 16 MB) and the tokenizer ship inside the PyPI
-wheel of ``wordllama`` (MIT), installed by ``pip install 'memstrata[embedders]'``. A text's
+wheel of ``wordllama`` (MIT), installed by ``pip install 'lamina[embedders]'``. A text's
 vector is the mean of its tokens' rows, L2-normalised: no neural network runs, so it
 embeds far faster than MiniLM, at some cost in quality (see
 ``benchmarks/EMBEDDER_CANDIDATES.md``).
@@ -32,7 +32,7 @@ STATIC_DIM = 256
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _TENSOR = "embedding.weight"
-_INSTALL = "pip install 'memstrata[embedders]'"
+_INSTALL = "pip install 'lamina[embedders]'"
 
 
 def wordllama_files() -> tuple[Path, Path]:
@@ -164,7 +164,7 @@ class StaticEmbeddingFunction(UnitVectorFunction):
     @staticmethod
     def name() -> str:
         """Name under which chromadb persists this function (the store's identity)."""
-        return "memstrata-" + STATIC_MODEL
+        return "lamina-" + STATIC_MODEL
 
     def get_config(self) -> dict[str, Any]:
         """Serializable config, persisted by chromadb with the collection."""

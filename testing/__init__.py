@@ -1,16 +1,16 @@
-"""Test doubles for code that uses memstrata: scripted chat models, fakes, a store pool.
+"""Test doubles for code that uses lamina: scripted chat models, fakes, a store pool.
 
-* :mod:`~memstrata.testing.doubles`: the one fake chat model (a reply queue) and the
+* :mod:`~lamina.testing.doubles`: the one fake chat model (a reply queue) and the
   scripted models built on it: :class:`ScriptedChatModel`, :class:`SchemaChatModel`
   (answers whatever schema a node asks for) and :class:`ToolCallingChatModel`.
-* :mod:`~memstrata.testing.schemas`: read the schema a prompt asks for, build a minimal
+* :mod:`~lamina.testing.schemas`: read the schema a prompt asks for, build a minimal
   valid reply.
-* :mod:`~memstrata.testing.stores`: :class:`FakeEmbeddings` (deterministic bag of words),
+* :mod:`~lamina.testing.stores`: :class:`FakeEmbeddings` (deterministic bag of words),
   :class:`StorePool` (one in-memory store shared by many property-based examples),
   :class:`CountingStore` (counts the records a store's ``get`` returns) and
   :func:`store_snapshot` (all a store holds in some namespaces, to check that a call
   changed nothing).
-* :mod:`~memstrata.testing.faults`: fault injection for reliability tests.
+* :mod:`~lamina.testing.faults`: fault injection for reliability tests.
 
 They need no model and no network, so unit tests stay fast and exact.
 """

@@ -1,10 +1,10 @@
-"""The one fake chat model of memstrata's tests, and the scripted models built on it.
+"""The one fake chat model of lamina's tests, and the scripted models built on it.
 
 :class:`FakeChatModel` holds the only ``_generate``: it asks :meth:`~FakeChatModel.next_reply`
 for the call's reply (by default the next one in its queue, after recording the prompt),
 raises it if it is an exception, calls it if it is a function of the prompt, and returns
 text as an ``AIMessage`` with whitespace-word token counts as usage. The scripted models
-below, the fault-injecting model in :mod:`memstrata.testing.faults` and the raw-only
+below, the fault-injecting model in :mod:`lamina.testing.faults` and the raw-only
 ingest's stand-in only choose the reply, so they cannot drift apart in how they answer.
 """
 
@@ -106,7 +106,7 @@ class FakeChatModel(BaseChatModel):
 class ScriptedChatModel(FakeChatModel):
     """Replies from a queue: strings (the reply text) or exceptions (raised by that call).
 
-    It has no native structured output, so memstrata's structured-output helper asks for
+    It has no native structured output, so lamina's structured-output helper asks for
     JSON in the prompt and parses the reply, the same path a weak local model takes.
     """
 

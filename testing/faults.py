@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import ConfigDict, Field
 
-from ..errors import MemstrataError
+from ..errors import LaminaError
 from .doubles import FakeChatModel, Reply
 
 LLMFault = Literal["exception", "timeout", "malformed"]
@@ -37,7 +37,7 @@ WRITE_METHODS = frozenset(
 """The store methods that change data."""
 
 
-class InjectedFault(MemstrataError):
+class InjectedFault(LaminaError):
     """The failure a fault-injecting wrapper raised on purpose."""
 
 

@@ -1,4 +1,4 @@
-"""Read what memstrata's structured helper asked for, and answer it minimally.
+"""Read what lamina's structured helper asked for, and answer it minimally.
 
 The structured-output helper puts the JSON schema in the prompt (or, for the
 Constructor's line format, an ``Example notes (<name>):`` block); these helpers find it
@@ -16,11 +16,11 @@ from langchain_core.messages import BaseMessage
 
 _LINE_FORMAT = re.compile(r"Example notes \((\w+)\):")
 MINIMAL_LINE_REPLIES = {"ConstructionLines": "T|x\nS|x"}
-"""The shortest valid reply of each line format memstrata asks for."""
+"""The shortest valid reply of each line format lamina asks for."""
 
 
 def requested_schema(messages: Sequence[BaseMessage]) -> dict[str, Any] | None:
-    """The JSON schema memstrata's structured helper put in the prompt, if any."""
+    """The JSON schema lamina's structured helper put in the prompt, if any."""
     for message in reversed(messages):
         text = str(message.content)
         start = text.find("{")

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from memstrata.stores import ChromaMemoryStore, RawTurn
-from memstrata.testing import FakeEmbeddings
+from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.testing import FakeEmbeddings
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
@@ -31,7 +31,7 @@ def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run every test in its own working directory with no model/provider env vars."""
     monkeypatch.chdir(tmp_path)
     for name in list(os.environ):
-        if name.startswith(("OPENAI_", "MEMSTRATA_", "CHROMA_")):
+        if name.startswith(("OPENAI_", "LAMINA_", "CHROMA_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
 
@@ -151,8 +151,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> ChromaMemoryStore:
 @pytest.fixture(scope="session")
 def local_llm():  # type: ignore[no-untyped-def]
     """A real llama.cpp server on the SmolLM2 test model, shared by the session."""
-    from memstrata.errors import LocalModelError
-    from memstrata.llm import LocalLLMServer, smollm2_gguf_path
+    from lamina.errors import LocalModelError
+    from lamina.llm import LocalLLMServer, smollm2_gguf_path
 
     try:
         path = smollm2_gguf_path()

@@ -11,11 +11,11 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from memstrata.errors import InvalidInputError, InvalidTypeError
-from memstrata.integrations import memory_tools
-from memstrata.memory import Memory
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
+from lamina.errors import InvalidInputError, InvalidTypeError
+from lamina.integrations import memory_tools
+from lamina.memory import Memory
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
 
 ALICE = "user:alice"
 BOB = "user:bob"

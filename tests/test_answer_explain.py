@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from memstrata import Memory
-from memstrata.memory.results import AnswerResult, MemoryHit
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina import Memory
+from lamina.memory.results import AnswerResult, MemoryHit
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:maya"
 T0 = datetime(2024, 2, 3, 18, 20, tzinfo=UTC)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memstrata.agents.attribution import mentions, ungrounded_person, unsupported_person
-from memstrata.agents.query_analysis import QueryAnalysis
-from memstrata.core.state import Candidate
+from lamina.agents.attribution import mentions, ungrounded_person, unsupported_person
+from lamina.agents.query_analysis import QueryAnalysis
+from lamina.core.state import Candidate
 
 WHEN = datetime(2023, 5, 20, tzinfo=UTC)
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from memstrata.stores.bm25 import BM25Index, BM25Params
-from memstrata.stores.lexical import Analyzer
+from lamina.stores.bm25 import BM25Index, BM25Params
+from lamina.stores.lexical import Analyzer
 
 WORDS = "apple banana cherry dog eagle falcon guitar harbor island jungle kayak lemon".split()
 

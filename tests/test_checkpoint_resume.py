@@ -23,16 +23,16 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
-from memstrata.agents.episodes import episode_id
-from memstrata.errors import InvalidInputError, MissingDependencyError
-from memstrata.graphs import MemoryContext, build_memory_graph
-from memstrata.graphs.checkpoint import (
+from lamina.agents.episodes import episode_id
+from lamina.errors import InvalidInputError, MissingDependencyError
+from lamina.graphs import MemoryContext, build_memory_graph
+from lamina.graphs.checkpoint import (
     aopen_checkpointer,
     open_checkpointer,
     resolve_target,
 )
-from memstrata.stores import ChromaMemoryStore, RawTurn
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, requested_schema
+from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.testing import FakeEmbeddings, SchemaChatModel, requested_schema
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -283,7 +283,7 @@ def test_bad_targets_say_what_to_use(bad: str) -> None:
 
 def test_postgres_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langgraph.checkpoint.postgres", None)  # not installed
-    with pytest.raises(MissingDependencyError, match=re.escape("memstrata[postgres]")):
+    with pytest.raises(MissingDependencyError, match=re.escape("lamina[postgres]")):
         with open_checkpointer("postgresql://u:p@127.0.0.1:1/mem"):
             pass
 

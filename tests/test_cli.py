@@ -1,4 +1,4 @@
-"""The ``memstrata`` command line, run in-process against a persistent store in a temp dir.
+"""The ``lamina`` command line, run in-process against a persistent store in a temp dir.
 
 The Memory's chat model and embeddings are injected through ``main(memory_factory=...)``;
 everything else (data dir, namespace, options) goes through the real argument handling.
@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from memstrata import Memory, MemoryConfig
-from memstrata.cli import build_parser, main
-from memstrata.commands.common import config_from_args
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina import Memory, MemoryConfig
+from lamina.cli import build_parser, main
+from lamina.commands.common import config_from_args
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 Run = Callable[..., tuple[int, str, str]]
 
@@ -117,7 +117,7 @@ def run(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> Run:
-    """Run ``memstrata ARGS --data-dir DIR``; return (status, stdout, stderr)."""
+    """Run ``lamina ARGS --data-dir DIR``; return (status, stdout, stderr)."""
     built: list[MemoryConfig] = []
 
     def factory(config: MemoryConfig) -> Memory:
@@ -285,7 +285,7 @@ def test_ingest_rejects_bad_files_with_one_line_and_stores_nothing(
     path.write_text(content)
     status, out, err = run("ingest", str(path), "-n", "user:alice", "--raw-only")
     assert status == 2
-    assert err.startswith("memstrata: error: ") and message in err
+    assert err.startswith("lamina: error: ") and message in err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert counts(run, "user:alice")["raw"] == 0
 
@@ -379,8 +379,8 @@ def test_ask_with_an_unreachable_model_exits_1_naming_the_url(run: Run, tmp_path
     model = ChatOpenAI(base_url=url, api_key="not-needed", model="qwen2.5", max_retries=0)
     status, out, err = run("ask", "What is my dog called?", "-n", "user:alice", chat_model=model)  # type: ignore[arg-type]
     assert status == 1 and out == ""
-    assert err.startswith("memstrata: error: could not reach the chat model 'qwen2.5' at " + url)
-    assert "memstrata serve-llm" in err and "--base-url" in err
+    assert err.startswith("lamina: error: could not reach the chat model 'qwen2.5' at " + url)
+    assert "lamina serve-llm" in err and "--base-url" in err
     assert "Traceback" not in err
 
 
@@ -506,8 +506,8 @@ def test_forget_needs_exactly_one_selector(run: Run) -> None:
 
 # ------------------------------------------------------------- configuration
 def test_options_beat_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("MEMSTRATA_MODEL", "from-env")
-    monkeypatch.setenv("MEMSTRATA_LOCAL_MODEL", "smollm2")
+    monkeypatch.setenv("LAMINA_MODEL", "from-env")
+    monkeypatch.setenv("LAMINA_LOCAL_MODEL", "smollm2")
     args = build_parser().parse_args(
         [
             "search",
@@ -546,7 +546,7 @@ def test_an_unusable_data_dir_is_a_clear_error(
     status = main(["search", "x", "--data-dir", str(blocker / "data")])
     err = capsys.readouterr().err
     assert status == 2
-    assert err.startswith("memstrata: error: Not a directory") and "Traceback" not in err
+    assert err.startswith("lamina: error: Not a directory") and "Traceback" not in err
 
 
 class FailingEmbeddings(FakeEmbeddings):
@@ -558,7 +558,7 @@ class FailingEmbeddings(FakeEmbeddings):
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if self.budget == 0:
-            from memstrata.errors import EmbeddingError
+            from lamina.errors import EmbeddingError
 
             raise EmbeddingError("the embedding model crashed")
         self.budget -= 1

@@ -1,7 +1,7 @@
-"""Building the command line's parser imports none of the heavy parts of memstrata.
+"""Building the command line's parser imports none of the heavy parts of lamina.
 
-``memstrata --help`` and ``memstrata COMMAND --help`` build every command's parser, so the
-``register`` functions of :mod:`memstrata.commands` must not pull in the ``Memory``
+``lamina --help`` and ``lamina COMMAND --help`` build every command's parser, so the
+``register`` functions of :mod:`lamina.commands` must not pull in the ``Memory``
 facade, Chroma, LangGraph or the evaluation harness: their commands import those when
 they run. The checks run in a fresh interpreter, because this test session has long
 imported everything. They check the cause, never a time (the machine is noisy).
@@ -15,15 +15,15 @@ import sys
 
 import pytest
 
-from memstrata.commands import choices
+from lamina.commands import choices
 
 NOT_AT_PARSE_TIME = (
     "chromadb",
     "langgraph",
     "langchain_core",
     "xllamacpp",
-    "memstrata.memory.facade",
-    "memstrata.evaluation.harness",
+    "lamina.memory.facade",
+    "lamina.evaluation.harness",
 )
 """Modules (and packages, with their submodules) no parser may import."""
 
@@ -45,13 +45,13 @@ def _loaded_after(code: str) -> list[str]:
 
 
 def test_building_the_parser_imports_no_heavy_module() -> None:
-    assert _loaded_after("from memstrata.cli import build_parser\nbuild_parser()") == []
+    assert _loaded_after("from lamina.cli import build_parser\nbuild_parser()") == []
 
 
 def test_every_command_help_imports_no_heavy_module() -> None:
     code = (
         "import contextlib, io\n"
-        "from memstrata.cli import build_parser\n"
+        "from lamina.cli import build_parser\n"
         "parser = build_parser()\n"
         "commands = parser._subparsers._group_actions[0].choices\n"
         "assert len(commands) > 5, commands\n"
@@ -62,30 +62,30 @@ def test_every_command_help_imports_no_heavy_module() -> None:
         "            build_parser().parse_args(argv)\n"
         "        except SystemExit as e:\n"
         "            assert e.code == 0, (argv, e.code)\n"
-        "    assert 'usage: memstrata' in out.getvalue(), argv\n"
+        "    assert 'usage: lamina' in out.getvalue(), argv\n"
     )
     assert _loaded_after(code) == []
 
 
 def test_the_probe_sees_the_heavy_modules() -> None:
     """An empty list above means nothing if the probe cannot see these modules at all."""
-    code = "from memstrata.memory import Memory\nimport memstrata.evaluation.harness"
+    code = "from lamina.memory import Memory\nimport lamina.evaluation.harness"
     loaded = _loaded_after(code)
-    assert {"chromadb", "langgraph", "memstrata.memory.facade"} <= set(loaded)
-    assert "memstrata.evaluation.harness" in loaded
+    assert {"chromadb", "langgraph", "lamina.memory.facade"} <= set(loaded)
+    assert "lamina.evaluation.harness" in loaded
 
 
 @pytest.mark.parametrize(
     ("copy", "source"),
     [
-        (choices.GRANULARITIES, ("memstrata.stores.records", "Granularity")),
-        (choices.SYSTEMS, ("memstrata.evaluation.systems", "SYSTEMS")),
-        (choices.PICKS, ("memstrata.evaluation.subset", "PICKS")),
-        (choices.MEMSTRATA, ("memstrata.evaluation.systems", "MEMSTRATA")),
-        (choices.FULL_CONTEXT, ("memstrata.evaluation.systems", "FULL_CONTEXT")),
-        (choices.NAIVE_RAG, ("memstrata.evaluation.systems", "NAIVE_RAG")),
-        (choices.FLAT, ("memstrata.evaluation.systems", "FLAT")),
-        (choices.TRIGGER_POLICIES, ("memstrata.core.context", "TRIGGER_POLICIES")),
+        (choices.GRANULARITIES, ("lamina.stores.records", "Granularity")),
+        (choices.SYSTEMS, ("lamina.evaluation.systems", "SYSTEMS")),
+        (choices.PICKS, ("lamina.evaluation.subset", "PICKS")),
+        (choices.LAMINA, ("lamina.evaluation.systems", "LAMINA")),
+        (choices.FULL_CONTEXT, ("lamina.evaluation.systems", "FULL_CONTEXT")),
+        (choices.NAIVE_RAG, ("lamina.evaluation.systems", "NAIVE_RAG")),
+        (choices.FLAT, ("lamina.evaluation.systems", "FLAT")),
+        (choices.TRIGGER_POLICIES, ("lamina.core.context", "TRIGGER_POLICIES")),
     ],
 )
 def test_the_parsers_choices_equal_their_sources(copy: object, source: tuple[str, str]) -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata import MemoryConfig
-from memstrata.errors import InvalidInputError, StoreConfigurationError
+from lamina import MemoryConfig
+from lamina.errors import InvalidInputError, StoreConfigurationError
 
 
 def test_defaults_are_offline_and_under_the_data_dir(tmp_path: Path) -> None:
@@ -16,7 +16,7 @@ def test_defaults_are_offline_and_under_the_data_dir(tmp_path: Path) -> None:
     assert config.resolved_chroma_path == tmp_path / "chroma"
     assert config.resolved_sqlite_path == tmp_path / "checkpoints.sqlite"
     assert config.local_model == "qwen" and not config.uses_endpoint
-    assert MemoryConfig().data_dir == Path.home() / ".local" / "share" / "memstrata"
+    assert MemoryConfig().data_dir == Path.home() / ".local" / "share" / "lamina"
 
 
 def test_the_config_is_immutable() -> None:
@@ -58,17 +58,17 @@ def test_memory_context_applies_overrides_per_namespace() -> None:
 
 def test_from_env_maps_variables() -> None:
     env = {
-        "MEMSTRATA_DATA_DIR": "/srv/mem",
-        "MEMSTRATA_CHROMA_MODE": "http",
-        "MEMSTRATA_CHROMA_PORT": "9000",
-        "MEMSTRATA_CHROMA_SSL": "true",
+        "LAMINA_DATA_DIR": "/srv/mem",
+        "LAMINA_CHROMA_MODE": "http",
+        "LAMINA_CHROMA_PORT": "9000",
+        "LAMINA_CHROMA_SSL": "true",
         "OPENAI_API_KEY": "sk-abc",
         "OPENAI_BASE_URL": "http://llm:8080/v1",
         "OPENAI_MODEL": "qwen2.5",
-        "MEMSTRATA_MAX_TOKENS": "none",
-        "MEMSTRATA_TRIGGER_POLICY": "session",
-        "MEMSTRATA_TIMEZONE": "Europe/Berlin",
-        "MEMSTRATA_LOCAL_THREADS": "",
+        "LAMINA_MAX_TOKENS": "none",
+        "LAMINA_TRIGGER_POLICY": "session",
+        "LAMINA_TIMEZONE": "Europe/Berlin",
+        "LAMINA_LOCAL_THREADS": "",
     }
     config = MemoryConfig.from_env(env)
     assert config.data_dir == Path("/srv/mem")
@@ -82,18 +82,18 @@ def test_from_env_maps_variables() -> None:
     assert config.uses_endpoint
 
 
-def test_memstrata_variables_beat_the_standard_openai_ones() -> None:
-    env = {"OPENAI_MODEL": "a", "MEMSTRATA_MODEL": "b"}
+def test_lamina_variables_beat_the_standard_openai_ones() -> None:
+    env = {"OPENAI_MODEL": "a", "LAMINA_MODEL": "b"}
     assert MemoryConfig.from_env(env).model == "b"
 
 
 def test_explicit_overrides_beat_env_and_file(tmp_path: Path) -> None:
-    path = tmp_path / "memstrata.toml"
+    path = tmp_path / "lamina.toml"
     path.write_text(
         'model = "from-file"\ntemperature = 0.5\nlocal_ctx = 4096\n'
         '[context]\ntrigger_policy = "eager"\nk_min = 3\n'
     )
-    env = {"MEMSTRATA_CONFIG": str(path), "MEMSTRATA_MODEL": "from-env"}
+    env = {"LAMINA_CONFIG": str(path), "LAMINA_MODEL": "from-env"}
     config = MemoryConfig.from_env(env)
     assert (config.model, config.temperature, config.local_ctx) == ("from-env", 0.5, 4096)
     assert config.context == {"trigger_policy": "eager", "k_min": 3}
@@ -106,24 +106,24 @@ def test_explicit_overrides_beat_env_and_file(tmp_path: Path) -> None:
 
 def test_env_is_not_read_without_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-live")
-    monkeypatch.setenv("MEMSTRATA_CHROMA_MODE", "http")
+    monkeypatch.setenv("LAMINA_CHROMA_MODE", "http")
     config = MemoryConfig()
     assert config.openai_api_key is None and config.chroma_mode == "persistent"
     assert MemoryConfig.from_env().chroma_mode == "http"  # None reads os.environ
 
 
-def test_toml_with_a_memstrata_table_and_explicit_path(tmp_path: Path) -> None:
+def test_toml_with_a_lamina_table_and_explicit_path(tmp_path: Path) -> None:
     path = tmp_path / "pyproject-like.toml"
-    path.write_text('[memstrata]\nchroma_mode = "ephemeral"\n')
+    path.write_text('[lamina]\nchroma_mode = "ephemeral"\n')
     assert MemoryConfig.from_env({}, config_file=path).chroma_mode == "ephemeral"
     assert MemoryConfig.from_toml(path, chroma_mode="http").chroma_mode == "http"
 
 
 def test_bad_env_values_and_files_raise_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="chroma_port"):
-        MemoryConfig.from_env({"MEMSTRATA_CHROMA_PORT": "eighty"})
+        MemoryConfig.from_env({"LAMINA_CHROMA_PORT": "eighty"})
     with pytest.raises(StoreConfigurationError, match="does not exist"):
-        MemoryConfig.from_env({"MEMSTRATA_CONFIG": str(tmp_path / "missing.toml")})
+        MemoryConfig.from_env({"LAMINA_CONFIG": str(tmp_path / "missing.toml")})
     broken = tmp_path / "broken.toml"
     broken.write_text("model = ")
     with pytest.raises(StoreConfigurationError, match="not valid TOML"):

@@ -1,4 +1,4 @@
-"""``memstrata demo``: the quick and full tours, driven by a scripted model.
+"""``lamina demo``: the quick and full tours, driven by a scripted model.
 
 The scripted model plays the offline model's part; every other component is real (a
 persistent Chroma on disk, the ingest and recall graphs, update and forget), and the
@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from memstrata import Memory, MemoryConfig
-from memstrata.cli import main
-from memstrata.commands.demo_progress import Progress
-from memstrata.errors import InvalidInputError, LocalModelError
-from memstrata.samples import QUICK_SAMPLE, load_sample, sample_tour
-from memstrata.stores.records import FactRecord
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina import Memory, MemoryConfig
+from lamina.cli import main
+from lamina.commands.demo_progress import Progress
+from lamina.errors import InvalidInputError, LocalModelError
+from lamina.samples import QUICK_SAMPLE, load_sample, sample_tour
+from lamina.stores.records import FactRecord
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "demo:maya"
 SESSION_1 = (
@@ -317,7 +317,7 @@ def test_waiting_prints_a_heartbeat_until_the_step_ends(
     assert len(beats) >= 2
     time.sleep(0.1)  # the heartbeat thread is gone: nothing more is printed
     assert capsys.readouterr().out == ""
-    assert not [t for t in threading.enumerate() if t.name == "memstrata-demo-heartbeat"]
+    assert not [t for t in threading.enumerate() if t.name == "lamina-demo-heartbeat"]
 
 
 def test_the_heartbeat_can_use_a_shorter_label(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""memstrata.testing.doubles: one fake chat model, whose reply queue every fake shares."""
+"""lamina.testing.doubles: one fake chat model, whose reply queue every fake shares."""
 
 from __future__ import annotations
 
@@ -9,21 +9,21 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
-import memstrata
-from memstrata.llm.structured import StructuredCaller
-from memstrata.testing import (
+import lamina
+from lamina.llm.structured import StructuredCaller
+from lamina.testing import (
     FakeChatModel,
     SchemaChatModel,
     ScriptedChatModel,
     ToolCallingChatModel,
     tool_call,
 )
-from memstrata.testing.faults import FaultSchedule, FaultyChatModel, InjectedFault
+from lamina.testing.faults import FaultSchedule, FaultyChatModel, InjectedFault
 
 PROMPT = [HumanMessage("what did Maya bake")]
 
 
-PACKAGE = Path(memstrata.__file__).parent
+PACKAGE = Path(lamina.__file__).parent
 NOT_PACKAGE = {"tests", "benchmarks", "build", "examples", ".venv"}
 
 

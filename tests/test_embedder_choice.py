@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memstrata.errors import InvalidInputError, MissingDependencyError, StoreConfigurationError
-from memstrata.stores import ChromaMemoryStore, MiniLMEmbeddings, RawTurn
-from memstrata.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
-from memstrata.testing import FakeEmbeddings
+from lamina.errors import InvalidInputError, MissingDependencyError, StoreConfigurationError
+from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings, RawTurn
+from lamina.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
+from lamina.testing import FakeEmbeddings
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -36,7 +36,7 @@ def test_a_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda n, *a: None if n == "wordllama" else real(n, *a)
     )
-    with pytest.raises(MissingDependencyError, match=r"memstrata\[embedders\]"):
+    with pytest.raises(MissingDependencyError, match=r"lamina\[embedders\]"):
         make_embeddings("static")
 
 
@@ -47,7 +47,7 @@ def static() -> object:
 
 
 def test_static_vectors_are_unit_length_and_deterministic(static: object) -> None:
-    from memstrata.stores.static_embeddings import StaticEmbeddings
+    from lamina.stores.static_embeddings import StaticEmbeddings
 
     assert isinstance(static, StaticEmbeddings)
     texts = ["I adopted a puppy last week", "", "🎉🎉", "word " * 20000]
@@ -59,7 +59,7 @@ def test_static_vectors_are_unit_length_and_deterministic(static: object) -> Non
 
 
 def test_static_vectors_rank_related_text_first(static: object) -> None:
-    from memstrata.stores.static_embeddings import StaticEmbeddings
+    from lamina.stores.static_embeddings import StaticEmbeddings
 
     assert isinstance(static, StaticEmbeddings)
     query = np.asarray(static.embed_query("did she get a dog?"))
@@ -82,7 +82,7 @@ def _store_written_by(path: Path, embeddings: object) -> RawTurn:
 
 
 def test_a_store_reopens_with_its_own_embedder(tmp_path: Path, static: object) -> None:
-    from memstrata.stores.static_embeddings import StaticEmbeddings
+    from lamina.stores.static_embeddings import StaticEmbeddings
 
     turn = _store_written_by(tmp_path / "chroma", static)
     with pytest.raises(Exception, match="wordllama"):  # refused, whatever the type (below)
@@ -97,16 +97,16 @@ def test_a_store_written_by_a_langchain_embedder_refuses_another(tmp_path: Path)
         ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=FakeEmbeddings(model="b"))
 
 
-def test_a_store_refuses_another_embedder_with_memstratas_error(
+def test_a_store_refuses_another_embedder_with_laminas_error(
     tmp_path: Path, static: object
 ) -> None:
-    from memstrata.stores.static_embeddings import StaticEmbeddings
+    from lamina.stores.static_embeddings import StaticEmbeddings
 
     turn = _store_written_by(tmp_path / "chroma", static)
     for other in (FakeEmbeddings(), MiniLMEmbeddings()):  # a LangChain model, another built-in
         with pytest.raises(StoreConfigurationError, match="wordllama") as caught:
             ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=other)
-        assert ("memstrata-minilm" if isinstance(other, MiniLMEmbeddings) else "Fake") in str(
+        assert ("lamina-minilm" if isinstance(other, MiniLMEmbeddings) else "Fake") in str(
             caught.value
         )
     # the failed opens changed nothing: the store reopens with its own embedder, whole

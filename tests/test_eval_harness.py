@@ -1,4 +1,4 @@
-"""CI smoke test of ``memstrata eval``: the whole harness on a tiny LoCoMo-format fixture.
+"""CI smoke test of ``lamina eval``: the whole harness on a tiny LoCoMo-format fixture.
 
 The chat model is an "oracle reader": it answers a question with its gold answer exactly
 when the question's needle words are in the context it was shown, and refuses otherwise.
@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from memstrata.cli import build_parser
-from memstrata.commands.eval import build_models, run_eval
-from memstrata.core.context import MemoryContext
-from memstrata.errors import InvalidInputError
-from memstrata.evaluation.code_version import code_version
-from memstrata.evaluation.construction import RECALL_FIELDS, construction_settings
-from memstrata.evaluation.harness import EvalModels, EvalSettings, run_evaluation
-from memstrata.evaluation.records import Journal, QuestionResult, Redo, RunHeader, answers_of
-from memstrata.evaluation.subset import load_subset
-from memstrata.prompts.eval import NOT_MENTIONED
-from memstrata.testing import (
+from lamina.cli import build_parser
+from lamina.commands.eval import build_models, run_eval
+from lamina.core.context import MemoryContext
+from lamina.errors import InvalidInputError
+from lamina.evaluation.code_version import code_version
+from lamina.evaluation.construction import RECALL_FIELDS, construction_settings
+from lamina.evaluation.harness import EvalModels, EvalSettings, run_evaluation
+from lamina.evaluation.records import Journal, QuestionResult, Redo, RunHeader, answers_of
+from lamina.evaluation.subset import load_subset
+from lamina.prompts.eval import NOT_MENTIONED
+from lamina.testing import (
     FakeEmbeddings,
     FakeLocalServer,
     SchemaChatModel,
@@ -117,7 +117,7 @@ def eval_answer(messages: list[BaseMessage]) -> str:
 
 
 def judged_answer(messages: list[BaseMessage]) -> str:
-    """memstrata's combined call: sufficient (with the gold answer) when the needles are shown."""
+    """lamina's combined call: sufficient (with the gold answer) when the needles are shown."""
     context = _context(messages)
     found = _oracle(_asked(messages), context)
     if found is None:
@@ -168,8 +168,8 @@ def oracle_model(crash_at: int | None = None) -> SchemaChatModel:
 
 
 ALL_SYSTEMS = [
-    "memstrata",
-    "memstrata-retrieval",
+    "lamina",
+    "lamina-retrieval",
     "naive-rag",
     "full-context",
     "full-context-long",
@@ -177,7 +177,7 @@ ALL_SYSTEMS = [
     "oracle",
 ]
 SHARED_ANSWER = 6
-"""Systems that answer with the shared prompt (all but memstrata end to end)."""
+"""Systems that answer with the shared prompt (all but lamina end to end)."""
 
 
 def settings(data: Path, out: Path, **overrides: Any) -> EvalSettings:
@@ -243,7 +243,7 @@ def test_every_system_answers_every_question_with_all_scores(full_run: Any) -> N
 
 def test_baselines_are_right_exactly_when_their_context_held_the_evidence(full_run: Any) -> None:
     for r in full_run.results:
-        if r.category == 5 or r.system == "memstrata":
+        if r.category == 5 or r.system == "lamina":
             continue
         correct = r.judge_label == "CORRECT"
         # the oracle answers only when all needles (= all evidence turns) were in context
@@ -269,8 +269,8 @@ def test_flat_retrieves_everything_and_full_context_loses_old_sessions(full_run:
     assert pottery.judge_label == "CORRECT" and "D3:2" in pottery.used_evidence
 
 
-def test_memstrata_full_graph_cites_what_it_answered_from(full_run: Any) -> None:
-    rows = [r for r in full_run.results if r.system == "memstrata" and r.category != 5]
+def test_lamina_full_graph_cites_what_it_answered_from(full_run: Any) -> None:
+    rows = [r for r in full_run.results if r.system == "lamina" and r.category != 5]
     assert rows
     for r in rows:
         if r.judge_label == "CORRECT":
@@ -283,14 +283,14 @@ def test_memstrata_full_graph_cites_what_it_answered_from(full_run: Any) -> None
 def test_costs_are_split_into_construction_and_answering(full_run: Any) -> None:
     summary = json.loads((full_run.out / "results.json").read_text())["summary"]
     construction = summary["construction"]
-    assert set(construction) == {"memstrata-session", "chunks", "raw"}
-    assert set(summary["systems"]["memstrata-retrieval"]["answering_by_node"]) == {
+    assert set(construction) == {"lamina-session", "chunks", "raw"}
+    assert set(summary["systems"]["lamina-retrieval"]["answering_by_node"]) == {
         "eval_answer"
     }  # the pooled context costs no LLM call
-    assert construction["memstrata-session"]["llm_calls"] > 0
-    assert "constructor" in construction["memstrata-session"]["by_node"]
+    assert construction["lamina-session"]["llm_calls"] > 0
+    assert "constructor" in construction["lamina-session"]["by_node"]
     assert construction["raw"]["llm_calls"] == construction["chunks"]["llm_calls"] == 0
-    nodes = summary["systems"]["memstrata"]["answering_by_node"]
+    nodes = summary["systems"]["lamina"]["answering_by_node"]
     assert "judge" in nodes and "retriever" not in nodes  # retrieval calls no LLM
     assert set(summary["systems"]["flat"]["answering_by_node"]) == {"eval_answer"}
     assert summary["systems"]["flat"]["answering_by_node"]["eval_answer"]["calls"] == 6
@@ -315,12 +315,12 @@ def test_report_and_plots(full_run: Any) -> None:
     assert "### Category 1: multi-hop (LoCoMo code) / single-hop (mem0 paper)" in report
     assert "### Category 5: adversarial" in report
     assert "truncated to a 1000-token window" in report
-    assert "| memstrata-session | memstrata, memstrata-retrieval |" in report
-    assert "memstrata against each baseline" in report
-    assert "Paired F1 difference" in report.split("memstrata against each baseline")[1]
-    assert "## memstrata against the targets" in report
+    assert "| lamina-session | lamina, lamina-retrieval |" in report
+    assert "lamina against each baseline" in report
+    assert "Paired F1 difference" in report.split("lamina against each baseline")[1]
+    assert "## lamina against the targets" in report
     for target in ("LoCoMo F1 (c1-4)", "multi-hop (c1)", "temporal (c2)", "LLM calls / q"):
-        assert target in report.split("## memstrata against the targets")[1]
+        assert target in report.split("## lamina against the targets")[1]
     assert "context tokens / q" in report and "fallbacks" in report
     assert "## Prompts" in report and "Reply with" not in report.split("## Prompts")[1][:20]
     assert "Not mentioned in the conversation" in report.split("## Prompts")[1]
@@ -337,12 +337,12 @@ def test_interrupted_run_resumes_and_equals_an_uninterrupted_one(
     with pytest.raises(Crash):
         run_evaluation(settings(data, out), models(oracle_model(crash_at=9)), progress=False)
     before = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, QuestionResult)]
-    assert 6 < len(before) < 42  # memstrata's six done, the shared-answer systems cut short
+    assert 6 < len(before) < 42  # lamina's six done, the shared-answer systems cut short
     model = oracle_model()
     resumed = run_evaluation(settings(data, out), models(model), progress=False)
     assert _rows(resumed.results) == _rows(full_run.results)
     assert len(resumed.results) == 42
-    shared_calls_before = sum(1 for r in before if r.system != "memstrata")
+    shared_calls_before = sum(1 for r in before if r.system != "lamina")
     expected = SHARED_ANSWER * 6 - shared_calls_before
     assert model.count("EvalAnswer") == expected  # nothing answered twice
     assert model.count("ConstructionLines") == 0  # ingest was complete: not redone
@@ -353,7 +353,7 @@ def test_construction_is_built_once_per_key_and_reused_by_later_runs(
 ) -> None:
     shared = tmp_path / "built"
     first_model = oracle_model()
-    one = settings(data, tmp_path / "a", systems=["memstrata"], construction_dir=shared)
+    one = settings(data, tmp_path / "a", systems=["lamina"], construction_dir=shared)
     first = run_evaluation(one, models(first_model), progress=False, plots=False)
     assert first_model.count("ConstructionLines") > 0
     # other questions and systems, another output folder: the built memory is reused
@@ -361,19 +361,19 @@ def test_construction_is_built_once_per_key_and_reused_by_later_runs(
     two = settings(
         data,
         tmp_path / "b",
-        systems=["memstrata", "flat"],
+        systems=["lamina", "flat"],
         questions=2,
         construction_dir=shared,
     )
     second = run_evaluation(two, models(later_model), progress=False, plots=False)
     assert later_model.count("ConstructionLines") == 0
-    reused = [i for i in second.ingests if i.stage == "memstrata-session"]
+    reused = [i for i in second.ingests if i.stage == "lamina-session"]
     assert [i.key for i in reused] == [i.key for i in first.ingests]  # costs still reported
-    assert {i.cache_key for i in reused} == {first.meta["construction"]["memstrata-session"]}
+    assert {i.cache_key for i in reused} == {first.meta["construction"]["lamina-session"]}
     # another batch size builds other memory: a new key, built again
     third_model = oracle_model()
     three = settings(
-        data, tmp_path / "c", systems=["memstrata"], batch_size=8, construction_dir=shared
+        data, tmp_path / "c", systems=["lamina"], batch_size=8, construction_dir=shared
     )
     third = run_evaluation(three, models(third_model), progress=False, plots=False)
     assert third_model.count("ConstructionLines") > 0
@@ -416,10 +416,10 @@ def test_interrupted_ingest_resumes_without_redoing_finished_batches(
     out = tmp_path / "ingest"
     crashing = oracle_model()
     crashing.script("ConstructionLines", "T|x\nS|x", Crash())
-    one = settings(data, out, systems=["memstrata"], judge=False)
+    one = settings(data, out, systems=["lamina"], judge=False)
     with pytest.raises(Crash):
         run_evaluation(one, models(crashing), progress=False)
-    (built,) = (tmp_path / "construction").glob("memstrata-session-*/ingest.jsonl")
+    (built,) = (tmp_path / "construction").glob("lamina-session-*/ingest.jsonl")
     finished = Journal(built).read()  # the construction store keeps its own batch journal
     assert finished and len(finished) < 6  # 3 sessions x 2 batches of 4 turns
     model = oracle_model()
@@ -498,7 +498,7 @@ def test_cli_runs_with_injected_models_and_rerenders_the_report(
     assert run_eval(args, models=models(oracle_model())) == 0
     assert "12 answers scored" in capsys.readouterr().out
     report = (out / "report.md").read_text()
-    assert "memstrata eval --context-window 4000 --data" in report
+    assert "lamina eval --context-window 4000 --data" in report
     assert "full-context" in report and "flat" in report
     notes = tmp_path / "notes.md"
     notes.write_text("Hand-written analysis.")
@@ -544,19 +544,19 @@ def test_cli_rejects_bad_settings(data: Path, tmp_path: Path) -> None:
 
 
 def test_the_construction_key_ignores_the_serving_window(data: Path, tmp_path: Path) -> None:
-    from memstrata.evaluation.harness import open_caches
+    from lamina.evaluation.harness import open_caches
 
-    one = settings(data, tmp_path / "o", systems=["memstrata"], construction_dir=tmp_path / "b")
+    one = settings(data, tmp_path / "o", systems=["lamina"], construction_dir=tmp_path / "b")
     keys = []
     for name in ("local qwen (llama.cpp, n_ctx 8192)", "local qwen (llama.cpp, n_ctx 32768)"):
         model = EvalModels(chat_model=oracle_model(), embeddings=FakeEmbeddings(), model_name=name)
-        keys.append(open_caches(one, model)["memstrata-session"].key)
+        keys.append(open_caches(one, model)["lamina-session"].key)
     other = EvalModels(chat_model=oracle_model(), embeddings=FakeEmbeddings(), model_name="gpt")
-    assert keys[0] == keys[1] != open_caches(one, other)["memstrata-session"].key
+    assert keys[0] == keys[1] != open_caches(one, other)["lamina-session"].key
 
 
 def test_a_resume_may_add_systems_and_keeps_the_answers_it_has(data: Path, tmp_path: Path) -> None:
-    """Systems are not part of a run's identity: baselines first, memstrata later."""
+    """Systems are not part of a run's identity: baselines first, lamina later."""
     out = tmp_path / "staged"
     first = settings(data, out, systems=["flat"], judge=False)
     run_evaluation(first, models(oracle_model()), progress=False, plots=False)
@@ -573,7 +573,7 @@ def test_redo_answers_one_system_again_and_keeps_the_others(data: Path, tmp_path
     two = settings(data, out, systems=["flat", "oracle"], judge=False)
     run_evaluation(two, models(oracle_model()), progress=False, plots=False)
     with pytest.raises(InvalidInputError, match="--redo names systems"):
-        run_evaluation(two, models(oracle_model()), redo=["memstrata"], progress=False)
+        run_evaluation(two, models(oracle_model()), redo=["lamina"], progress=False)
     model = oracle_model()
     again = run_evaluation(two, models(model), redo=["flat"], progress=False, plots=False)
     assert model.count("EvalAnswer") == 6  # flat's six again, not the oracle's
@@ -598,7 +598,7 @@ def test_redo_failed_asks_again_only_where_the_answer_step_failed(
     lines[failed] = lines[failed].replace('"notes":[]', '"notes":["answer step failed"]')
     journal.write_text("\n".join(lines) + "\n")
     with pytest.raises(InvalidInputError, match="--redo names systems"):
-        run_evaluation(two, models(oracle_model()), redo_failed=["memstrata"], progress=False)
+        run_evaluation(two, models(oracle_model()), redo_failed=["lamina"], progress=False)
     model = oracle_model()
     again = run_evaluation(two, models(model), redo_failed=["flat"], progress=False, plots=False)
     assert model.count("EvalAnswer") == 1  # the failed one, nothing else
@@ -705,10 +705,10 @@ def test_the_code_version_follows_the_answering_code_only(tmp_path: Path) -> Non
     assert code_version(package) != base
 
 
-def test_recall_options_reach_memstrata_and_are_recorded(data: Path, tmp_path: Path) -> None:
+def test_recall_options_reach_lamina_and_are_recorded(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "options"
     args = _cli(
-        ["--data", str(data), "--systems", "memstrata", "--out", str(out), "--no-judge"]
+        ["--data", str(data), "--systems", "lamina", "--out", str(out), "--no-judge"]
         + ["--recall-option", "judge_order=verdict_first"]
         + ["--recall-option", "rewrite_with_llm=true", "--no-progress", "--no-plots"]
     )
@@ -785,17 +785,17 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
     assert every == construction | RECALL_FIELDS
 
 
-def test_redo_of_memstrata_covers_each_policy_when_several_run(data: Path, tmp_path: Path) -> None:
+def test_redo_of_lamina_covers_each_policy_when_several_run(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "policies"
     two = settings(
-        data, out, systems=["memstrata"], policies=["session", "eager"], judge=False, questions=1
+        data, out, systems=["lamina"], policies=["session", "eager"], judge=False, questions=1
     )
     first = run_evaluation(two, models(oracle_model()), progress=False, plots=False)
-    assert {r.system for r in first.results} == {"memstrata@session", "memstrata@eager"}
+    assert {r.system for r in first.results} == {"lamina@session", "lamina@eager"}
     model = oracle_model()
-    again = run_evaluation(two, models(model), redo=["memstrata"], progress=False, plots=False)
+    again = run_evaluation(two, models(model), redo=["lamina"], progress=False, plots=False)
     redone = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, Redo)]
-    assert redone[-1].systems == ["memstrata@eager", "memstrata@session"]
+    assert redone[-1].systems == ["lamina@eager", "lamina@session"]
     assert len(again.results) == len(first.results)  # every answer made again, none twice
     assert model.count("DraftFirst") >= len(first.results)
 
@@ -819,7 +819,7 @@ def lazy_models(model: SchemaChatModel, start: StartRecorder) -> EvalModels:
 def test_the_chat_model_starts_before_its_first_call_and_not_when_nothing_is_left(
     data: Path, tmp_path: Path
 ) -> None:
-    small = settings(data, tmp_path / "small", systems=["memstrata", "flat"], questions=2)
+    small = settings(data, tmp_path / "small", systems=["lamina", "flat"], questions=2)
     model = oracle_model()
     start = StartRecorder(model)
     first = run_evaluation(small, lazy_models(model, start), progress=False, plots=False)
@@ -836,9 +836,9 @@ def test_the_chat_model_starts_before_its_first_call_and_not_when_nothing_is_lef
         assert _rows(again.results) == _rows(first.results)
     model = oracle_model()
     start = StartRecorder(model)
-    args = _cli(  # the same through the command line: memstrata eval --interim
+    args = _cli(  # the same through the command line: lamina eval --interim
         ["--data", str(data), "--out", str(tmp_path / "small"), "--interim", "--no-progress"]
-        + ["--systems", "memstrata", "flat", "--policy", "session", "--batch-size", "4"]
+        + ["--systems", "lamina", "flat", "--policy", "session", "--batch-size", "4"]
         + ["--top-k", "30", "--rag-k", "1", "--chunk-words", "40", "--chunk-overlap", "8"]
         + ["--context-window", "1000", "--questions", "2", "--no-plots"]
     )

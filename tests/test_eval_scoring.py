@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstrata.datasets.locomo import Conversation, Question, Turn
-from memstrata.evaluation.records import QuestionResult, costs_of, merge_costs, total
-from memstrata.evaluation.report import _settings_notes
-from memstrata.evaluation.scoring import (
+from lamina.datasets.locomo import Conversation, Question, Turn
+from lamina.evaluation.records import QuestionResult, costs_of, merge_costs, total
+from lamina.evaluation.report import _settings_notes
+from lamina.evaluation.scoring import (
     bleu1,
     evidence_recall,
     is_refusal,
@@ -18,10 +18,10 @@ from memstrata.evaluation.scoring import (
     locomo_tokens,
     word_tokens,
 )
-from memstrata.evaluation.subset import EvalQuestion, select, spread
-from memstrata.evaluation.summary import paired_difference, summarize
-from memstrata.evaluation.transcripts import WordCounter, chunks, transcript
-from memstrata.llm.structured import LLMCall
+from lamina.evaluation.subset import EvalQuestion, select, spread
+from lamina.evaluation.summary import paired_difference, summarize
+from lamina.evaluation.transcripts import WordCounter, chunks, transcript
+from lamina.llm.structured import LLMCall
 
 
 @pytest.mark.parametrize(
@@ -196,9 +196,9 @@ def test_balanced_pick_shares_the_questions_between_categories() -> None:
 
 
 def test_judge_labels_with_mem0_semantics() -> None:
-    from memstrata.evaluation.judge import Judge
-    from memstrata.llm.structured import StructuredCaller
-    from memstrata.testing import ScriptedChatModel
+    from lamina.evaluation.judge import Judge
+    from lamina.llm.structured import StructuredCaller
+    from lamina.testing import ScriptedChatModel
 
     model = ScriptedChatModel().enqueue(
         '{"reason": "same dog", "label": "correct"}',
@@ -227,17 +227,17 @@ def test_the_paired_difference_covers_only_the_questions_both_systems_answered()
             raw_answer="a", refused=False, locomo_f1=f1,
         )  # fmt: skip
 
-    ours = [answer("memstrata", f"q{i}", 1.0) for i in range(4)]
-    ours.append(answer("memstrata", "q9", 0.0, category=5))  # category 5: not in the F1
+    ours = [answer("lamina", f"q{i}", 1.0) for i in range(4)]
+    ours.append(answer("lamina", "q9", 0.0, category=5))  # category 5: not in the F1
     theirs = [answer("flat", f"q{i}", 0.5) for i in range(3)]  # q3 unanswered: left out
-    diff = paired_difference(ours + theirs, "memstrata", "flat")
+    diff = paired_difference(ours + theirs, "lamina", "flat")
     assert diff == {"mean": 0.5, "ci95_low": 0.5, "ci95_high": 0.5, "n": 3}
-    assert paired_difference(ours, "memstrata", "flat") is None
+    assert paired_difference(ours, "lamina", "flat") is None
     mixed = [answer("flat", "q0", 1.0), answer("flat", "q1", 0.0), answer("flat", "q2", 1.0)]
-    spread_out = paired_difference(ours + mixed, "memstrata", "flat")
+    spread_out = paired_difference(ours + mixed, "lamina", "flat")
     assert spread_out is not None and spread_out["ci95_low"] < spread_out["mean"] < 0.5
-    summary = summarize(ours + theirs, [], ["memstrata", "flat"], paired=["memstrata"])
-    assert summary["paired_f1"] == {"memstrata": {"flat": diff}}
+    summary = summarize(ours + theirs, [], ["lamina", "flat"], paired=["lamina"])
+    assert summary["paired_f1"] == {"lamina": {"flat": diff}}
 
 
 def test_the_report_describes_the_context_order_the_run_used() -> None:

@@ -13,9 +13,9 @@ import pytest
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 
-from memstrata import Memory, MemoryConfig
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
+from lamina import Memory, MemoryConfig
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "memory_agent.py"
 
@@ -117,7 +117,7 @@ def test_chat_model_comes_from_the_environment(example: ModuleType) -> None:
 def test_main_builds_its_own_memory_from_the_environment(
     example: ModuleType, tmp_path: Path
 ) -> None:
-    env = {"MEMSTRATA_CHROMA_MODE": "ephemeral", "MEMSTRATA_DATA_DIR": str(tmp_path)}
+    env = {"LAMINA_CHROMA_MODE": "ephemeral", "LAMINA_DATA_DIR": str(tmp_path)}
     out = io.StringIO()
     assert example.main([], env=env, stdin=io.StringIO(""), stdout=out) == 0
     assert out.getvalue() == ""

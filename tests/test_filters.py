@@ -2,9 +2,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memstrata.errors import InvalidInputError, InvalidTypeError, NamespaceError
-from memstrata.stores.filters import OCCURRED_TS, SearchFilter, TimeWindow
-from memstrata.stores.records import Granularity
+from lamina.errors import InvalidInputError, InvalidTypeError, NamespaceError
+from lamina.stores.filters import OCCURRED_TS, SearchFilter, TimeWindow
+from lamina.stores.records import Granularity
 
 T = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory
-from memstrata.errors import InvalidInputError, InvalidTypeError
-from memstrata.memory.forget import forget, normalise
-from memstrata.stores import (
+from lamina import Memory
+from lamina.errors import InvalidInputError, InvalidTypeError
+from lamina.memory.forget import forget, normalise
+from lamina.stores import (
     AuditEntry,
     ChromaMemoryStore,
     EpisodeRecord,
@@ -27,7 +27,7 @@ from memstrata.stores import (
     RawTurn,
     SceneRecord,
 )
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
 OTHER = "user:bob"

@@ -1,7 +1,7 @@
 import pytest
 
-from memstrata.errors import InvalidInputError
-from memstrata.stores.fusion import FusionConfig, reciprocal_rank_fusion
+from lamina.errors import InvalidInputError
+from lamina.stores.fusion import FusionConfig, reciprocal_rank_fusion
 
 
 def test_rrf_sums_reciprocal_ranks() -> None:

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from memstrata.agents.refinement import fact_id
-from memstrata.core.context import MemoryContext
-from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, SceneRecord
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina.agents.refinement import fact_id
+from lamina.core.context import MemoryContext
+from lamina.graphs.ingest import build_ingest_graph
+from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, SceneRecord
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -147,7 +147,7 @@ def test_explicit_turn_indexes_give_stable_ids(store, model) -> None:  # type: i
 
 
 def test_bad_turns_are_rejected_before_anything_is_stored(store, model) -> None:  # type: ignore[no-untyped-def]
-    from memstrata.errors import InvalidInputError
+    from lamina.errors import InvalidInputError
 
     naive = {**turn("x", 0), "occurred_at": datetime(2024, 3, 1)}
     with pytest.raises(InvalidInputError, match="turn #1"):
@@ -315,7 +315,7 @@ def test_refined_facts_are_deduplicated(store, model) -> None:  # type: ignore[n
                 namespace=NS,
                 text="Alice bakes bread",
                 occurred_at=T0,
-                id=__import__("memstrata.agents.refinement", fromlist=["x"]).fact_id(
+                id=__import__("lamina.agents.refinement", fromlist=["x"]).fact_id(
                     NS, "Alice bakes bread"
                 ),
             )
@@ -493,7 +493,7 @@ def test_namespaces_do_not_mix_during_consolidation(store, model) -> None:  # ty
 def test_graph_topology_snapshot(store, model, graph_edges) -> None:  # type: ignore[no-untyped-def]
     from langgraph.graph import END
 
-    from memstrata.core.nodes import FINISH
+    from lamina.core.nodes import FINISH
 
     assert FINISH == END
     assert graph_edges(build_ingest_graph(chat_model=model, store=store)) == [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn, journal_format
-from memstrata.stores import journal as journal_module
-from memstrata.testing import FakeEmbeddings, alternating_turn
+from lamina.stores import ChromaMemoryStore, Granularity, RawTurn, journal_format
+from lamina.stores import journal as journal_module
+from lamina.testing import FakeEmbeddings, alternating_turn
 
 NS, OTHER = "user:alice", "user:bob"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""MemstrataStore against LangGraph's own store semantics.
+"""LaminaStore against LangGraph's own store semantics.
 
 Each test names, in its docstring, the behaviour of LangGraph's store tests
 (``libs/checkpoint/tests/test_store.py`` for ``InMemoryStore``) or of
@@ -30,16 +30,16 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memstrata import Memory, MemoryConfig
-from memstrata.errors import (
+from lamina import Memory, MemoryConfig
+from lamina.errors import (
     InvalidInputError,
     InvalidTypeError,
-    MemstrataError,
+    LaminaError,
     NamespaceError,
 )
-from memstrata.integrations.langgraph_store import MemstrataStore
-from memstrata.stores import ChromaMemoryStore, IndexTextPolicy
-from memstrata.testing import CountingStore, SchemaChatModel
+from lamina.integrations.langgraph_store import LaminaStore
+from lamina.stores import ChromaMemoryStore, IndexTextPolicy
+from lamina.testing import CountingStore, SchemaChatModel
 
 MODES = ["hybrid", "dense"]
 
@@ -105,29 +105,29 @@ def plain(embeddings: CharacterEmbeddings) -> ChromaMemoryStore:
 
 
 @pytest.fixture
-def store(backend: ChromaMemoryStore) -> MemstrataStore:
-    return MemstrataStore(backend)
+def store(backend: ChromaMemoryStore) -> LaminaStore:
+    return LaminaStore(backend)
 
 
 @pytest.fixture(params=MODES)
-def vstore(request: pytest.FixtureRequest, backend: ChromaMemoryStore) -> MemstrataStore:
+def vstore(request: pytest.FixtureRequest, backend: ChromaMemoryStore) -> LaminaStore:
     """A store with LangGraph's index config, in each search mode."""
     index = {"dims": backend.embeddings.dims, "embed": backend.embeddings}  # type: ignore[attr-defined]
-    return MemstrataStore(backend, index=index, search_mode=request.param)  # type: ignore[arg-type]
+    return LaminaStore(backend, index=index, search_mode=request.param)  # type: ignore[arg-type]
 
 
 @pytest.fixture
-def dense(backend: ChromaMemoryStore) -> MemstrataStore:
-    return MemstrataStore(backend, search_mode="dense")
+def dense(backend: ChromaMemoryStore) -> LaminaStore:
+    return LaminaStore(backend, search_mode="dense")
 
 
-def _put_all(store: MemstrataStore, namespaces: list[tuple[str, ...]]) -> None:
+def _put_all(store: LaminaStore, namespaces: list[tuple[str, ...]]) -> None:
     for i, ns in enumerate(namespaces):
         store.put(ns, f"id_{i}", {"data": f"value_{i:02d}"})
 
 
 # --------------------------------------------------------------- list_namespaces
-def test_list_namespaces_basic(store: MemstrataStore) -> None:
+def test_list_namespaces_basic(store: LaminaStore) -> None:
     """Mirrors test_list_namespaces_basic: prefix, suffix, both, max_depth, limit,
     offset, '*' wildcards in prefix and suffix, a missing prefix, an exact namespace."""
     _put_all(
@@ -175,7 +175,7 @@ def test_list_namespaces_basic(store: MemstrataStore) -> None:
     assert store.list_namespaces(prefix=("users", "123")) == [("users", "123")]
 
 
-def test_list_namespaces_with_wildcards(store: MemstrataStore) -> None:
+def test_list_namespaces_with_wildcards(store: LaminaStore) -> None:
     """Mirrors test_list_namespaces_with_wildcards: '*' matches any one label; a prefix
     and a suffix that no namespace satisfies together list nothing."""
     _put_all(
@@ -202,7 +202,7 @@ def test_list_namespaces_with_wildcards(store: MemstrataStore) -> None:
     ]
 
 
-def test_list_namespaces_pagination(store: MemstrataStore) -> None:
+def test_list_namespaces_pagination(store: LaminaStore) -> None:
     """Mirrors test_list_namespaces_pagination: sorted pages by limit and offset."""
     _put_all(store, [("namespace", f"sub_{i:02d}") for i in range(20)])
     for offset in (0, 5, 15):
@@ -210,7 +210,7 @@ def test_list_namespaces_pagination(store: MemstrataStore) -> None:
         assert page == [("namespace", f"sub_{i:02d}") for i in range(offset, offset + 5)]
 
 
-def test_list_namespaces_max_depth(store: MemstrataStore) -> None:
+def test_list_namespaces_max_depth(store: LaminaStore) -> None:
     """Mirrors test_list_namespaces_max_depth: namespaces cut to max_depth, deduplicated."""
     _put_all(
         store,
@@ -225,19 +225,19 @@ def test_list_namespaces_max_depth(store: MemstrataStore) -> None:
     assert store.list_namespaces(max_depth=2) == [("a", "b"), ("a", "g"), ("h", "i")]
 
 
-def test_list_namespaces_no_conditions(store: MemstrataStore) -> None:
+def test_list_namespaces_no_conditions(store: LaminaStore) -> None:
     """Mirrors test_list_namespaces_no_conditions: every namespace that holds items."""
     namespaces = [("a", "b"), ("c", "d"), ("e", "f", "g")]
     _put_all(store, namespaces)
     assert store.list_namespaces() == namespaces
 
 
-def test_list_namespaces_empty_store(store: MemstrataStore) -> None:
+def test_list_namespaces_empty_store(store: LaminaStore) -> None:
     """Mirrors test_list_namespaces_empty_store: an empty store lists nothing."""
     assert store.list_namespaces() == []
 
 
-def test_list_namespaces_forgets_emptied_namespace(store: MemstrataStore) -> None:
+def test_list_namespaces_forgets_emptied_namespace(store: LaminaStore) -> None:
     """Mirrors the database stores (sqlite, postgres): a namespace is listed while it
     holds items. InMemoryStore keeps listing a namespace after its last delete (and
     after a get on a missing one), an artefact of its defaultdict; not mirrored."""
@@ -250,7 +250,7 @@ def test_list_namespaces_forgets_emptied_namespace(store: MemstrataStore) -> Non
     assert store.list_namespaces() == []
 
 
-def test_list_namespaces_op_in_batch(store: MemstrataStore) -> None:
+def test_list_namespaces_op_in_batch(store: LaminaStore) -> None:
     """Mirrors ListNamespacesOp through batch: match conditions are ANDed."""
     _put_all(store, [("docs", "v1", "draft"), ("docs", "v2", "final"), ("img", "v1", "draft")])
     op = ListNamespacesOp(
@@ -263,7 +263,7 @@ def test_list_namespaces_op_in_batch(store: MemstrataStore) -> None:
 
 
 # ------------------------------------------------------------------ namespaces
-def test_cannot_put_empty_namespace(store: MemstrataStore) -> None:
+def test_cannot_put_empty_namespace(store: LaminaStore) -> None:
     """Mirrors test_cannot_put_empty_namespace: put/aput reject (), a label with '.', an
     empty label and the root label 'langgraph'; 'langgraph' deeper in the tuple works for
     put/get/search/delete; through batch, a 'langgraph' root is accepted."""
@@ -301,9 +301,9 @@ def test_cannot_put_empty_namespace(store: MemstrataStore) -> None:
     assert store.search(("langgraph", "foo"))[0].value == doc
 
 
-def test_namespace_errors_are_memstrata_and_langgraph_errors(store: MemstrataStore) -> None:
+def test_namespace_errors_are_lamina_and_langgraph_errors(store: LaminaStore) -> None:
     """Mirrors validate_op_namespace: batch ops with an empty, dotted or NUL label are
-    rejected before anything runs; the error is LangGraph's and memstrata's."""
+    rejected before anything runs; the error is LangGraph's and lamina's."""
     for op in (
         GetOp(("a", ""), "k"),
         SearchOp(("a.b",)),
@@ -320,7 +320,7 @@ def test_namespace_errors_are_memstrata_and_langgraph_errors(store: MemstrataSto
 
 
 # ------------------------------------------------------- batch and basic semantics
-def test_batch_dedupes_puts_last_write_wins(store: MemstrataStore) -> None:
+def test_batch_dedupes_puts_last_write_wins(store: LaminaStore) -> None:
     """Mirrors test_async_batch_store_deduplication's store semantics: puts to one key in
     a batch collapse to the last; gets of one key agree; a filter search finds the value."""
     store.batch(
@@ -348,7 +348,7 @@ def test_batch_dedupes_puts_last_write_wins(store: MemstrataStore) -> None:
     assert [i.value for i in first] == [{"value": 2}] == [i.value for i in second]
 
 
-def test_batch_reads_see_state_before_its_writes(store: MemstrataStore) -> None:
+def test_batch_reads_see_state_before_its_writes(store: LaminaStore) -> None:
     """Mirrors InMemoryStore.batch: Get/Search/List ops are answered before the batch's
     puts are applied; results come back in op order, None for a put."""
     store.put(("ns",), "k", {"v": "old"})
@@ -369,7 +369,7 @@ def test_batch_reads_see_state_before_its_writes(store: MemstrataStore) -> None:
     assert store.list_namespaces() == [("ns",), ("other",)]
 
 
-def test_get_put_delete_roundtrip(store: MemstrataStore) -> None:
+def test_get_put_delete_roundtrip(store: LaminaStore) -> None:
     """Mirrors Item semantics: a put stores the value verbatim (nested, non-ASCII, key
     order kept), a re-put replaces it and moves updated_at; a missing key gets None; a
     value of None deletes. created_at is kept on update, as in LangGraph's sqlite and
@@ -393,7 +393,7 @@ def test_get_put_delete_roundtrip(store: MemstrataStore) -> None:
     store.delete(("users", "alice"), "prefs")  # deleting a missing key is a no-op
 
 
-def test_keys_with_any_characters(store: MemstrataStore) -> None:
+def test_keys_with_any_characters(store: LaminaStore) -> None:
     """Mirrors LangGraph keys being any string: separators, pipes, spaces, empty."""
     keys = ["a|b", "with space", "", "x/y.z", "ключ"]
     for n, key in enumerate(keys):
@@ -402,7 +402,7 @@ def test_keys_with_any_characters(store: MemstrataStore) -> None:
     assert sorted(i.key for i in store.search(("k",))) == sorted(keys)
 
 
-def test_ttl_not_supported(store: MemstrataStore) -> None:
+def test_ttl_not_supported(store: LaminaStore) -> None:
     """Mirrors BaseStore.put on a store without TTL support (InMemoryStore): a ttl is
     refused with NotImplementedError; ttl=None is fine."""
     assert store.supports_ttl is False
@@ -414,7 +414,7 @@ def test_ttl_not_supported(store: MemstrataStore) -> None:
     assert store.get(("t",), "k") is not None
 
 
-def test_unknown_op_rejected(store: MemstrataStore) -> None:
+def test_unknown_op_rejected(store: LaminaStore) -> None:
     """Mirrors InMemoryStore.batch raising ValueError for an unknown operation type."""
     with pytest.raises(ValueError, match="unknown store operation"):
         store.batch([("not", "an", "op")])  # type: ignore[list-item]
@@ -431,7 +431,7 @@ _AUTO = [
 ]
 
 
-def test_vector_store_initialization(vstore: MemstrataStore) -> None:
+def test_vector_store_initialization(vstore: LaminaStore) -> None:
     """Mirrors test_vector_store_initialization: the index config is kept on the store."""
     assert vstore.index_config is not None
     assert vstore.index_config["dims"] == 256
@@ -439,7 +439,7 @@ def test_vector_store_initialization(vstore: MemstrataStore) -> None:
     assert vstore.index_config["fields"] == ["$"]
 
 
-def test_vector_insert_with_auto_embedding(vstore: MemstrataStore) -> None:
+def test_vector_insert_with_auto_embedding(vstore: LaminaStore) -> None:
     """Mirrors test_vector_insert_with_auto_embedding: puts are embedded on write and a
     query search ranks every item, whatever field holds the text."""
     for key, value in _AUTO:
@@ -450,7 +450,7 @@ def test_vector_insert_with_auto_embedding(vstore: MemstrataStore) -> None:
     assert len(keys) == 6 and all(r.score is not None for r in results)
 
 
-def test_async_vector_insert_with_auto_embedding(vstore: MemstrataStore) -> None:
+def test_async_vector_insert_with_auto_embedding(vstore: LaminaStore) -> None:
     """Mirrors test_async_vector_insert_with_auto_embedding (aput/asearch)."""
 
     async def scenario() -> list[str]:
@@ -462,7 +462,7 @@ def test_async_vector_insert_with_auto_embedding(vstore: MemstrataStore) -> None
     assert {"doc2", "doc3"} <= set(keys)
 
 
-def _update_scenario(store: MemstrataStore) -> None:
+def _update_scenario(store: LaminaStore) -> None:
     store.put(("test",), "doc1", {"text": "zany zebra Xerxes"})
     store.put(("test",), "doc2", {"text": "something about dogs"})
     store.put(("test",), "doc3", {"text": "text about birds"})
@@ -481,17 +481,17 @@ def _update_scenario(store: MemstrataStore) -> None:
     assert len(limited) == 3 and not any(r.key == "doc4" for r in limited)
 
 
-def test_vector_update_with_embedding(vstore: MemstrataStore) -> None:
+def test_vector_update_with_embedding(vstore: LaminaStore) -> None:
     """Mirrors test_vector_update_with_embedding: a re-put replaces the item's vector (its
     old text scores lower, its new text higher); an index=False item is not ranked."""
     _update_scenario(vstore)
 
 
-def test_async_vector_update_with_embedding(vstore: MemstrataStore) -> None:
+def test_async_vector_update_with_embedding(vstore: LaminaStore) -> None:
     """Mirrors test_async_vector_update_with_embedding (the same through abatch)."""
 
     class AsyncOnly:
-        def __init__(self, store: MemstrataStore) -> None:
+        def __init__(self, store: LaminaStore) -> None:
             self.store = store
 
         def put(self, *args: Any, **kwargs: Any) -> None:
@@ -511,7 +511,7 @@ _COLOURED = [
 ]
 
 
-def test_vector_search_with_filters(vstore: MemstrataStore) -> None:
+def test_vector_search_with_filters(vstore: LaminaStore) -> None:
     """Mirrors test_vector_search_with_filters: a query ranks within the items a filter
     keeps (equality, $gt, $gte, several conditions ANDed)."""
     for key, value in _COLOURED:
@@ -528,7 +528,7 @@ def test_vector_search_with_filters(vstore: MemstrataStore) -> None:
     assert [r.key for r in results] == ["doc3"]
 
 
-def test_async_vector_search_with_filters(vstore: MemstrataStore) -> None:
+def test_async_vector_search_with_filters(vstore: LaminaStore) -> None:
     """Mirrors test_async_vector_search_with_filters (asearch)."""
 
     async def scenario() -> list[list[str]]:
@@ -551,7 +551,7 @@ def test_async_vector_search_with_filters(vstore: MemstrataStore) -> None:
     assert green == ["doc3"]
 
 
-def test_async_batched_vector_search_concurrent(vstore: MemstrataStore) -> None:
+def test_async_batched_vector_search_concurrent(vstore: LaminaStore) -> None:
     """Mirrors test_async_batched_vector_search_concurrent: concurrent aput/adelete/aput
     of 50 items, then concurrent filtered searches, each result honouring its filter."""
     colors = ["red", "blue", "green", "yellow", "purple"]
@@ -596,7 +596,7 @@ def test_async_batched_vector_search_concurrent(vstore: MemstrataStore) -> None:
                     assert result.value[field] == condition
 
 
-def test_vector_search_pagination(vstore: MemstrataStore) -> None:
+def test_vector_search_pagination(vstore: LaminaStore) -> None:
     """Mirrors test_vector_search_pagination: limit/offset page through the ranking."""
     for i in range(5):
         vstore.put(("test",), f"doc{i}", {"text": f"test document number {i}"})
@@ -609,7 +609,7 @@ def test_vector_search_pagination(vstore: MemstrataStore) -> None:
     assert [r.key for r in everything][:4] == [r.key for r in page1 + page2]
 
 
-def test_async_vector_search_pagination(vstore: MemstrataStore) -> None:
+def test_async_vector_search_pagination(vstore: LaminaStore) -> None:
     """Mirrors test_async_vector_search_pagination (asearch)."""
 
     async def scenario() -> tuple[list[str], list[str], int]:
@@ -627,9 +627,9 @@ def test_async_vector_search_pagination(vstore: MemstrataStore) -> None:
     assert len(one) == len(two) == 2 and not set(one) & set(two) and total == 5
 
 
-def test_deep_pages_match_the_full_ranking(dense: MemstrataStore) -> None:
+def test_deep_pages_match_the_full_ranking(dense: LaminaStore) -> None:
     """Mirrors InMemoryStore ranking every item before slicing: a deep page (which makes
-    the store deepen its memstrata search) equals that slice of the full ranking, with
+    the store deepen its lamina search) equals that slice of the full ranking, with
     two vectors per item and a filter dropping half of them."""
     words = ["amber", "birch", "cedar", "dune", "ember", "fjord", "grove", "heath"]
     for n in range(40):
@@ -654,7 +654,7 @@ def test_embed_with_path(plain: ChromaMemoryStore) -> None:
     items get neighbouring, not equal, scores. The ordering checks hold in hybrid too
     (test_embed_with_path_ordering_hybrid)."""
     backend = plain
-    store = MemstrataStore(backend, index={"fields": ["key0", "key1", "key3"]}, search_mode="dense")
+    store = LaminaStore(backend, index={"fields": ["key0", "key1", "key3"]}, search_mode="dense")
     asyncio.run(store.aput(("test",), "doc1", {"key1": "xxx", "key2": "yyy", "key3": "zzz"}))
     doc2 = {"key0": "uuu", "key1": "vvv", "key2": "www", "key3": "xxx"}
     asyncio.run(store.aput(("test",), "doc2", doc2))
@@ -669,9 +669,7 @@ def test_embed_with_path(plain: ChromaMemoryStore) -> None:
     results = store.search(("test",), query="www")  # only in the unindexed key2
     assert len(results) == 2 and all(r.score < best for r in results)  # type: ignore[operator]
 
-    other = MemstrataStore(
-        backend, index={"fields": ["key17"]}, root="lg-other", search_mode="dense"
-    )
+    other = LaminaStore(backend, index={"fields": ["key17"]}, root="lg-other", search_mode="dense")
     doc3 = {"key0": "aaa", "key1": "bbb", "key2": "ccc", "key3": "ddd"}
     doc4 = {"key0": "eee", "key1": "bbb", "key2": "fff", "key3": "ggg"}
     asyncio.run(other.aput(("test",), "doc3", doc3, index=["key0", "key1"]))
@@ -694,7 +692,7 @@ def test_embed_with_path(plain: ChromaMemoryStore) -> None:
 def test_embed_with_path_ordering_hybrid(backend: ChromaMemoryStore) -> None:
     """Mirrors test_embed_with_path's orderings in hybrid mode: per-put index fields
     decide which item ranks first, and an index=False item comes last, unscored."""
-    store = MemstrataStore(backend, index={"fields": ["key17"]})
+    store = LaminaStore(backend, index={"fields": ["key17"]})
     store.put(("test",), "doc3", {"key0": "aaa", "key1": "bbb", "key2": "ccc"}, index=["key0"])
     store.put(("test",), "doc4", {"key0": "eee", "key1": "bbb", "key3": "ggg"}, index=["key3"])
     store.put(("test",), "doc5", {"key0": "hhh"}, index=False)
@@ -711,7 +709,7 @@ def test_a_query_search_reads_only_the_items_its_hits_name(
     """A search with a query reads the items its vector hits name, not the namespace,
     and still fills the page with unranked items (index=False) when too few rank."""
     counting = CountingStore(backend)
-    store = MemstrataStore(counting, search_mode=mode)  # type: ignore[arg-type]
+    store = LaminaStore(counting, search_mode=mode)  # type: ignore[arg-type]
     store.batch(
         [PutOp(("u", "m"), f"k{i}", {"text": f"note {i} about topic {i % 7}"}) for i in range(300)]
     )
@@ -726,7 +724,7 @@ def test_a_query_search_reads_only_the_items_its_hits_name(
     assert len(page) == 301 and page[-1].key == "plain" and page[-1].score is None
 
 
-def test_index_path_syntax(dense: MemstrataStore) -> None:
+def test_index_path_syntax(dense: LaminaStore) -> None:
     """Mirrors test_get_text_at_path's path syntax as index fields: nested fields,
     array wildcards and an index into an array each become search vectors."""
     value = {"info": {"title": "quantum physics"}, "items": [{"v": "gardening"}, {"v": "cooking"}]}
@@ -738,7 +736,7 @@ def test_index_path_syntax(dense: MemstrataStore) -> None:
     assert dense.search(("p",), query="baking")[0].key == "c"
 
 
-def test_non_ascii(vstore: MemstrataStore) -> None:
+def test_non_ascii(vstore: LaminaStore) -> None:
     """Mirrors test_non_ascii: Chinese, Japanese, Korean, Russian and Hindi texts each
     rank first for their own text."""
     texts = ["这是中文", "これは日本語です", "이건 한국어야", "Это русский", "यह रूसी है"]
@@ -749,7 +747,7 @@ def test_non_ascii(vstore: MemstrataStore) -> None:
 
 
 # ------------------------------------------------------------- filters and prefixes
-def test_filter_operators_without_query(store: MemstrataStore) -> None:
+def test_filter_operators_without_query(store: LaminaStore) -> None:
     """Mirrors InMemoryStore's filter semantics (_compare_values/_apply_operator):
     equality, $eq, $ne, $gt, $gte, $lt, $lte, nested-dict and list equality; without a
     query, items come in the order they were first put, unscored."""
@@ -783,7 +781,7 @@ def test_filter_operators_without_query(store: MemstrataStore) -> None:
         store.search(("f",), filter={"tag": {"$regex": "x"}})
 
 
-def test_search_namespace_prefix(store: MemstrataStore) -> None:
+def test_search_namespace_prefix(store: LaminaStore) -> None:
     """Mirrors SearchOp.namespace_prefix: () searches the whole store; a prefix covers
     every deeper namespace; a label must match whole (no partial-label match)."""
     store.put(("docs", "a"), "1", {"text": "alpha"})
@@ -799,7 +797,7 @@ def test_search_namespace_prefix(store: MemstrataStore) -> None:
     assert [(r.namespace, r.key) for r in found] == [(("docs", "a", "deep"), "2")]
 
 
-def test_namespace_isolation(store: MemstrataStore) -> None:
+def test_namespace_isolation(store: LaminaStore) -> None:
     """Namespace isolation: another namespace's items never appear in get, search (with
     or without a query, filter or prefix of the other) or list_namespaces."""
     alice, bob = ("users", "alice"), ("users", "bob")
@@ -818,24 +816,24 @@ def test_namespace_isolation(store: MemstrataStore) -> None:
     assert store.list_namespaces() == [bob]
 
 
-def test_memstrata_namespace_mapping(store: MemstrataStore, backend: ChromaMemoryStore) -> None:
-    """Namespace tuples map one-to-one onto memstrata namespaces: labels with '/', ':'
+def test_lamina_namespace_mapping(store: LaminaStore, backend: ChromaMemoryStore) -> None:
+    """Namespace tuples map one-to-one onto lamina namespaces: labels with '/', ':'
     or non-ASCII characters never collide, and the records live where the mapping says."""
     one, two = ("a/b",), ("a", "b")
     store.put(one, "k", {"v": 1})
     store.put(two, "k", {"v": 2})
-    assert store.memstrata_namespace(one) != store.memstrata_namespace(two)
-    assert store.memstrata_namespace(("user:alice", "mémoire")) == "lg/user:alice/m.c3.a9moire"
+    assert store.lamina_namespace(one) != store.lamina_namespace(two)
+    assert store.lamina_namespace(("user:alice", "mémoire")) == "lg/user:alice/m.c3.a9moire"
     assert store.get(one, "k").value == {"v": 1}  # type: ignore[union-attr]
     assert store.get(two, "k").value == {"v": 2}  # type: ignore[union-attr]
-    raw = backend.get("raw", store.memstrata_namespace(two))
+    raw = backend.get("raw", store.lamina_namespace(two))
     assert [r.text for r in raw] == ['{"v": 2}']
     with pytest.raises(InvalidNamespaceError, match="at most 256"):
         store.put(("x" * 300,), "k", {"v": 1})
 
 
 # ---------------------------------------------------------------------- bad input
-def test_non_json_value_rejected_nothing_written(store: MemstrataStore) -> None:
+def test_non_json_value_rejected_nothing_written(store: LaminaStore) -> None:
     """A value JSON cannot hold (a datetime, a set, an object, NaN, a non-string key, a
     non-dict) is refused with an error naming it, and the whole batch writes nothing."""
     bad_values: list[Any] = [
@@ -850,7 +848,7 @@ def test_non_json_value_rejected_nothing_written(store: MemstrataStore) -> None:
     for value in bad_values:
         with pytest.raises(InvalidTypeError) as caught:
             store.batch([PutOp(("ok",), "good", {"v": 1}), PutOp(("ok",), "bad", value)])
-        assert isinstance(caught.value, MemstrataError)
+        assert isinstance(caught.value, LaminaError)
         assert store.get(("ok",), "good") is None
     with pytest.raises(InvalidTypeError, match=r"value\['when'\] is a datetime"):
         store.put(("ok",), "k", {"when": datetime(2024, 1, 1, tzinfo=UTC)})
@@ -859,7 +857,7 @@ def test_non_json_value_rejected_nothing_written(store: MemstrataStore) -> None:
     assert store.list_namespaces() == []
 
 
-def test_bad_arguments_rejected(store: MemstrataStore, backend: ChromaMemoryStore) -> None:
+def test_bad_arguments_rejected(store: LaminaStore, backend: ChromaMemoryStore) -> None:
     """Bad search pages, filters, index arguments and constructor settings get fix-it
     errors before anything runs."""
     with pytest.raises(InvalidInputError, match="limit"):
@@ -873,17 +871,17 @@ def test_bad_arguments_rejected(store: MemstrataStore, backend: ChromaMemoryStor
     with pytest.raises(InvalidTypeError, match="key must be a str"):
         store.batch([PutOp(("a",), 5, {"v": 1})])  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="search_mode"):
-        MemstrataStore(backend, search_mode="fuzzy")  # type: ignore[arg-type]
+        LaminaStore(backend, search_mode="fuzzy")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="own embeddings"):
-        MemstrataStore(backend, index={"dims": 8, "embed": CharacterEmbeddings(8)})
+        LaminaStore(backend, index={"dims": 8, "embed": CharacterEmbeddings(8)})
     with pytest.raises(InvalidInputError, match="own embeddings"):
-        MemstrataStore(backend, index={"embed": "openai:text-embedding-3-small"})
+        LaminaStore(backend, index={"embed": "openai:text-embedding-3-small"})
     with pytest.raises(InvalidInputError, match="unknown index settings"):
-        MemstrataStore(backend, index={"feilds": ["text"]})  # type: ignore[typeddict-unknown-key]
+        LaminaStore(backend, index={"feilds": ["text"]})  # type: ignore[typeddict-unknown-key]
     with pytest.raises(InvalidTypeError, match="MemoryStore"):
-        MemstrataStore({"not": "a store"})  # type: ignore[arg-type]
+        LaminaStore({"not": "a store"})  # type: ignore[arg-type]
     with pytest.raises(NamespaceError):
-        MemstrataStore(backend, root="/bad root")
+        LaminaStore(backend, root="/bad root")
     assert store.list_namespaces() == []
 
 
@@ -894,8 +892,8 @@ class _State(TypedDict):
     found: list[str]
 
 
-def test_compiled_graph_get_store(store: MemstrataStore) -> None:
-    """LangGraph's store wiring: graph.compile(store=MemstrataStore(...)) hands the
+def test_compiled_graph_get_store(store: LaminaStore) -> None:
+    """LangGraph's store wiring: graph.compile(store=LaminaStore(...)) hands the
     store to nodes through get_store() and runtime.store, sync and async, each user's
     notes under their own namespace tuple."""
 
@@ -937,7 +935,7 @@ def test_compiled_graph_get_store(store: MemstrataStore) -> None:
 
 
 # ------------------------------------- behaviours of LangGraph's SQLite store tests
-def test_batch_order(store: MemstrataStore) -> None:
+def test_batch_order(store: LaminaStore) -> None:
     """Mirrors checkpoint-sqlite test_batch_order/test_batch_get_ops/test_batch_put_ops:
     mixed ops answer in op order (Item, None for a put, lists for search and list,
     None for a missing key), and a PutOp with value None deletes."""
@@ -963,7 +961,7 @@ def test_batch_order(store: MemstrataStore) -> None:
     assert store.get(("test", "foo"), "key1") is None
 
 
-def test_search_edge_cases(vstore: MemstrataStore) -> None:
+def test_search_edge_cases(vstore: LaminaStore) -> None:
     """Mirrors checkpoint-sqlite test_vector_search_edge_cases: an empty or None query
     lists, and long or punctuation-only queries still search."""
     vstore.put(("test",), "doc1", {"text": "test document"})
@@ -975,7 +973,7 @@ def test_scores_are_cosine_similarity(plain: ChromaMemoryStore) -> None:
     """Mirrors checkpoint-sqlite test_scores: in dense mode a score is the cosine
     similarity of the query and the indexed field (searching from the root ())."""
     embeddings = plain.embeddings
-    store = MemstrataStore(plain, index={"fields": ["key0"]}, search_mode="dense")
+    store = LaminaStore(plain, index={"fields": ["key0"]}, search_mode="dense")
     store.put(("test",), "doc", {"key0": "aaa"}, index=["key0", "key1"])
     for query in ("aaa", "abcd", "zzz xyz"):
         a, b = embeddings.embed_query("aaa"), embeddings.embed_query(query)
@@ -984,7 +982,7 @@ def test_scores_are_cosine_similarity(plain: ChromaMemoryStore) -> None:
         assert result.score == pytest.approx(cosine, abs=1e-3)
 
 
-def test_namespace_matching_is_literal(store: MemstrataStore) -> None:
+def test_namespace_matching_is_literal(store: LaminaStore) -> None:
     """Mirrors checkpoint-sqlite's namespace tests: prefixes stop at label boundaries
     ('foo' never matches 'foobar'), are case-sensitive, treat '*', '%', '_', '?', '['
     literally in search, tell 'alice' from 'alice\\n', and () is unconstrained."""
@@ -1025,7 +1023,7 @@ def test_namespace_matching_is_literal(store: MemstrataStore) -> None:
     assert store.list_namespaces(prefix=("users", "alice")) == [("users", "alice")]
 
 
-def test_filter_values_and_keys_are_data(store: MemstrataStore) -> None:
+def test_filter_values_and_keys_are_data(store: LaminaStore) -> None:
     """Mirrors checkpoint-sqlite's filter safety tests: injection-like values match
     literally, quotes work, inf/-inf/NaN/huge/negative numbers compare safely, booleans
     are not numbers, and keys with hyphens, leading digits or dotted nesting work."""
@@ -1067,7 +1065,7 @@ def test_filter_values_and_keys_are_data(store: MemstrataStore) -> None:
 # ----------------------------------------------------------- optional ingest route
 def test_put_with_messages_is_ingested(backend: ChromaMemoryStore) -> None:
     """With ingest=Memory(...), a put whose value holds a conversation is stored
-    verbatim and also added to memstrata's ingest graph in the same namespace (raw turns
+    verbatim and also added to lamina's ingest graph in the same namespace (raw turns
     with their speakers, then facts, per the memory's trigger policy: eager here);
     other puts make no LLM call; the LangGraph view (get/search/list) still shows only
     the items."""
@@ -1076,7 +1074,7 @@ def test_put_with_messages_is_ingested(backend: ChromaMemoryStore) -> None:
     )
     config = MemoryConfig(context={"trigger_policy": "eager"})
     with Memory(config=config, store=backend, chat_model=model) as memory:
-        store = MemstrataStore(backend, ingest=memory)
+        store = LaminaStore(backend, ingest=memory)
         thread = {
             "messages": [
                 {"role": "user", "name": "Alice", "content": "we baked bread today"},
@@ -1085,7 +1083,7 @@ def test_put_with_messages_is_ingested(backend: ChromaMemoryStore) -> None:
             "title": "baking chat",
         }
         store.put(("chats", "alice"), "thread-1", thread)
-        namespace = store.memstrata_namespace(("chats", "alice"))
+        namespace = store.lamina_namespace(("chats", "alice"))
         assert [f.text for f in backend.get("fact", namespace)] == ["Alice bakes bread"]
         turns = [r for r in backend.get("raw", namespace) if r.session_id != "langgraph-store"]
         assert [(t.speaker, t.text) for t in turns] == [
@@ -1114,22 +1112,20 @@ def test_ingest_needs_a_memory_over_the_same_store(backend: ChromaMemoryStore) -
     other = ChromaMemoryStore.ephemeral(embeddings=backend.embeddings)
     with Memory(store=other, chat_model=SchemaChatModel()) as memory:
         with pytest.raises(InvalidInputError, match="same_store"):
-            MemstrataStore(backend, ingest=memory)
+            LaminaStore(backend, ingest=memory)
     with pytest.raises(InvalidTypeError, match="ingest must be"):
-        MemstrataStore(backend, ingest="memory")  # type: ignore[arg-type]
+        LaminaStore(backend, ingest="memory")  # type: ignore[arg-type]
 
 
 @pytest.mark.integration
 def test_items_persist_across_processes(tmp_path: Path, embeddings: CharacterEmbeddings) -> None:
     """Mirrors LangGraph's persistent stores (sqlite, postgres): items, their vectors
     and the namespace listing survive reopening the store on the same disk."""
-    first = MemstrataStore(ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=embeddings))
+    first = LaminaStore(ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=embeddings))
     first.put(("users", "alice"), "tea", {"text": "green tea with jasmine"})
     first.put(("users", "bob"), "tea", {"text": "black coffee"})
     created = first.get(("users", "alice"), "tea")
-    reopened = MemstrataStore(
-        ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=embeddings)
-    )
+    reopened = LaminaStore(ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=embeddings))
     assert reopened.get(("users", "alice"), "tea") == created
     assert reopened.list_namespaces() == [("users", "alice"), ("users", "bob")]
     [hit] = reopened.search(("users", "alice"), query="jasmine tea")

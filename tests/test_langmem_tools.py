@@ -1,8 +1,8 @@
-"""LangMem's memory tools on MemstrataStore, inside LangGraph's prebuilt react agent.
+"""LangMem's memory tools on LaminaStore, inside LangGraph's prebuilt react agent.
 
-A scripted chat model (memstrata.testing.ToolCallingChatModel) issues the tool calls a
+A scripted chat model (lamina.testing.ToolCallingChatModel) issues the tool calls a
 real model would: create a memory, search for it, delete it. LangMem's tools reach the
-store through get_store(), so everything lands in memstrata, scoped per user.
+store through get_store(), so everything lands in lamina, scoped per user.
 """
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import InvalidNamespaceError
 from langmem import create_manage_memory_tool, create_search_memory_tool
 
-from memstrata.integrations.langgraph_store import MemstrataStore
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings, ToolCallingChatModel, tool_call
+from lamina.integrations.langgraph_store import LaminaStore
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings, ToolCallingChatModel, tool_call
 
 NAMESPACE = ("memories", "{langgraph_user_id}")
 
 
 @pytest.fixture
-def store() -> MemstrataStore:
-    return MemstrataStore(ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+def store() -> LaminaStore:
+    return LaminaStore(ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
 
 
-def _agent(model: ToolCallingChatModel, store: MemstrataStore) -> CompiledStateGraph:
+def _agent(model: ToolCallingChatModel, store: LaminaStore) -> CompiledStateGraph:
     from langgraph.prebuilt import create_react_agent
 
     tools = [
@@ -68,9 +68,9 @@ def _ask(agent: CompiledStateGraph, user: str, text: str) -> str:
     return str(out["messages"][-1].content)
 
 
-def test_add_search_delete_through_memstrata(store: MemstrataStore) -> None:
+def test_add_search_delete_through_lamina(store: LaminaStore) -> None:
     """manage_memory creates a memory, search_memory finds it by meaning, manage_memory
-    deletes it by id: each step reads and writes the memstrata store."""
+    deletes it by id: each step reads and writes the lamina store."""
     model = ToolCallingChatModel().enqueue(
         tool_call("manage_memory", {"content": "Alice prefers green tea", "action": "create"}),
         "Noted.",
@@ -97,7 +97,7 @@ def test_add_search_delete_through_memstrata(store: MemstrataStore) -> None:
     assert store.list_namespaces() == []
 
 
-def test_update_replaces_the_memory(store: MemstrataStore) -> None:
+def test_update_replaces_the_memory(store: LaminaStore) -> None:
     """manage_memory's update action rewrites the value under the same id."""
     model = ToolCallingChatModel().enqueue(
         tool_call("manage_memory", {"content": "Alice lives in Lyon", "action": "create"}),
@@ -119,7 +119,7 @@ def test_update_replaces_the_memory(store: MemstrataStore) -> None:
     assert after.created_at == item.created_at and after.updated_at > item.updated_at
 
 
-def test_isolated_per_user_namespace(store: MemstrataStore) -> None:
+def test_isolated_per_user_namespace(store: LaminaStore) -> None:
     """Each user's tools work in their own namespace: bob's search never returns alice's
     memory, even when it asks for it by its words, and deleting one leaves the other."""
     model = ToolCallingChatModel().enqueue(
@@ -151,7 +151,7 @@ def test_isolated_per_user_namespace(store: MemstrataStore) -> None:
     ]
 
 
-def test_async_agent(store: MemstrataStore) -> None:
+def test_async_agent(store: LaminaStore) -> None:
     """The same through ainvoke: LangMem's async tools call aput/asearch/adelete."""
     model = ToolCallingChatModel().enqueue(
         tool_call("manage_memory", {"content": "Carol plays the cello", "action": "create"}),
@@ -174,7 +174,7 @@ def test_async_agent(store: MemstrataStore) -> None:
     assert store.search(("memories", "carol")) == []
 
 
-def test_bad_namespace_writes_nothing(store: MemstrataStore) -> None:
+def test_bad_namespace_writes_nothing(store: LaminaStore) -> None:
     """A user id that makes an invalid namespace label (a '.') is refused with LangGraph's
     InvalidNamespaceError (the prebuilt ToolNode re-raises tool errors other than bad
     arguments), and nothing is written."""

@@ -18,17 +18,17 @@ import grimp
 import pytest
 from importlinter.cli import lint_imports
 
-import memstrata
-from memstrata.core import moved
+import lamina
+from lamina.core import moved
 
-PACKAGE = Path(memstrata.__file__).parent
+PACKAGE = Path(lamina.__file__).parent
 PYPROJECT = PACKAGE / "pyproject.toml"
 NOT_PACKAGE = {"tests", "benchmarks", "build", "examples", ".venv"}
 
 
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
-    return grimp.build_graph("memstrata", cache_dir=None)
+    return grimp.build_graph("lamina", cache_dir=None)
 
 
 def _package_sources() -> list[Path]:
@@ -41,14 +41,14 @@ def _package_sources() -> list[Path]:
 
 def _module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE).with_suffix("").parts
-    return ".".join(("memstrata", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+    return ".".join(("lamina", *(parts[:-1] if parts[-1] == "__init__" else parts)))
 
 
 @pytest.fixture
 def loggers_kept() -> Iterator[None]:
     """import-linter's CLI configures logging with ``disable_existing_loggers``.
 
-    Without this, every logger created before the check (memstrata's, once a test module
+    Without this, every logger created before the check (lamina's, once a test module
     imported it) stays silent for the rest of the session, and ``caplog`` sees nothing.
     """
     loggers = [
@@ -89,7 +89,7 @@ def test_imports_inside_functions_and_under_type_checking_are_counted(
     ]
     assert not top_level
     details = graph.get_import_details(
-        importer="memstrata.testing.stores", imported="memstrata.stores.chroma"
+        importer="lamina.testing.stores", imported="lamina.stores.chroma"
     )
     assert len(details) == 2  # the TYPE_CHECKING import and the one inside _fresh()
 
@@ -112,9 +112,9 @@ def _imported_modules(path: Path, tree: ast.Module) -> set[str]:
 
 
 def test_no_module_of_the_package_imports_an_old_path() -> None:
-    """Old paths are for users for one release; memstrata itself uses the new ones."""
+    """Old paths are for users for one release; lamina itself uses the new ones."""
     old_paths = set(moved.MOVED_MODULES) | set(moved.SPLIT_MODULES)
-    assert "memstrata.graphs.state" in old_paths
+    assert "lamina.graphs.state" in old_paths
     users = set()
     for path in _package_sources():
         tree = ast.parse(path.read_text(encoding="utf-8"))

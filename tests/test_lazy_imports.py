@@ -1,6 +1,6 @@
-"""``import memstrata`` stays light: the heavy libraries load on first use of a name.
+"""``import lamina`` stays light: the heavy libraries load on first use of a name.
 
-Issue 17 sets ``import memstrata`` at 0.5 s or less; ``benchmarks/import_time.py`` measures
+Issue 17 sets ``import lamina`` at 0.5 s or less; ``benchmarks/import_time.py`` measures
 it. These tests check the cause, never a time (the machine is noisy): a bare import loads
 none of the libraries below, and every public name still resolves to the object its
 module defines, the one the ``TYPE_CHECKING`` imports show to type checkers.
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-import memstrata
-import memstrata.stores
+import lamina
+import lamina.stores
 
 HEAVY = (
     "chromadb",
@@ -40,7 +40,7 @@ HEAVY = (
 """Top-level packages that each take 0.1 s or more to import (tokenizers: its native
 library), measured with ``python -X importtime -c "import <name>"``."""
 
-PACKAGE = Path(memstrata.__file__).parent
+PACKAGE = Path(lamina.__file__).parent
 
 
 def _heavy_after(code: str) -> list[str]:
@@ -58,21 +58,21 @@ def _heavy_after(code: str) -> list[str]:
 
 
 def test_a_bare_import_loads_no_heavy_library() -> None:
-    assert _heavy_after("import memstrata") == []
+    assert _heavy_after("import lamina") == []
 
 
 def test_the_errors_and_the_store_face_load_no_heavy_library() -> None:
-    code = "import memstrata.stores\nfrom memstrata import MemstrataError\nimport memstrata.errors"
+    code = "import lamina.stores\nfrom lamina import LaminaError\nimport lamina.errors"
     assert _heavy_after(code) == []
 
 
 def test_a_record_model_needs_pydantic_only() -> None:
-    heavy = _heavy_after("from memstrata.stores import RawTurn")
+    heavy = _heavy_after("from lamina.stores import RawTurn")
     assert {m.split(".")[0] for m in heavy} == {"pydantic"}
 
 
 def test_the_chroma_store_loads_chromadb_on_first_use() -> None:
-    heavy = _heavy_after("import memstrata\nmemstrata.ChromaMemoryStore")
+    heavy = _heavy_after("import lamina\nlamina.ChromaMemoryStore")
     assert "chromadb" in heavy
 
 
@@ -90,13 +90,13 @@ def _type_checking_imports(package: str) -> dict[str, str]:
     return homes
 
 
-@pytest.mark.parametrize("package", ["memstrata", "memstrata.stores"])
+@pytest.mark.parametrize("package", ["lamina", "lamina.stores"])
 def test_each_public_name_is_the_object_its_module_defines(package: str) -> None:
     """What mypy and IDEs see (the TYPE_CHECKING imports) is what the package hands out."""
     face = import_module(package)
     homes = _type_checking_imports(package)
     eager = {name for name in face.__all__ if name not in homes}
-    assert eager <= {"MemstrataError"}, f"{package}: imported eagerly or without a type: {eager}"
+    assert eager <= {"LaminaError"}, f"{package}: imported eagerly or without a type: {eager}"
     for name, home in homes.items():
         assert name in face.__all__, f"{package}.{name} is imported for type checks only"
         assert getattr(face, name) is getattr(import_module(home), name), f"{package}.{name}"
@@ -104,12 +104,12 @@ def test_each_public_name_is_the_object_its_module_defines(package: str) -> None
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
-    with pytest.raises(AttributeError, match="module 'memstrata' has no attribute 'Nothing'"):
-        memstrata.Nothing  # noqa: B018
-    assert not hasattr(memstrata.stores, "nothing_here")
+    with pytest.raises(AttributeError, match="module 'lamina' has no attribute 'Nothing'"):
+        lamina.Nothing  # noqa: B018
+    assert not hasattr(lamina.stores, "nothing_here")
 
 
 def test_a_submodule_still_imports_from_the_lazy_face() -> None:
-    from memstrata.stores import chroma
+    from lamina.stores import chroma
 
-    assert chroma.ChromaMemoryStore is memstrata.stores.ChromaMemoryStore
+    assert chroma.ChromaMemoryStore is lamina.stores.ChromaMemoryStore

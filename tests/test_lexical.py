@@ -1,4 +1,4 @@
-from memstrata.stores.lexical import Analyzer
+from lamina.stores.lexical import Analyzer
 
 
 def test_case_punctuation_and_possessives() -> None:

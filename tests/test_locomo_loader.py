@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.datasets.locomo import default_locomo_path, load_locomo, parse_evidence
-from memstrata.errors import InvalidInputError
+from lamina.datasets.locomo import default_locomo_path, load_locomo, parse_evidence
+from lamina.errors import InvalidInputError
 
 SAMPLE = {
     "sample_id": "conv-x",

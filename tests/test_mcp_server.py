@@ -1,7 +1,7 @@
-"""``memstrata mcp``: the five tools through the MCP SDK's own client, and in a LangChain agent.
+"""``lamina mcp``: the five tools through the MCP SDK's own client, and in a LangChain agent.
 
 Every session is a real MCP client talking to the server (in memory, over streamable
-HTTP on a local port, or, in the integration test, over stdio to ``memstrata mcp``).
+HTTP on a local port, or, in the integration test, over stdio to ``lamina mcp``).
 A malformed call gets an MCP tool error and the store is compared with a snapshot.
 """
 
@@ -24,14 +24,14 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from mcp import ClientSession, types
 from mcp.shared.memory import create_connected_server_and_client_session
 
-from memstrata import Memory
-from memstrata.cli import main
-from memstrata.config import MemoryConfig
-from memstrata.errors import MissingDependencyError, NamespaceError
-from memstrata.integrations import mcp_server
-from memstrata.integrations.mcp_server import NamespacePolicy, build_server
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import (
+from lamina import Memory
+from lamina.cli import main
+from lamina.config import MemoryConfig
+from lamina.errors import MissingDependencyError, NamespaceError
+from lamina.integrations import mcp_server
+from lamina.integrations.mcp_server import NamespacePolicy, build_server
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import (
     FakeEmbeddings,
     SchemaChatModel,
     ToolCallingChatModel,
@@ -388,7 +388,7 @@ def test_streamable_http_transport(memory: Memory, store: ChromaMemoryStore) -> 
     assert [r.text for r in store.get("raw", ALICE) if r.text == "Tea at 5"] == ["Tea at 5"]
 
 
-def test_memstrata_mcp_builds_the_policy_from_its_flags(
+def test_lamina_mcp_builds_the_policy_from_its_flags(
     store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     served: list[Any] = []
@@ -413,17 +413,17 @@ def test_memstrata_mcp_builds_the_policy_from_its_flags(
 def test_a_missing_mcp_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [n for n in sys.modules if n == "mcp" or n.startswith("mcp.")]:
         monkeypatch.delitem(sys.modules, name)
-    for name in [n for n in sys.modules if n.startswith("memstrata.integrations.mcp_server")]:
+    for name in [n for n in sys.modules if n.startswith("lamina.integrations.mcp_server")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "mcp", None)  # makes `import mcp` fail
-    with pytest.raises(MissingDependencyError, match=r"pip install 'memstrata\[mcp\]'"):
-        import memstrata.integrations.mcp_server  # noqa: F401
+    with pytest.raises(MissingDependencyError, match=r"pip install 'lamina\[mcp\]'"):
+        import lamina.integrations.mcp_server  # noqa: F401
 
 
-def test_import_memstrata_does_not_import_mcp() -> None:
+def test_import_lamina_does_not_import_mcp() -> None:
     code = (
-        "import sys, memstrata; memstrata.Memory; import memstrata.integrations; "
-        "import memstrata.cli; memstrata.cli.build_parser(); "
+        "import sys, lamina; lamina.Memory; import lamina.integrations; "
+        "import lamina.cli; lamina.cli.build_parser(); "
         "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"
     )
     out = subprocess.run(
@@ -434,14 +434,14 @@ def test_import_memstrata_does_not_import_mcp() -> None:
 
 @pytest.mark.integration
 def test_stdio_server_end_to_end(tmp_path: Path) -> None:
-    """``memstrata mcp`` as a subprocess, through the SDK's stdio client (real store)."""
+    """``lamina mcp`` as a subprocess, through the SDK's stdio client (real store)."""
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
         command=sys.executable,
         args=[
             "-m",
-            "memstrata",
+            "lamina",
             "mcp",
             "--namespace",
             ALICE,

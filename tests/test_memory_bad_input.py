@@ -27,15 +27,15 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory
-from memstrata.errors import (
+from lamina import Memory
+from lamina.errors import (
     InvalidInputError,
     InvalidTypeError,
     NamespaceError,
     RecordNotFoundError,
 )
-from memstrata.stores import ChromaMemoryStore, Granularity
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, store_snapshot
+from lamina.stores import ChromaMemoryStore, Granularity
+from lamina.testing import FakeEmbeddings, SchemaChatModel, store_snapshot
 
 NS = "user:alice"
 OTHER = "user:bob"

@@ -12,17 +12,17 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from memstrata import AddResult, AnswerResult, Memory, MemoryConfig, MemoryHit
-from memstrata.core.state import TurnInput
-from memstrata.errors import (
+from lamina import AddResult, AnswerResult, Memory, MemoryConfig, MemoryHit
+from lamina.core.state import TurnInput
+from lamina.errors import (
     InvalidInputError,
     InvalidTypeError,
     NamespaceError,
     RecordNotFoundError,
 )
-from memstrata.memory.inputs import to_turns
-from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
-from memstrata.testing import FakeEmbeddings, FakeLocalServer, SchemaChatModel
+from lamina.memory.inputs import to_turns
+from lamina.stores import ChromaMemoryStore, FactRecord, RawTurn
+from lamina.testing import FakeEmbeddings, FakeLocalServer, SchemaChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -340,7 +340,7 @@ def test_answer_rejects_an_empty_question(memory: Memory) -> None:
 
 # ------------------------------------------------------ history and inspection
 def test_history_follows_the_fact_supersession_chain(memory: Memory) -> None:
-    from memstrata.stores import AuditEntry
+    from lamina.stores import AuditEntry
 
     seed(memory.store)
     for target in ("f-old", "f-new", "other"):
@@ -485,16 +485,16 @@ def test_a_configured_sqlite_checkpointer_is_opened_lazily_and_closed(store, tmp
 
 def test_the_root_package_file_imports_on_its_own() -> None:
     """pytest imports the repository root's ``__init__.py`` standalone when the checkout's
-    folder is not a Python identifier (``memstrata-main``); that must not fail."""
+    folder is not a Python identifier (``lamina-main``); that must not fail."""
     import importlib.util
 
-    import memstrata
+    import lamina
 
-    path = Path(memstrata.__file__)
+    path = Path(lamina.__file__)
     spec = importlib.util.spec_from_file_location("checkout_root", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.MemstrataError is memstrata.MemstrataError
+    assert module.LaminaError is lamina.LaminaError
     assert module.Memory is Memory
-    assert module.__version__ == memstrata.__version__
+    assert module.__version__ == lamina.__version__

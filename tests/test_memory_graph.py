@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from memstrata.errors import InvalidInputError
-from memstrata.graphs import MemoryContext, build_memory_graph
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina.errors import InvalidInputError
+from lamina.graphs import MemoryContext, build_memory_graph
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

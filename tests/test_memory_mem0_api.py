@@ -1,4 +1,4 @@
-"""What mem0 users expect from the facade, in memstrata's style.
+"""What mem0 users expect from the facade, in lamina's style.
 
 ``add(metadata=, infer=False)``, ``search(filters=, top_k=, threshold=)``, ``get_all``,
 ``update``, ``delete`` and ``delete_all``. Every bad input gets a clear error and leaves
@@ -16,21 +16,21 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory, MemoryConfig
-from memstrata.errors import (
+from lamina import Memory, MemoryConfig
+from lamina.errors import (
     InvalidInputError,
     InvalidTypeError,
     NamespaceError,
     RecordNotFoundError,
 )
-from memstrata.stores import (
+from lamina.stores import (
     ChromaMemoryStore,
     EpisodeRecord,
     FactRecord,
     Granularity,
     RawTurn,
 )
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, store_snapshot
+from lamina.testing import FakeEmbeddings, SchemaChatModel, store_snapshot
 
 NS = "user:alice"
 OTHER = "user:bob"

@@ -1,4 +1,4 @@
-"""The facade moved into the ``memstrata.memory`` package; the old module paths still work.
+"""The facade moved into the ``lamina.memory`` package; the old module paths still work.
 
 Each old path hands out the very object the new module holds and warns, naming the new
 module, with the warning attributed to the caller's line.
@@ -11,18 +11,18 @@ import warnings
 
 import pytest
 
-import memstrata
-from memstrata.memory import Memory, checkpointing, hits, inputs, models
+import lamina
+from lamina.memory import Memory, checkpointing, hits, inputs, models
 
 MOVED = [
-    ("memstrata.memory_inputs", "to_turns", inputs),
-    ("memstrata.memory_inputs", "require_namespace", inputs),
-    ("memstrata.memory_results", "merge_hits", hits),
-    ("memstrata.memory_results", "ALL_GRANULARITIES", hits),
-    ("memstrata.memory_models", "ChatModelProvider", models),
-    ("memstrata.memory_models", "default_local_server", models),
-    ("memstrata.memory_models", "configured_checkpointer", checkpointing),
-    ("memstrata.memory_models", "add_thread", checkpointing),
+    ("lamina.memory_inputs", "to_turns", inputs),
+    ("lamina.memory_inputs", "require_namespace", inputs),
+    ("lamina.memory_results", "merge_hits", hits),
+    ("lamina.memory_results", "ALL_GRANULARITIES", hits),
+    ("lamina.memory_models", "ChatModelProvider", models),
+    ("lamina.memory_models", "default_local_server", models),
+    ("lamina.memory_models", "configured_checkpointer", checkpointing),
+    ("lamina.memory_models", "add_thread", checkpointing),
 ]
 
 
@@ -41,13 +41,13 @@ def test_an_old_path_gives_the_same_object_and_warns(old: str, name: str, home: 
 
 
 def test_from_import_of_an_old_path_warns() -> None:
-    with pytest.warns(DeprecationWarning, match=r"memstrata\.memory\.inputs"):
-        from memstrata.memory_inputs import to_turns
+    with pytest.warns(DeprecationWarning, match=r"lamina\.memory\.inputs"):
+        from lamina.memory_inputs import to_turns
     assert to_turns is inputs.to_turns
 
 
 def test_an_unknown_or_private_name_is_an_attribute_error_without_a_warning() -> None:
-    module = importlib.import_module("memstrata.memory_models")
+    module = importlib.import_module("lamina.memory_models")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
@@ -57,15 +57,15 @@ def test_an_unknown_or_private_name_is_an_attribute_error_without_a_warning() ->
 
 
 def test_the_public_names_keep_working() -> None:
-    assert memstrata.Memory is Memory
-    for name in memstrata.__all__:
-        assert getattr(memstrata, name) is not None, name
-    from memstrata.memory import open_store
+    assert lamina.Memory is Memory
+    for name in lamina.__all__:
+        assert getattr(lamina, name) is not None, name
+    from lamina.memory import open_store
 
     assert callable(open_store)
 
 
 def test_every_split_module_of_the_table_is_tested() -> None:
-    from memstrata.core import moved
+    from lamina.core import moved
 
     assert {old for old, _, _ in MOVED} == set(moved.SPLIT_MODULES)

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory, MemoryConfig
-from memstrata.stores import ChromaMemoryStore, RawTurn
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina import Memory, MemoryConfig
+from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

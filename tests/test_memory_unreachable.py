@@ -21,10 +21,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from langchain_openai import ChatOpenAI
 
-from memstrata import Memory, MemoryConfig
-from memstrata.errors import ModelUnreachableError
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina import Memory, MemoryConfig
+from lamina.errors import ModelUnreachableError
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 5, 8, 18, 20, tzinfo=UTC)
@@ -93,7 +93,7 @@ def test_a_closed_port_raises_naming_the_url_and_the_model() -> None:
     assert seconds < 60  # generous: benchmarks/unreachable_model.py measures the real figure
     message = str(info.value)
     assert message.startswith(f"could not reach the chat model 'qwen2.5' at {url}")
-    assert "memstrata serve-llm" in message and "OPENAI_BASE_URL" in message
+    assert "lamina serve-llm" in message and "OPENAI_BASE_URL" in message
     assert (info.value.url, info.value.model) == (url, "qwen2.5")
 
 
@@ -127,14 +127,14 @@ def test_add_keeps_the_turn_reports_and_logs_an_unreachable_model(
     url = f"http://127.0.0.1:{closed_port()}/v1"
     model = ChatOpenAI(base_url=url, api_key="x", model="qwen2.5", max_retries=0)
     memory = memory_for(model, context={"trigger_policy": "session"})
-    with caplog.at_level("WARNING", logger="memstrata"):
+    with caplog.at_level("WARNING", logger="lamina"):
         result = memory.add("we baked bread", namespace=NS, at=T0, session_closed=True)
     assert len(result.new_raw_ids) == 1
     [stored] = memory.store.get("raw", NS)
     assert stored.text == "we baked bread"
     assert result.failures and result.llm_calls and all(c.unreachable for c in result.llm_calls)
     assert result.model_error and url in result.model_error
-    facade = [r for r in caplog.records if r.name == "memstrata.memory"]
+    facade = [r for r in caplog.records if r.name == "lamina.memory"]
     assert facade and facade[0].levelname == "WARNING"
     assert "consolidation skipped" in facade[0].getMessage() and url in facade[0].getMessage()
 
@@ -147,7 +147,7 @@ def test_malformed_output_degrades_to_a_refusal_logged_at_warning(
         model.script(title, *["not json at all"] * 9)
     memory = memory_for(model)
     remember_a_turn(memory)
-    with caplog.at_level("WARNING", logger="memstrata"):
+    with caplog.at_level("WARNING", logger="lamina"):
         result = memory.answer(QUESTION, namespace=NS)
     assert result.refused and result.failures
     assert not any(c.unreachable for c in result.llm_calls)

@@ -14,14 +14,14 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from memstrata.core.state import Failure
-from memstrata.errors import InvalidInputError, InvalidTypeError
-from memstrata.integrations import MemoryMiddleware, memory_tools
-from memstrata.memory import Memory
-from memstrata.memory.results import AddResult
-from memstrata.prompts.agents import MEMORY_BLOCK, RECALLED_ANSWER
-from memstrata.stores import ChromaMemoryStore, RawTurn
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
+from lamina.core.state import Failure
+from lamina.errors import InvalidInputError, InvalidTypeError
+from lamina.integrations import MemoryMiddleware, memory_tools
+from lamina.memory import Memory
+from lamina.memory.results import AddResult
+from lamina.prompts.agents import MEMORY_BLOCK, RECALLED_ANSWER
+from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
 
 ALICE = "user:alice"
 BOB = "user:bob"
@@ -179,7 +179,7 @@ def test_failing_recall_does_not_break_the_agent(
 
     monkeypatch.setattr(memory, "search", broken)
     model = ToolCallingChatModel().enqueue("I cannot recall, sorry.")
-    with caplog.at_level(logging.WARNING, logger="memstrata.integrations.middleware"):
+    with caplog.at_level(logging.WARNING, logger="lamina.integrations.middleware"):
         out = ask(make_agent(memory, model), "What is my dog called?", ALICE)
     assert out["messages"][-1].content == "I cannot recall, sorry."
     assert system_text(model.calls[0]) == PROMPT

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from memstrata.stores import Granularity, RawTurn, SearchFilter, TimeWindow
-from memstrata.stores.bm25 import BM25Index
-from memstrata.stores.codec import to_metadata
-from memstrata.stores.mirror import MirrorRow, NamespaceMirror
+from lamina.stores import Granularity, RawTurn, SearchFilter, TimeWindow
+from lamina.stores.bm25 import BM25Index
+from lamina.stores.codec import to_metadata
+from lamina.stores.mirror import MirrorRow, NamespaceMirror
 
 NS = "user:alice"
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

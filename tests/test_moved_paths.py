@@ -1,9 +1,9 @@
 """Old import paths of issue 18's moves keep working for one release, and warn.
 
-Each old module (built by the finder of :mod:`memstrata.core.moved`, there is no file)
+Each old module (built by the finder of :mod:`lamina.core.moved`, there is no file)
 re-exports its new module's ``__all__`` (the same objects) and emits a DeprecationWarning
 naming the new path, attributed to the importing module, so pytest's
-``error::DeprecationWarning:memstrata.*`` filter fails any memstrata module that still
+``error::DeprecationWarning:lamina.*`` filter fails any lamina module that still
 imports one (tests/test_layers.py checks the same statically, lazy imports included).
 """
 
@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 MOVED = {
-    "memstrata.graphs.state": "memstrata.core.state",
-    "memstrata.graphs.context": "memstrata.core.context",
-    "memstrata.graphs.nodes": "memstrata.core.nodes",
-    "memstrata.agents.structured": "memstrata.llm.structured",
-    "memstrata.agents.replies": "memstrata.llm.replies",
-    "memstrata.faults": "memstrata.testing.faults",
-    "memstrata.graphs.studio": "memstrata.integrations.studio",
-    "memstrata.results": "memstrata.memory.results",
-    "memstrata.stores.forgetting": "memstrata.memory.forget",
+    "lamina.graphs.state": "lamina.core.state",
+    "lamina.graphs.context": "lamina.core.context",
+    "lamina.graphs.nodes": "lamina.core.nodes",
+    "lamina.agents.structured": "lamina.llm.structured",
+    "lamina.agents.replies": "lamina.llm.replies",
+    "lamina.faults": "lamina.testing.faults",
+    "lamina.graphs.studio": "lamina.integrations.studio",
+    "lamina.results": "lamina.memory.results",
+    "lamina.stores.forgetting": "lamina.memory.forget",
 }
 """Old module -> new module."""
 
@@ -47,29 +47,28 @@ def test_the_warning_points_at_the_module_that_imports_the_old_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     importer = tmp_path / "uses_old_state_path.py"
-    importer.write_text("from memstrata.graphs.state import TurnInput\n")
+    importer.write_text("from lamina.graphs.state import TurnInput\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "memstrata.graphs.state", raising=False)
+    monkeypatch.delitem(sys.modules, "lamina.graphs.state", raising=False)
     monkeypatch.delitem(sys.modules, "uses_old_state_path", raising=False)
     with pytest.warns(DeprecationWarning) as caught:
         importlib.import_module("uses_old_state_path")
-    (warning,) = [w for w in caught if "memstrata.graphs.state" in str(w.message)]
+    (warning,) = [w for w in caught if "lamina.graphs.state" in str(w.message)]
     assert Path(warning.filename) == importer and warning.lineno == 1
 
 
 def test_import_of_an_old_path_binds_it_on_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "memstrata.faults", raising=False)
-    with pytest.warns(DeprecationWarning, match=r"^memstrata\.faults moved"):
-        import memstrata.faults
+    monkeypatch.delitem(sys.modules, "lamina.faults", raising=False)
+    with pytest.warns(DeprecationWarning, match=r"^lamina\.faults moved"):
+        import lamina.faults
     assert (
-        memstrata.faults.FaultSchedule
-        is importlib.import_module(MOVED["memstrata.faults"]).FaultSchedule
+        lamina.faults.FaultSchedule is importlib.import_module(MOVED["lamina.faults"]).FaultSchedule
     )
-    with pytest.raises(AttributeError, match="'memstrata.faults' has no attribute 'nothing'"):
-        memstrata.faults.nothing  # noqa: B018
+    with pytest.raises(AttributeError, match="'lamina.faults' has no attribute 'nothing'"):
+        lamina.faults.nothing  # noqa: B018
 
 
 def test_every_old_path_of_the_table_is_tested() -> None:
-    from memstrata.core import moved
+    from lamina.core import moved
 
     assert moved.MOVED_MODULES == MOVED

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memstrata.agents.premise import premise_found, unfounded_premise
-from memstrata.agents.query_analysis import QueryAnalysis
-from memstrata.core.state import Candidate
+from lamina.agents.premise import premise_found, unfounded_premise
+from lamina.agents.query_analysis import QueryAnalysis
+from lamina.core.state import Candidate
 
 WHEN = datetime(2023, 7, 23, tzinfo=UTC)
 GINA = QueryAnalysis(persons=["Gina"])

@@ -3,7 +3,7 @@
 import pytest
 from langchain_core.prompts import ChatPromptTemplate
 
-from memstrata.prompts import construction
+from lamina.prompts import construction
 
 EXPECTED = {
     "BOUNDARY": {"history", "new"},
@@ -39,8 +39,8 @@ def test_answer_memories_show_dates_the_way_people_write_them() -> None:
     from datetime import UTC, datetime
     from zoneinfo import ZoneInfo
 
-    from memstrata.agents.formatting import format_candidates
-    from memstrata.core.state import Candidate
+    from lamina.agents.formatting import format_candidates
+    from lamina.core.state import Candidate
 
     late_evening = datetime(2023, 5, 8, 23, 30, tzinfo=UTC)
     memory = Candidate(

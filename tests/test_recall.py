@@ -7,16 +7,16 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from memstrata.agents.answer import REFUSAL
-from memstrata.agents.recall_schemas import DRAFT_CITATIONS, MAX_ANSWER, MAX_NOTE, DraftFirst
-from memstrata.agents.refinement import fact_id
-from memstrata.core.context import MemoryContext
-from memstrata.core.state import RecallState
-from memstrata.errors import InvalidInputError
-from memstrata.graphs.recall import build_recall_graph, route_after_judge, route_after_retriever
-from memstrata.prompts.construction import DATA_RULE
-from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina.agents.answer import REFUSAL
+from lamina.agents.recall_schemas import DRAFT_CITATIONS, MAX_ANSWER, MAX_NOTE, DraftFirst
+from lamina.agents.refinement import fact_id
+from lamina.core.context import MemoryContext
+from lamina.core.state import RecallState
+from lamina.errors import InvalidInputError
+from lamina.graphs.recall import build_recall_graph, route_after_judge, route_after_retriever
+from lamina.prompts.construction import DATA_RULE
+from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

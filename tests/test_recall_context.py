@@ -5,14 +5,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memstrata.agents.recall_context import (
+from lamina.agents.recall_context import (
     NO_MEMORIES,
     best_last,
     cut_to_budget,
     render_context,
     render_turn,
 )
-from memstrata.core.state import Candidate
+from lamina.core.state import Candidate
 
 UTC_ZONE = ZoneInfo("UTC")
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

@@ -3,8 +3,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
-from memstrata.errors import InvalidInputError, NamespaceError
-from memstrata.stores.records import (
+from lamina.errors import InvalidInputError, NamespaceError
+from lamina.stores.records import (
     EpisodeRecord,
     FactRecord,
     Granularity,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.errors import EmbeddingError, InvalidInputError
-from memstrata.stores import ChromaMemoryStore, MemoryStore, RawTurn, ScoredRecord
-from memstrata.stores.cross_encoder import OnnxCrossEncoder
-from memstrata.stores.rerank import (
+from lamina.errors import EmbeddingError, InvalidInputError
+from lamina.stores import ChromaMemoryStore, MemoryStore, RawTurn, ScoredRecord
+from lamina.stores.cross_encoder import OnnxCrossEncoder
+from lamina.stores.rerank import (
     RERANK_CHANNEL,
     RerankConfig,
     RerankingStore,
@@ -19,7 +19,7 @@ from memstrata.stores.rerank import (
     passage_text,
     rerank_hits,
 )
-from memstrata.testing import FakeEmbeddings
+from lamina.testing import FakeEmbeddings
 
 NS = "user-rerank"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -139,7 +139,7 @@ def test_bad_settings_are_refused_with_a_clear_error(store: ChromaMemoryStore) -
 
 
 def test_passage_text_of_each_granularity() -> None:
-    from memstrata.stores import EpisodeRecord, FactRecord
+    from lamina.stores import EpisodeRecord, FactRecord
 
     turn = _turn(0, "look at this").model_copy(update={"media_caption": "a red bike"})
     assert passage_text(turn) == "Ana: look at this [image: a red bike]"
@@ -150,9 +150,9 @@ def test_passage_text_of_each_granularity() -> None:
 
 
 def test_the_recall_graph_uses_a_reranking_store_unchanged(store: ChromaMemoryStore) -> None:
-    from memstrata.core.context import MemoryContext
-    from memstrata.graphs.recall import build_recall_graph
-    from memstrata.testing import SchemaChatModel
+    from lamina.core.context import MemoryContext
+    from lamina.graphs.recall import build_recall_graph
+    from lamina.testing import SchemaChatModel
 
     def ranks(memory_store: MemoryStore) -> dict[str, int]:
         model = SchemaChatModel()

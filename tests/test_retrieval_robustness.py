@@ -4,7 +4,7 @@ Everything goes through the public path (``Memory.add(..., infer=False)`` then
 ``Memory.search``) with the real offline embedder (MiniLM, the library default), so the
 dense and BM25 channels and their fusion are all exercised. Bad queries (empty, only
 stop-words, only emoji or punctuation, 10,000 words, control characters) must give a
-clear memstrata error or a short list of hits, never a crash; that part also runs with the
+clear lamina error or a short list of hits, never a crash; that part also runs with the
 static embedder.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory, MemoryConfig
-from memstrata.errors import InvalidInputError, InvalidTypeError
-from memstrata.stores import ChromaMemoryStore
-from memstrata.stores.embedder_choice import make_embeddings
+from lamina import Memory, MemoryConfig
+from lamina.errors import InvalidInputError, InvalidTypeError
+from lamina.stores import ChromaMemoryStore
+from lamina.stores.embedder_choice import make_embeddings
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""MemstrataRetriever: a LangChain BaseRetriever over Memory.search, inside LCEL chains."""
+"""LaminaRetriever: a LangChain BaseRetriever over Memory.search, inside LCEL chains."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from memstrata import Memory
-from memstrata.integrations.langgraph_store import MemstrataStore
-from memstrata.integrations.retriever import MemstrataRetriever
-from memstrata.memory.results import MemoryHit
-from memstrata.stores import (
+from lamina import Memory
+from lamina.integrations.langgraph_store import LaminaStore
+from lamina.integrations.retriever import LaminaRetriever
+from lamina.memory.results import MemoryHit
+from lamina.stores import (
     ChromaMemoryStore,
     EpisodeRecord,
     FactRecord,
@@ -25,7 +25,7 @@ from memstrata.stores import (
     SceneRecord,
     TimeWindow,
 )
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel
+from lamina.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 ALICE, BOB = "user:alice", "user:bob"
@@ -93,7 +93,7 @@ def _owners(docs: list[Document]) -> set[str]:
 
 def test_invoke_returns_documents_of_its_namespace(memory: Memory) -> None:
     """invoke() returns k documents from the namespace with the hit's metadata."""
-    retriever = MemstrataRetriever(memory=memory, namespace=ALICE, k=4)
+    retriever = LaminaRetriever(memory=memory, namespace=ALICE, k=4)
     docs = retriever.invoke("garden tomatoes")
     assert len(docs) == 4
     assert _owners(docs) == {"alice"}
@@ -111,7 +111,7 @@ def test_invoke_returns_documents_of_its_namespace(memory: Memory) -> None:
 def test_namespace_isolation(memory: Memory) -> None:
     """Another namespace's memories never appear, whatever the query names."""
     for namespace, owner in ((ALICE, "alice"), (BOB, "bob")):
-        retriever = MemstrataRetriever(memory=memory, namespace=namespace, k=20)
+        retriever = LaminaRetriever(memory=memory, namespace=namespace, k=20)
         for query in ("garden tomatoes", "bob", "alice apple tree"):
             docs = retriever.invoke(query)
             assert docs and _owners(docs) == {owner}
@@ -119,16 +119,14 @@ def test_namespace_isolation(memory: Memory) -> None:
 
 def test_granularity_list_and_quota_mix(memory: Memory) -> None:
     """A list restricts the granularities (pooled under k); a dict gives quotas."""
-    facts_only = MemstrataRetriever(memory=memory, namespace=ALICE, granularities=["fact"])
+    facts_only = LaminaRetriever(memory=memory, namespace=ALICE, granularities=["fact"])
     assert [d.metadata["granularity"] for d in facts_only.invoke("garden")] == ["fact"]
 
-    pooled = MemstrataRetriever(
-        memory=memory, namespace=ALICE, granularities=["raw", "episode"], k=3
-    )
+    pooled = LaminaRetriever(memory=memory, namespace=ALICE, granularities=["raw", "episode"], k=3)
     grans = [d.metadata["granularity"] for d in pooled.invoke("garden tomatoes")]
     assert len(grans) == 3 and set(grans) <= {"raw", "episode"}
 
-    mixed = MemstrataRetriever(
+    mixed = LaminaRetriever(
         memory=memory, namespace=ALICE, granularities={"raw": 2, "fact": 1, "scene": 1}
     )
     docs = mixed.invoke("garden tomatoes")
@@ -137,7 +135,7 @@ def test_granularity_list_and_quota_mix(memory: Memory) -> None:
     assert [d.metadata["score"] for d in docs] == sorted(
         (d.metadata["score"] for d in docs), reverse=True
     )
-    capped = MemstrataRetriever(
+    capped = LaminaRetriever(
         memory=memory, namespace=ALICE, granularities={"raw": 3, "fact": 1}, k=2
     )
     assert len(capped.invoke("garden")) == 2
@@ -147,13 +145,13 @@ def test_time_window(memory: Memory) -> None:
     """A time window keeps only memories that happened inside it; it can be given per
     call, and per-call k overrides the retriever's."""
     day1 = TimeWindow.between(T0 + timedelta(days=1), T0 + timedelta(days=2))
-    retriever = MemstrataRetriever(
+    retriever = LaminaRetriever(
         memory=memory, namespace=ALICE, granularities=["raw"], window=day1, k=10
     )
     docs = retriever.invoke("garden")
     assert [d.page_content for d in docs] == ["the garden tomatoes need more water (alice)"]
 
-    open_retriever = MemstrataRetriever(memory=memory, namespace=ALICE, granularities=["raw"])
+    open_retriever = LaminaRetriever(memory=memory, namespace=ALICE, granularities=["raw"])
     assert len(open_retriever.invoke("garden", k=10)) == 3
     later = TimeWindow.after_(T0 + timedelta(days=1))
     assert len(open_retriever.invoke("garden", window=later)) == 2
@@ -164,7 +162,7 @@ def test_inside_an_lcel_chain(memory: Memory) -> None:
     """Retriever | formatter | prompt | model | parser: the model's prompt carries the
     retrieved memories of the namespace and nothing of the other one."""
     model = ToolCallingChatModel().enqueue("You grow tomatoes.")
-    retriever = MemstrataRetriever(memory=memory, namespace=ALICE, k=3)
+    retriever = LaminaRetriever(memory=memory, namespace=ALICE, k=3)
 
     def format_docs(docs: list[Document]) -> str:
         return "\n".join(f"[{d.metadata['granularity']}] {d.page_content}" for d in docs)
@@ -188,7 +186,7 @@ def test_inside_an_lcel_chain(memory: Memory) -> None:
 
 def test_async_and_batch(memory: Memory) -> None:
     """ainvoke and abatch run Memory.asearch; batch answers several queries."""
-    retriever = MemstrataRetriever(memory=memory, namespace=BOB, k=2)
+    retriever = LaminaRetriever(memory=memory, namespace=BOB, k=2)
 
     async def scenario() -> tuple[list[Document], list[list[Document]]]:
         one = await retriever.ainvoke("garden tomatoes")
@@ -203,17 +201,17 @@ def test_async_and_batch(memory: Memory) -> None:
 
 
 def test_reads_langgraph_store_items(backend: ChromaMemoryStore, memory: Memory) -> None:
-    """Items a MemstrataStore put are raw memories of its mapped namespace, so the
+    """Items a LaminaStore put are raw memories of its mapped namespace, so the
     retriever finds them there (and only there)."""
-    store = MemstrataStore(backend)
+    store = LaminaStore(backend)
     store.put(("memories", "carol"), "m1", {"content": "Carol is allergic to peanuts"})
-    namespace = store.memstrata_namespace(("memories", "carol"))
-    retriever = MemstrataRetriever(memory=memory, namespace=namespace, granularities=["raw"])
+    namespace = store.lamina_namespace(("memories", "carol"))
+    retriever = LaminaRetriever(memory=memory, namespace=namespace, granularities=["raw"])
     [doc] = retriever.invoke("peanuts allergy", k=5)
     assert "Carol is allergic to peanuts" in doc.page_content
     assert not any(
         "peanuts" in d.page_content
-        for d in MemstrataRetriever(memory=memory, namespace=ALICE, k=20).invoke("peanuts")
+        for d in LaminaRetriever(memory=memory, namespace=ALICE, k=20).invoke("peanuts")
     )
 
 
@@ -235,11 +233,11 @@ def test_passes_filters_and_threshold_only_when_set() -> None:
     """filters and threshold reach Memory.search when set, and are left out otherwise
     (so a facade without them still works); per-call values override."""
     recorder = _Recorder()
-    MemstrataRetriever(memory=recorder, namespace=ALICE).invoke("q")
+    LaminaRetriever(memory=recorder, namespace=ALICE).invoke("q")
     assert set(recorder.calls[-1]) == {
         "query", "namespace", "k", "granularities", "window", "as_of"
     }  # fmt: skip
-    retriever = MemstrataRetriever(
+    retriever = LaminaRetriever(
         memory=recorder, namespace=ALICE, filters={"topic": "garden"}, threshold=0.3
     )
     retriever.invoke("q", threshold=0.5)
@@ -252,18 +250,18 @@ def test_passes_filters_and_threshold_only_when_set() -> None:
 def test_bad_configuration_rejected(memory: Memory) -> None:
     """Bad namespaces, k, granularities, quotas and per-call options get clear errors."""
     with pytest.raises(ValueError, match="invalid namespace"):
-        MemstrataRetriever(memory=memory, namespace="bad namespace!")
+        LaminaRetriever(memory=memory, namespace="bad namespace!")
     with pytest.raises(ValueError, match="k must be a positive int"):
-        MemstrataRetriever(memory=memory, namespace=ALICE, k=0)
+        LaminaRetriever(memory=memory, namespace=ALICE, k=0)
     with pytest.raises(ValueError, match="unknown granularity"):
-        MemstrataRetriever(memory=memory, namespace=ALICE, granularities=["facts"])
+        LaminaRetriever(memory=memory, namespace=ALICE, granularities=["facts"])
     with pytest.raises(ValueError, match="quota"):
-        MemstrataRetriever(memory=memory, namespace=ALICE, granularities={"raw": -1})
+        LaminaRetriever(memory=memory, namespace=ALICE, granularities={"raw": -1})
     with pytest.raises(ValueError, match="at least one"):
-        MemstrataRetriever(memory=memory, namespace=ALICE, granularities={"raw": 0})
+        LaminaRetriever(memory=memory, namespace=ALICE, granularities={"raw": 0})
     with pytest.raises(ValueError, match="memory"):
-        MemstrataRetriever(memory="not a memory", namespace=ALICE)  # type: ignore[arg-type]
-    retriever = MemstrataRetriever(memory=memory, namespace=ALICE)
+        LaminaRetriever(memory="not a memory", namespace=ALICE)  # type: ignore[arg-type]
+    retriever = LaminaRetriever(memory=memory, namespace=ALICE)
     with pytest.raises(ValueError, match="unknown retriever options"):
         retriever.invoke("garden", namespace=BOB)
     with pytest.raises(ValueError, match="k must be a positive int"):
@@ -276,10 +274,10 @@ def test_threshold_and_filters_reach_the_facade(memory: Memory) -> None:
     memory.add(
         "the compost bin is full", namespace=ALICE, metadata={"topic": "compost"}, infer=False
     )
-    open_retriever = MemstrataRetriever(memory=memory, namespace=ALICE, k=10)
+    open_retriever = LaminaRetriever(memory=memory, namespace=ALICE, k=10)
     assert open_retriever.invoke("garden compost")
     assert open_retriever.invoke("garden compost", threshold=0.999) == []
-    filtered = MemstrataRetriever(memory=memory, namespace=ALICE, filters={"topic": "compost"})
+    filtered = LaminaRetriever(memory=memory, namespace=ALICE, filters={"topic": "compost"})
     assert [d.page_content for d in filtered.invoke("garden compost")] == [
         "the compost bin is full"
     ]

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from memstrata.stores.chroma_calls import ChromaCalls
-from memstrata.stores.rows import rows_by_id, small_namespace
+from lamina.stores.chroma_calls import ChromaCalls
+from lamina.stores.rows import rows_by_id, small_namespace
 
 
 class RacyCollection:

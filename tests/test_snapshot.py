@@ -11,16 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn
-from memstrata.stores import journal as journal_module
-from memstrata.stores.bm25 import BM25Params
-from memstrata.stores.filters import SearchFilter
-from memstrata.stores.lexical import Analyzer
-from memstrata.stores.mirror import MirrorRow, NamespaceMirror
-from memstrata.stores.mirror_snapshot import mirror_from_snapshot, snapshot_arrays
-from memstrata.stores.snapshot import read_snapshot, write_snapshot
-from memstrata.stores.snapshot_merge import merge_rows
-from memstrata.testing import FakeEmbeddings, alternating_turn
+from lamina.stores import ChromaMemoryStore, Granularity, RawTurn
+from lamina.stores import journal as journal_module
+from lamina.stores.bm25 import BM25Params
+from lamina.stores.filters import SearchFilter
+from lamina.stores.lexical import Analyzer
+from lamina.stores.mirror import MirrorRow, NamespaceMirror
+from lamina.stores.mirror_snapshot import mirror_from_snapshot, snapshot_arrays
+from lamina.stores.snapshot import read_snapshot, write_snapshot
+from lamina.stores.snapshot_merge import merge_rows
+from lamina.testing import FakeEmbeddings, alternating_turn
 
 NS = "user:alice"
 RAW = Granularity.RAW

@@ -4,13 +4,13 @@ from datetime import timedelta
 
 import pytest
 
-from memstrata.errors import (
+from lamina.errors import (
     InvalidInputError,
     InvalidTypeError,
     NamespaceError,
     RecordNotFoundError,
 )
-from memstrata.stores import (
+from lamina.stores import (
     ChromaMemoryStore,
     EpisodeRecord,
     FactRecord,
@@ -19,7 +19,7 @@ from memstrata.stores import (
     SceneRecord,
     TimeWindow,
 )
-from memstrata.stores.bm25 import BM25Index
+from lamina.stores.bm25 import BM25Index
 
 T0 = RawTurn(
     namespace="x",
@@ -301,7 +301,7 @@ def test_unchanged_text_reuses_the_stored_vector(store, make_turn) -> None:  # t
 
 
 def test_profile_roundtrip_and_isolation(store) -> None:  # type: ignore[no-untyped-def]
-    from memstrata.stores import ProfileRecord
+    from lamina.stores import ProfileRecord
 
     assert store.get_profile(NS) is None
     profile = ProfileRecord(
@@ -329,7 +329,7 @@ def test_consolidation_flag_is_filterable(store, make_turn) -> None:  # type: ig
 
 
 def test_audit_log_is_append_only_ordered_and_scoped(store) -> None:  # type: ignore[no-untyped-def]
-    from memstrata.stores import AuditEntry
+    from lamina.stores import AuditEntry
 
     first = AuditEntry(
         namespace=NS,
@@ -361,8 +361,8 @@ def test_audit_log_is_append_only_ordered_and_scoped(store) -> None:  # type: ig
 def test_dense_search_never_leaks_another_tenant(store, make_turn, monkeypatch, path) -> None:  # type: ignore[no-untyped-def]
     """Exact search over the namespace mirror, and Chroma's HNSW path (used for namespaces
     above ``exact_limit``) with its oversampling cap low and high."""
-    from memstrata.stores import hnsw as hnsw_module
-    from memstrata.stores.mirror import MirrorConfig
+    from lamina.stores import hnsw as hnsw_module
+    from lamina.stores.mirror import MirrorConfig
 
     if path != "exact":
         monkeypatch.setattr(store._mirrors, "config", MirrorConfig(exact_limit=0))

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstrata.stores import ChromaMemoryStore, Granularity, MirrorConfig, RawTurn
-from memstrata.stores import changelog as changelog_module
-from memstrata.stores.changelog import ChangeLog
-from memstrata.stores.chroma_calls import ChromaCalls
-from memstrata.testing import FakeEmbeddings, alternating_turn
+from lamina.stores import ChromaMemoryStore, Granularity, MirrorConfig, RawTurn
+from lamina.stores import changelog as changelog_module
+from lamina.stores.changelog import ChangeLog
+from lamina.stores.chroma_calls import ChromaCalls
+from lamina.testing import FakeEmbeddings, alternating_turn
 
 NS, OTHER = "user:alice", "user:bob"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -155,7 +155,7 @@ def test_a_batch_of_several_pages_is_one_slot_and_seen_whole(tmp_path) -> None: 
 
 
 def test_a_fresh_namespace_is_written_without_reading_its_rows(pair, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from memstrata.stores import chroma as chroma_module
+    from lamina.stores import chroma as chroma_module
 
     a, b = pair
     reads: list[str] = []

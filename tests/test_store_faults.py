@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from memstrata.errors import NamespaceError, StoreUnavailableError
-from memstrata.stores import AuditEntry, ChromaMemoryStore, FactRecord, Granularity, RawTurn
-from memstrata.stores.audited import PENDING, PENDING_ENTRY
-from memstrata.stores.chroma_calls import ChromaCalls
-from memstrata.stores.codec import row_id
-from memstrata.testing import FakeEmbeddings
+from lamina.errors import NamespaceError, StoreUnavailableError
+from lamina.stores import AuditEntry, ChromaMemoryStore, FactRecord, Granularity, RawTurn
+from lamina.stores.audited import PENDING, PENDING_ENTRY
+from lamina.stores.chroma_calls import ChromaCalls
+from lamina.stores.codec import row_id
+from lamina.testing import FakeEmbeddings
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -95,7 +95,7 @@ def test_a_supersede_that_fails_writes_no_audit_entry(store, monkeypatch) -> Non
 def test_a_redacted_entry_is_never_overwritten_by_its_pending_copy(store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     old, new, entry = facts(store)
     with monkeypatch.context() as patch:  # the fact row keeps its copy: clearing it "fails"
-        patch.setattr("memstrata.stores.chroma.clear_pending", lambda *a: None)
+        patch.setattr("lamina.stores.chroma.clear_pending", lambda *a: None)
         store.mark_superseded(NS, old.id, superseded_by=new.id, audit=entry)
     store.replace_audit(entry.model_copy(update={"before": None}))  # a forget redacts it
     (kept,) = store.list_audit(NS)

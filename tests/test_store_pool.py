@@ -1,11 +1,11 @@
-"""memstrata.testing.stores: a store pool renewed on schedule, and the store snapshot."""
+"""lamina.testing.stores: a store pool renewed on schedule, and the store snapshot."""
 
 from __future__ import annotations
 
 import pytest
 
-from memstrata.stores import AuditEntry, ChromaMemoryStore, ProfileRecord
-from memstrata.testing import FakeEmbeddings, StorePool, store_snapshot
+from lamina.stores import AuditEntry, ChromaMemoryStore, ProfileRecord
+from lamina.testing import FakeEmbeddings, StorePool, store_snapshot
 
 
 def test_the_pool_reuses_its_store_and_renews_it_every_n_uses() -> None:

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from memstrata.agents.refinement import fact_id
-from memstrata.core.state import Written
-from memstrata.graphs import MemoryContext, build_memory_graph
-from memstrata.graphs.events import MEMORY_WRITTEN, memory_events
-from memstrata.stores import ChromaMemoryStore, FactRecord
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina.agents.refinement import fact_id
+from lamina.core.state import Written
+from lamina.graphs import MemoryContext, build_memory_graph
+from lamina.graphs.events import MEMORY_WRITTEN, memory_events
+from lamina.stores import ChromaMemoryStore, FactRecord
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

@@ -4,13 +4,13 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
-from memstrata.llm.structured import (
+from lamina.llm.structured import (
     StructuredCaller,
     StructuredOutputError,
     parse_json_payload,
 )
-from memstrata.prompts.structured import JSON_INSTRUCTIONS, REPAIR_REQUEST
-from memstrata.testing import ScriptedChatModel
+from lamina.prompts.structured import JSON_INSTRUCTIONS, REPAIR_REQUEST
+from lamina.testing import ScriptedChatModel
 
 
 class Verdict(BaseModel):
@@ -204,7 +204,7 @@ def test_repairs_and_reasks_are_counted_separately() -> None:
 
 
 def test_a_truncated_reply_is_never_read_as_one_of_its_inner_objects() -> None:
-    from memstrata.llm.replies import TruncatedReplyError
+    from lamina.llm.replies import TruncatedReplyError
 
     text = '{"facts": [{"text": "a"}, {"text": "b"'
     with pytest.raises(TruncatedReplyError):
@@ -306,7 +306,7 @@ def test_malformed_output_that_exhausts_the_attempts_is_logged_at_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     model = ScriptedChatModel().enqueue("nope", "still nope")
-    with caplog.at_level("WARNING", logger="memstrata"):
+    with caplog.at_level("WARNING", logger="lamina"):
         with pytest.raises(StructuredOutputError):
             StructuredCaller(model, max_attempts=2).invoke(Verdict, ASK, node="judge")
     (record,) = [r for r in caplog.records if r.levelname == "WARNING"]

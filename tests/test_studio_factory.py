@@ -11,16 +11,16 @@ import pytest
 from langchain_openai import ChatOpenAI
 from langgraph.graph import StateGraph
 
-from memstrata.config import MemoryConfig
-from memstrata.errors import InvalidInputError, LocalModelError
-from memstrata.integrations import studio
-from memstrata.integrations.studio import (
+from lamina.config import MemoryConfig
+from lamina.errors import InvalidInputError, LocalModelError
+from lamina.integrations import studio
+from lamina.integrations.studio import (
     StudioModels,
     build_studio_graph,
     make_graph,
     studio_config,
 )
-from memstrata.testing import FakeLocalServer
+from lamina.testing import FakeLocalServer
 
 
 class ServerFactory:
@@ -47,7 +47,7 @@ def test_make_graph_builds_the_memory_graph_from_the_environment(
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_MODEL", "some-model")
-    monkeypatch.setenv("MEMSTRATA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LAMINA_DATA_DIR", str(tmp_path / "data"))
     graph = asyncio.run(make_graph())
     assert isinstance(graph, StateGraph)  # the API server compiles it with its checkpointer
     assert {"ingest", "recall"} <= set(graph.nodes)
@@ -63,7 +63,7 @@ def test_make_graph_builds_the_memory_graph_from_the_environment(
 def test_with_no_api_model_the_offline_model_starts_once_per_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: ServerFactory
 ) -> None:
-    monkeypatch.setenv("MEMSTRATA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LAMINA_DATA_DIR", str(tmp_path / "data"))
     first = asyncio.run(make_graph())
     second = asyncio.run(make_graph())  # the API server calls the factory for every run
     assert [(s.starts, s.stops) for s in servers.servers] == [(1, 0)]
@@ -96,7 +96,7 @@ def test_new_model_settings_stop_the_old_offline_model(
 
 def test_an_api_key_alone_selects_the_api_model(tmp_path: Path, servers: ServerFactory) -> None:
     models = StudioModels(local_server_factory=servers)
-    config = studio_config({"OPENAI_API_KEY": "sk-test", "MEMSTRATA_DATA_DIR": str(tmp_path)})
+    config = studio_config({"OPENAI_API_KEY": "sk-test", "LAMINA_DATA_DIR": str(tmp_path)})
     model = models.get(config)
     assert isinstance(model, ChatOpenAI) and servers.servers == []
 
@@ -106,11 +106,11 @@ def test_a_missing_offline_model_says_how_to_install_it(tmp_path: Path) -> None:
         raise LocalModelError("22 of the 22 Qwen model parts are missing")
 
     models = StudioModels(local_server_factory=not_installed)
-    config = studio_config({"MEMSTRATA_DATA_DIR": str(tmp_path)})
+    config = studio_config({"LAMINA_DATA_DIR": str(tmp_path)})
     with pytest.raises(LocalModelError) as caught:
         build_studio_graph(config, models)
     message = str(caught.value)
-    assert "memstrata install-model qwen" in message and "OPENAI_API_KEY" in message
+    assert "lamina install-model qwen" in message and "OPENAI_API_KEY" in message
     assert "parts are missing" in message  # the cause is kept
 
 
@@ -118,9 +118,9 @@ def test_the_endpoint_and_model_come_from_openai_variables(tmp_path: Path) -> No
     env = {
         "OPENAI_BASE_URL": "http://127.0.0.1:8085/v1",
         "OPENAI_MODEL": "qwen",
-        "MEMSTRATA_DATA_DIR": str(tmp_path),
-        "MEMSTRATA_CHROMA_MODE": "http",
-        "MEMSTRATA_CHROMA_PORT": "8123",
+        "LAMINA_DATA_DIR": str(tmp_path),
+        "LAMINA_CHROMA_MODE": "http",
+        "LAMINA_CHROMA_PORT": "8123",
     }
     config = studio_config(env)
     assert config.openai_base_url == "http://127.0.0.1:8085/v1" and config.model == "qwen"
@@ -128,6 +128,6 @@ def test_the_endpoint_and_model_come_from_openai_variables(tmp_path: Path) -> No
 
 
 def test_an_ephemeral_store_is_refused(tmp_path: Path) -> None:
-    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "MEMSTRATA_CHROMA_MODE": "ephemeral"}
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LAMINA_CHROMA_MODE": "ephemeral"}
     with pytest.raises(InvalidInputError, match="empty store"):
         studio_config(env)

@@ -3,8 +3,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memstrata.agents.timeparse import reference_day, resolve_times
-from memstrata.stores.records import RawTurn, TimeRef, annotate_times
+from lamina.agents.timeparse import reference_day, resolve_times
+from lamina.stores.records import RawTurn, TimeRef, annotate_times
 
 SAT = date(2023, 7, 15)  # a Saturday
 FRI = date(2023, 7, 14)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.agents.timeparse import resolve_times
-from memstrata.datasets.locomo import default_locomo_path
+from lamina.agents.timeparse import resolve_times
+from lamina.datasets.locomo import default_locomo_path
 
 LABELS = Path(__file__).parent / "data" / "locomo_relative_dates.json"
 TARGET = 0.90

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from langchain_openai import ChatOpenAI
 
-from memstrata.errors import LocalModelError
-from memstrata.llm import EstimatedTokens, GGUFTokenizer, LocalLLMServer, token_counter_for
-from memstrata.llm.gguf_meta import read_metadata
-from memstrata.llm.tokens import gguf_counter
+from lamina.errors import LocalModelError
+from lamina.llm import EstimatedTokens, GGUFTokenizer, LocalLLMServer, token_counter_for
+from lamina.llm.gguf_meta import read_metadata
+from lamina.llm.tokens import gguf_counter
 
 # byte-level BPE: "Ġ" is the space byte, as in GPT-2 vocabularies
 TOKENS = ["<|im_start|>", "a", "b", "c", "Ġ", "ab", "Ġab", "abc", "1", "2"]
@@ -129,9 +129,9 @@ class _NoServer:
 def test_the_boundary_budget_counts_with_the_model_and_labels_an_estimate(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from memstrata.agents.episode_trigger import _heuristic_boundary
-    from memstrata.core.context import MemoryContext
-    from memstrata.stores import RawTurn
+    from lamina.agents.episode_trigger import _heuristic_boundary
+    from lamina.core.context import MemoryContext
+    from lamina.stores import RawTurn
 
     at = datetime(2024, 5, 8, tzinfo=UTC)
     turns = [

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn, TimeWindow
-from memstrata.stores import hnsw as hnsw_module
-from memstrata.stores.mirror import MirrorConfig
-from memstrata.testing import FakeEmbeddings
+from lamina.stores import ChromaMemoryStore, Granularity, RawTurn, TimeWindow
+from lamina.stores import hnsw as hnsw_module
+from lamina.stores.mirror import MirrorConfig
+from lamina.testing import FakeEmbeddings
 
 NS = "user:alice"
 OTHER = "user:bob"

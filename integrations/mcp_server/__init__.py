@@ -1,7 +1,7 @@
-"""memstrata as an MCP server: add_memory, search_memory, ask_memory, forget, list_memories.
+"""lamina as an MCP server: add_memory, search_memory, ask_memory, forget, list_memories.
 
-Needs the ``mcp`` extra (``pip install 'memstrata[mcp]'``); ``import memstrata`` never
-imports it. Run it with ``memstrata mcp`` (stdio) or ``memstrata mcp --transport http``.
+Needs the ``mcp`` extra (``pip install 'lamina[mcp]'``); ``import lamina`` never
+imports it. Run it with ``lamina mcp`` (stdio) or ``lamina mcp --transport http``.
 """
 
 from ...errors import MissingDependencyError
@@ -10,7 +10,7 @@ try:
     import mcp  # noqa: F401
 except ImportError as e:  # pragma: no cover - exercised by a test that hides the package
     raise MissingDependencyError(
-        "the MCP server needs the mcp package: pip install 'memstrata[mcp]'"
+        "the MCP server needs the mcp package: pip install 'lamina[mcp]'"
     ) from e
 
 from .policy import NamespacePolicy

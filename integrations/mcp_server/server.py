@@ -1,4 +1,4 @@
-"""``build_server``: memstrata's five tools on an MCP server, over stdio or streamable HTTP.
+"""``build_server``: lamina's five tools on an MCP server, over stdio or streamable HTTP.
 
 The server is the MCP SDK's low-level ``Server``: each tool's input schema is generated
 from the pydantic model every call is validated against (unknown keys refused), so the
@@ -17,7 +17,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
-from ...errors import InvalidInputError, MemstrataError
+from ...errors import InvalidInputError, LaminaError
 from ...prompts import mcp as text
 from .policy import NamespacePolicy
 from .tools import NAMESPACE_FIELD, TOOLS, Call, ToolSpec
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SERVER_NAME = "memstrata"
+SERVER_NAME = "lamina"
 
 
 def _schema(spec: ToolSpec, policy: NamespacePolicy) -> dict[str, Any]:
@@ -90,11 +90,11 @@ async def call_tool(
     call = Call(memory=memory, namespace=policy.resolve(args.namespace), speaker=speaker)
     try:
         said, data = await spec.run(call, args)
-    except (MemstrataError, ValueError, TypeError) as e:  # the message says how to fix it
-        raise MemstrataError(f"{name} failed: {e}") from e
+    except (LaminaError, ValueError, TypeError) as e:  # the message says how to fix it
+        raise LaminaError(f"{name} failed: {e}") from e
     except Exception as e:
         logger.warning("MCP tool %s failed", name, exc_info=e)
-        raise MemstrataError(f"{name} failed: memory is unavailable ({type(e).__name__})") from e
+        raise LaminaError(f"{name} failed: memory is unavailable ({type(e).__name__})") from e
     return [types.TextContent(type="text", text=said)], data
 
 

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from ...errors import MemstrataError, RecordNotFoundError
+from ...errors import LaminaError, RecordNotFoundError
 from ...memory.filters import require_metadata
 from ...memory.results import ForgetResult
 from ...prompts import mcp as text
@@ -65,7 +65,7 @@ class AddMemoryArgs(ToolArgs):
     def _scalars(cls, value: object) -> object:
         try:
             require_metadata(value)
-        except MemstrataError as e:  # one clear sentence instead of a union's four
+        except LaminaError as e:  # one clear sentence instead of a union's four
             raise ValueError(str(e)) from None
         return value
 

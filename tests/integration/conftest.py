@@ -32,15 +32,15 @@ def _server_env(llm: Any, data_dir: Path) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "MEMSTRATA_", "CHROMA_", "LANGSMITH_", "LANGCHAIN_"))
+        if not k.startswith(("OPENAI_", "LAMINA_", "CHROMA_", "LANGSMITH_", "LANGCHAIN_"))
     }
     env.update(
         OPENAI_BASE_URL=llm.base_url,
         OPENAI_MODEL=llm.model_alias,
-        MEMSTRATA_DATA_DIR=str(data_dir),
-        MEMSTRATA_MAX_TOKENS="128",
-        MEMSTRATA_MAX_LLM_ATTEMPTS="2",
-        MEMSTRATA_TIMEOUT="180",
+        LAMINA_DATA_DIR=str(data_dir),
+        LAMINA_MAX_TOKENS="128",
+        LAMINA_MAX_LLM_ATTEMPTS="2",
+        LAMINA_TIMEOUT="180",
         ANONYMIZED_TELEMETRY="False",
         LANGGRAPH_NO_VERSION_CHECK="true",
         LANGGRAPH_CLI_NO_ANALYTICS="1",

@@ -3,8 +3,8 @@ the answering mode is tested with a scripted model in tests/test_demo.py)."""
 
 import pytest
 
-from memstrata.cli import main
-from memstrata.samples import load_sample, sample_turns
+from lamina.cli import main
+from lamina.samples import load_sample, sample_turns
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +45,7 @@ def test_bad_arguments_exit_with_usage(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_serve_llm_rejects_a_missing_model_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["serve-llm", "--model", str(tmp_path / "missing.gguf")]) == 2
-    assert "memstrata: error:" in capsys.readouterr().err
+    assert "lamina: error:" in capsys.readouterr().err
 
 
 def test_ingest_search_forget_with_the_default_memory(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from memstrata.stores.embeddings import (
+from lamina.stores.embeddings import (
     EMBEDDING_DIM,
     MiniLMEmbeddingFunction,
     MiniLMEmbeddings,
@@ -50,7 +50,7 @@ def test_chroma_function_config_roundtrip(embeddings: MiniLMEmbeddings) -> None:
     config = function.get_config()
     rebuilt = MiniLMEmbeddingFunction.build_from_config(config)
     assert rebuilt.get_config() == config
-    assert MiniLMEmbeddingFunction.name() == "memstrata-minilm-l6-int8"
+    assert MiniLMEmbeddingFunction.name() == "lamina-minilm-l6-int8"
     assert not function.is_legacy()
     out = function(SENTENCES[:2])
     assert len(out) == 2 and np.allclose(out[0], embeddings.embed_query(SENTENCES[0]), atol=1e-5)

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memstrata.graphs import MemoryContext, build_ingest_graph, build_recall_graph
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings
+from lamina.graphs import MemoryContext, build_ingest_graph, build_recall_graph
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings
 
 pytestmark = pytest.mark.integration
 NS = "user:maya"

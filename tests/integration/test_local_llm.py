@@ -15,8 +15,8 @@ import pytest
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel, Field
 
-from memstrata.errors import LocalModelError
-from memstrata.llm import LocalLLMServer, smollm2_gguf_path
+from lamina.errors import LocalModelError
+from lamina.llm import LocalLLMServer, smollm2_gguf_path
 
 pytestmark = pytest.mark.integration
 

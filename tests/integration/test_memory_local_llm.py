@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memstrata import Memory, MemoryConfig
-from memstrata.errors import LocalModelError
-from memstrata.llm import smollm2_gguf_path
-from memstrata.testing import FakeEmbeddings
+from lamina import Memory, MemoryConfig
+from lamina.errors import LocalModelError
+from lamina.llm import smollm2_gguf_path
+from lamina.testing import FakeEmbeddings
 
 pytestmark = pytest.mark.integration
 NS = "user:maya"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata import Memory, MemoryConfig
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina import Memory, MemoryConfig
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 pytestmark = pytest.mark.integration
 
@@ -25,13 +25,13 @@ def test_two_workers_share_a_chroma_server_through_config_alone(
     host, port = chroma_server
     prefix = f"m{uuid.uuid4().hex[:10]}"
     env = {
-        "MEMSTRATA_CHROMA_MODE": "http",
-        "MEMSTRATA_CHROMA_HOST": host,
-        "MEMSTRATA_CHROMA_PORT": str(port),
-        "MEMSTRATA_COLLECTION_PREFIX": prefix,
-        "MEMSTRATA_CHECKPOINTER": "sqlite",
-        "MEMSTRATA_SQLITE_PATH": str(tmp_path / "checkpoints.sqlite"),
-        "MEMSTRATA_DATA_DIR": str(tmp_path / "data"),
+        "LAMINA_CHROMA_MODE": "http",
+        "LAMINA_CHROMA_HOST": host,
+        "LAMINA_CHROMA_PORT": str(port),
+        "LAMINA_COLLECTION_PREFIX": prefix,
+        "LAMINA_CHECKPOINTER": "sqlite",
+        "LAMINA_SQLITE_PATH": str(tmp_path / "checkpoints.sqlite"),
+        "LAMINA_DATA_DIR": str(tmp_path / "data"),
     }
     config = MemoryConfig.from_env(env)
     assert (config.chroma_mode, config.chroma_port) == ("http", port)

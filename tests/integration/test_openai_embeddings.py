@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from langchain_openai import OpenAIEmbeddings
 
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings
 
 pytestmark = pytest.mark.integration
 FAKE = FakeEmbeddings(dim=32)

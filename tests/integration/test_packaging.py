@@ -1,4 +1,4 @@
-"""The built wheel holds exactly the package `memstrata`, its data files and py.typed."""
+"""The built wheel holds exactly the package `lamina`, its data files and py.typed."""
 
 import subprocess
 import sys
@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-import memstrata
+import lamina
 
 pytestmark = pytest.mark.integration
-ROOT = Path(memstrata.__file__).parent
+ROOT = Path(lamina.__file__).parent
 
 
 def test_public_api_is_importable() -> None:
-    for name in memstrata.__all__:
-        assert getattr(memstrata, name) is not None, name
+    for name in lamina.__all__:
+        assert getattr(lamina, name) is not None, name
 
 
-def test_wheel_contains_only_the_memstrata_package(tmp_path: Path) -> None:
+def test_wheel_contains_only_the_lamina_package(tmp_path: Path) -> None:
     subprocess.run(
         [
             sys.executable,
@@ -34,19 +34,19 @@ def test_wheel_contains_only_the_memstrata_package(tmp_path: Path) -> None:
         ],
         check=True,
     )
-    (wheel,) = tmp_path.glob("memstrata-*.whl")
+    (wheel,) = tmp_path.glob("lamina-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     package_files = [n for n in names if ".dist-info/" not in n]
-    assert package_files and all(n.startswith("memstrata/") for n in package_files)
+    assert package_files and all(n.startswith("lamina/") for n in package_files)
     for required in [
-        "memstrata/py.typed",
-        "memstrata/__init__.py",
-        "memstrata/stores/resources/vocab.txt",
-        "memstrata/stores/resources/NOTICE",
-        "memstrata/samples/sample_conversation.json",
-        "memstrata/agents/__init__.py",
-        "memstrata/graphs/__init__.py",
-        "memstrata/prompts/__init__.py",
+        "lamina/py.typed",
+        "lamina/__init__.py",
+        "lamina/stores/resources/vocab.txt",
+        "lamina/stores/resources/NOTICE",
+        "lamina/samples/sample_conversation.json",
+        "lamina/agents/__init__.py",
+        "lamina/graphs/__init__.py",
+        "lamina/prompts/__init__.py",
     ]:
         assert required in names, required
-    assert not [n for n in names if n.startswith("memstrata/tests/") or "/.venv/" in n]
+    assert not [n for n in names if n.startswith("lamina/tests/") or "/.venv/" in n]

@@ -7,8 +7,8 @@ from pathlib import Path
 import chromadb
 import pytest
 
-from memstrata.errors import StoreConfigurationError
-from memstrata.stores import (
+from lamina.errors import StoreConfigurationError
+from lamina.stores import (
     ChromaMemoryStore,
     FactRecord,
     IndexTextPolicy,
@@ -16,7 +16,7 @@ from memstrata.stores import (
     MiniLMEmbeddings,
     RawTurn,
 )
-from memstrata.testing import FakeEmbeddings
+from lamina.testing import FakeEmbeddings
 
 pytestmark = pytest.mark.integration
 NS = "user:carol"
@@ -81,7 +81,7 @@ def test_collection_records_the_embedding_function(tmp_path: Path) -> None:
     client = chromadb.PersistentClient(path=str(tmp_path / "db"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        collection = client.get_collection("memstrata_raw")
+        collection = client.get_collection("lamina_raw")
     function = collection.configuration["embedding_function"]  # type: ignore[typeddict-item]
     assert isinstance(function, MiniLMEmbeddingFunction)
     assert collection.configuration["hnsw"]["space"] == "cosine"  # type: ignore[index]

@@ -2,7 +2,7 @@
 
 The blocks run as written, against these stand-ins on 127.0.0.1:
 
-* ``http://127.0.0.1:8080/v1`` (the chat endpoint ``memstrata serve-llm`` starts): a
+* ``http://127.0.0.1:8080/v1`` (the chat endpoint ``lamina serve-llm`` starts): a
   scripted OpenAI-compatible chat server that answers every structured request with a
   minimal valid object of the requested JSON schema (so answers are refusals);
 * the offline model (``Memory()``, ``LocalLLMServer(assemble_qwen_gguf())``): a fake
@@ -14,7 +14,7 @@ The blocks run as written, against these stand-ins on 127.0.0.1:
   ``langgraph dev`` serving ``langgraph.json`` with the SmolLM2 test model.
 
 Addresses are replaced by the ports these services got; nothing else in a block changes.
-The Postgres examples fall back to SQLite when ``MEMSTRATA_POSTGRES_URI`` is unset, as
+The Postgres examples fall back to SQLite when ``LAMINA_POSTGRES_URI`` is unset, as
 the README says; no Postgres server is started.
 """
 
@@ -34,9 +34,9 @@ from typing import Any
 import pytest
 from langchain_openai import ChatOpenAI
 
-import memstrata.llm
-import memstrata.memory.models
-from memstrata.testing import FakeEmbeddings, minimal_instance
+import lamina.llm
+import lamina.memory.models
+from lamina.testing import FakeEmbeddings, minimal_instance
 
 pytestmark = pytest.mark.integration
 
@@ -199,11 +199,11 @@ def test_readme_block_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(workdir)
-    monkeypatch.setenv("HOME", str(workdir / "home"))  # ~/.local/share/memstrata lives here
+    monkeypatch.setenv("HOME", str(workdir / "home"))  # ~/.local/share/lamina lives here
     monkeypatch.setattr(FakeLocalServer, "endpoint", replacements["http://127.0.0.1:8080/v1"])
-    monkeypatch.setattr(memstrata.memory.models, "default_local_server", FakeLocalServer)
-    monkeypatch.setattr(memstrata.llm, "LocalLLMServer", FakeLocalServer)
-    monkeypatch.setattr(memstrata.llm, "assemble_qwen_gguf", lambda dest_dir=None: "model.gguf")
+    monkeypatch.setattr(lamina.memory.models, "default_local_server", FakeLocalServer)
+    monkeypatch.setattr(lamina.llm, "LocalLLMServer", FakeLocalServer)
+    monkeypatch.setattr(lamina.llm, "assemble_qwen_gguf", lambda dest_dir=None: "model.gguf")
     for address, actual in replacements.items():
         code = code.replace(address, actual)
     exec(compile(code, f"README.md:{line}", "exec"), namespace)  # noqa: S102 (the README is ours)

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.errors import StoreUnavailableError
-from memstrata.stores import ChromaMemoryStore, Granularity, RawTurn
-from memstrata.testing import FakeEmbeddings
+from lamina.errors import StoreUnavailableError
+from lamina.stores import ChromaMemoryStore, Granularity, RawTurn
+from lamina.testing import FakeEmbeddings
 
 pytestmark = pytest.mark.integration
 NS = "user:alice"
@@ -35,9 +35,9 @@ NS = "user:alice"
 WORKER = r"""
 import json, sys, time
 from datetime import UTC, datetime, timedelta
-from memstrata.errors import StoreUnavailableError
-from memstrata.stores import ChromaMemoryStore, RawTurn
-from memstrata.testing import FakeEmbeddings
+from lamina.errors import StoreUnavailableError
+from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.testing import FakeEmbeddings
 
 args = json.loads(sys.argv[1])
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

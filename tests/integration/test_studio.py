@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.graphs.events import MEMORY_WRITTEN
-from memstrata.stores import ChromaMemoryStore
+from lamina.graphs.events import MEMORY_WRITTEN
+from lamina.stores import ChromaMemoryStore
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def client(studio):  # type: ignore[no-untyped-def]
 
 def test_langgraph_json_names_the_factory_module() -> None:
     config = json.loads((REPO / "langgraph.json").read_text())
-    assert config["graphs"] == {"memory": "memstrata.integrations.studio:make_graph"}
+    assert config["graphs"] == {"memory": "lamina.integrations.studio:make_graph"}
     assert config["dependencies"] == ["."]
 
 

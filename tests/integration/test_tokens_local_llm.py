@@ -1,6 +1,6 @@
 """Token counts against llama.cpp itself, on the SmolLM2 test model.
 
-The tokenizer memstrata builds from the GGUF vocabulary must give llama.cpp's own token
+The tokenizer lamina builds from the GGUF vocabulary must give llama.cpp's own token
 ids (``/tokenize``), and its count of a templated prompt must equal the prompt tokens the
 server reports as usage for that request.
 """
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from memstrata.llm import LocalLLMServer, token_counter_for
-from memstrata.samples import load_sample
+from lamina.llm import LocalLLMServer, token_counter_for
+from lamina.samples import load_sample
 
 pytestmark = pytest.mark.integration
 

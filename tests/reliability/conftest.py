@@ -1,7 +1,7 @@
-"""Fuzz sizes for the reliability suite: small in CI, full with ``MEMSTRATA_FUZZ=full``.
+"""Fuzz sizes for the reliability suite: small in CI, full with ``LAMINA_FUZZ=full``.
 
 ``make reliability`` runs the full sizes. The variable is read here, at collection time,
-because the top-level autouse fixture clears ``MEMSTRATA_*`` variables for each test.
+because the top-level autouse fixture clears ``LAMINA_*`` variables for each test.
 """
 
 from __future__ import annotations
@@ -12,22 +12,22 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import HealthCheck, settings
 
-FULL = os.environ.get("MEMSTRATA_FUZZ", "").strip().lower() == "full"
+FULL = os.environ.get("LAMINA_FUZZ", "").strip().lower() == "full"
 
 settings.register_profile(
-    "memstrata-ci",
+    "lamina-ci",
     max_examples=12,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.register_profile(
-    "memstrata-full",
+    "lamina-full",
     max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-settings.load_profile("memstrata-full" if FULL else "memstrata-ci")
+settings.load_profile("lamina-full" if FULL else "lamina-ci")
 
 
 @dataclass(frozen=True)

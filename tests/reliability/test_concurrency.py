@@ -15,10 +15,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memstrata.core.context import MemoryContext
-from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina.core.context import MemoryContext
+from lamina.graphs.ingest import build_ingest_graph
+from lamina.stores import ChromaMemoryStore, FactRecord, RawTurn
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 WORDS = ["paris", "berlin", "guitar", "nurse", "garden", "train", "coffee", "book", "dog"]

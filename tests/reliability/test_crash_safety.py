@@ -31,11 +31,11 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from memstrata.core.context import MemoryContext
-from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
-from memstrata.testing.faults import (
+from lamina.core.context import MemoryContext
+from lamina.graphs.ingest import build_ingest_graph
+from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.testing import FakeEmbeddings, SchemaChatModel
+from lamina.testing.faults import (
     FaultSchedule,
     FaultyChatModel,
     FaultyStore,
@@ -49,8 +49,8 @@ SESSIONS = {
 }
 ALL_TEXTS = sorted(t for texts in SESSIONS.values() for t in texts)
 PERSISTENT = frozenset(range(1, 200))
-FAULT_CALLS = (1, 2, 3, 4) if os.environ.get("MEMSTRATA_FUZZ", "").lower() == "full" else (1, 2)
-"""Which call of a node gets the fault (see conftest: ``MEMSTRATA_FUZZ=full``)."""
+FAULT_CALLS = (1, 2, 3, 4) if os.environ.get("LAMINA_FUZZ", "").lower() == "full" else (1, 2)
+"""Which call of a node gets the fault (see conftest: ``LAMINA_FUZZ=full``)."""
 
 
 def _lines(messages: list[BaseMessage]) -> list[str]:

@@ -24,14 +24,14 @@ import pytest
 from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from memstrata.agents.formatting import as_data, data_line
-from memstrata.core.context import MemoryContext
-from memstrata.errors import InvalidInputError
-from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.graphs.recall import build_recall_graph
-from memstrata.prompts.construction import DATA_RULE
-from memstrata.stores import ChromaMemoryStore
-from memstrata.testing import FakeEmbeddings, SchemaChatModel
+from lamina.agents.formatting import as_data, data_line
+from lamina.core.context import MemoryContext
+from lamina.errors import InvalidInputError
+from lamina.graphs.ingest import build_ingest_graph
+from lamina.graphs.recall import build_recall_graph
+from lamina.prompts.construction import DATA_RULE
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 HOSTILE = {

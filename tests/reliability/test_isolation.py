@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from memstrata.core.context import MemoryContext
-from memstrata.errors import NamespaceError
-from memstrata.graphs.recall import build_recall_graph
-from memstrata.stores import (
+from lamina.core.context import MemoryContext
+from lamina.errors import NamespaceError
+from lamina.graphs.recall import build_recall_graph
+from lamina.stores import (
     ChromaMemoryStore,
     EpisodeRecord,
     FactRecord,
@@ -33,9 +33,9 @@ from memstrata.stores import (
     SceneRecord,
     TimeWindow,
 )
-from memstrata.stores.audit import AuditEntry
-from memstrata.stores.records import NAMESPACE_PATTERN, ProfileRecord, validate_namespace
-from memstrata.testing import FakeEmbeddings, SchemaChatModel, StorePool
+from lamina.stores.audit import AuditEntry
+from lamina.stores.records import NAMESPACE_PATTERN, ProfileRecord, validate_namespace
+from lamina.testing import FakeEmbeddings, SchemaChatModel, StorePool
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 WORDS = ["rex", "dog", "paris", "guitar", "nurse", "garden", "train", "coffee", "berlin", "book"]
@@ -310,7 +310,7 @@ def test_only_the_documented_alphabet_passes(value: str) -> None:
 
 @given(scenario)
 def test_memory_facade_never_crosses_namespaces(pool: StorePool, case: Any) -> None:
-    from memstrata.memory import Memory
+    from lamina.memory import Memory
 
     (ns_a, ns_b), ids, texts, queries = case
     shared_store = pool.next()

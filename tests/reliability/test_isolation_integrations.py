@@ -38,15 +38,15 @@ from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from memstrata.cli import main
-from memstrata.config import MemoryConfig
-from memstrata.integrations import MemoryMiddleware, memory_tools
-from memstrata.integrations.middleware import RecallMode
-from memstrata.memory import Memory
-from memstrata.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
-from memstrata.stores.audit import AuditEntry
-from memstrata.stores.records import NAMESPACE_PATTERN, Granularity, ProfileRecord
-from memstrata.testing import (
+from lamina.cli import main
+from lamina.config import MemoryConfig
+from lamina.integrations import MemoryMiddleware, memory_tools
+from lamina.integrations.middleware import RecallMode
+from lamina.memory import Memory
+from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.stores.audit import AuditEntry
+from lamina.stores.records import NAMESPACE_PATTERN, Granularity, ProfileRecord
+from lamina.testing import (
     SchemaChatModel,
     StorePool,
     ToolCallingChatModel,

@@ -27,13 +27,13 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
-from memstrata.agents import recall_schemas, schemas
-from memstrata.core.context import MemoryContext
-from memstrata.graphs.ingest import build_ingest_graph
-from memstrata.graphs.recall import build_recall_graph
-from memstrata.llm.structured import StructuredCaller, StructuredOutputError
-from memstrata.stores import ChromaMemoryStore, FactRecord, RawTurn
-from memstrata.testing import (
+from lamina.agents import recall_schemas, schemas
+from lamina.core.context import MemoryContext
+from lamina.graphs.ingest import build_ingest_graph
+from lamina.graphs.recall import build_recall_graph
+from lamina.llm.structured import StructuredCaller, StructuredOutputError
+from lamina.stores import ChromaMemoryStore, FactRecord, RawTurn
+from lamina.testing import (
     FakeChatModel,
     FakeEmbeddings,
     Reply,
@@ -210,7 +210,7 @@ def test_generator_covers_every_kind(fuzz: Any) -> None:
 def test_every_bad_reply_is_rejected_or_repaired_never_raised(
     schema: type[BaseModel], fuzz: Any
 ) -> None:
-    from memstrata.testing import ScriptedChatModel
+    from lamina.testing import ScriptedChatModel
 
     rng = random.Random(f"{schema.__name__}-1")
     messages = [HumanMessage("decide")]
@@ -241,7 +241,7 @@ def test_every_bad_reply_is_rejected_or_repaired_never_raised(
 def test_async_caller_counts_every_failed_attempt(fuzz: Any) -> None:
     import asyncio
 
-    from memstrata.testing import ScriptedChatModel
+    from lamina.testing import ScriptedChatModel
 
     rng = random.Random("async")
     bad = [
