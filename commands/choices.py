@@ -27,6 +27,7 @@ SYSTEMS: tuple[str, ...] = (
     NAIVE_RAG,
     FLAT,
     "oracle",
+    "derived-oracle",
 )
 """:data:`lamina.evaluation.systems.SYSTEMS`, in its order."""
 

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from ..graphs.recall import build_recall_graph
 from ..llm.structured import StructuredCaller
+from ..stores.chroma import ChromaMemoryStore
 from .answering import Answerer
 from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
-from .ingest import CHUNK_STAGE, RAW_STAGE, lamina_stage
+from .ingest import CHUNK_STAGE, DERIVED_ORACLE_STAGE, RAW_STAGE, lamina_stage
 from .settings import EvalModels, EvalSettings
 from .systems import (
+    DERIVED_ORACLE,
     FLAT,
     FULL_CONTEXT,
     FULL_CONTEXT_LONG,
@@ -49,6 +52,8 @@ def needed_stages(settings: EvalSettings) -> list[str]:
             stages.append(CHUNK_STAGE)
         elif name == FLAT:
             stages.append(RAW_STAGE)
+        elif name == DERIVED_ORACLE:
+            stages.append(DERIVED_ORACLE_STAGE)
     return list(dict.fromkeys(stages))
 
 
@@ -70,6 +75,17 @@ def open_caches(settings: EvalSettings, models: EvalModels) -> dict[str, Constru
     }
 
 
+def recall_graph(settings: EvalSettings, models: EvalModels, store: ChromaMemoryStore) -> Any:
+    """A compiled recall graph over ``store``, its budget counted as the report counts."""
+    return build_recall_graph(
+        chat_model=models.chat_model,
+        store=store,
+        structured_method=settings.structured_method,
+        max_attempts=settings.max_attempts,
+        count_tokens=models.counter.count,
+    ).compile()
+
+
 def build_systems(
     settings: EvalSettings, models: EvalModels, caches: dict[str, ConstructionCache]
 ) -> list[EvalSystem]:
@@ -82,14 +98,7 @@ def build_systems(
     for name in settings.systems:
         if name in (LAMINA, LAMINA_RETRIEVAL):
             for policy in settings.policies:
-                store = caches[lamina_stage(policy)].store
-                graph = build_recall_graph(
-                    chat_model=models.chat_model,
-                    store=store,
-                    structured_method=settings.structured_method,
-                    max_attempts=settings.max_attempts,
-                    count_tokens=models.counter.count,  # the budget the report measures
-                ).compile()
+                graph = recall_graph(settings, models, caches[lamina_stage(policy)].store)
                 out.append(
                     LaminaSystem(
                         name=system_id(name, policy, settings.policies),
@@ -121,4 +130,16 @@ def build_systems(
             out.append(flat(caches[RAW_STAGE].store, answerer, models.counter, settings.top_k))
         elif name == ORACLE:
             out.append(OracleSystem(answerer=answerer, counter=models.counter))
+        elif name == DERIVED_ORACLE:
+            out.append(
+                LaminaSystem(
+                    name=DERIVED_ORACLE,
+                    graph=recall_graph(settings, models, caches[DERIVED_ORACLE_STAGE].store),
+                    policy=settings.policies[0],
+                    counter=models.counter,
+                    answerer=answerer,
+                    recall=dict(settings.recall),
+                    built_by=DERIVED_ORACLE_STAGE,
+                )
+            )
     return out

@@ -21,6 +21,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ..datasets.locomo_annotations import Annotations, load_annotations
 from ..errors import InvalidInputError
 from ..graphs.ingest import build_ingest_graph
 from ..llm.structured import StructuredCaller
@@ -43,6 +44,7 @@ from .scoring import bleu1, evidence_recall, is_refusal, locomo_f1, mem0_f1
 from .settings import JOURNAL, EvalModels, EvalSettings
 from .subset import EvalQuestion, Subset, load_subset
 from .systems import (
+    DERIVED_ORACLE,
     EvalSystem,
     SystemAnswer,
     scored_answer,
@@ -177,6 +179,10 @@ def run_evaluation(
         pick=settings.pick,
         exclude=settings.exclude,
     )
+    annotations: dict[str, Annotations] = {}
+    if DERIVED_ORACLE in settings.systems:  # refused before any run folder or model
+        samples = [c.sample_id for c in subset.conversations]
+        annotations = load_annotations(settings.data, samples)
     settings.out.mkdir(parents=True, exist_ok=True)
     unknown = sorted((set(redo) | set(redo_failed)) - set(settings.systems))
     if unknown:
@@ -207,7 +213,7 @@ def run_evaluation(
         )
         judge = Judge(judge_caller, models.counter, name=models.judge_label)
     if not interim:
-        _ingest(settings, models, subset, caches, journal, progress)
+        _ingest(settings, models, subset, caches, journal, progress, annotations)
         _answer(subset, systems, journal, journal.read(), judge, progress, models.ready)
     entries = journal.read()
     header = next(e for e in entries if isinstance(e, RunHeader))
@@ -248,6 +254,7 @@ def _ingest(
     caches: dict[str, ConstructionCache],
     journal: Journal,
     progress: bool,
+    annotations: dict[str, Annotations],
 ) -> None:
     """Build what the stages' stores still lack; copy the batches into the run's journal."""
     ingestors: dict[str, Ingestor] = {}
@@ -268,6 +275,7 @@ def _ingest(
             chunk_overlap=settings.chunk_overlap,
             done={s.key for s in cache.steps()},
             record=cache.record,
+            annotations=annotations,
         )
     plan = [(stage, conv) for conv in subset.conversations for stage in caches]
     planned = [(stage, ingestors[stage].planned_turns(stage, conv)) for stage, conv in plan]

@@ -3,7 +3,10 @@
 * ``lamina-<policy>``: every session, in batches, through lamina's ingest graph
   with that trigger policy (the last batch of a session closes it);
 * ``raw``: the turns as raw records only (no LLM), for the flat-retrieval baseline;
-* ``chunks``: fixed-size word windows of the transcript, for the naive-RAG baseline.
+* ``chunks``: fixed-size word windows of the transcript, for the naive-RAG baseline;
+* ``derived-oracle``: lamina's raw layer (no LLM) plus LoCoMo's hand-written annotations
+  as the derived layers: each observation a fact about its person, sourced from its
+  evidence turns; each event summary a fact; each session summary an episode.
 
 Each stage writes into its own namespace (``<stage>/<sample_id>``) of the run's
 persistent store. A finished batch is a journal line; a resumed run skips it. A batch that
@@ -14,21 +17,29 @@ and the turns it left unconsolidated are still pending for the trigger.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
 
+from ..agents.deps import NodeDeps
+from ..agents.raw_writer import build_raw_turns
 from ..core.context import MemoryContext, TriggerPolicy
 from ..core.state import TurnInput
 from ..datasets.locomo import Conversation
+from ..datasets.locomo_annotations import Annotations
+from ..errors import InvalidInputError
 from ..stores.chroma import ChromaMemoryStore
-from ..stores.records import RawTurn
+from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, stable_id
 from .records import IngestStep, costs_of
 from .transcripts import chunks, turn_line
 
 RAW_STAGE = "raw"
 CHUNK_STAGE = "chunks"
 LAMINA_STAGE = "lamina-"
+DERIVED_ORACLE_STAGE = "derived-oracle"
+_NO_MODEL = cast(Any, None)
+"""The caller slot of NodeDeps: build_raw_turns reads only its store and clock."""
 CHUNK_SPEAKER = "chunk"
 CHUNK_SESSION = "chunks"
 
@@ -79,6 +90,8 @@ class Ingestor:
     """Called with each finished batch (appends it to the journal)."""
     advance: Callable[[int], None] = lambda turns: None
     """Progress callback: turns just ingested."""
+    annotations: Mapping[str, Annotations] = field(default_factory=dict)
+    """LoCoMo's annotations by sample id (only the ``derived-oracle`` stage reads them)."""
 
     def planned_turns(self, stage: str, conv: Conversation) -> int:
         """Turns still to ingest for this stage and conversation (for the progress bar)."""
@@ -98,6 +111,8 @@ class Ingestor:
             self._raw_stage(conv)
         elif stage == CHUNK_STAGE:
             self._chunk_stage(conv)
+        elif stage == DERIVED_ORACLE_STAGE:
+            self._derived_oracle_stage(conv)
         else:
             raise ValueError(f"unknown ingest stage {stage!r}")
 
@@ -127,13 +142,19 @@ class Ingestor:
             )
             self.advance(len(batch))
 
-    def _single(self, stage: str, conv: Conversation, records: list[RawTurn]) -> None:
+    def _single(self, stage: str, conv: Conversation, records: Sequence[MemoryRecord]) -> None:
         if (stage, conv.sample_id, 0) in self.done:
             return
         started = time.perf_counter()
         namespace = stage_namespace(stage, conv.sample_id)
-        existing = {r.id for r in self.store.get("raw", namespace, [r.id for r in records])}
-        fresh = [r for r in records if r.id not in existing]
+        fresh: list[MemoryRecord] = []
+        for granularity in ("raw", "fact", "episode"):
+            mine = [r for r in records if r.granularity.value == granularity]
+            if not mine:
+                continue
+            stored = self.store.get(granularity, namespace, [r.id for r in mine])
+            existing = {r.id for r in stored}
+            fresh += [r for r in mine if r.id not in existing]
         if fresh:
             self.store.add(namespace, fresh)
         self.record(
@@ -143,7 +164,8 @@ class Ingestor:
                 batch=0,
                 batches=1,
                 turns=len(conv.turns),
-                new_raw=len(fresh),
+                new_raw=sum(isinstance(r, RawTurn) for r in fresh),
+                written=sum(not isinstance(r, RawTurn) for r in fresh),
                 seconds=time.perf_counter() - started,
             )
         )
@@ -172,6 +194,16 @@ class Ingestor:
             previous = turn_line(t)[:300]
         self._single(RAW_STAGE, conv, records)
 
+    def _derived_oracle_stage(self, conv: Conversation) -> None:
+        notes = self.annotations.get(conv.sample_id)
+        if notes is None:
+            raise InvalidInputError(
+                f"derived-oracle needs LoCoMo's annotations of {conv.sample_id}; none were loaded"
+            )
+        namespace = stage_namespace(DERIVED_ORACLE_STAGE, conv.sample_id)
+        records = derived_oracle_records(self.store, namespace, conv, notes)
+        self._single(DERIVED_ORACLE_STAGE, conv, records)
+
     def _chunk_stage(self, conv: Conversation) -> None:
         namespace = stage_namespace(CHUNK_STAGE, conv.sample_id)
         records = [
@@ -187,3 +219,70 @@ class Ingestor:
             for c in chunks(conv, self.chunk_words, self.chunk_overlap)
         ]
         self._single(CHUNK_STAGE, conv, records)
+
+
+def derived_oracle_records(
+    store: ChromaMemoryStore, namespace: str, conv: Conversation, notes: Annotations
+) -> list[MemoryRecord]:
+    """Lamina's raw layer of ``conv`` plus its annotations as facts and episodes.
+
+    An observation's facts are sourced from its evidence turns and dated by the session
+    that holds them; event summaries (no evidence ids) and session summaries are dated
+    by their session. Nothing here calls a model.
+    """
+    ctx = MemoryContext(namespace=namespace)
+    raw = build_raw_turns(NodeDeps(store=store, caller=_NO_MODEL), ctx, turn_inputs(conv))
+    by_dia = {str(r.metadata["dia_id"]): r for r in raw}
+    when: dict[str, datetime] = {}
+    for r in raw:
+        when.setdefault(r.session_id, r.occurred_at)
+    out: list[MemoryRecord] = list(raw)
+    for n, o in enumerate(notes.observations):
+        if o.session_id not in when:
+            continue
+        sources = [by_dia[d].id for d in o.evidence if d in by_dia]
+        day = by_dia[o.evidence[0]].occurred_at if o.evidence and sources else when[o.session_id]
+        out.append(
+            FactRecord(
+                id=stable_id("oracle-observation", namespace, str(n)),
+                namespace=namespace,
+                text=o.text,
+                subject=o.person,
+                source_ids=sources,
+                occurred_at=day,
+                valid_from=day,
+                metadata={"origin": "observation", "session_id": o.session_id},
+            )
+        )
+    for n, e in enumerate(notes.events):
+        if e.session_id in when:
+            day = when[e.session_id]
+            out.append(
+                FactRecord(
+                    id=stable_id("oracle-event", namespace, str(n)),
+                    namespace=namespace,
+                    text=e.text,
+                    subject=e.person,
+                    occurred_at=day,
+                    valid_from=day,
+                    point_in_time=day,
+                    metadata={"origin": "event", "session_id": e.session_id},
+                )
+            )
+    for summary in notes.summaries:
+        if summary.session_id in when:
+            day = when[summary.session_id]
+            out.append(
+                EpisodeRecord(
+                    id=stable_id("oracle-summary", namespace, summary.session_id),
+                    namespace=namespace,
+                    title="Session summary",
+                    text=summary.text,
+                    source_ids=[r.id for r in raw if r.session_id == summary.session_id],
+                    occurred_at=day,
+                    start_at=day,
+                    end_at=day,
+                    metadata={"origin": "session_summary", "session_id": summary.session_id},
+                )
+            )
+    return out

@@ -14,7 +14,10 @@
 * ``naive-rag``: fixed-size word chunks of the transcript, dense top-k;
 * ``flat``: hybrid (dense + BM25) search over the raw turns, top-k, no Judge loop;
 * ``oracle``: the question's gold evidence turns through the shared answer prompt (an
-  upper bound for retrieval, not a system).
+  upper bound for retrieval, not a system);
+* ``derived-oracle``: lamina-retrieval's path (pooled context, shared answer prompt) over
+  lamina's raw layer with LoCoMo's hand-written observations, event and session summaries
+  as the derived layers: how much good derived memory can add (a ceiling, not a system).
 
 Each returns a :class:`SystemAnswer` with the dialogue ids of what the answer was given,
 so evidence recall is measured on the memories actually used.
@@ -49,6 +52,7 @@ FULL_CONTEXT_LONG: Final = "full-context-long"
 NAIVE_RAG: Final = "naive-rag"
 FLAT: Final = "flat"
 ORACLE: Final = "oracle"
+DERIVED_ORACLE: Final = "derived-oracle"
 SYSTEMS: tuple[str, ...] = (
     LAMINA,
     LAMINA_RETRIEVAL,
@@ -57,6 +61,7 @@ SYSTEMS: tuple[str, ...] = (
     NAIVE_RAG,
     FLAT,
     ORACLE,
+    DERIVED_ORACLE,
 )
 BASELINES: tuple[str, ...] = (FULL_CONTEXT, FULL_CONTEXT_LONG, NAIVE_RAG, FLAT)
 """The systems lamina must beat (the oracle is an upper bound, not a rival)."""
@@ -134,11 +139,13 @@ class LaminaSystem:
     """Set for the context-only system: the shared answer step."""
     recall: dict[str, Any] = field(default_factory=dict)
     """``MemoryContext`` overrides (``--recall-option``)."""
+    built_by: str | None = None
+    """The ingest stage it reads (None: lamina's stage of ``policy``)."""
 
     @property
     def stage(self) -> str:
-        """The lamina ingest stage of the policy."""
-        return lamina_stage(self.policy)
+        """The ingest stage it reads: lamina's stage of the policy unless ``built_by``."""
+        return self.built_by or lamina_stage(self.policy)
 
     def answer(self, conv: Conversation, question: EvalQuestion) -> SystemAnswer:
         """Run the recall graph; in retrieval-only mode, then the shared answer."""
