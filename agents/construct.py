@@ -27,13 +27,22 @@ from ..prompts.construction import (
     CONSTRUCTION_PROMPT_VERSION,
     LINES_REPAIR,
 )
-from ..stores.records import EpisodeRecord, FactRecord, RawTurn, TimeRef, annotate_times
+from ..stores.records import (
+    EpisodeRecord,
+    FactRecord,
+    MetadataValue,
+    RawTurn,
+    TimeRef,
+    annotate_times,
+)
 from .deps import StepLog
 from .formatting import format_excerpt, format_record
 from .journal import journal_key
 from .lines import complete, parse_lines
+from .ownership import addressee, decide_owner, restate
 from .refinement import fact_id
 from .schemas import ConstructionDraft, FactLine
+from .support import supported
 from .timeparse import reference_day, resolve_times
 
 _MONTH = (
@@ -220,6 +229,48 @@ def subject_of(statement: str, named: str) -> str:
     return name
 
 
+def _people(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> list[str]:
+    """The namespace's speakers (the excerpt's first), for owners and addressees."""
+    people = list(dict.fromkeys(t.speaker for t in turns))
+    try:
+        stored = log.deps.store.lexical_index("raw", ctx.namespace).distinct("speaker")
+    except Exception:  # no index: the excerpt's speakers are enough to decide most owners
+        stored = []
+    return list(dict.fromkeys([*people, *(str(v) for v in stored if isinstance(v, str))]))
+
+
+def _spoken_to(turn: RawTurn, turns: list[RawTurn], people: list[str]) -> str | None:
+    """Whom ``turn`` addresses: the nearest other speaker of the excerpt, else the other person."""
+    at = next((n for n, t in enumerate(turns) if t.id == turn.id), None)
+    near: list[str] = []
+    if at is not None:
+        for d in range(1, len(turns)):
+            near += [turns[i].speaker for i in (at - d, at + d) if 0 <= i < len(turns)]
+    return addressee(turn.speaker, near, people)
+
+
+def checked_owner(
+    log: StepLog,
+    text: str,
+    named: str,
+    source_turns: list[RawTurn],
+    turns: list[RawTurn],
+    people: list[str],
+) -> tuple[str, str, str]:
+    """(text, owner, check): the owner the source turn's grammar gives wins, counted."""
+    owner = subject_of(text, named)
+    turn = source_turns[0]
+    verdict = decide_owner(
+        owner, text, turn.text, turn.speaker, _spoken_to(turn, turns, people), people
+    )
+    if verdict.check == "corrected":
+        log.count("owner_corrected")
+        text = restate(text, owner, verdict.owner)
+    elif verdict.check == "undecided":
+        log.count("owner_undecided")
+    return text, verdict.owner, verdict.check
+
+
 def fact_records(
     log: StepLog,
     ctx: MemoryContext,
@@ -228,26 +279,43 @@ def fact_records(
     labels: dict[str, str],
     episode_id: str | None = None,
 ) -> list[FactRecord]:
-    """Stored facts from a draft's items, with provenance, subject and event time."""
+    """Stored facts from a draft's items, with provenance, owner and event time.
+
+    A fact its source turns do not support is dropped and counted; its owner comes from
+    the grammar of its source turn when the model's disagrees (see :mod:`.ownership`).
+    """
     by_id = {t.id: t for t in turns}
+    people = _people(log, ctx, turns)
     out = []
     for item in items:
         sources = [labels[item.source]] if item.source in labels else [t.id for t in turns]
         source_turns = [by_id[s] for s in sources]
+        evidence = [
+            x for t in source_turns for x in (t.text, t.media_caption or "", t.context or "")
+        ]
+        if not supported(item.statement, evidence, people):
+            log.count("unsupported_dropped")
+            continue
         anchor = reference_day(source_turns[0].occurred_at, ctx.tz)
         text, when = resolve_statement(item.statement.strip(), source_turns, anchor)
+        text, owner, check = checked_owner(
+            log, text, item.subject.strip(), source_turns, turns, people
+        )
         said_at = max(t.occurred_at for t in source_turns)
         point = start = end = None
         if when is not None and when.start == when.end:
             point = _at(when.start, ctx)
         elif when is not None:
             start, end = _at(when.start, ctx), _at(when.end, ctx)
+        meta: dict[str, MetadataValue] = {"owner_check": check}
+        if episode_id:
+            meta["episode_id"] = episode_id
         out.append(
             FactRecord(
                 id=fact_id(ctx.namespace, text),
                 namespace=ctx.namespace,
                 text=text,
-                subject=subject_of(text, item.subject.strip()),
+                subject=owner,
                 kind=item.kind,
                 point_in_time=point,
                 start_time=start,
@@ -256,7 +324,7 @@ def fact_records(
                 occurred_at=point or start or said_at,
                 recorded_at=log.deps.clock(),
                 source_ids=sources,
-                metadata={"episode_id": episode_id} if episode_id else {},
+                metadata=meta,
             )
         )
     return out

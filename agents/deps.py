@@ -65,6 +65,8 @@ class StepLog:
     deps: NodeDeps
     calls: list[LLMCall] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+    """What a deterministic check changed, one entry each (e.g. ``owner_corrected``)."""
 
     def ask(self, schema: type[T], messages: Sequence[BaseMessage], step: str) -> T | None:
         """Return a validated ``schema`` object, or None after recording the failure."""
@@ -84,6 +86,13 @@ class StepLog:
             Failure(node=self.node, step=step, error=text[:2000], at=self.deps.clock())
         )
 
+    def count(self, check: str) -> None:
+        """Count one change a deterministic check made (reported in ``checks``)."""
+        self.checks.append(check)
+
     def update(self) -> dict[str, Any]:
-        """The state update carrying this node's call records and failures."""
-        return {"llm_calls": list(self.calls), "failures": list(self.failures)}
+        """The state update carrying this node's call records, failures and checks."""
+        out: dict[str, Any] = {"llm_calls": list(self.calls), "failures": list(self.failures)}
+        if self.checks:  # only construction counts checks; the recall state has no such key
+            out["checks"] = list(self.checks)
+        return out

@@ -93,6 +93,9 @@ class IngestState(TypedDict, total=False):
     written: Annotated[list[Written], operator.add]
     llm_calls: Annotated[list[LLMCall], operator.add]
     failures: Annotated[list[Failure], operator.add]
+    checks: Annotated[list[str], operator.add]
+    """Changes the construction checks made: owner_corrected, owner_undecided,
+    unsupported_dropped (one entry each)."""
 
 
 class IngestOutput(TypedDict, total=False):
@@ -105,6 +108,7 @@ class IngestOutput(TypedDict, total=False):
     conflicts: list[Conflict]
     llm_calls: list[LLMCall]
     failures: list[Failure]
+    checks: list[str]
 
 
 __all__ = [

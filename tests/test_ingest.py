@@ -352,7 +352,11 @@ def test_facts_carry_subject_kind_sources_and_the_parsers_event_time(store, mode
     out = run(
         store,
         model,
-        [turn("I love running marathons", 0), turn("my marathon is next month!", 1)],
+        [
+            turn("I love running marathons", 0),
+            turn("my marathon is next month!", 1),
+            turn("my brother Theo ran track in March", 2),
+        ],
         closed=True,
         trigger_policy="session",
     )
@@ -507,3 +511,32 @@ def test_graph_topology_snapshot(store, model, graph_edges) -> None:  # type: ig
         "raw_write --> episode_trigger;",
         "refresher --> __end__;",
     ]
+
+
+def test_construction_drops_unsupported_facts_and_files_facts_by_grammar(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script(
+        LINES,
+        episode_reply(
+            "Plans",
+            "Alice asked Bob to water her plants.",
+            "F|t1|Alice|Alice will water the plants while she travels",
+            "F|t1|Alice|Alice is moving to Berlin for a new job",
+            "F|t2|Alice|Alice thanked Bob for the plants",
+        ),
+    )
+    out = run(
+        store,
+        model,
+        [
+            turn("Can you water my plants while I travel?", 0),
+            turn("Sure, happy to water the plants!", 1, speaker="Bob"),
+        ],
+        closed=True,
+        trigger_policy="session",
+    )
+    facts = {f.text: f for f in store.get("fact", NS)}
+    assert "Alice is moving to Berlin for a new job" not in facts  # no word of it was said
+    water = facts["Bob will water the plants while she travels"]  # "you" = Bob
+    assert water.subject == "Bob" and water.metadata["owner_check"] == "corrected"
+    assert sorted(out["checks"]).count("unsupported_dropped") == 1
+    assert "owner_corrected" in out["checks"]

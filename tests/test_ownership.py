@@ -1,0 +1,83 @@
+"""The owner of a fact from its source turn's grammar, and the support check."""
+
+from __future__ import annotations
+
+import pytest
+
+from lamina.agents.ownership import addressee, decide_owner, grammar_owner, restate
+from lamina.agents.support import SUPPORT_THRESHOLD, support_ratio, supported
+
+PEOPLE = ["Maya", "Theo"]
+
+
+@pytest.mark.parametrize(
+    ("statement", "speaker", "turn", "model", "owner", "check"),
+    [
+        # "you" in the clause of the fact's words: the one addressed
+        (
+            "Maya's lease signing is next Friday",
+            "Maya",
+            "Congratulations! When do you sign the lease for the Alder Street shop?",
+            "Maya",
+            "Theo",
+            "corrected",
+        ),
+        (
+            "Maya will water her plants while she is flat-hunting",
+            "Maya",
+            "My front door code is 4711, so you can water my plants while I'm flat-hunting.",
+            "Maya",
+            "Theo",
+            "corrected",
+        ),
+        # first person: the speaker, and the model agreed
+        ("Theo signs the lease next Friday", "Theo", "I sign the lease next Friday.", "Theo",
+         "Theo", "agreed"),
+        ("Maya is moving to Lisbon", "Maya", "I'm moving to Lisbon in September.", "Theo",
+         "Maya", "corrected"),
+        # a named person in the clause
+        ("Theo opened a bakery", "Maya", "Theo opened a bakery last week!", "Maya", "Theo",
+         "corrected"),
+        # a third person: someone other than the two speakers; the model's name stands
+        ("Ana got a new job", "Maya", "My sister Ana? She got a new job.", "Ana", "Ana", "agreed"),
+        # nothing to go by: the model's owner stays, flagged
+        ("The bakery opens in May", "Theo", "Bakery opens in May.", "Theo", "Theo", "undecided"),
+    ],
+)  # fmt: skip
+def test_the_source_turns_grammar_decides_the_owner(
+    statement: str, speaker: str, turn: str, model: str, owner: str, check: str
+) -> None:
+    other = addressee(speaker, [], PEOPLE)
+    verdict = decide_owner(model, statement, turn, speaker, other, PEOPLE)
+    assert (verdict.owner, verdict.check) == (owner, check)
+
+
+def test_a_name_said_to_someone_is_not_the_subject() -> None:
+    # "Theo," is a vocative: the clause's subject is "I", the speaker
+    assert grammar_owner("Maya baked bread", "Theo, I baked bread today", "Maya", "Theo",
+                         PEOPLE) == "Maya"  # fmt: skip
+
+
+def test_a_role_label_speaker_keeps_the_models_name_for_them() -> None:
+    verdict = decide_owner("Alice", "Alice bakes bread", "we baked bread", "user", None, ["user"])
+    assert (verdict.owner, verdict.check) == ("Alice", "agreed")
+
+
+def test_the_addressee_is_the_nearest_other_speaker() -> None:
+    assert addressee("Maya", ["Maya", "Theo", "Lena"], ["Maya", "Theo", "Lena"]) == "Theo"
+    assert addressee("Maya", [], ["Maya", "Theo"]) == "Theo"
+    assert addressee("Maya", [], ["Maya", "Theo", "Lena"]) is None  # nobody to choose
+
+
+def test_restate_replaces_only_a_leading_owner_name() -> None:
+    assert restate("Maya's lease signing", "Maya", "Theo") == "Theo's lease signing"
+    assert restate("Maya will water the plants", "Maya", "Theo") == "Theo will water the plants"
+    assert restate("The lease is Maya's", "Maya", "Theo") == "The lease is Maya's"
+
+
+def test_support_counts_the_facts_content_words_in_its_sources() -> None:
+    turn = "Porto is lovely. I'll visit once the bakery runs itself."
+    assert supported("Theo will visit Porto", [turn], PEOPLE)
+    assert not supported("Theo is moving to Berlin for a new job", [turn], PEOPLE)
+    assert support_ratio("Theo", [turn], PEOPLE) == 1.0  # nothing but a name to check
+    assert 0 < SUPPORT_THRESHOLD < 1
