@@ -8,9 +8,9 @@ shared images' captions or the turn just before them.
 
 The threshold was calibrated without an LLM on LoCoMo's hand-written observations of the
 eight conversations the long evaluation does not use (2,188 observations with evidence;
-``benchmarks/construction_quality.py --calibrate-support``): at 0.25, 97.7% of the
-observations pass against their own evidence turns and 6.0% against a random other
-turn of the same conversation (0.30: 95.7% and 2.7%; 0.20: 98.4% and 10.2%).
+``python benchmarks/construction_quality.py --calibrate``): at 0.25, 97.6% of the
+observations pass against their own evidence turns and 6.2% against a random other
+turn of the same conversation (0.30: 95.5% and 3.0%; 0.20: 98.2% and 10.7%).
 """
 
 from __future__ import annotations

@@ -106,6 +106,8 @@ class PolicyCost:
     failures: int = 0
     dropped_lines: int = 0
     dates: dict[str, Any] = field(default_factory=dict)
+    checks: Counter[str] = field(default_factory=Counter)
+    """What construction's deterministic checks changed (owner corrections, drops)."""
 
     @property
     def tokens(self) -> int:
@@ -157,6 +159,7 @@ def _add_turn(cost: PolicyCost, row: dict[str, Any]) -> None:
     cost.failures += row["failures"]
     cost.dropped_lines += row["dropped_lines"]
     cost.calls_by_step.update(row["calls_by_step"])
+    cost.checks.update(row.get("checks", {}))
 
 
 def run_policy(
@@ -223,6 +226,7 @@ def run_policy(
                 "dropped_lines": sum(
                     int(f.error.split()[1]) for f in failures if f.step.endswith("_line")
                 ),
+                "checks": dict(Counter(out.get("checks", []))),
             }
             _add_turn(cost, row)
             if journal is not None:

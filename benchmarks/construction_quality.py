@@ -1,0 +1,290 @@
+r"""Construction quality with labels, no LLM judge (issue 31).
+
+LoCoMo's annotators wrote observations about each speaker, each citing its evidence
+turns. A constructed fact whose source turn is cited by observations about exactly one
+person is *labelled* with that person. On memory built by the local model from LoCoMo
+conversations the long evaluation does not use, this prints and saves:
+
+* ``owner_accuracy``: labelled facts filed under their person;
+* ``unsupported_rate``: facts whose source turns (with captions) hold under the support
+  threshold of their content words (``lamina.agents.support``; construction drops such
+  facts, so this counts what slips through, e.g. a fact sourced from several turns);
+  ``unsupported_dropped`` counts what construction dropped;
+* ``date_accuracy``: facts drawn from a turn with a hand-labelled relative date
+  (``tests/data/locomo_relative_dates.json``) whose event time is the labelled date;
+* ``observation_coverage``: observations whose evidence turn is the source of a fact
+  about the same person;
+* ``labelled_facts``, ``tokens_per_turn``, ``seconds_per_turn`` and the owner checks;
+* the supersession keys (``supersede_recall``, ``false_supersede_rate``,
+  ``wallclock_validity``), copied from ``benchmarks/construction_supersession.json``
+  when that benchmark has been run (null otherwise).
+
+``--calibrate`` runs the no-LLM calibrations on the same eight conversations instead:
+the support threshold (observations against their evidence turns and against a random
+other turn) and the owner rule (the observation as the fact, with the model's owner set
+to the right and to the wrong person).
+
+Usage::
+
+    python benchmarks/construction_quality.py --calibrate
+    lamina serve-llm --model qwen --threads 2 --port 8090 &
+    python benchmarks/construction_quality.py --base-url http://127.0.0.1:8090/v1 \
+        --conversations conv-41 --resume construction-quality \
+        --json benchmarks/construction_quality.json
+
+The build streams each turn through the ingest graph with the default trigger policy
+and journals each turn under ``--resume`` (``construction_cost.run_policy``), so a run
+cut off goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from construction_cost import date_accuracy, fixed_tokenizer, local_model, run_policy
+
+from lamina.agents.names import match_speakers
+from lamina.agents.ownership import addressee, decide_owner
+from lamina.agents.support import SUPPORT_THRESHOLD, support_ratio
+from lamina.core.context import MemoryContext
+from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
+from lamina.datasets.locomo_annotations import Annotations, load_annotations
+from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores.records import FactRecord, RawTurn
+
+CALIBRATION = (
+    "conv-41",
+    "conv-42",
+    "conv-43",
+    "conv-44",
+    "conv-47",
+    "conv-48",
+    "conv-49",
+    "conv-50",
+)
+"""The LoCoMo conversations the long evaluation (conv-26, conv-30) does not use."""
+SUPERSESSION = Path(__file__).with_name("construction_supersession.json")
+SUPERSESSION_KEYS = ("supersede_recall", "false_supersede_rate", "wallclock_validity")
+
+
+def owners_by_turn(notes: Annotations) -> dict[str, set[str]]:
+    """Dialogue id -> the people the observations citing it are about."""
+    out: dict[str, set[str]] = {}
+    for o in notes.observations:
+        for dia in o.evidence:
+            out.setdefault(dia, set()).add(o.person)
+    return out
+
+
+def label_facts(
+    store: ChromaMemoryStore, conv: Conversation, notes: Annotations, sessions: set[str]
+) -> dict[str, Any]:
+    """Owner, support and coverage figures of one conversation's built facts."""
+    raw_to_dia = {
+        RawTurn.turn_id(conv.namespace, t.session_id, t.turn_index): t.dia_id for t in conv.turns
+    }
+    turns = {t.dia_id: t for t in conv.turns}
+    owners = owners_by_turn(notes)
+    facts = [f for f in store.get("fact", conv.namespace) if isinstance(f, FactRecord)]
+    people = list(conv.speakers)
+    labelled = owner_ok = unsupported = 0
+    wrong: list[str] = []
+    about: dict[str, set[str]] = {}
+    for fact in facts:
+        dias = [raw_to_dia[s] for s in fact.source_ids if s in raw_to_dia]
+        sources = [f"{turns[d].text} {turns[d].caption or ''}" for d in dias]
+        if support_ratio(fact.text, sources, people) < SUPPORT_THRESHOLD:
+            unsupported += 1
+        for d in dias:
+            about.setdefault(d, set()).update(match_speakers(fact.subject or "", people))
+        cited = [owners[d] for d in dias if len(owners.get(d, ())) == 1]
+        persons = set().union(*cited) if cited else set()
+        if len(persons) != 1:
+            continue  # no single person cites these turns: not labelled
+        person = persons.pop()
+        labelled += 1
+        if match_speakers(fact.subject or "", [person]):
+            owner_ok += 1
+        elif len(wrong) < 15:
+            wrong.append(f"{fact.subject}: {fact.text} (label {person}, {dias})")
+    shown = [o for o in notes.observations if o.evidence and o.session_id in sessions]
+    covered = sum(any(o.person in about.get(d, set()) for d in o.evidence) for o in shown)
+    return {
+        "facts": len(facts),
+        "labelled": labelled,
+        "owner_ok": owner_ok,
+        "unsupported": unsupported,
+        "observations": len(shown),
+        "covered": covered,
+        "owner_checks": dict(Counter(str(f.metadata.get("owner_check", "none")) for f in facts)),
+        "wrong_owner_examples": wrong,
+    }
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
+    """Build with the local model, then label every conversation's facts."""
+    convs = load_locomo(args.data, sample_ids=args.conversations)
+    notes = load_annotations(args.data, [c.sample_id for c in convs])
+    policy = args.policy or MemoryContext().trigger_policy
+    settings = {
+        "benchmark": "construction_quality",
+        "conversations": [c.sample_id for c in convs],
+        "sessions": args.sessions,
+        "policy": policy,
+        "base_url": args.base_url,
+    }
+    cost, store = run_policy(
+        policy,
+        convs,
+        MiniLMEmbeddings(),
+        fixed_tokenizer(),
+        model=local_model(args.base_url),
+        sessions=args.sessions,
+        resume=args.resume,
+        settings=settings,
+    )
+    totals: Counter[str] = Counter()
+    per_conv = {}
+    for conv in convs:
+        sessions = set(conv.sessions()[: args.sessions] if args.sessions else conv.sessions())
+        row = label_facts(store, conv, notes[conv.sample_id], sessions)
+        per_conv[conv.sample_id] = row
+        totals.update({k: v for k, v in row.items() if isinstance(v, int)})
+    dates = date_accuracy(store, convs)
+    turns = max(1, cost.turns)
+    out: dict[str, Any] = {
+        "owner_accuracy": _ratio(totals["owner_ok"], totals["labelled"]),
+        "unsupported_rate": _ratio(totals["unsupported"], totals["facts"]),
+        "date_accuracy": dates["fact_accuracy"],
+        "observation_coverage": _ratio(totals["covered"], totals["observations"]),
+        "labelled_facts": totals["labelled"],
+        "tokens_per_turn": round(cost.tokens / turns, 1),
+        "seconds_per_turn": round(cost.seconds / turns, 2),
+        "turns": cost.turns,
+        "facts": totals["facts"],
+        "unsupported_dropped": cost.checks.get("unsupported_dropped", 0),
+        "owner_corrected": cost.checks.get("owner_corrected", 0),
+        "owner_undecided": cost.checks.get("owner_undecided", 0),
+        "dates": dates,
+        "policy": policy,
+        "settings": settings,
+        "per_conversation": per_conv,
+    }
+    kept = json.loads(SUPERSESSION.read_text()) if SUPERSESSION.exists() else {}
+    for key in SUPERSESSION_KEYS:
+        out[key] = kept.get(key)
+    out["supersession_source"] = SUPERSESSION.name if kept else None
+    return out
+
+
+def with_context(dias: Sequence[str], order: list[str], turns: dict[str, Any]) -> list[str]:
+    """The texts of turns ``dias``, their captions and the turn before each."""
+    out = []
+    for d in dias:
+        i = order.index(d)
+        out += [turns[d].text, turns[d].caption or ""]
+        out += [turns[order[i - 1]].text] if i else []
+    return out
+
+
+def calibrate(data: Path, seed: int = 0) -> dict[str, Any]:
+    """The no-LLM calibrations of the support threshold and of the owner rule."""
+    convs = {c.sample_id: c for c in load_locomo(data, sample_ids=CALIBRATION)}
+    notes = load_annotations(data, list(convs))
+    rng = random.Random(seed)
+    own, other = [], []
+    owner: Counter[str] = Counter()
+    for sid, conv in convs.items():
+        order = [t.dia_id for t in conv.turns]
+        turns = {t.dia_id: t for t in conv.turns}
+        people = list(conv.speakers)
+
+        for o in notes[sid].observations:
+            if not o.evidence:
+                continue
+            own.append(support_ratio(o.text, with_context(o.evidence, order, turns), people))
+            stray = rng.choice([d for d in order if d not in o.evidence])
+            other.append(support_ratio(o.text, with_context([stray], order, turns), people))
+            if len(o.evidence) != 1 or o.person not in people:
+                continue
+            turn = turns[o.evidence[0]]
+            i = order.index(turn.dia_id)
+            near = [turns[order[j]].speaker for j in (i - 1, i + 1) if 0 <= j < len(order)]
+            spoken_to = addressee(turn.speaker, near, people)
+            wrong = next(p for p in people if p != o.person)
+            for model, tag in ((o.person, "model_right"), (wrong, "model_wrong")):
+                v = decide_owner(model, o.text, turn.text, turn.speaker, spoken_to, people)
+                owner[f"{tag}:{v.check}:{'ok' if v.owner == o.person else 'wrong'}"] += 1
+    table = {
+        str(th): {
+            "own_evidence_pass": round(sum(r >= th for r in own) / len(own), 4),
+            "random_turn_pass": round(sum(r >= th for r in other) / len(other), 4),
+        }
+        for th in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+    }
+
+    def share(tag: str) -> float:
+        mine = {k: v for k, v in owner.items() if k.startswith(tag)}
+        return round(sum(v for k, v in mine.items() if k.endswith(":ok")) / sum(mine.values()), 4)
+
+    return {
+        "conversations": list(CALIBRATION),
+        "observations": len(own),
+        "support_threshold": SUPPORT_THRESHOLD,
+        "support": table,
+        "owner_rule": dict(sorted(owner.items())),
+        "owner_kept_when_model_right": share("model_right"),
+        "owner_fixed_when_model_wrong": share("model_wrong"),
+    }
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--data", type=Path, default=default_locomo_path())
+    p.add_argument("--calibrate", action="store_true", help="the no-LLM calibrations only")
+    p.add_argument("--conversations", nargs="*", default=["conv-41"])
+    p.add_argument("--sessions", type=int, default=None, help="only the first N sessions")
+    p.add_argument("--policy", default=None, help="trigger policy (default: the library's)")
+    p.add_argument("--base-url", help="an OpenAI-compatible server, e.g. the local Qwen")
+    p.add_argument("--resume", type=Path, help="build on disk here, journaled per turn")
+    p.add_argument("--json", type=Path, help="write the figures here")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run; print the figures and optionally save them."""
+    args = parse_args(argv)
+    bad = sorted(set(args.conversations) - set(CALIBRATION))
+    if bad and not args.calibrate:
+        print(f"{bad} belong to the long evaluation; use {CALIBRATION}", file=sys.stderr)
+        return 2
+    if args.calibrate:
+        result = calibrate(args.data)
+    elif not args.base_url or not args.resume:
+        print("building needs --base-url and --resume", file=sys.stderr)
+        return 2
+    else:
+        result = build_and_label(args)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
