@@ -58,7 +58,13 @@ S = TypeVar("S", bound=BaseCheckpointSaver[Any])
 
 
 def state_serializer() -> JsonPlusSerializer:
-    """A serializer that restores exactly the lamina state types (and safe built-ins)."""
+    """A serializer that restores exactly the lamina state types (and safe built-ins).
+
+    ``open_checkpointer`` sets it on the savers it opens; give it to any other saver that
+    checkpoints the memory graphs, e.g. ``InMemorySaver(serde=state_serializer())``, so
+    their checkpoints load without "Deserializing unregistered type" warnings (and still
+    load once LangGraph blocks unregistered types).
+    """
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 

@@ -36,11 +36,12 @@ def configured_checkpointer(
         kind = "sqlite" if own_persistent_store else "none"
     if kind == "none":
         return None
+    from ..graphs.checkpoint import open_checkpointer, state_serializer
+
     if kind == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
-        return InMemorySaver()
-    from ..graphs.checkpoint import open_checkpointer
+        return InMemorySaver(serde=state_serializer())  # restores lamina's state types
 
     if kind == "postgres":
         assert config.postgres_uri is not None  # checked by MemoryConfig
