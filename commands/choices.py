@@ -28,6 +28,8 @@ SYSTEMS: tuple[str, ...] = (
     FLAT,
     "oracle",
     "derived-oracle",
+    "mem0",
+    "langmem",
 )
 """:data:`lamina.evaluation.systems.SYSTEMS`, in its order."""
 

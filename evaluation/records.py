@@ -180,6 +180,9 @@ class IngestStep(BaseModel):
     seconds: float = 0.0
     cache_key: str = ""
     """The construction store the batch was built into (see ``evaluation.construction``)."""
+    error: str | None = None
+    """A peer's batch that raised on both tries (see ``evaluation.peers.ingest``): the last
+    error; the batch counts as failed and is not sent again."""
 
     @property
     def key(self) -> tuple[str, str, int]:

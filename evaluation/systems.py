@@ -17,7 +17,11 @@
   upper bound for retrieval, not a system);
 * ``derived-oracle``: lamina-retrieval's path (pooled context, shared answer prompt) over
   lamina's raw layer with LoCoMo's hand-written observations, event and session summaries
-  as the derived layers: how much good derived memory can add (a ceiling, not a system).
+  as the derived layers: how much good derived memory can add (a ceiling, not a system);
+* ``mem0`` and ``langmem``: the peer libraries a LangGraph user would pick instead (the
+  optional ``lamina[peers]`` extra), each building its own memory from the same batches and
+  answering through the shared answer prompt from what its own search returns (see
+  :mod:`lamina.evaluation.peers`).
 
 Each returns a :class:`SystemAnswer` with the dialogue ids of what the answer was given,
 so evidence recall is measured on the memories actually used.
@@ -53,6 +57,10 @@ NAIVE_RAG: Final = "naive-rag"
 FLAT: Final = "flat"
 ORACLE: Final = "oracle"
 DERIVED_ORACLE: Final = "derived-oracle"
+MEM0: Final = "mem0"
+LANGMEM: Final = "langmem"
+PEERS: tuple[str, ...] = (MEM0, LANGMEM)
+"""The peer libraries (optional: ``pip install 'lamina[peers]'``)."""
 SYSTEMS: tuple[str, ...] = (
     LAMINA,
     LAMINA_RETRIEVAL,
@@ -62,6 +70,7 @@ SYSTEMS: tuple[str, ...] = (
     FLAT,
     ORACLE,
     DERIVED_ORACLE,
+    *PEERS,
 )
 BASELINES: tuple[str, ...] = (FULL_CONTEXT, FULL_CONTEXT_LONG, NAIVE_RAG, FLAT)
 """The systems lamina must beat (the oracle is an upper bound, not a rival)."""
