@@ -97,7 +97,8 @@ def register(sub: Any) -> None:
         "lamina-retrieval: its pooled context + shared answer; "
         "full-context: truncated transcript; full-context-long: the transcript in the long "
         "window; naive-rag: chunks, dense top-k; flat: hybrid over raw turns, no Judge "
-        "loop; oracle: the gold evidence turns",
+        "loop; oracle: the gold evidence turns; mem0, langmem: the peer libraries, each "
+        "building its own memory from the same batches (pip install 'lamina[peers]')",
     )
     systems.add_argument(
         "--policy",
@@ -292,12 +293,14 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
     """
     from ..evaluation.harness import run_evaluation
     from ..evaluation.outputs import rerender
+    from ..evaluation.peers import require_peers
 
     notes = args.notes.read_text(encoding="utf-8") if args.notes else None
     if args.report_only:
         rerender(args.out, notes=notes, plots=not args.no_plots, keep_text=args.keep_text)
         print(f"report: {args.out / 'report.md'}")
         return 0
+    require_peers(args.systems)  # a missing peer package is refused before any model
     with ExitStack() as stack:
         window = args.context_window or DEFAULT_WINDOW
         if models is None:

@@ -1,7 +1,9 @@
 """What a run is built from: the construction store of each stage and the systems.
 
 Every lamina system gets its own compiled recall graph over its policy's store; the
-baselines share one answer step (the same prompt and model for all of them).
+baselines and the peers share one answer step (the same prompt and model for all of them).
+A peer's memory is opened here, under its stage's folder; the ingest step writes into the
+same object (:func:`peer_memories`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ..stores.chroma import ChromaMemoryStore
 from .answering import Answerer
 from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
 from .ingest import CHUNK_STAGE, DERIVED_ORACLE_STAGE, RAW_STAGE, lamina_stage
+from .peers import PACKAGES, PeerMemory, PeerSystem, open_peer, peer_stage
 from .settings import EvalModels, EvalSettings
 from .systems import (
     DERIVED_ORACLE,
@@ -26,6 +29,7 @@ from .systems import (
     LAMINA_RETRIEVAL,
     NAIVE_RAG,
     ORACLE,
+    PEERS,
     EvalSystem,
     FullContextSystem,
     LaminaSystem,
@@ -54,6 +58,8 @@ def needed_stages(settings: EvalSettings) -> list[str]:
             stages.append(RAW_STAGE)
         elif name == DERIVED_ORACLE:
             stages.append(DERIVED_ORACLE_STAGE)
+        elif name in PEERS:
+            stages.append(peer_stage(name))
     return list(dict.fromkeys(stages))
 
 
@@ -142,4 +148,20 @@ def build_systems(
                     built_by=DERIVED_ORACLE_STAGE,
                 )
             )
+        elif name in PEERS:
+            stage = peer_stage(name)
+            memory = open_peer(
+                name,
+                caches[stage].folder,
+                chat_model=models.chat_model,
+                embeddings=models.embeddings,
+            )
+            out.append(
+                PeerSystem(name, stage, memory, answerer, models.counter, PACKAGES[name].top_k)
+            )
     return out
+
+
+def peer_memories(systems: Sequence[EvalSystem]) -> dict[str, PeerMemory]:
+    """The memory each peer system reads, by its ingest stage (the ingest writes into it)."""
+    return {s.stage: s.memory for s in systems if isinstance(s, PeerSystem)}

@@ -9,7 +9,10 @@ everything that decides what gets built:
 * ``lamina-<policy>``: the chat model, the construction prompts and reply schemas (their
   text and the declared prompt version), the batch size and every construction setting
   of :class:`~lamina.core.context.MemoryContext` for that policy;
-* ``chunks``: the chunk size, overlap and session cut.
+* ``chunks``: the chunk size, overlap and session cut;
+* ``peer-<name>``: the chat model, the batch size, the peer's package version and how
+  lamina feeds it (:func:`lamina.evaluation.peers.stage_fingerprint`). A peer keeps its
+  own store under the key's folder; lamina's store there is opened only if asked for.
 
 Each store keeps its own journal of finished batches (``ingest.jsonl``), so a later run
 with other questions, systems or recall settings reuses it batch by batch, and a run cut
@@ -22,7 +25,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +37,7 @@ from pydantic import BaseModel
 from ..core.context import MemoryContext
 from ..stores.chroma import SCHEMA_VERSION, ChromaMemoryStore
 from .ingest import CHUNK_STAGE, LAMINA_STAGE
+from .peers import is_peer_stage, stage_fingerprint
 from .records import IngestStep, Journal, ingests_of
 
 INGEST_JOURNAL = "ingest.jsonl"
@@ -132,6 +138,12 @@ def construction_key(stage: str, inputs: KeyInputs) -> str:
             "prompts": construction_prompts(),
             "settings": construction_settings(policy),
         }
+    elif is_peer_stage(stage):
+        parts |= {
+            "model": inputs.model,
+            "batch_size": inputs.batch_size,
+            "peer": stage_fingerprint(stage),
+        }
     elif stage == CHUNK_STAGE:
         parts |= {
             "chunk_words": inputs.chunk_words,
@@ -145,19 +157,34 @@ def construction_key(stage: str, inputs: KeyInputs) -> str:
 class ConstructionCache:
     """The store and the batch journal of one construction key."""
 
-    def __init__(self, root: Path, key: str, store: ChromaMemoryStore) -> None:
+    def __init__(
+        self, root: Path, key: str, store: ChromaMemoryStore | Callable[[], ChromaMemoryStore]
+    ) -> None:
         self.key = key
         self.folder = root / key
-        self.store = store
+        """The key's folder (a peer keeps its own store here)."""
+        self._store: ChromaMemoryStore | None = None
+        self._open_store = store
         self.journal = Journal(self.folder / INGEST_JOURNAL)
+
+    @property
+    def store(self) -> ChromaMemoryStore:
+        """Lamina's store of this key (opened on first use: a peer's stage never opens it)."""
+        if self._store is None:
+            opened = self._open_store
+            self._store = opened if isinstance(opened, ChromaMemoryStore) else opened()
+        return self._store
 
     @classmethod
     def open(cls, root: Path, key: str, embeddings: Any) -> ConstructionCache:
-        """Open (or create) the store of ``key`` under ``root``."""
+        """Open (or create) the folder of ``key`` under ``root``; its store when first used."""
         folder = root / key
         folder.mkdir(parents=True, exist_ok=True)
-        store = ChromaMemoryStore.persistent(
-            folder / STORE_DIR, embeddings=embeddings, collection_prefix="eval"
+        store = partial(
+            ChromaMemoryStore.persistent,
+            folder / STORE_DIR,
+            embeddings=embeddings,
+            collection_prefix="eval",
         )
         return cls(root, key, store)
 

@@ -14,7 +14,7 @@ journal, so a run continues where it stopped. At the end it writes ``results.jso
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,12 +25,13 @@ from ..datasets.locomo_annotations import Annotations, load_annotations
 from ..errors import InvalidInputError
 from ..graphs.ingest import build_ingest_graph
 from ..llm.structured import StructuredCaller
-from .assembly import build_systems, open_caches, system_id
+from .assembly import build_systems, open_caches, peer_memories, system_id
 from .code_version import code_version
 from .construction import ConstructionCache
 from .ingest import LAMINA_STAGE, Ingestor
 from .journal_merge import changed_settings, merge_answers, paired_results
 from .judge import Judge
+from .peers import PeerIngestor, PeerMemory, is_peer_stage, peer_versions, peers_in
 from .records import (
     Journal,
     QuestionResult,
@@ -213,7 +214,8 @@ def run_evaluation(
         )
         judge = Judge(judge_caller, models.counter, name=models.judge_label)
     if not interim:
-        _ingest(settings, models, subset, caches, journal, progress, annotations)
+        peers = peer_memories(systems)
+        _ingest(settings, models, subset, caches, journal, progress, annotations, peers)
         _answer(subset, systems, journal, journal.read(), judge, progress, models.ready)
     entries = journal.read()
     header = next(e for e in entries if isinstance(e, RunHeader))
@@ -229,6 +231,7 @@ def run_evaluation(
         "stages": {s.name: s.stage for s in systems},
         "construction": {stage: cache.key for stage, cache in caches.items()},
         "prompts": prompt_texts(),
+        **({"peers": peer_versions(settings.systems)} if peers_in(settings.systems) else {}),
         "started": header.started,
         "finished": datetime.now(UTC).isoformat(),
     }
@@ -255,10 +258,17 @@ def _ingest(
     journal: Journal,
     progress: bool,
     annotations: dict[str, Annotations],
+    peers: Mapping[str, PeerMemory],
 ) -> None:
     """Build what the stages' stores still lack; copy the batches into the run's journal."""
-    ingestors: dict[str, Ingestor] = {}
+    ingestors: dict[str, Ingestor | PeerIngestor] = {}
     for stage, cache in caches.items():
+        done = {s.key for s in cache.steps()}
+        if is_peer_stage(stage):  # the peer writes its own store, under the stage's folder
+            ingestors[stage] = PeerIngestor(
+                memory=peers[stage], batch_size=settings.batch_size, done=done, record=cache.record
+            )
+            continue
         graph = None
         if stage.startswith(LAMINA_STAGE):  # only lamina's stages call the model
             graph = build_ingest_graph(
@@ -273,13 +283,13 @@ def _ingest(
             batch_size=settings.batch_size,
             chunk_words=settings.chunk_words,
             chunk_overlap=settings.chunk_overlap,
-            done={s.key for s in cache.steps()},
+            done=done,
             record=cache.record,
             annotations=annotations,
         )
     plan = [(stage, conv) for conv in subset.conversations for stage in caches]
     planned = [(stage, ingestors[stage].planned_turns(stage, conv)) for stage, conv in plan]
-    if any(turns for stage, turns in planned if stage.startswith(LAMINA_STAGE)):
+    if any(turns for stage, turns in planned if _calls_model(stage)):
         models.ready()  # memory still to build with the model: a local one loads now
     total = sum(turns for _, turns in planned)
     with _bar(total, "ingest", "turn", progress) as bar:
@@ -294,6 +304,11 @@ def _ingest(
             if step.conversation in wanted and step.key not in recorded:
                 journal.append(step)
                 recorded.add(step.key)
+
+
+def _calls_model(stage: str) -> bool:
+    """Whether building ``stage`` asks the chat model (lamina's stages and the peers')."""
+    return stage.startswith(LAMINA_STAGE) or is_peer_stage(stage)
 
 
 def _answer(

@@ -69,6 +69,9 @@ def _header(meta: dict[str, Any]) -> list[str]:
         ("trigger policies", ", ".join(settings.get("policies", []))),
         ("started / finished (UTC)", f"{meta.get('started')} / {meta.get('finished')}"),
     ]
+    peers = meta.get("peers") or {}
+    if peers:
+        items.append(("peer packages", ", ".join(p.get("package", n) for n, p in peers.items())))
     lines += [f"- **{k}**: {v}" for k, v in items]
     lines += _code_versions(meta.get("code_versions") or {})
     lines += ["", "## Subset", ""]
@@ -326,6 +329,14 @@ def _settings_notes(meta: dict[str, Any]) -> list[str]:
         + ", ".join(f"`{k}`" for k in meta.get("construction", {}).values())
         + ".",
     ]
+    for name, peer in (meta.get("peers") or {}).items():
+        notes.append(
+            f"- `{name}` ({peer.get('package')}): {peer.get('settings')}. It ingests the same "
+            "batches as lamina (a batch it raises on is sent once more, then counted as "
+            "failed) and answers through the shared prompt from its top-"
+            f"{peer.get('top_k')} memories; its turn recall counts the turns of the batches "
+            "its retrieved memories were written from."
+        )
     return notes
 
 

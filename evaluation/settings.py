@@ -20,6 +20,7 @@ from ..core.context import TRIGGER_POLICIES, MemoryContext
 from ..errors import InvalidInputError
 from ..llm.structured import StructuredMethod
 from .construction import file_sha256
+from .peers import require_peers
 from .records import Journal, RunHeader
 from .subset import PICKS, Pick, load_subset
 from .systems import FLAT, FULL_CONTEXT, LAMINA, NAIVE_RAG, SYSTEMS
@@ -82,6 +83,7 @@ class EvalSettings:
         unknown = [s for s in self.systems if s not in SYSTEMS]
         if unknown or not self.systems:
             raise InvalidInputError(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
+        require_peers(self.systems)
         bad = [p for p in self.policies if p not in TRIGGER_POLICIES]
         if bad or not self.policies:
             raise InvalidInputError(f"unknown policies {bad}; choose from {TRIGGER_POLICIES}")
