@@ -10,60 +10,142 @@ suffices, the answer node returns that draft without a second call.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from langgraph.runtime import Runtime
 
 from ..core.context import MemoryContext, context_of
 from ..core.nodes import JUDGE
 from ..core.state import Candidate, Conflict, IngestState, RecallState, RecallVerdict
-from ..prompts.construction import CONFLICT
+from ..prompts.construction import UPDATE_CHECK
 from ..prompts.recall import ANSWER_HINTS, JUDGE_ANSWER
 from ..stores.records import FactRecord
 from .attribution import ungrounded_person, unsupported_person
 from .deps import NodeDeps, StepLog
-from .formatting import as_data, format_facts
+from .formatting import as_data, data_line, long_date
 from .premise import ForeignTopic, foreign_answer, foreign_topic, premise_found
 from .premise_owner import other_owner
 from .query_analysis import QueryAnalysis
 from .recall_context import render_for
 from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
-from .schemas import ConflictReport
+from .schemas import SupersessionCheck
+from .slots import CandidatePair, candidate_pairs, event_time, same_person
 from .token_caps import capped_log
 
+UPDATE_TOKENS_BASE = 24
+"""Output cap of an update check call, plus ``UPDATE_TOKENS_PER_PAIR`` per listed pair."""
+UPDATE_TOKENS_PER_PAIR = 20
+"""One verdict, ``{"pair": "p1", "outdated": true}``, with room to spare."""
 
-def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Conflict]:
-    """Compare new facts with similar current facts; return the contradictions found.
 
-    No LLM call is made when no stored fact is similar to any new fact.
+def _filed_under(log: StepLog, ctx: MemoryContext, people: list[str]) -> list[str]:
+    """The subjects the namespace's facts are filed under that name one of ``people``."""
+    try:
+        filed = log.deps.store.lexical_index("fact", ctx.namespace).distinct("subject", 512)
+    except Exception:  # no index: only the exact subjects are looked up
+        filed = []
+    named = [s for s in filed if isinstance(s, str) and any(same_person(s, p) for p in people)]
+    return list(dict.fromkeys([*people, *named]))
+
+
+def _stored_for(log: StepLog, ctx: MemoryContext, new: list[FactRecord]) -> list[FactRecord]:
+    """Current stored facts the new facts may update, the nearest by search first.
+
+    Then the current facts filed under the new facts' people (names matched leniently),
+    newest first.
     """
     store, ns = log.deps.store, ctx.namespace
-    new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
-    fresh = set(new_ids)
-    old: dict[str, FactRecord] = {}
+    nearest: dict[str, FactRecord] = {}
     for fact in new:
         for hit in store.search(
             fact.text, "fact", ns, k=ctx.conflict_k, where={"superseded": False}
         ):
-            if hit.record.id not in fresh and isinstance(hit.record, FactRecord):
-                old.setdefault(hit.record.id, hit.record)
-    if not new or not old:
-        return []
-    new_text, new_labels = format_facts(new, ctx.tz, prefix="n")
-    old_text, old_labels = format_facts(list(old.values()), ctx.tz, prefix="o")
-    report = log.ask(
-        ConflictReport,
-        CONFLICT.format_messages(new_facts=new_text, old_facts=old_text),
-        "conflicts",
+            if isinstance(hit.record, FactRecord):
+                nearest.setdefault(hit.record.id, hit.record)
+    subjects = _filed_under(log, ctx, [f.subject for f in new if f.subject])
+    theirs = (
+        store.get("fact", ns, where={"superseded": False, "subject": subjects}) if subjects else []
     )
-    if report is None:
+    by_person = sorted(
+        (f for f in theirs if isinstance(f, FactRecord)), key=event_time, reverse=True
+    )
+    return list({f.id: f for f in [*nearest.values(), *by_person]}.values())
+
+
+def _said_at(log: StepLog, ctx: MemoryContext) -> Callable[[FactRecord], datetime]:
+    """When a stored fact was said: its newest source turn (else its event time).
+
+    A plan said in March for September can be replaced by anything said after March.
+    """
+    known: dict[str, datetime] = {}
+
+    def said(fact: FactRecord) -> datetime:
+        if fact.id not in known:
+            turns = log.deps.store.get("raw", ctx.namespace, fact.source_ids)
+            times = [t.occurred_at for t in turns]
+            known[fact.id] = max(times) if times else event_time(fact)
+        return known[fact.id]
+
+    return said
+
+
+def _pairs_text(pairs: list[CandidatePair], tz: ZoneInfo) -> tuple[str, dict[str, CandidatePair]]:
+    """The pairs as labelled blocks (``[p1]``), and label -> pair."""
+    lines, labels = [], {}
+    for n, pair in enumerate(pairs, start=1):
+        label = f"p{n}"
+        labels[label] = pair
+        lines += [
+            f"[{label}] {data_line(pair.person, 120)}, {pair.slot_words()}",
+            f"  OLD ({long_date(event_time(pair.old), tz)}): {data_line(pair.old.text, 600)}",
+            f"  NEW ({long_date(event_time(pair.new), tz)}): {data_line(pair.new.text, 600)}",
+        ]
+    return "\n".join(lines), labels
+
+
+def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Conflict]:
+    """The stored facts the new facts update; the model is asked about candidate pairs only.
+
+    The slot pre-filter (:func:`~lamina.agents.slots.candidate_pairs`) pairs a new fact
+    with current facts about the same person's same slot; no call is made when there is
+    no such pair. Pairs go to the model ``conflict_max_pairs`` at a time, in one capped
+    structured call each, and only the pairs it confirms are returned. A failed call is
+    recorded in ``log`` and supersedes nothing, so both facts stay current.
+    """
+    store, ns = log.deps.store, ctx.namespace
+    new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
+    if not new:
         return []
-    conflicts, seen = [], set()
-    for pair in report.conflicts:
-        new_id, old_id = new_labels.get(pair.new), old_labels.get(pair.old)
-        if new_id and old_id and old_id not in seen:
-            seen.add(old_id)
-            conflicts.append(Conflict(old_id=old_id, new_id=new_id, reason=pair.reason))
+    pairs = candidate_pairs(
+        new,
+        _stored_for(log, ctx, new),
+        per_fact=ctx.conflict_pairs_per_fact,
+        said_at=_said_at(log, ctx),
+    )
+    conflicts: list[Conflict] = []
+    seen: set[str] = set()
+    for start in range(0, len(pairs), ctx.conflict_max_pairs):
+        chunk = pairs[start : start + ctx.conflict_max_pairs]
+        text, labels = _pairs_text(chunk, ctx.tz)
+        capped = capped_log(
+            JUDGE, log.deps, UPDATE_TOKENS_BASE + UPDATE_TOKENS_PER_PAIR * len(chunk)
+        )
+        try:
+            report = capped.ask(
+                SupersessionCheck, UPDATE_CHECK.format_messages(pairs=text), "conflicts"
+            )
+        finally:
+            log.calls.extend(capped.calls)
+            log.failures.extend(capped.failures)
+        for verdict in report.verdicts if report is not None else []:
+            pair = labels.get(verdict.pair.strip().strip("[]"))
+            if pair is None or not verdict.outdated or pair.old.id in seen:
+                continue
+            seen.add(pair.old.id)
+            reason = f"{pair.person}: the newer fact updates {pair.slot_words()}"
+            conflicts.append(Conflict(old_id=pair.old.id, new_id=pair.new.id, reason=reason))
     return conflicts
 
 

@@ -21,21 +21,22 @@ class BoundaryDecision(BaseModel):
     reason: str = Field(default="", description="one short sentence")
 
 
-class ConflictPair(BaseModel):
-    """A new fact that contradicts an existing one."""
+class PairVerdict(BaseModel):
+    """The decision on one listed pair."""
 
-    new: str = Field(description='label of the new fact, e.g. "n1"')
-    old: str = Field(description='label of the existing fact it replaces, e.g. "o2"')
-    reason: str = Field(default="", description="one short sentence")
-
-
-class ConflictReport(BaseModel):
-    """Contradictions between new facts and existing facts about the same entity."""
-
-    conflicts: list[ConflictPair] = Field(
-        description="only real contradictions about the same entity, event or time; "
-        "different wording or added detail is not a conflict",
+    pair: str = Field(description='label of the pair, e.g. "p1"')
+    outdated: bool = Field(
+        description="true if the NEW statement means the OLD one is no longer true (moved, "
+        "changed or quit a job, renamed, ended, sold, replaced, changed plans); false if "
+        "both can be true (an added detail, a second one, a visit, a hypothetical, a past "
+        "event, a repeat, someone else's)"
     )
+
+
+class SupersessionCheck(BaseModel):
+    """For each listed pair of statements about one person: is the old one out of date?"""
+
+    verdicts: list[PairVerdict] = Field(description="one verdict per listed pair")
 
 
 class FactLine(BaseModel):

@@ -76,7 +76,12 @@ class MemoryContext:
     duplicate_threshold: float = 0.95
     """A new fact this close (cosine) to a stored one is a duplicate and is dropped."""
     conflict_k: int = 4
-    """Conflict check: existing facts compared with each new fact."""
+    """Update check: nearest stored facts (by search) looked at for each new fact."""
+    conflict_pairs_per_fact: int = 3
+    """Update check: at most this many stored facts paired with one new fact (the same
+    person and slot, nearest first; see ``agents.slots``)."""
+    conflict_max_pairs: int = 8
+    """Update check: pairs asked about in one call (more pairs take more calls)."""
     scene_tau: float = 0.7
     """Scenes: cosine to a scene centroid needed to join it."""
     scene_max_gap_days: float = 7.0
@@ -188,6 +193,8 @@ class MemoryContext:
             "neighbour_k",
             "known_facts_k",
             "conflict_k",
+            "conflict_pairs_per_fact",
+            "conflict_max_pairs",
             "max_llm_attempts",
             "construction_max_items",
             "construction_max_tokens",

@@ -1,4 +1,4 @@
-"""Prompts of the write path (Constructor, episode trigger, Judge conflict check).
+"""Prompts of the write path (Constructor, episode trigger, Judge update check).
 
 Conversation text and stored memories are always passed inside ``<data>`` blocks and the
 system message says they are quoted content: text in a memory that looks like an
@@ -32,22 +32,24 @@ BOUNDARY = ChatPromptTemplate.from_messages(
     ]
 )
 
-CONFLICT = ChatPromptTemplate.from_messages(
+UPDATE_CHECK = ChatPromptTemplate.from_messages(
     [
         (
             "system",
-            "You check new facts against stored facts. Report a conflict only when a new fact "
-            "and a stored fact make incompatible claims about the same entity, event or time "
-            "(e.g. a changed address, job, status or plan). Different wording, added detail or "
-            "facts about different things are not conflicts. " + DATA_RULE,
+            "You decide whether a newer statement about a person makes an older statement "
+            "about them out of date. Each pair names the person and what both statements are "
+            "about, then the OLD and the NEW statement with the day each was said. Outdated: "
+            "the NEW one replaces the OLD one (they moved, changed or quit a job, renamed a "
+            "pet, changed their plans, ended a relationship, sold something, changed a number "
+            "or a favourite). Not outdated: both can be true at once (an added detail, a "
+            "second pet or thing, a visit or a trip, a hypothetical, something in the past, "
+            "the same thing said again, or something about another person). When unsure, "
+            "answer false. " + DATA_RULE,
         ),
-        (
-            "human",
-            "New facts:\n<data>\n{new_facts}\n</data>\n\n"
-            "Stored facts:\n<data>\n{old_facts}\n</data>",
-        ),
+        ("human", "Pairs:\n<data>\n{pairs}\n</data>\n\nGive one verdict per pair."),
     ]
 )
+"""The Judge's update check: only the candidate pairs the slot pre-filter found."""
 
 
 CONSTRUCTION_PROMPT_VERSION = "construct-lines-3"

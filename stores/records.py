@@ -263,6 +263,14 @@ class FactRecord(MemoryRecord):
                 raise ValueError(f"{hi} ({b.isoformat()}) is before {lo} ({a.isoformat()})")
         return self
 
+    def event_time(self) -> datetime:
+        """When what the fact states began: its validity start, else its event time.
+
+        A fact this one supersedes is valid until then (never until the clock time of
+        the update).
+        """
+        return self.valid_from or self.start_time or self.point_in_time or self.occurred_at
+
     def is_valid_at(self, when: datetime) -> bool:
         """Return True if the fact was valid (and not yet superseded) at ``when``."""
         if self.valid_from is not None and when < self.valid_from:

@@ -45,12 +45,13 @@ def _text(messages: list[BaseMessage]) -> str:
 
 
 def flag_the_move(messages: list[BaseMessage]) -> str:
-    """A conflict check that, like a good model, pairs the Porto fact with the Lisbon one."""
-    text = _text(messages)
-    new = re.search(r"\[(n\d+)\][^\n]*Porto", text)
-    old = re.search(r"\[(o\d+)\][^\n]*Lisbon", text)
-    pairs = [{"new": new[1], "old": old[1], "reason": "moved"}] if new and old else []
-    return json.dumps({"conflicts": pairs})
+    """An update check that, like a good model, confirms the Lisbon -> Porto pair only."""
+    found = re.finditer(r"\[(p\d+)\][^\n]*\n  OLD[^\n]*\n  NEW[^\n]*", _text(messages))
+    verdicts = [
+        {"pair": m[1], "outdated": "Lisbon" in m[0] and "Porto" in m[0].split("NEW")[1]}
+        for m in found
+    ]
+    return json.dumps({"verdicts": verdicts})
 
 
 def cite_the_loan_turn(messages: list[BaseMessage]) -> str:
@@ -64,7 +65,7 @@ def quick_model(*, flag: bool = True) -> SchemaChatModel:
     model = SchemaChatModel()
     model.script("ConstructionLines", SESSION_1, SESSION_2)
     if flag:
-        model.script("ConflictReport", flag_the_move)
+        model.script("SupersessionCheck", flag_the_move)
     model.script("DraftFirst", cite_the_loan_turn)
     return model
 

@@ -457,9 +457,7 @@ def test_contradicted_facts_are_superseded_and_audited(store, model) -> None:  #
     )
     store.add(NS, [old])
     model.script(LINES, facts_reply("Alice lives in Denver"))
-    model.script(
-        "ConflictReport", json.dumps({"conflicts": [{"new": "n1", "old": "o1", "reason": "moved"}]})
-    )
+    model.script("SupersessionCheck", json.dumps({"verdicts": [{"pair": "p1", "outdated": True}]}))
     out = run(store, model, [turn("I moved to Denver!", 0)], closed=True, trigger_policy="session")
     assert [c.old_id for c in out["conflicts"]] == [old.id]
     kept = store.get("fact", NS, [old.id])[0]
@@ -472,7 +470,7 @@ def test_contradicted_facts_are_superseded_and_audited(store, model) -> None:  #
     assert (
         entry.action == "supersede"
         and entry.before == "Alice lives in Boston"
-        and entry.reason == "moved"
+        and entry.reason == "Alice: the newer fact updates where they live"
     )
     assert entry.source_ids == out["new_raw_ids"]
     assert [f.text for f in store.get("fact", NS, where={"superseded": False})] == [
@@ -483,7 +481,7 @@ def test_contradicted_facts_are_superseded_and_audited(store, model) -> None:  #
 def test_no_conflict_check_call_without_similar_facts(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script(LINES, facts_reply("Alice bakes bread"))
     run(store, model, [turn("I bake bread", 0)], closed=True, trigger_policy="session")
-    assert model.count("ConflictReport") == 0
+    assert model.count("SupersessionCheck") == 0
 
 
 def test_namespaces_do_not_mix_during_consolidation(store, model) -> None:  # type: ignore[no-untyped-def]

@@ -9,9 +9,9 @@ EXPECTED = {
     "BOUNDARY": {"history", "new"},
     "CONSTRUCT_LINES": {"known", "turns", "max_items"},
     "CONSTRUCT_JSON": {"known", "turns", "max_items"},
-    "CONFLICT": {"new_facts", "old_facts"},
+    "UPDATE_CHECK": {"pairs"},
 }
-DATA_BLOCKS = {"BOUNDARY": 2, "CONSTRUCT_LINES": 1, "CONSTRUCT_JSON": 1, "CONFLICT": 2}
+DATA_BLOCKS = {"BOUNDARY": 2, "CONSTRUCT_LINES": 1, "CONSTRUCT_JSON": 1, "UPDATE_CHECK": 1}
 """``<data>`` blocks in the template itself (a known episode brings its own block)."""
 
 

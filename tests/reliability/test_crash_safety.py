@@ -73,13 +73,9 @@ def healthy_model() -> SchemaChatModel:
             ),
         )
         model.script(
-            "ConflictReport",
+            "SupersessionCheck",
             lambda m: json.dumps(
-                {
-                    "conflicts": [{"new": "n1", "old": "o1", "reason": "moved"}]
-                    if _labels(m, "n") and _labels(m, "o")
-                    else []
-                }
+                {"verdicts": [{"pair": p, "outdated": True} for p in _labels(m, "p")[:1]]}
             ),
         )
         model.script("BoundaryDecision", lambda m: json.dumps({"new_episode": False}))

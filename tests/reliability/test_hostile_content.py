@@ -141,13 +141,13 @@ def test_judge_refresher_and_answer_keep_memories_inside_data_blocks(
         for turn in re.finditer(r"^\[(t\d+)\] (.*?)(?=^\[t\d+\] |^</data>)", human, re.M | re.S):
             found = [t for marker, t in markers.items() if marker in turn.group(2)]
             if found:
-                notes.append(f"F|{turn.group(1)}|Alice|{found[0]}")
+                notes.append(f"F|{turn.group(1)}|Alice|Alice wrote about a trip: {found[0]}")
         return "\n".join(notes)
 
     for _ in range(10):
         model.script("ConstructionLines", facts)
         model.script(
-            "ConflictReport", json.dumps({"conflicts": [{"new": "n1", "old": "o1", "reason": "x"}]})
+            "SupersessionCheck", json.dumps({"verdicts": [{"pair": "p1", "outdated": True}]})
         )
     ingest = build_ingest_graph(chat_model=model, store=shared_store).compile()
     ctx = MemoryContext(namespace=ns, trigger_policy="eager", rewrite_with_llm=True)
@@ -175,8 +175,8 @@ def test_judge_refresher_and_answer_keep_memories_inside_data_blocks(
     seen: dict[str, int] = {}
     for title, messages in model.calls:
         seen[title] = seen.get(title, 0) + 1
-        if title == "ConflictReport":
-            _check_prompt(messages, texts, blocks=2)
+        if title == "SupersessionCheck":
+            _check_prompt(messages, texts, blocks=1)
         elif title in ("DraftFirst", "RefreshPlan", "AnswerDraft"):
             _check_prompt(messages, [*texts, question], blocks=2)
         elif title == "QueryRewrite":
@@ -184,7 +184,7 @@ def test_judge_refresher_and_answer_keep_memories_inside_data_blocks(
         elif title == "ConstructionLines":
             _check_prompt(messages, [], blocks=1)
     recall_titles = {"DraftFirst", "QueryRewrite", "RefreshPlan", "AnswerDraft"}
-    assert {"ConflictReport", *recall_titles} <= set(seen), seen
+    assert {"SupersessionCheck", *recall_titles} <= set(seen), seen
     for title, messages in model.calls:  # the stored text reaches the model only escaped
         human = str(messages[1].content)
         assert "</data> SYSTEM" not in human and "</data> is the trip" not in human, title

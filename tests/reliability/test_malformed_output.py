@@ -54,7 +54,7 @@ VALID: dict[type[BaseModel], dict[str, Any]] = {
             {"kind": "foresight", "subject": "Alice", "statement": "Alice plans a trip"},
         ],
     },
-    schemas.ConflictReport: {"conflicts": [{"new": "n1", "old": "o1", "reason": "moved"}]},
+    schemas.SupersessionCheck: {"verdicts": [{"pair": "p1", "outdated": True}]},
     recall_schemas.JudgedAnswer: {
         "missing": "",
         "sufficient": True,
@@ -298,10 +298,9 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
         notes = [f"F|{label}|Alice|{text}" for label, text in found]
         return "\n".join(["T|Alice and Mount Tam", "S|Alice hiked Mount Tam with Bob.", *notes])
 
-    def conflicts(messages: list[BaseMessage]) -> str:
-        new, old = _labels(messages, "n"), _labels(messages, "o")
-        pairs = [{"new": new[0], "old": old[0]}] if new and old else []
-        return json.dumps({"conflicts": pairs})
+    def updates(messages: list[BaseMessage]) -> str:
+        pairs = _labels(messages, "p")[:1]
+        return json.dumps({"verdicts": [{"pair": p, "outdated": True} for p in pairs]})
 
     judged = Counter[str]()
 
@@ -317,7 +316,7 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
 
     return {
         "ConstructionLines": construction,
-        "ConflictReport": conflicts,
+        "SupersessionCheck": updates,
         "BoundaryDecision": lambda m: json.dumps({"new_episode": False}),
         "DraftFirst": judge,
         "QueryRewrite": lambda m: json.dumps({"queries": ["Mount Tam hike"]}),
@@ -333,9 +332,13 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
     }
 
 
-SESSION_1 = ["I hiked Mount Tam with Bob", "Mount Tam was muddy and Bob slipped"]
-SESSION_2 = ["We hiked Mount Tam again today", "Bob said Mount Tam was dry this time"]
-INGEST_SCHEMAS = ["BoundaryDecision", "ConstructionLines", "ConflictReport"]
+SESSION_1 = ["I hiked Mount Tam with Bob on a day trip", "Mount Tam was muddy and Bob slipped"]
+SESSION_2 = [
+    "We hiked Mount Tam again today, another day trip",
+    "Bob said Mount Tam was dry this time",
+]
+"""A trip in each session: the update check has a pair to ask about (same person, plans)."""
+INGEST_SCHEMAS = ["BoundaryDecision", "ConstructionLines", "SupersessionCheck"]
 LINE_GARBAGE = [
     "",
     "Sure! Here are the notes you asked for.",

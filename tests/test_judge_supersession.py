@@ -1,0 +1,199 @@
+"""The Judge's update check: the model is asked about the slot pre-filter's pairs only."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage
+
+from lamina.agents.deps import NodeDeps, StepLog
+from lamina.agents.judge import check_conflicts
+from lamina.core.context import MemoryContext
+from lamina.llm.structured import StructuredCaller
+from lamina.stores import ChromaMemoryStore, FactRecord
+from lamina.testing import FakeEmbeddings, SchemaChatModel
+
+NS = "user:alice"
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+CHECK = "SupersessionCheck"
+
+
+@pytest.fixture
+def store() -> ChromaMemoryStore:
+    return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+
+
+@pytest.fixture
+def model() -> SchemaChatModel:
+    return SchemaChatModel()
+
+
+def fact(fid: str, text: str, subject: str | None = "Alice", days: int = 0) -> FactRecord:
+    when = T0 + timedelta(days=days)
+    return FactRecord(
+        id=fid, namespace=NS, text=text, subject=subject, occurred_at=when, valid_from=when
+    )
+
+
+def check(
+    store: ChromaMemoryStore, model: SchemaChatModel, new_ids: list[str], **ctx: Any
+) -> tuple[list[Any], StepLog]:
+    deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
+    log = StepLog("judge", deps)
+    return check_conflicts(log, MemoryContext(namespace=NS, **ctx), new_ids), log
+
+
+def pairs_in(messages: list[BaseMessage]) -> dict[str, tuple[str, str]]:
+    """label -> (old text, new text) of each pair the prompt lists."""
+    text = "\n".join(str(m.content) for m in messages)
+    found = re.finditer(
+        r"\[(p\d+)\][^\n]*\n  OLD \([^)]*\): ([^\n]*)\n  NEW \([^)]*\): ([^\n]*)", text
+    )
+    return {m[1]: (m[2], m[3]) for m in found}
+
+
+def verdicts(**outdated: bool) -> str:
+    return json.dumps({"verdicts": [{"pair": p, "outdated": v} for p, v in outdated.items()]})
+
+
+def test_only_the_same_persons_same_slot_is_asked_about(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("boston", "Alice lives in Boston", days=-90),
+            fact("bakery", "Alice works at the bakery", days=-90),
+            fact("bob", "Bob lives in Denver", subject="Bob", days=-90),
+            fact("denver", "Alice moved to Denver"),
+        ],
+    )
+    model.script(CHECK, verdicts(p1=True))
+    conflicts, log = check(store, model, ["denver"])
+    assert model.count(CHECK) == 1
+    (_, prompt) = model.calls[0]
+    assert pairs_in(prompt) == {"p1": ("Alice lives in Boston", "Alice moved to Denver")}
+    assert "bakery" not in str(prompt[1].content) and "Bob" not in str(prompt[1].content)
+    assert [(c.old_id, c.new_id) for c in conflicts] == [("boston", "denver")]
+    assert "where they live" in conflicts[0].reason
+    assert log.failures == []
+
+
+def test_no_call_when_no_stored_fact_shares_person_and_slot(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("bob", "Bob moved to Denver", subject="Bob", days=-5),  # nearest, someone else
+            fact("hike", "Alice hiked Mount Tam", days=-5),  # Alice, no shared slot
+            fact("denver", "Alice moved to Denver"),
+        ],
+    )
+    conflicts, log = check(store, model, ["denver"])
+    assert conflicts == [] and model.calls == [] and log.calls == []
+
+
+def test_only_the_pairs_the_model_confirms_are_returned(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("boston", "Alice lives in Boston", days=-90),
+            fact("dog", "Alice has a dog named Rex", days=-90),
+            fact("denver", "Alice moved to Denver"),
+            fact("cat", "Alice adopted a second pet, a cat"),
+        ],
+    )
+
+    def confirm_the_move(messages: list[BaseMessage]) -> str:
+        listed = pairs_in(messages)
+        return verdicts(**{p: "Denver" in new for p, (_, new) in listed.items()})
+
+    model.script(CHECK, confirm_the_move)
+    conflicts, _ = check(store, model, ["denver", "cat"])
+    assert model.count(CHECK) == 1
+    listed = sorted(pairs_in(model.calls[0][1]).values())
+    assert listed == [
+        ("Alice has a dog named Rex", "Alice adopted a second pet, a cat"),
+        ("Alice lives in Boston", "Alice moved to Denver"),
+    ]
+    assert [c.old_id for c in conflicts] == ["boston"]
+
+
+def test_a_failed_check_supersedes_nothing_and_is_recorded(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("boston", "Alice lives in Boston", days=-90),
+            fact("denver", "Alice moved to Denver"),
+        ],
+    )
+    model.script(CHECK, *["not json"] * 3)
+    conflicts, log = check(store, model, ["denver"])
+    assert conflicts == []
+    assert [f.step for f in log.failures] == ["conflicts"]
+    assert len(log.calls) == 3 and not any(c.ok for c in log.calls)
+
+
+def test_an_unknown_label_or_a_false_verdict_supersedes_nothing(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("boston", "Alice lives in Boston", days=-90),
+            fact("denver", "Alice moved to Denver"),
+        ],
+    )
+    model.script(CHECK, verdicts(p7=True, p1=False))
+    conflicts, _ = check(store, model, ["denver"])
+    assert conflicts == []
+
+
+def test_many_pairs_are_asked_in_capped_batches(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("boston", "Alice lives in Boston", days=-90),
+            fact("job", "Alice works at the bakery", days=-90),
+            fact("denver", "Alice moved to Denver"),
+            fact("quit", "Alice quit her job at the bakery"),
+        ],
+    )
+    model.script(CHECK, verdicts(p1=True), verdicts(p1=True))
+    conflicts, log = check(store, model, ["denver", "quit"], conflict_max_pairs=1)
+    assert model.count(CHECK) == 2 and len(log.calls) == 2
+    assert sorted(c.old_id for c in conflicts) == ["boston", "job"]
+
+
+def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None:  # type: ignore[no-untyped-def]
+    from lamina.graphs.ingest import build_ingest_graph
+
+    store.add(NS, [fact("boston", "Alice lives in Boston", days=-90)])
+    model.script(
+        "ConstructionLines",
+        "T|Move\nS|Alice moved.\n"
+        "F|t1|Alice|Alice moved to Denver.\nF|t1|Alice|Alice visited Boston.\n"
+        "F|t1|Alice|Alice baked bread.",
+    )
+
+    def confirm_the_move(messages: list[BaseMessage]) -> str:
+        listed = pairs_in(messages)
+        return verdicts(**{p: "moved" in new for p, (_, new) in listed.items()})
+
+    model.script(CHECK, confirm_the_move)
+    graph = build_ingest_graph(chat_model=model, store=store).compile()
+    said = "I moved to Denver! I visited Boston. I baked bread."
+    turn = {"speaker": "Alice", "text": said, "occurred_at": T0, "session_id": "s1"}
+    out = graph.invoke(
+        {"turns": [turn], "session_closed": True},
+        context=MemoryContext(namespace=NS, trigger_policy="session"),
+    )
+    # the move (a residence cue) and the visit (the same place) are asked about; the
+    # bread shares nothing with the stored fact
+    assert sorted(pairs_in(model.calls[-1][1]).values()) == [
+        ("Alice lives in Boston", "Alice moved to Denver."),
+        ("Alice lives in Boston", "Alice visited Boston."),
+    ]
+    assert [c.old_id for c in out["conflicts"]] == ["boston"]
+    (old,) = store.get("fact", NS, ["boston"])
+    assert isinstance(old, FactRecord) and old.superseded_by is not None
+    assert old.valid_to == T0
