@@ -11,6 +11,7 @@ source turns, the model and the time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -26,6 +27,7 @@ from .formatting import as_data
 from .recall_context import render_for
 from .recall_schemas import RefreshPlan
 from .refinement import fact_id
+from .slots import event_time
 from .token_caps import capped_log
 
 
@@ -37,7 +39,7 @@ def supersede(log: StepLog, ctx: MemoryContext, conflict: Conflict) -> Written |
     if not isinstance(old, FactRecord) or not isinstance(new, FactRecord):
         log.fail("supersede", f"fact {conflict.old_id} or {conflict.new_id} no longer exists")
         return None
-    at = new.valid_from or new.occurred_at
+    at = event_time(new)  # when the new state began, never the clock
     entry = AuditEntry(
         namespace=ns,
         at=log.deps.clock(),
@@ -77,9 +79,20 @@ def make_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
 
 
 def _apply_edit(
-    log: StepLog, ctx: MemoryContext, record: MemoryRecord, action: str, content: str, why: str
+    log: StepLog,
+    ctx: MemoryContext,
+    record: MemoryRecord,
+    action: str,
+    content: str,
+    why: str,
+    at: datetime,
 ) -> Written | None:
-    """Update (keeping history) or delete one record, and audit the change."""
+    """Update (keeping history) or delete one record, and audit the change.
+
+    ``at`` is the event time of the evidence the edit rests on (the newest of the
+    conflicting memories): a superseded fact is valid until then and its replacement
+    from then, whatever the clock says.
+    """
     store, ns = log.deps.store, ctx.namespace
     gran = record.granularity.value
     if isinstance(record, RawTurn):  # verbatim: only an explicit forget() removes one
@@ -111,17 +124,17 @@ def _apply_edit(
                 **record.model_dump(),
                 "id": fact_id(ns, content),
                 "text": content,
-                "valid_from": now,
+                "valid_from": max(at, record.valid_from) if record.valid_from else at,
                 "valid_to": None,
                 "superseded_by": None,
                 "recorded_at": now,
-                "occurred_at": now,
+                "occurred_at": at,
             }
         )
         store.add(ns, [replacement])
-        after = f"superseded by {replacement.id}: {content}"
+        after = f"valid until {at.isoformat()}; superseded by {replacement.id}: {content}"
         audit = entry.model_copy(update={"action": "supersede", "after": after})
-        store.mark_superseded(ns, record.id, superseded_by=replacement.id, at=now, audit=audit)
+        store.mark_superseded(ns, record.id, superseded_by=replacement.id, at=at, audit=audit)
         return Written(granularity=gran, id=record.id, action="superseded")
     updated = type(record).model_validate(
         {**record.model_dump(), "text": content, "recorded_at": now}
@@ -148,6 +161,7 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         written: list[Written] = []
         if plan is not None and plan.action != "noop":
             by_id = {c.id: c for c in conflicting}
+            evidence_at = max(c.occurred_at for c in conflicting)
             for edit in plan.edits:
                 cid = labels.get(edit.label)
                 if cid is None:
@@ -157,7 +171,7 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                     continue
                 try:
                     done = _apply_edit(
-                        log, ctx, found[0], plan.action, edit.new_content, plan.reason
+                        log, ctx, found[0], plan.action, edit.new_content, plan.reason, evidence_at
                     )
                 except Exception as e:  # never crash the graph on a store failure
                     log.fail("refresh", e)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -45,11 +48,14 @@ def build_ingest_graph(
     structured_method: StructuredMethod = "json_schema",
     max_attempts: int = 3,
     journal: ReplyJournal | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> StateGraph[IngestState, MemoryContext, IngestInput, IngestOutput]:
     """Return the uncompiled ingest graph; compile it with your checkpointer.
 
     ``journal`` keeps construction replies by content hash, model and prompt version, so
     an interrupted or repeated build reuses them instead of calling the model again.
+    ``clock`` stamps records and audit entries with the time memory learned something
+    (default: the system clock); event times never come from it.
     """
     deps = node_deps(
         chat_model=chat_model,
@@ -58,6 +64,8 @@ def build_ingest_graph(
         max_attempts=max_attempts,
         journal=journal,
     )
+    if clock is not None:
+        deps = replace(deps, clock=clock)
     graph = StateGraph(
         IngestState,
         context_schema=MemoryContext,

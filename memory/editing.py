@@ -6,13 +6,21 @@ Every call changes one namespace only and leaves an audit entry. None calls an L
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from ..config import MemoryConfig
 from ..errors import NamespaceError
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.records import utc_now
 from .forget import forget as forget_records
-from .inputs import optional_text, require_bool, require_ids, require_namespace, require_text
+from .inputs import (
+    optional_text,
+    require_aware,
+    require_bool,
+    require_ids,
+    require_namespace,
+    require_text,
+)
 from .lookup import find_record, known_ids, not_found
 from .results import ForgetResult
 from .revision import UpdateResult, update_record, version_ids
@@ -25,13 +33,24 @@ class EditMethods:
     store: ChromaMemoryStore
     config: MemoryConfig
 
-    def update(self, memory_id: str, text: str, *, namespace: str) -> UpdateResult:
+    def update(
+        self, memory_id: str, text: str, *, namespace: str, at: datetime | None = None
+    ) -> UpdateResult:
         """Give a memory new text; the old text is kept, never overwritten without trace.
 
         A fact is superseded by a new fact (a new id, in ``UpdateResult.id``); the old
         one stays for :meth:`history` and ``as_of`` searches. A raw turn, an episode or
         a scene is revised in place and its audit entry keeps the old text. See
         :mod:`lamina.memory.revision`.
+
+        Args:
+            memory_id: The memory to update.
+            text: Its new text.
+            namespace: The namespace it belongs to.
+            at: When the change took effect (aware). A superseded fact is valid until
+                then. Default: the newest turn of the conversation said after the fact
+                (else its own newest source turn); the clock only when the namespace
+                holds no turn, and the audit entry says so.
 
         Raises:
             RecordNotFoundError: ``memory_id`` names no memory of ``namespace``.
@@ -43,7 +62,8 @@ class EditMethods:
         require_namespace(namespace)
         record = find_record(self.store, namespace, memory_id)
         tz = self.config.memory_context(namespace).tz
-        return update_record(self.store, record, text, utc_now(), tz)
+        when = require_aware("at", at)
+        return update_record(self.store, record, text, utc_now(), tz, when)
 
     aupdate = in_thread(update)
 

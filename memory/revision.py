@@ -2,7 +2,12 @@
 
 * A fact is superseded: a new fact with the new text (a new id) replaces it, and the
   old fact stays stored with ``superseded_by`` and a closed validity, so ``as_of``
-  searches and :meth:`~lamina.Memory.history` still see it.
+  searches and :meth:`~lamina.Memory.history` still see it. The change takes effect at
+  an event time, never at the clock time of the call when anything else is known: the
+  time the caller gives, else the newest turn of the conversation said after the fact
+  (the application learned of the change by then), else the newest of the fact's own
+  source turns. Only a namespace with none of these falls back to the clock, and the
+  audit entry says so.
 * A raw turn, an episode or a scene is revised in place; the audit entry keeps the old
   text (``before``). A raw turn that facts or episodes were derived from is refused:
   update those, or forget the turn and add the corrected text.
@@ -23,6 +28,7 @@ from ..agents.timeparse import reference_day, resolve_times
 from ..errors import InvalidInputError
 from ..stores.audit import AuditEntry
 from ..stores.chroma import ChromaMemoryStore
+from ..stores.filters import TimeWindow
 from ..stores.records import FactRecord, Granularity, MemoryRecord, RawTurn
 
 ACTOR = "Memory.update"
@@ -42,7 +48,11 @@ class UpdateResult(BaseModel):
 
 
 def _audit(
-    record: MemoryRecord, action: Literal["update", "supersede"], after: str, at: datetime
+    record: MemoryRecord,
+    action: Literal["update", "supersede"],
+    after: str,
+    at: datetime,
+    reason: str = "updated by the application",
 ) -> AuditEntry:
     return AuditEntry(
         namespace=record.namespace,
@@ -51,37 +61,70 @@ def _audit(
         action=action,
         granularity=record.granularity.value,
         target_id=record.id,
-        reason="updated by the application",
+        reason=reason,
         before=record.text,
         after=after,
         source_ids=list(record.source_ids) or [record.id],
     )
 
 
+def effective_time(
+    store: ChromaMemoryStore, fact: FactRecord, at: datetime | None, now: datetime
+) -> tuple[datetime, str]:
+    """When an update of ``fact`` takes effect, and where that time comes from.
+
+    ``at`` when the caller gives it; else the newest turn of the namespace, when the
+    fact's source turns were not the last; else the newest of the fact's source turns;
+    else ``now`` (the clock).
+    """
+    if at is not None:
+        TimeWindow(before=at)  # validates awareness
+        return at, "the time the caller gave"
+    sources = store.get(Granularity.RAW, fact.namespace, fact.source_ids)
+    said = max((t.occurred_at for t in sources), default=fact.occurred_at)
+    later = store.get(Granularity.RAW, fact.namespace, window=TimeWindow(after=said))
+    if later:
+        return max(t.occurred_at for t in later), "the newest turn of the conversation"
+    if sources:
+        return said, "the newest source turn of the fact"
+    return now, "the clock time: no time was given and the namespace holds no turn"
+
+
 def supersede_fact(
-    store: ChromaMemoryStore, fact: FactRecord, text: str, now: datetime
+    store: ChromaMemoryStore,
+    fact: FactRecord,
+    text: str,
+    now: datetime,
+    at: datetime | None = None,
 ) -> UpdateResult:
-    """Replace ``fact`` by a new fact holding ``text``; the old one stays, superseded."""
+    """Replace ``fact`` by a new fact holding ``text``; the old one stays, superseded.
+
+    The old fact is valid until the update's event time (see :func:`effective_time`),
+    and the new one from then; ``now`` is when memory learned it.
+    """
     if fact.superseded_by is not None:
         raise InvalidInputError(
             f"fact {fact.id!r} was already superseded by {fact.superseded_by!r}; "
             "update the current version"
         )
     ns = fact.namespace
+    when, origin = effective_time(store, fact, at, now)
+    start = max(when, fact.valid_from) if fact.valid_from is not None else when
     fresh = FactRecord.model_validate(
         {
             **fact.model_dump(),
             "id": uuid.uuid4().hex,
             "text": text,
             "recorded_at": now,
-            "valid_from": now,
+            "valid_from": start,
             "valid_to": None,
         }
     )
     store.add(ns, [fresh])
     try:
-        entry = _audit(fact, "supersede", text, now)
-        store.mark_superseded(ns, fact.id, superseded_by=fresh.id, at=now, audit=entry)
+        reason = f"updated by the application; valid until {when.isoformat()}, {origin}"
+        entry = _audit(fact, "supersede", text, now, reason)
+        store.mark_superseded(ns, fact.id, superseded_by=fresh.id, at=when, audit=entry)
     except BaseException:
         store.update(ns, fact)
         store.delete(Granularity.FACT, ns, [fresh.id])
@@ -134,16 +177,24 @@ def revise(
 
 
 def update_record(
-    store: ChromaMemoryStore, record: MemoryRecord, text: str, now: datetime, tz: ZoneInfo
+    store: ChromaMemoryStore,
+    record: MemoryRecord,
+    text: str,
+    now: datetime,
+    tz: ZoneInfo,
+    at: datetime | None = None,
 ) -> UpdateResult:
-    """Supersede a fact or revise any other record; the same text changes nothing."""
+    """Supersede a fact or revise any other record; the same text changes nothing.
+
+    ``at``: when a fact's change took effect (see :func:`effective_time`).
+    """
     if text == record.text:
         gran = record.granularity.value
         return UpdateResult(
             id=record.id, previous_id=record.id, granularity=gran, action="unchanged"
         )
     if isinstance(record, FactRecord):
-        return supersede_fact(store, record, text, now)
+        return supersede_fact(store, record, text, now, at)
     return revise(store, record, text, now, tz)
 
 

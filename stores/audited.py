@@ -52,6 +52,20 @@ def closed(fact: FactRecord, superseded_by: str, when: datetime) -> FactRecord:
     return FactRecord.model_validate(updated.model_dump())
 
 
+def clock_noted(entry: AuditEntry, when: datetime) -> AuditEntry:
+    """``entry`` saying that the supersede's ``valid_to`` is the clock time ``when``.
+
+    That happens only when the caller gave no time and the replacing fact, whose event
+    time would be used, is not stored.
+    """
+    note = (
+        f"valid_to is the clock time {when.isoformat()}: no event time was given and the "
+        "replacing fact is not stored"
+    )
+    reason = f"{entry.reason}; {note}" if entry.reason else note
+    return entry.model_copy(update={"reason": reason})
+
+
 def with_pending(metadata: dict[str, Any], entry: AuditEntry) -> dict[str, Any]:
     """Fact row metadata carrying ``entry`` until it reaches the audit collection."""
     return {**metadata, PENDING: True, PENDING_ENTRY: entry.model_dump_json()}

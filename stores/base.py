@@ -88,6 +88,8 @@ class MemoryStore(Protocol):
     ) -> FactRecord:
         """Close a fact's validity and point it at its replacement, keeping it.
 
+        ``valid_to`` is ``at``, else the replacing fact's event time; the clock only
+        when neither is known (the audit entry then says so).
         With ``audit``, that entry lands in the audit log with the supersede, or neither
         lands.
         """

@@ -25,7 +25,7 @@ from langchain_core.embeddings import Embeddings
 from ..errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
 from .arguments import as_ids, as_records, dedupe
 from .audit import AuditEntry
-from .audited import check_entry, clear_pending, closed, with_pending
+from .audited import check_entry, clear_pending, clock_noted, closed, with_pending
 from .base import DEFAULT_SEARCH_K, DEFAULT_SEARCH_MODE, ScoredRecord, SearchMode, Where
 from .bm25 import BM25Index, BM25Params
 from .changelog import ChangeLog
@@ -237,7 +237,11 @@ class ChromaMemoryStore(ProfilesAndAudit):
         at: datetime | None = None,
         audit: AuditEntry | None = None,
     ) -> FactRecord:
-        """Set ``superseded_by`` and close ``valid_to`` (default now); the fact is kept.
+        """Set ``superseded_by`` and close ``valid_to``; the fact is kept.
+
+        ``valid_to`` is ``at``, else the event time of the replacing fact when it is
+        stored in the namespace (see :meth:`FactRecord.event_time`). Only when neither
+        exists is it the clock time, and the audit entry then says so.
 
         With ``audit``, the entry lands with the supersede or not at all: it is written
         inside the fact's row first, then moved to the audit log (see :mod:`.audited`).
@@ -247,13 +251,20 @@ class ChromaMemoryStore(ProfilesAndAudit):
         if superseded_by == fact_id:
             raise InvalidInputError("a fact cannot supersede itself")
         entry = None if audit is None else check_entry(audit, namespace, fact_id)
-        when = at if at is not None else utc_now()
-        TimeWindow(before=when)  # validates awareness
+        if at is not None:
+            TimeWindow(before=at)  # validates awareness
         with self._lock:
             found = self.get(Granularity.FACT, namespace, [fact_id])
             if not found:
                 raise RecordNotFoundError(f"no fact {fact_id!r} in namespace {namespace!r}")
             assert isinstance(found[0], FactRecord)
+            when = at
+            if when is None:
+                new = self.get(Granularity.FACT, namespace, [superseded_by])
+                when = new[0].event_time() if new and isinstance(new[0], FactRecord) else None
+            if when is None:
+                when = utc_now()
+                entry = None if entry is None else clock_noted(entry, when)
             updated = closed(found[0], superseded_by, when)
             batch = self._prepare(Granularity.FACT, namespace, [updated])
             if entry is not None:

@@ -270,7 +270,9 @@ def test_update_supersedes_a_fact_and_keeps_the_old_one(
     assert old.text == "Alice lives in Paris" and old.superseded_by == result.id
     texts = [h.text for h in memory.search("Alice lives", namespace=NS, granularities=["fact"])]
     assert texts == ["Alice lives in Rome"]
-    before = datetime.now(UTC) - timedelta(seconds=30)
+    # the change takes effect at the conversation's newest turn, not at the clock time
+    assert old.valid_to == T0 + timedelta(days=2)
+    before = T0 + timedelta(days=2) - timedelta(seconds=1)
     then = memory.search("Alice lives", namespace=NS, granularities=["fact"], as_of=before)
     assert [h.text for h in then] == ["Alice lives in Paris"]
     for memory_id in ("f-old", result.id):
