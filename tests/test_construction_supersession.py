@@ -1,0 +1,86 @@
+"""The supersession benchmark, end to end with the fake model (no LLM), on 4 items."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from lamina.testing import FakeEmbeddings
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "construction_supersession.py"
+IDS = ["u01-moved-city", "c01-second-pet", "u04-new-job-congrats", "c03-hypothetical-move"]
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("construction_supersession", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_items_are_hand_written_pairs_and_controls(bench: ModuleType) -> None:
+    items = bench.load_items()
+    kinds = [i["kind"] for i in items]
+    assert kinds.count("update") >= 40 and kinds.count("control") >= 40
+    assert kinds[:4] == ["update", "control", "update", "control"]  # interleaved
+    for item in items:
+        assert 1 <= len(item["earlier"]["turns"]) <= 3 and 1 <= len(item["later"]["turns"]) <= 3
+        assert item["later"]["date"] > item["earlier"]["date"]
+        assert item["person"] in item["speakers"]
+        assert ("outdated" in item) == (item["kind"] == "update")
+
+
+def test_run_supersession_in_fake_mode(bench: ModuleType, tmp_path: Path) -> None:
+    journal = bench.Journal(tmp_path / "journal.jsonl", {"model": "fake"})
+    result = bench.run_supersession(
+        bench.fake_model(4),
+        embeddings=FakeEmbeddings(),
+        ids=IDS,
+        policy="session",
+        journal=journal,
+    )
+    rows = {r["id"]: r for r in result["per_item"]}
+    assert list(rows) == [IDS[0], IDS[1], IDS[3], IDS[2]]  # the file's interleaved order
+    # the fake update check confirms every pair the pre-filter finds
+    assert (
+        rows["u01-moved-city"]["old_superseded"] and rows["u04-new-job-congrats"]["old_superseded"]
+    )
+    assert result["supersede_recall"] == 1.0
+    # a second pet shares the pet slot (the model is asked); a hypothetical is never paired
+    assert rows["c01-second-pet"]["update_checks"] == 1
+    assert rows["c03-hypothetical-move"]["update_checks"] == 0
+    assert not rows["c03-hypothetical-move"]["any_superseded"]
+    assert result["false_supersede_rate"] == 0.5
+    # superseded facts are valid until the later turn's time, never the injected clock
+    assert result["wallclock_validity"] == 0 and result["superseded_records"] >= 2
+    moved = [f for f in rows["u01-moved-city"]["facts"] if f["superseded"]]
+    # "I moved to Porto last week", said on 27 January: the move began on 15 January
+    assert [f["valid_to"] for f in moved] == ["2024-01-15T00:00:00+00:00"]
+    assert result["tokens_per_item"] > 0 and result["policy"] == "session"
+    # resumed from the journal: nothing is built again, the figures are the same
+    again = bench.run_supersession(
+        bench.fake_model(0), embeddings=FakeEmbeddings(), ids=IDS, policy="session",
+        journal=bench.Journal(tmp_path / "journal.jsonl", {"model": "fake"}),
+    )  # fmt: skip
+    assert {k: v for k, v in again.items() if k != "per_item"} == {
+        k: v for k, v in result.items() if k != "per_item"
+    }
+    lines = (tmp_path / "journal.jsonl").read_text().splitlines()
+    assert json.loads(lines[0]) == {"settings": {"model": "fake"}} and len(lines) == 5
+
+
+def test_a_journal_of_other_settings_is_refused(bench: ModuleType, tmp_path: Path) -> None:
+    bench.Journal(tmp_path / "j.jsonl", {"model": "a"})
+    with pytest.raises(SystemExit, match="other settings"):
+        bench.Journal(tmp_path / "j.jsonl", {"model": "b"})
+
+
+def test_the_cli_needs_exactly_one_model(bench: ModuleType) -> None:
+    assert bench.main(["--limit", "1"]) == 2
+    assert bench.main(["--fake", "--base-url", "http://x/v1", "--limit", "1"]) == 2
