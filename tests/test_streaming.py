@@ -124,9 +124,7 @@ def test_a_superseded_fact_is_announced_by_the_refresher(store, model) -> None: 
     )
     store.add(NS, [old])
     model.script("ConstructionLines", facts_reply("Alice lives in Denver"))
-    model.script(
-        "SupersessionCheck", json.dumps({"verdicts": [{"pair": "p1", "outdated": True}]})
-    )
+    model.script("SupersessionCheck", json.dumps({"verdicts": [{"pair": "p1", "outdated": True}]}))
     payload = {"turns": [turn("I moved to Denver!", 0)], "session_closed": True}
     chunks = stream(store, model, payload, ["updates", "custom"], trigger_policy="session")
     events = [data for _, mode, data in chunks if mode == "custom"]
