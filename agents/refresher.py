@@ -159,7 +159,7 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             RefreshPlan, REFRESH.format_messages(question=question, memories=memories), "refresh"
         )
         written: list[Written] = []
-        if plan is not None and plan.action != "noop":
+        if plan is not None and plan.action != "noop" and conflicting:
             by_id = {c.id: c for c in conflicting}
             evidence_at = max(c.occurred_at for c in conflicting)
             for edit in plan.edits:

@@ -200,3 +200,13 @@ def test_the_store_falls_back_to_the_clock_only_without_a_replacing_fact_and_say
     assert closed.valid_to is not None and closed.valid_to >= before
     (logged,) = store.list_audit(NS)
     assert "valid_to is the clock time" in logged.reason
+
+
+def test_a_refresh_plan_with_no_conflicting_memory_changes_nothing(store) -> None:  # type: ignore[no-untyped-def]
+    model = SchemaChatModel()
+    edit = {"label": "m1", "new_content": "Alice lives in Denver"}
+    model.script("RefreshPlan", json.dumps({"action": "update", "reason": "x", "edits": [edit]}))
+    deps = NodeDeps(store=store, caller=StructuredCaller(model), clock=clock)
+    state = {"candidates": [], "verdict": {"conflicting_ids": ["gone"]}}
+    out = make_recall_refresher(deps)(state, None)
+    assert out["written"] == [] and out["failures"] == []
