@@ -7,11 +7,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
+from ..errors import InvalidInputError
 from .audit import AuditEntry
 from .bm25 import BM25Index
 from .filters import TimeWindow
 from .indexing import IndexTextPolicy
-from .records import FactRecord, Granularity, MemoryRecord, MetadataValue, ProfileRecord
+from .records import (
+    FactRecord,
+    Granularity,
+    MemoryRecord,
+    MetadataValue,
+    ProfileRecord,
+    parse_granularity,
+)
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 Where = Mapping[str, MetadataValue | Sequence[MetadataValue]]
@@ -45,6 +53,123 @@ class ScoredRecord:
     """1-based rank per channel (``dense``, ``bm25``); absent if that channel missed it."""
     channel_scores: dict[str, float] = field(default_factory=dict)
     """Raw score per channel: cosine similarity for ``dense``, Okapi score for ``bm25``."""
+
+
+PLAIN = "plain"
+"""The channel of a :class:`SearchRequest` that only its granularity's own filter narrows."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ranking:
+    """What every ranking of one granularity in a :class:`SearchRequest` shares."""
+
+    k: int = DEFAULT_SEARCH_K
+    """How many hits at most, in each channel."""
+    window: TimeWindow | None = None
+    """Keep only records whose time lies in this window, in each channel."""
+    where: Where | None = None
+    """Keep only records whose metadata match these values, in each channel."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Channel:
+    """A filtered ranking asked beside the plain one, in the same :class:`SearchRequest`.
+
+    Its ``where`` adds to each granularity's own (its keys win); its ``window`` is the
+    window when the granularity has none of its own (both at once is refused).
+    """
+
+    window: TimeWindow | None = None
+    where: Where | None = None
+    query: str | None = None
+    """Searched instead of the request's query (None: the request's)."""
+    only: tuple[str, ...] | None = None
+    """The granularities it ranks (None: every one the request asks)."""
+
+
+@dataclass(frozen=True)
+class Search:
+    """One ranking of a request, spelled out: what one :meth:`MemoryStore.search` asks."""
+
+    granularity: Granularity
+    channel: str
+    query: str
+    k: int
+    window: TimeWindow | None
+    where: Where | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchRequest:
+    """One query over several granularities of one namespace, with filtered channels.
+
+    Each granularity of ``rankings`` is ranked in the :data:`PLAIN` channel and in each
+    of ``channels`` that applies to it. A store answers the whole request at once: each
+    distinct query text embedded once, its indexes brought up to date once.
+    """
+
+    query: str
+    namespace: str
+    rankings: Mapping[str, Ranking]
+    """The granularities asked (names or :class:`Granularity`), each with what its
+    rankings share."""
+    channels: Mapping[str, Channel] = field(default_factory=dict)
+    mode: SearchMode = DEFAULT_SEARCH_MODE
+
+    def searches(self) -> list[Search]:
+        """Every ranking asked, granularity by granularity, each plain one first."""
+        out: list[Search] = []
+        for granularity, own in self.rankings.items():
+            gran = parse_granularity(granularity)
+            out.append(Search(gran, PLAIN, self.query, own.k, own.window, own.where))
+            for name, ch in self.channels.items():
+                if name == PLAIN:
+                    raise InvalidInputError(f"{PLAIN!r} names the unfiltered channel already")
+                if ch.only is not None and gran.value not in ch.only:
+                    continue
+                if ch.window is not None and own.window is not None:
+                    raise InvalidInputError(
+                        f"channel {name!r} sets a window and {gran.value} has its own"
+                    )
+                where = {**(own.where or {}), **ch.where} if ch.where else own.where
+                query, window = ch.query or self.query, ch.window or own.window
+                out.append(Search(gran, name, query, own.k, window, where))
+        return out
+
+
+SearchAnswer = dict[str, dict[str, list[ScoredRecord]]]
+"""A request's hits: ``{granularity: {channel: hits, best first}}``."""
+
+
+class SearchByRequest:
+    """A store's ``search`` as a request of one ranking, for a store that answers requests."""
+
+    def search_many(self, request: SearchRequest) -> SearchAnswer:
+        """Every ranking of ``request`` (see :meth:`MemoryStore.search_many`)."""
+        raise NotImplementedError
+
+    def search(
+        self,
+        query: str,
+        granularity: Granularity | str,
+        namespace: str,
+        **options: Unpack[SearchOptions],
+    ) -> list[ScoredRecord]:
+        """Rank records for ``query`` with dense, lexical or fused (RRF) retrieval.
+
+        The options (:class:`SearchOptions`) are keywords: ``k`` (default 10), ``window``,
+        ``where`` and ``mode`` (default ``"hybrid"``). Answered as the plain ranking of a
+        one-granularity :meth:`search_many` request.
+        """
+        gran = parse_granularity(granularity)
+        own = Ranking(
+            k=options.get("k", DEFAULT_SEARCH_K),
+            window=options.get("window"),
+            where=options.get("where"),
+        )
+        mode = options.get("mode", DEFAULT_SEARCH_MODE)
+        request = SearchRequest(query=query, namespace=namespace, rankings={gran: own}, mode=mode)
+        return self.search_many(request)[gran.value][PLAIN]
 
 
 @runtime_checkable
@@ -120,6 +245,27 @@ class MemoryStore(Protocol):
         ``where`` and ``mode`` (default ``"hybrid"``).
         """
         ...
+
+    def search_many(self, request: SearchRequest) -> SearchAnswer:
+        """Every ranking of ``request``: each granularity, plain and in each channel.
+
+        Each ranking is what :meth:`search` returns for it. A store answers the whole
+        request at once; this default, for a store that subclasses the protocol, calls
+        :meth:`search` once per ranking.
+        """
+        answer: SearchAnswer = {}
+        for s in request.searches():
+            hits = self.search(
+                s.query,
+                s.granularity,
+                request.namespace,
+                k=s.k,
+                window=s.window,
+                where=s.where,
+                mode=request.mode,
+            )
+            answer.setdefault(s.granularity.value, {})[s.channel] = hits
+        return answer
 
     def vectors(
         self, granularity: Granularity | str, namespace: str, ids: Sequence[str]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -142,33 +143,52 @@ class ChangeLog:
         self, gran: Granularity, namespace: str, slot: int
     ) -> tuple[list[Change], int] | None:
         """Changes after ``slot`` and the new position; None if ``slot`` was pruned."""
-        key = _key(gran, namespace)
-        changes: list[Change] = []
-        position = slot
-        anchor = f"{key}|{slot}" if slot > 0 else f"{key}|head"
-        while True:
-            wanted = [f"{key}|{position + i}" for i in range(1, PROBE + 1)]
-            if position == slot:
-                wanted.append(anchor)
+        return self.since_all(namespace, {gran: slot})[gran]
+
+    def since_all(
+        self, namespace: str, slots: Mapping[Granularity, int]
+    ) -> dict[Granularity, tuple[list[Change], int] | None]:
+        """:meth:`since` for several granularities of a namespace, in one ``get``.
+
+        Another ``get`` follows only while a granularity has more than :data:`PROBE` new
+        slots.
+        """
+        found: dict[Granularity, tuple[list[Change], int] | None] = {}
+        reading = {gran: (slot, list[Change]()) for gran, slot in slots.items()}
+        while reading:
+            wanted = []
+            for gran, (position, _) in reading.items():
+                key, slot = _key(gran, namespace), slots[gran]
+                wanted += [f"{key}|{position + i}" for i in range(1, PROBE + 1)]
+                if position == slot:
+                    wanted.append(f"{key}|{slot}" if slot > 0 else f"{key}|head")
             rows = self._calls.read(self._collection.get, ids=wanted, include=["metadatas"])
-            metas = rows["metadatas"] or []
-            by_n = {int(cast(Any, m["n"])): m for m in metas if not m.get("head")}
-            if position == slot and (
-                (slot > 0 and slot not in by_n)  # our last slot was pruned
-                or (slot == 0 and not by_n and any(m.get("head") for m in metas))
-            ):
-                return None
-            before = position
-            while position + 1 in by_n:
-                position += 1
-                meta = by_n[position]
-                ids = tuple(json.loads(str(meta.get("ids") or "[]")))
-                changes.append(Change(position, ids, bool(meta.get("reset"))))
-            if position - before < PROBE:
-                break
-        if position > self._known_end.get((gran, namespace), 0):
-            self._known_end[(gran, namespace)] = position
-        return changes, position
+            by_key: dict[str, list[Any]] = {}
+            for meta in rows["metadatas"] or []:
+                by_key.setdefault(str(meta.get("key")), []).append(meta)
+            for gran, (position, changes) in list(reading.items()):
+                slot, metas = slots[gran], by_key.get(_key(gran, namespace), [])
+                by_n = {int(cast(Any, m["n"])): m for m in metas if not m.get("head")}
+                if position == slot and (
+                    (slot > 0 and slot not in by_n)  # our last slot was pruned
+                    or (slot == 0 and not by_n and any(m.get("head") for m in metas))
+                ):
+                    found[gran] = None
+                    del reading[gran]
+                    continue
+                before = position
+                while position + 1 in by_n:
+                    position += 1
+                    meta = by_n[position]
+                    ids = tuple(json.loads(str(meta.get("ids") or "[]")))
+                    changes.append(Change(position, ids, bool(meta.get("reset"))))
+                reading[gran] = (position, changes)
+                if position - before < PROBE:
+                    found[gran] = (changes, position)
+                    del reading[gran]
+                    if position > self._known_end.get((gran, namespace), 0):
+                        self._known_end[(gran, namespace)] = position
+        return found
 
     def scrub(self, gran: Granularity, namespace: str, before: int) -> None:
         """Blank the record ids listed by the slots before ``before`` (after a reset there).

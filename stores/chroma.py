@@ -26,7 +26,7 @@ from ..errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
 from .arguments import as_ids, as_records, dedupe
 from .audit import AuditEntry
 from .audited import check_entry, clear_pending, clock_noted, closed, with_pending
-from .base import DEFAULT_SEARCH_K, DEFAULT_SEARCH_MODE, ScoredRecord, SearchMode, Where
+from .base import SearchAnswer, SearchByRequest, SearchRequest, Where
 from .bm25 import BM25Index, BM25Params
 from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls, describe_client, unavailable
@@ -51,13 +51,13 @@ from .records import (
 )
 from .rows import PAGE, namespace_ids, rows_by_id
 from .schema import SCHEMA_VERSION, open_record_collections
-from .search import check_query, search_mirror
+from .search import answer_request
 from .writes import Batch, check_record, prepare, stored_vectors, upsert_page
 
 __all__ = ["SCHEMA_VERSION", "ChromaMemoryStore"]
 
 
-class ChromaMemoryStore(ProfilesAndAudit):
+class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
     """A :class:`~lamina.stores.base.MemoryStore` over an injected Chroma client."""
 
     def __init__(
@@ -96,6 +96,7 @@ class ChromaMemoryStore(ProfilesAndAudit):
             self._profiles = KeyedDocuments(client, f"{prefix}_profile", SCHEMA_VERSION, calls)
             self._audit = KeyedDocuments(client, f"{prefix}_audit", SCHEMA_VERSION, calls)
             self._log = ChangeLog(client, f"{prefix}_changes", calls)
+        self._hnsw = {g: partial(hnsw_dense, calls, c) for g, c in self._collections.items()}
         self._analyzer = analyzer or Analyzer()
         self._journals = journals_for(
             client, prefix, self._collections, self._log, self._analyzer, self.index_policy
@@ -365,31 +366,19 @@ class ChromaMemoryStore(ProfilesAndAudit):
             namespace_ids(self._calls, self._collections[gran], validate_namespace(namespace))
         )
 
-    def search(
-        self,
-        query: str,
-        granularity: Granularity | str,
-        namespace: str,
-        *,
-        k: int = DEFAULT_SEARCH_K,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        mode: SearchMode = DEFAULT_SEARCH_MODE,
-    ) -> list[ScoredRecord]:
-        """Rank records for ``query``: ``dense``, ``bm25`` or ``hybrid`` (RRF of both).
+    def search_many(self, request: SearchRequest) -> SearchAnswer:
+        """Every ranking of ``request``: ``dense``, ``bm25`` or ``hybrid`` (RRF of both).
 
-        Exact over the namespace's mirror, which first catches up with every write any
-        process made; a namespace with no records returns ``[]``.
+        Exact over the namespace's mirrors, which first catch up with every write any
+        process made (one change-log read for all of them); each query text is embedded
+        once. A namespace with no records ranks nothing (``search`` returns ``[]``).
         """
-        gran = parse_granularity(granularity)
-        flt = SearchFilter(namespace, window, where or {})
-        check_query(query, k, mode)
-        flt.metadata_conditions(gran)  # unknown filter fields fail before any work
-        vector = None if mode == "bm25" else list(self.embeddings.embed_query(query))
-        mirror = self._mirrors.get(gran, namespace)
-        hnsw = partial(hnsw_dense, self._calls, self._collections[gran])
-        return search_mirror(
-            mirror, query, vector, flt, k=k, mode=mode, fusion=self.fusion, hnsw=hnsw
+        return answer_request(
+            request,
+            embed=self.embeddings.embed_query,
+            mirrors=self._mirrors.get_many,
+            hnsw=self._hnsw,
+            fusion=self.fusion,
         )
 
     # ------------------------------------------------------------- mirrors

@@ -4,8 +4,8 @@ A mirror is loaded from Chroma the first time its (granularity, namespace) is se
 and held in a least-recently-used cache whose estimated size stays under
 :attr:`~lamina.stores.mirror.MirrorConfig.budget_bytes`. Before each use, the mirror
 reads the namespace's :class:`~lamina.stores.changelog.ChangeLog` (one ``get`` by
-id) and re-reads the records that any process changed since, so every search sees
-every write that landed before it.
+id, shared by the mirrors one search request touches) and re-reads the records that any
+process changed since, so every search sees every write that landed before it.
 
 On a persistent path a cold mirror is first mapped from its snapshot (:mod:`.snapshot`)
 and the journal entries written since (:mod:`.journal`), or replayed from the journal
@@ -18,12 +18,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import ExitStack
 
 from chromadb.api.models.Collection import Collection
 from langchain_core.embeddings import Embeddings
 
 from .bm25 import BM25Params
-from .changelog import ChangeLog
+from .changelog import Change, ChangeLog
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata
 from .indexing import IndexTextPolicy
@@ -84,27 +85,47 @@ class MirrorCache:
     # ------------------------------------------------------------------ access
     def get(self, gran: Granularity, namespace: str) -> NamespaceMirror:
         """The mirror of a namespace, brought up to date with every process's writes."""
-        key = (gran, namespace)
+        return self.get_many([gran], namespace)[gran]
+
+    def get_many(
+        self, grans: Sequence[Granularity], namespace: str
+    ) -> dict[Granularity, NamespaceMirror]:
+        """Several granularities' mirrors of a namespace, brought up to date together.
+
+        The mirrors that were loaded already read the change log at once (one ``get``
+        for all of them); a mirror loaded now is up to date as it is.
+        """
+        found: dict[Granularity, NamespaceMirror] = {}
+        stale: list[NamespaceMirror] = []
+        for gran in dict.fromkeys(grans):
+            found[gran], fresh = self._loaded((gran, namespace))
+            if not fresh:  # a load another thread began may predate a write
+                stale.append(found[gran])
+        for mirror, read in zip(stale, self._catch_up_all(stale), strict=True):
+            key = (mirror.granularity, namespace)
+            if read is None:
+                found[mirror.granularity] = self._install(key, self._cold(*key))
+            elif read:
+                self._resized(key, mirror)
+        return found
+
+    def _loaded(self, key: Key) -> tuple[NamespaceMirror, bool]:
+        """The mirror of ``key``, and whether this call loaded it (cold, from Chroma)."""
         with self._lock:
             mirror = self._mirrors.get(key)
             if mirror is not None:
                 self._mirrors.move_to_end(key)
-                gate = None
-            else:
-                gate = self._loading.setdefault(key, threading.Lock())
-        if gate is not None:
-            with gate:  # one thread loads a namespace; the others wait for it
-                with self._lock:
-                    mirror = self._mirrors.get(key)
-                loaded = mirror is None
-                if mirror is None:
-                    mirror = self._install(key, self._cold(gran, namespace))
+                return mirror, False
+            gate = self._loading.setdefault(key, threading.Lock())
+        with gate:  # one thread loads a namespace; the others wait for it
             with self._lock:
-                self._loading.pop(key, None)
-            if loaded:
-                return mirror
-        assert mirror is not None
-        return self._sync(key, mirror)  # a load another thread began may predate a write
+                mirror = self._mirrors.get(key)
+            loaded = mirror is None
+            if mirror is None:
+                mirror = self._install(key, self._cold(*key))
+        with self._lock:
+            self._loading.pop(key, None)
+        return mirror, loaded
 
     def peek(self, gran: Granularity, namespace: str) -> NamespaceMirror | None:
         """The mirror if it is loaded, without syncing it or touching the LRU order."""
@@ -286,31 +307,36 @@ class MirrorCache:
         Returns how many records were re-read from Chroma, or None when the mirror must
         be rebuilt instead (its position was pruned from the log, or the namespace reset).
         """
-        gran, namespace = mirror.granularity, mirror.namespace
-        with mirror._lock:
-            found = self._log.since(gran, namespace, mirror.position)
-            if found is None or any(change.reset for change in found[0]):
-                return None
-            changes, position = found
-            ids = sorted({rid for change in changes for rid in change.ids})
-            if ids:
-                collection = self._collections[gran]
-                rows = rows_by_id(
-                    self._calls, collection, namespace, ids, vectors=mirror.has_vectors
-                )
-                present = {row.record_id for row in rows}
-                mirror.delete([rid for rid in ids if rid not in present])
-                mirror.upsert_rows(self._as_mirror_rows(mirror, rows))
-            mirror.position = max(mirror.position, position)
-        return len(ids) if changes else 0
+        return self._catch_up_all([mirror])[0]
 
-    def _sync(self, key: Key, mirror: NamespaceMirror) -> NamespaceMirror:
-        read = self._catch_up(mirror)
-        if read is None:
-            return self._install(key, self._cold(*key))
-        if read:
-            self._resized(key, mirror)
-        return mirror
+    def _catch_up_all(self, mirrors: Sequence[NamespaceMirror]) -> list[int | None]:
+        """:meth:`_catch_up` for mirrors of one namespace, their changes read at once."""
+        if not mirrors:
+            return []
+        order = list(Granularity)
+        with ExitStack() as held:
+            for mirror in sorted(mirrors, key=lambda m: order.index(m.granularity)):
+                held.enter_context(mirror._lock)  # always in one order: no deadlock
+            namespace = mirrors[0].namespace
+            found = self._log.since_all(namespace, {m.granularity: m.position for m in mirrors})
+            return [self._apply(m, found[m.granularity]) for m in mirrors]
+
+    def _apply(self, mirror: NamespaceMirror, found: tuple[list[Change], int] | None) -> int | None:
+        """Re-read from Chroma the records that ``found``'s changes name (mirror locked)."""
+        if found is None or any(change.reset for change in found[0]):
+            return None
+        changes, position = found
+        ids = sorted({rid for change in changes for rid in change.ids})
+        if ids:
+            collection = self._collections[mirror.granularity]
+            rows = rows_by_id(
+                self._calls, collection, mirror.namespace, ids, vectors=mirror.has_vectors
+            )
+            present = {row.record_id for row in rows}
+            mirror.delete([rid for rid in ids if rid not in present])
+            mirror.upsert_rows(self._as_mirror_rows(mirror, rows))
+        mirror.position = max(mirror.position, position)
+        return len(ids) if changes else 0
 
     def _as_mirror_rows(self, mirror: NamespaceMirror, rows: list[Row]) -> list[MirrorRow]:
         out = []

@@ -21,18 +21,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol, Unpack, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InvalidInputError
 from .audit import AuditEntry
-from .base import (
-    DEFAULT_SEARCH_K,
-    DEFAULT_SEARCH_MODE,
-    MemoryStore,
-    ScoredRecord,
-    SearchOptions,
-    Where,
-)
+from .base import MemoryStore, ScoredRecord, SearchAnswer, SearchByRequest, SearchRequest, Where
 from .filters import TimeWindow
 from .records import (
     EpisodeRecord,
@@ -130,8 +123,8 @@ def rerank_hits(
     return out + tail
 
 
-class RerankingStore:
-    """A :class:`MemoryStore` whose ``search`` reranks the inner store's fused top-N.
+class RerankingStore(SearchByRequest):
+    """A :class:`MemoryStore` whose searches rerank the inner store's fused top-N.
 
     Every other call goes to the inner store unchanged (store-specific methods too).
     """
@@ -147,27 +140,28 @@ class RerankingStore:
         self.reranker = reranker
         self.config = config or RerankConfig()
         self.failures = 0
-        """Searches that fell back to the fused order because the reranker failed."""
+        """Rankings that fell back to the fused order because the reranker failed."""
         self.reranked = 0
-        """Searches the reranker re-ordered."""
+        """Rankings the reranker re-ordered."""
 
-    def search(
-        self,
-        query: str,
-        granularity: Granularity | str,
-        namespace: str,
-        **options: Unpack[SearchOptions],
-    ) -> list[ScoredRecord]:
-        """The inner store's search at depth ``max(k, top_n)``, head reranked, cut to ``k``.
+    def search_many(self, request: SearchRequest) -> SearchAnswer:
+        """The inner store's answer at depth ``max(k, top_n)``, each head reranked, cut to ``k``.
 
-        The options are the store's (:class:`~lamina.stores.base.SearchOptions`):
-        ``k`` (default 10), ``window``, ``where`` and ``mode`` (default ``"hybrid"``).
+        Each ranking is reranked for its own query; ``search`` asks for one ranking.
         """
-        k = options.get("k", DEFAULT_SEARCH_K)
-        mode = options.get("mode", DEFAULT_SEARCH_MODE)
-        check_query(query, k, mode)  # the reranker reads the query too
-        deeper: SearchOptions = {**options, "k": max(k, self.config.top_n), "mode": mode}
-        hits = self.inner.search(query, granularity, namespace, **deeper)
+        searches = request.searches()
+        for s in searches:
+            check_query(s.query, s.k, request.mode)  # the reranker reads the queries too
+        top = self.config.top_n
+        rankings = {g: replace(r, k=max(r.k, top)) for g, r in request.rankings.items()}
+        answer = self.inner.search_many(replace(request, rankings=rankings))
+        out: SearchAnswer = {}
+        for s in searches:
+            hits = answer[s.granularity.value][s.channel]
+            out.setdefault(s.granularity.value, {})[s.channel] = self._reranked(s.query, hits, s.k)
+        return out
+
+    def _reranked(self, query: str, hits: list[ScoredRecord], k: int) -> list[ScoredRecord]:
         try:
             ranked = rerank_hits(query, hits, self.reranker, self.config)
         except Exception as e:  # a broken reranker must not fail retrieval

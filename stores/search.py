@@ -1,17 +1,22 @@
-"""One namespace search: both channels over the namespace's mirror, fused with RRF."""
+"""Namespace searches: both channels over the namespace's mirror, fused with RRF.
+
+:func:`answer_request` answers a whole :class:`~lamina.stores.base.SearchRequest`:
+every query text embedded once, the mirrors of its granularities brought up to date
+together, then each ranking as :func:`search_mirror` ranks one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InvalidInputError
-from .base import ScoredRecord, SearchMode
+from .base import ScoredRecord, SearchAnswer, SearchMode, SearchRequest
 from .filters import SearchFilter
 from .fusion import FusionConfig, reciprocal_rank_fusion
 from .mirror import NamespaceMirror
-from .records import MemoryRecord, require_encodable
+from .records import Granularity, MemoryRecord, require_encodable
 
 MODES = ("hybrid", "dense", "bm25")
 
@@ -19,6 +24,8 @@ DenseFallback = Callable[
     [NamespaceMirror, list[float], SearchFilter, np.ndarray, int], list[tuple[MemoryRecord, float]]
 ]
 """Dense search for a mirror that keeps no vectors: ``(mirror, vector, filter, mask, depth)``."""
+Mirrors = Callable[[Sequence[Granularity], str], Mapping[Granularity, NamespaceMirror]]
+"""The mirrors of some granularities of a namespace, up to date: ``(granularities, namespace)``."""
 
 
 def check_query(query: object, k: object, mode: object) -> None:
@@ -82,3 +89,40 @@ def search_mirror(
         for h in fused
         if h.record_id in records
     ]
+
+
+def answer_request(
+    request: SearchRequest,
+    *,
+    embed: Callable[[str], list[float]],
+    mirrors: Mirrors,
+    hnsw: Mapping[Granularity, DenseFallback],
+    fusion: FusionConfig,
+) -> SearchAnswer:
+    """Every ranking of ``request``, each as :func:`search_mirror` ranks it.
+
+    Every query and filter is checked before any work; each distinct query text is
+    embedded once, and the granularities' mirrors are brought up to date together.
+    """
+    searches = request.searches()
+    filters = [SearchFilter(request.namespace, s.window, s.where or {}) for s in searches]
+    for s, flt in zip(searches, filters, strict=True):
+        check_query(s.query, s.k, request.mode)
+        flt.metadata_conditions(s.granularity)  # unknown filter fields fail before any work
+    queries = dict.fromkeys(s.query for s in searches)
+    vectors = {} if request.mode == "bm25" else {q: list(embed(q)) for q in queries}
+    found = mirrors(list(dict.fromkeys(s.granularity for s in searches)), request.namespace)
+    answer: SearchAnswer = {}
+    for s, flt in zip(searches, filters, strict=True):
+        hits = search_mirror(
+            found[s.granularity],
+            s.query,
+            vectors.get(s.query),
+            flt,
+            k=s.k,
+            mode=request.mode,
+            fusion=fusion,
+            hnsw=hnsw[s.granularity],
+        )
+        answer.setdefault(s.granularity.value, {})[s.channel] = hits
+    return answer
