@@ -1,7 +1,7 @@
 """Pooled evidence: one search over raw turns, facts, episodes and scenes.
 
-Every query is searched on every granularity (hybrid dense + BM25). The query analysis
-adds channels that never filter evidence away: the same search inside the question's
+Each query is one store request over every granularity (hybrid dense + BM25). Analysis
+adds the question's channels, which never filter evidence away: the same search in its
 time window, and over the turns of the people it names. Scenes lend their member
 episodes to the episode ranking (scene-guided retrieval), and derived memories lend
 their rank to the raw turns they came from, so an aggregate that matches the question
@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import cached_property, partial
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from ..core.context import ContextOrder
 from ..core.state import Candidate
-from ..stores.base import MemoryStore
-from ..stores.filters import TimeWindow
+from ..stores.base import PLAIN, Channel, MemoryStore, Ranking, SearchAnswer, SearchRequest
+from ..stores.bm25 import BM25Index
 from ..stores.fusion import FusionConfig, reciprocal_rank_fusion
 from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from .formatting import clip
@@ -99,6 +100,9 @@ class _Ranked:
 
 
 Failed = Callable[[str, BaseException], None]
+T = TypeVar("T")
+Channels = dict[str, tuple[str, list[MemoryRecord]]]
+"""One granularity's rankings: ``{channel: (query, records best first)}``."""
 
 
 class EvidencePool:
@@ -127,50 +131,51 @@ class EvidencePool:
             return record.is_valid_at(self.as_of)
         return record.superseded_by is None
 
-    def _search(
-        self,
-        query: str,
-        granularity: str,
-        k: int,
-        *,
-        window: TimeWindow | None = None,
-        where: dict[str, Any] | None = None,
-    ) -> list[MemoryRecord]:
-        clauses = dict(where or {})
-        if granularity == "fact" and self.as_of is None:
-            clauses["superseded"] = False
+    def _safely(self, step: str, call: Callable[[], T], fallback: T) -> T:
+        """``call()``; when it fails and failures are reported (``on_error``), ``fallback``."""
         try:
-            hits = self.store.search(
-                query, granularity, self.namespace, k=k, window=window, where=clauses or None
-            )
-        except Exception as e:  # a failing channel degrades recall, never crashes it
+            return call()
+        except Exception as e:  # a failing read degrades recall, never crashes it
             if self.on_error is None:
                 raise
-            self.on_error(f"search:{granularity}", e)
-            return []
-        return [h.record for h in hits if self._valid(h.record)]
+            self.on_error(step, e)
+            return fallback
 
-    def _channels(
-        self, granularity: str, queries: Sequence[str], analysis: QueryAnalysis
-    ) -> dict[str, tuple[str, list[MemoryRecord]]]:
-        """``{channel: (query, records best first)}`` for one granularity."""
-        s = self.settings
-        k = s.raw_depth if granularity == "raw" else s.derived_depth
-        out = {f"q{n}": (q, self._search(q, granularity, k)) for n, q in enumerate(queries)}
-        window = analysis.window()
-        if window is not None:
-            out["window"] = (queries[0], self._search(queries[0], granularity, k, window=window))
-        if granularity == "raw" and analysis.persons:
-            where = {"speaker": list(analysis.persons)}
-            query = without_speakers(queries[0], analysis.persons)
-            out["speaker"] = (queries[0], self._search(query, "raw", k, where=where))
-        return out
+    def _request(self, query: str, analysis: QueryAnalysis | None) -> SearchRequest:
+        """``query`` everywhere; with ``analysis``, also in its window and by the named people."""
+        depth = self.settings.derived_depth
+        rankings = {"raw": Ranking(k=self.settings.raw_depth)}
+        rankings |= {g: Ranking(k=depth) for g in DERIVED}
+        if self.as_of is None:  # superseded facts are searched only as of a time
+            rankings["fact"] = Ranking(k=depth, where={"superseded": False})
+        channels: dict[str, Channel] = {}
+        if analysis is not None and (window := analysis.window()) is not None:
+            channels["window"] = Channel(window=window)
+        if analysis is not None and analysis.persons:
+            named = without_speakers(query, analysis.persons)
+            where = {"speaker": analysis.persons}
+            channels["speaker"] = Channel(query=named, where=where, only=("raw",))
+        return SearchRequest(
+            query=query, namespace=self.namespace, rankings=rankings, channels=channels
+        )
 
-    def _fuse(
-        self,
-        channels: dict[str, tuple[str, list[MemoryRecord]]],
-        extra: dict[str, list[str]] | None = None,
-    ) -> _Ranked:
+    def _search(self, queries: Sequence[str], analysis: QueryAnalysis) -> list[SearchAnswer]:
+        """One request per query; the question's (the first) with its analysis' channels."""
+        asked = [self._request(q, analysis if n == 0 else None) for n, q in enumerate(queries)]
+        return [self._safely("search", partial(self.store.search_many, r), {}) for r in asked]
+
+    def _channels(self, gran: str, queries: Sequence[str], answers: list[SearchAnswer]) -> Channels:
+        """One granularity's rankings: each query's, then the question's filtered ones."""
+        ranked = [
+            (f"q{n}", q, a.get(gran, {}).get(PLAIN, []))
+            for n, (q, a) in enumerate(zip(queries, answers, strict=True))
+        ]
+        ranked += [
+            (c, queries[0], hits) for c, hits in answers[0].get(gran, {}).items() if c != PLAIN
+        ]
+        return {c: (q, [h.record for h in hits if self._valid(h.record)]) for c, q, hits in ranked}
+
+    def _fuse(self, channels: Channels, extra: dict[str, list[str]] | None = None) -> _Ranked:
         ranked = _Ranked()
         rankings: dict[str, list[str]] = {}
         for name, (query, records) in channels.items():
@@ -202,13 +207,13 @@ class EvidencePool:
         return out
 
     def _derived(
-        self, queries: Sequence[str], analysis: QueryAnalysis
+        self, queries: Sequence[str], answers: list[SearchAnswer]
     ) -> tuple[list[Candidate], list[str]]:
         """Derived memories (fused across granularities) and their source-turn ranking."""
-        scenes = self._fuse(self._channels("scene", queries, analysis))
+        scenes = self._fuse(self._channels("scene", queries, answers))
         members = self._scene_members(scenes)
         episodes = self._fuse(
-            self._channels("episode", queries, analysis), {"scene": members} if members else None
+            self._channels("episode", queries, answers), {"scene": members} if members else None
         )
         missing = [m for m in members if m not in episodes.records]
         if missing:
@@ -216,7 +221,7 @@ class EvidencePool:
                 if isinstance(record, EpisodeRecord):
                     episodes.records[record.id] = record
                     episodes.queries[record.id] = queries[0]
-        facts = self._fuse(self._channels("fact", queries, analysis))
+        facts = self._fuse(self._channels("fact", queries, answers))
         by_gran = {"fact": facts, "episode": episodes, "scene": scenes}
         across = reciprocal_rank_fusion(
             {g: [i for i in r.ids if i in r.records] for g, r in by_gran.items()},
@@ -257,13 +262,8 @@ class EvidencePool:
                 continue
             near = [hit.turn_index + d for d in range(-n, n + 1) if d and hit.turn_index + d >= 0]
             where: dict[str, Any] = {"session_id": hit.session_id, "turn_index": near}
-            try:
-                found = self.store.get("raw", self.namespace, where=where)
-            except Exception as e:  # a failing read degrades recall, never crashes it
-                if self.on_error is None:
-                    raise
-                self.on_error("neighbours", e)
-                continue
+            read = partial(self.store.get, "raw", self.namespace, where=where)
+            found: list[MemoryRecord] = self._safely("neighbours", read, [])
             for other in found:
                 if other.id not in known:
                     known.add(other.id)
@@ -281,9 +281,10 @@ class EvidencePool:
         """
         if not queries:
             return []
-        derived, sources = self._derived(queries, analysis)
+        answers = self._search(queries, analysis)
+        derived, sources = self._derived(queries, answers)
         extra = {SOURCE_CHANNEL: sources} if sources and self.settings.source_weight > 0 else {}
-        raw = self._fuse(self._channels("raw", queries, analysis), extra)
+        raw = self._fuse(self._channels("raw", queries, answers), extra)
         missing = [i for i in raw.ids if i not in raw.records]
         if missing:  # source turns no search returned: read them, keep their rank
             ranked_sources = set(missing[: self.settings.raw_depth])
@@ -318,24 +319,17 @@ class EvidencePool:
 
     def speakers(self) -> list[str]:
         """Speaker labels of the namespace's raw turns (newest first)."""
-        try:
-            values = self.store.lexical_index("raw", self.namespace).distinct("speaker")
-        except Exception as e:  # no labels only costs the speaker channel
-            if self.on_error is None:
-                raise
-            self.on_error("speakers", e)
-            return []
+        values: list[Any] = self._safely("speakers", lambda: self._raw.distinct("speaker"), [])
         return [v for v in values if isinstance(v, str)]
 
     def latest(self) -> float | None:
         """POSIX time of the namespace's latest raw turn, or None."""
-        try:
-            return self.store.lexical_index("raw", self.namespace).latest()
-        except Exception as e:  # no reference only leaves relative times unresolved
-            if self.on_error is None:
-                raise
-            self.on_error("latest", e)
-            return None
+        return self._safely("latest", lambda: self._raw.latest(), None)
+
+    @cached_property
+    def _raw(self) -> BM25Index:
+        """The raw turns' lexical index, read once (speakers and latest share it)."""
+        return self.store.lexical_index("raw", self.namespace)
 
 
 def _interleave(turns: list[Candidate], neighbours: list[Candidate]) -> list[Candidate]:

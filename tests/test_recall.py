@@ -16,6 +16,7 @@ from lamina.errors import InvalidInputError
 from lamina.graphs.recall import build_recall_graph, route_after_judge, route_after_retriever
 from lamina.prompts.construction import DATA_RULE
 from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.stores.base import SearchRequest
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"
@@ -655,13 +656,13 @@ def test_the_speaker_channel_ranks_the_named_persons_turns_by_the_rest_of_the_qu
     s.add(NS, [raw("Bye!", 0, "Gina"), raw("I closed my account at the bank", 1, "Gina")])
     s.add(NS, [raw("Hey Gina, what's new?", 2, "Jon")])
     searched: list[tuple[str, Any]] = []
-    search = s.search
+    search_many = s.search_many
 
-    def spy(query: str, granularity: str, *args: Any, **kw: Any) -> Any:
-        searched.append((query, kw.get("where")))
-        return search(query, granularity, *args, **kw)
+    def spy(request: SearchRequest) -> Any:
+        searched.extend((r.query, r.where) for r in request.searches())
+        return search_many(request)
 
-    s.search = spy  # type: ignore[method-assign]
+    s.search_many = spy  # type: ignore[method-assign]
     question = "Why did Gina shut down her bank account?"
     out = ask(s, model, question, mode="retrieve")
     assert out["analysis"]["persons"] == ["Gina"]
