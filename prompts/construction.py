@@ -38,7 +38,7 @@ UPDATE_CHECK = ChatPromptTemplate.from_messages(
             "system",
             "You decide whether a newer statement about a person makes an older statement "
             "about them out of date. Each pair names the person and what both statements are "
-            "about, then the OLD and the NEW statement with the day each was said. Outdated: "
+            "about, then the OLD and the NEW statement, each with its date. Outdated: "
             "the NEW one replaces the OLD one (they moved, changed or quit a job, renamed a "
             "pet, changed their plans, ended a relationship, sold something, changed a number "
             "or a favourite). Not outdated: both can be true at once (an added detail, a "
