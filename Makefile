@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.lamina-installed
 BENCH_OUT ?= bench-results
 
-.PHONY: install runtime model qwen demo demo-full test unit reliability lint typecheck format bench clean
+.PHONY: install runtime model qwen demo demo-full test unit reliability lint typecheck format docs docs-serve bench clean
 
 # Three layers, each installed once (a stamp file marks it done):
 # - runtime: lamina and its runtime dependencies only (what `make demo` needs);
@@ -81,6 +81,14 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# the documentation site (mkdocs.yml, docs/) into site/; `make test` builds it too
+# (tests/test_docs.py), with every runnable block of the README and the docs
+docs: install
+	$(BIN)/mkdocs build --strict
+
+docs-serve: install
+	$(BIN)/mkdocs serve
+
 bench: install
 	mkdir -p $(BENCH_OUT)
 	$(BIN)/python benchmarks/locomo_retrieval.py --json $(BENCH_OUT)/locomo_retrieval.json
@@ -90,4 +98,4 @@ bench: install
 	$(BIN)/python benchmarks/import_time.py --json $(BENCH_OUT)/import_time.json
 
 clean:
-	rm -rf build .mypy_cache .ruff_cache .pytest_cache $(BENCH_OUT)
+	rm -rf build site .mypy_cache .ruff_cache .pytest_cache $(BENCH_OUT)
