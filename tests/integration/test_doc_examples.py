@@ -1,6 +1,8 @@
-"""Every Python block of README.md runs, top to bottom, in one namespace like a notebook.
+"""The docs' examples that need a server run, page after page, in one namespace like a notebook.
 
-The blocks run as written, against these stand-ins on 127.0.0.1:
+These are the Python blocks marked ``<!-- runnable: integration -->`` (the offline ones,
+marked ``<!-- runnable -->``, run in tests/test_docs.py). They run as written, in the
+order of :data:`PAGES`, against these stand-ins on 127.0.0.1:
 
 * ``http://127.0.0.1:8080/v1`` (the chat endpoint ``lamina serve-llm`` starts): a
   scripted OpenAI-compatible chat server that answers every structured request with a
@@ -15,7 +17,7 @@ The blocks run as written, against these stand-ins on 127.0.0.1:
 
 Addresses are replaced by the ports these services got; nothing else in a block changes.
 The Postgres examples fall back to SQLite when ``LAMINA_POSTGRES_URI`` is unset, as
-the README says; no Postgres server is started.
+the deployment guide says; no Postgres server is started.
 """
 
 from __future__ import annotations
@@ -40,17 +42,31 @@ from lamina.testing import FakeEmbeddings, minimal_instance
 
 pytestmark = pytest.mark.integration
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [
+    "docs/getting-started.md",  # Memory, the ChatOpenAI `model`, Memory.from_env
+    "docs/guides/graphs.md",  # `store`, `graph`, `turn`, `ctx`, `cfg`
+    "docs/guides/studio.md",
+    "docs/guides/agents.md",  # `memory`
+    "docs/guides/langgraph-store.md",
+    "docs/guides/deployment.md",
+    "docs/guides/embeddings.md",
+]
+"""The pages with integration blocks, in the order their blocks run (later blocks use
+names that earlier ones defined)."""
+_BLOCK = re.compile(r"^<!-- runnable: integration -->\n```python\n(.*?)^```", re.S | re.M)
 
 
-def python_blocks() -> list[tuple[int, str]]:
-    """``(line, code)`` of every fenced Python block of the README, in order."""
-    text = README.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start()) + 2, m.group(1)) for m in _BLOCK.finditer(text)]
+def python_blocks(page: str) -> list[tuple[str, str]]:
+    """``(page:line, code)`` of every integration block of one page, in order."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    return [
+        (f"{page}:{text.count(chr(10), 0, m.start()) + 2}", m.group(1))
+        for m in _BLOCK.finditer(text)
+    ]
 
 
-BLOCKS = python_blocks()
+BLOCKS = [block for page in PAGES for block in python_blocks(page)]
 
 
 def _reply(handler: BaseHTTPRequestHandler, payload: dict[str, Any]) -> None:
@@ -156,15 +172,15 @@ class FakeLocalServer:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("readme")
+    return tmp_path_factory.mktemp("doc_examples")
 
 
 @pytest.fixture(scope="module")
 def namespace() -> Iterator[dict[str, Any]]:
-    module = ModuleType("readme")  # a real module, so dataclasses defined in a block work
-    sys.modules["readme"] = module
+    module = ModuleType("doc_examples")  # a real module, so a block's dataclasses work
+    sys.modules["doc_examples"] = module
     yield module.__dict__
-    del sys.modules["readme"]
+    del sys.modules["doc_examples"]
 
 
 @pytest.fixture(scope="module")
@@ -184,14 +200,19 @@ def replacements(
     }
 
 
-def test_the_readme_has_the_python_blocks_this_test_runs() -> None:
-    assert len(BLOCKS) >= 10
-    assert all(code.strip() for _, code in BLOCKS)
+def test_every_page_with_integration_blocks_is_in_pages() -> None:
+    pages = {
+        page
+        for page in (str(path.relative_to(ROOT)) for path in (ROOT / "docs").rglob("*.md"))
+        if python_blocks(page)
+    }
+    assert pages == set(PAGES)
+    assert len(BLOCKS) >= 10 and all(code.strip() for _, code in BLOCKS)
 
 
-@pytest.mark.parametrize(("line", "code"), BLOCKS, ids=[f"README.md:{n}" for n, _ in BLOCKS])
-def test_readme_block_runs(
-    line: int,
+@pytest.mark.parametrize(("where", "code"), BLOCKS, ids=[where for where, _ in BLOCKS])
+def test_doc_block_runs(
+    where: str,
     code: str,
     namespace: dict[str, Any],
     replacements: dict[str, str],
@@ -206,4 +227,4 @@ def test_readme_block_runs(
     monkeypatch.setattr(lamina.llm, "assemble_qwen_gguf", lambda dest_dir=None: "model.gguf")
     for address, actual in replacements.items():
         code = code.replace(address, actual)
-    exec(compile(code, f"README.md:{line}", "exec"), namespace)  # noqa: S102 (the README is ours)
+    exec(compile(code, where, "exec"), namespace)  # noqa: S102 (the docs are ours)
