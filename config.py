@@ -46,6 +46,41 @@ def default_data_dir() -> Path:
     return Path(base) / "lamina"
 
 
+OLD_NAME = "memstrata"
+"""lamina's name before 0.1 (CHANGELOG.md); its folders are found, never read or moved."""
+
+
+def old_data_folder(env: Mapping[str, str] | None = None) -> Path | None:
+    """A data folder under the old name, if one exists.
+
+    ``$XDG_DATA_HOME/memstrata`` or ``~/.local/share/memstrata`` (the old default ignored
+    ``XDG_DATA_HOME``). lamina never reads it; the command line says where it is and how
+    to move it.
+    """
+    env = os.environ if env is None else env
+    bases = [env.get("XDG_DATA_HOME") or "", str(Path.home() / ".local" / "share")]
+    for base in dict.fromkeys(b for b in bases if b):
+        folder = Path(base) / OLD_NAME
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def data_dir_source(env: Mapping[str, str] | None = None) -> str | None:
+    """What sets the data folder when no option does.
+
+    ``LAMINA_DATA_DIR``, ``data_dir in FILE`` (the ``LAMINA_CONFIG`` file), or None for
+    :func:`default_data_dir`.
+    """
+    env = os.environ if env is None else env
+    if (env.get(ENV_PREFIX + "DATA_DIR") or "").strip():
+        return ENV_PREFIX + "DATA_DIR"
+    path = env.get(CONFIG_FILE_VAR) or None
+    if path and "data_dir" in _read_toml(Path(path)):
+        return f"data_dir in {path}"
+    return None
+
+
 class MemoryConfig(BaseModel):
     """Settings of a :class:`~lamina.Memory`; immutable, validated on construction.
 

@@ -27,6 +27,15 @@ class NamespaceError(InvalidInputError):
 class RecordNotFoundError(LaminaError, KeyError):
     """A record id does not exist in the requested namespace and granularity."""
 
+    def __init__(
+        self, message: str = "", *, ids: tuple[str, ...] = (), namespace: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.ids = ids
+        """The ids that name no record, when the raiser knows them."""
+        self.namespace = namespace
+        """The namespace they were looked up in, when known."""
+
     def __str__(self) -> str:  # KeyError would show the message in quotes
         return str(self.args[0]) if self.args else ""
 

@@ -12,9 +12,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LaminaError
+from ..errors import LaminaError, RecordNotFoundError
+from .checks import check_question
 from .common import add_memory_options, namespace_of, open_memory, report_failures
-from .manage import inspect_report, print_forget
+from .manage import inspect_report, print_forget, unknown_ids
 from .recall import format_hit
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class ChatSession:
 
     def reply(self, line: str) -> None:
         """Answer from memory, then remember the exchange."""
+        check_question(line, self.memory.config)
         result = self.memory.answer(line, namespace=self.namespace, window=list(self.window))
         print(f"memory> {result.answer}")
         if result.citations:
@@ -118,7 +120,11 @@ class ChatSession:
             if len(words) < 2:
                 print("usage: /forget --id ID...")
                 return
-            result = self.memory.forget(namespace=self.namespace, memory_ids=words[1:])
+            try:
+                result = self.memory.forget(namespace=self.namespace, memory_ids=words[1:])
+            except RecordNotFoundError as e:
+                print(unknown_ids(e, self.namespace, in_chat=True))
+                return
         elif rest:
             result = self.memory.forget(namespace=self.namespace, subject=rest)
         else:
@@ -131,7 +137,7 @@ class ChatSession:
 def run_chat(args: argparse.Namespace) -> int:
     """Read lines until ``/quit`` or end of input."""
     interactive = sys.stdin.isatty()
-    with open_memory(args) as memory:
+    with open_memory(args, local_model=True) as memory:
         session = ChatSession(memory, args)
         print(f"lamina chat, namespace {session.namespace!r}: /help for commands, /quit to leave")
         while True:

@@ -41,7 +41,8 @@ def add_memory_options(parser: argparse.ArgumentParser, *, namespace_help: str =
     group.add_argument(
         "--data-dir",
         type=Path,
-        help="folder of the persistent memory (default ~/.local/share/lamina)",
+        help="folder of the persistent memory (default $XDG_DATA_HOME/lamina, else "
+        "~/.local/share/lamina)",
     )
     group.add_argument(
         "--namespace",
@@ -87,10 +88,38 @@ def config_from_args(args: argparse.Namespace) -> MemoryConfig:
     return MemoryConfig.from_env(**overrides)
 
 
-def open_memory(args: argparse.Namespace) -> Memory:
-    """Build the command's ``Memory`` with the factory ``main`` was given."""
+def checked_config(args: argparse.Namespace) -> MemoryConfig:
+    """The command's configuration, once the namespace and the data folder passed their checks.
+
+    Nothing is opened and no model loads: a bad ``--namespace`` or an unusable data folder
+    (see :func:`lamina.commands.checks.check_data_folder`) is refused here.
+    """
+    from .checks import check_data_folder, check_namespace
+
+    check_namespace(args)
+    config = config_from_args(args)
+    check_data_folder(args, config)
+    return config
+
+
+def open_memory(
+    args: argparse.Namespace, config: MemoryConfig | None = None, *, local_model: bool = False
+) -> Memory:
+    """Build the command's ``Memory`` with the factory ``main`` was given.
+
+    Args:
+        args: The parsed options.
+        config: From :func:`checked_config` (checked here when not given).
+        local_model: The command may call the chat model: a model file under lamina's
+            old name is pointed out (see :func:`lamina.commands.checks.note_old_model`).
+    """
+    from .checks import note_old_model
+
+    config = config if config is not None else checked_config(args)
+    if local_model:
+        note_old_model(config)
     factory: MemoryFactory = getattr(args, "memory_factory", None) or default_memory_factory
-    return factory(config_from_args(args))
+    return factory(config)
 
 
 def namespace_of(args: argparse.Namespace) -> str:

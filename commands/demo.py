@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .checks import writable_folder
 from .common import add_memory_options, open_memory
 from .demo_progress import Progress
 
@@ -99,6 +100,8 @@ def run_demo(args: argparse.Namespace) -> int:
     if args.local_threads is None and "LAMINA_LOCAL_THREADS" not in os.environ:
         # nothing else runs while the demo waits on the model: give it every core
         args.local_threads = usable_cpus()
+    if args.data_dir is not None:
+        writable_folder(args.data_dir, f"--data-dir {args.data_dir}", "the data folder")
     with tempfile.TemporaryDirectory(prefix="lamina-demo-") as tmp:
         if args.data_dir is None:
             args.data_dir = Path(tmp)
@@ -123,7 +126,7 @@ def _tour(
         f"{len(questions)} question(s)"
     )
     progress.step(1, STEPS, "Open the memory")
-    with open_memory(args) as memory:
+    with open_memory(args, local_model=True) as memory:
         if memory.get_all(namespace=ns, limit=1):
             raise InvalidInputError(
                 f"namespace {ns!r} in {args.data_dir} already holds memories; the demo "

@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInputError
 from .choices import FLAT, FULL_CONTEXT, LAMINA, NAIVE_RAG, PICKS, SYSTEMS, TRIGGER_POLICIES
 from .eval_models import DEFAULT_WINDOW, DeferredServer, build_models, serving_counter
 
@@ -284,6 +285,26 @@ def command_line(args: argparse.Namespace) -> str:
     return shlex.join(parts)
 
 
+def check_paths(args: argparse.Namespace) -> None:
+    """Refuse a missing input file, a folder given for a file, or an unusable output folder."""
+    from .checks import input_file, writable_folder
+
+    if args.data is not None:
+        input_file(args.data, "a LoCoMo-format JSON file to --data")
+    if args.notes is not None:
+        input_file(args.notes, "a markdown file to --notes")
+    if args.exclude_run is not None and not args.exclude_run.is_dir():
+        raise InvalidInputError(
+            f"--exclude-run {args.exclude_run} is not a folder; give the --out folder of a run"
+        )
+    if not args.report_only:
+        writable_folder(args.out, f"--out {args.out}", "the output folder")
+    if args.construction_dir is not None:
+        writable_folder(
+            args.construction_dir, f"--construction-dir {args.construction_dir}", "the folder"
+        )
+
+
 def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> int:
     """Run or resume the evaluation; print where the results are.
 
@@ -295,6 +316,7 @@ def run_eval(args: argparse.Namespace, *, models: EvalModels | None = None) -> i
     from ..evaluation.outputs import rerender
     from ..evaluation.peers import require_peers
 
+    check_paths(args)
     notes = args.notes.read_text(encoding="utf-8") if args.notes else None
     if args.report_only:
         rerender(args.out, notes=notes, plots=not args.no_plots, keep_text=args.keep_text)
@@ -332,6 +354,7 @@ __all__ = [
     "DEFAULT_WINDOW",
     "DeferredServer",
     "build_models",
+    "check_paths",
     "command_line",
     "git_commit",
     "register",

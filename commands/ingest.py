@@ -87,7 +87,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     tallies: list[Tally] = []
     with (
-        open_memory(args) as memory,
+        open_memory(args, local_model=not args.raw_only) as memory,
         tqdm(
             total=total,
             unit="turn",

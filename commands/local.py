@@ -7,6 +7,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .checks import note_old_model_files, writable_folder
+
 
 def register(sub: Any) -> None:
     """Add ``serve-llm`` to the subparsers ``sub``."""
@@ -40,6 +42,10 @@ def run_install_model(args: argparse.Namespace) -> int:
     """Install the model into the cache (a no-op when it is already there)."""
     from ..llm.install import install_qwen
 
+    if args.dest is not None:
+        writable_folder(args.dest, f"--dest {args.dest}", "the model folder")
+    else:
+        note_old_model_files()
     install_qwen(args.dest)
     return 0
 
@@ -48,6 +54,8 @@ def run_serve_llm(args: argparse.Namespace) -> int:
     """Serve a local GGUF model until Ctrl-C."""
     from ..llm import LocalLLMServer, local_model_path
 
+    if args.model in ("qwen", "smollm2"):
+        note_old_model_files()
     path = local_model_path(args.model)
     server = LocalLLMServer(
         path, host=args.host, port=args.port, threads=args.threads, n_ctx=args.ctx

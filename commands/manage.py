@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, RecordNotFoundError
+from .checks import require_words
 from .choices import GRANULARITIES
 from .common import add_memory_options, namespace_of, one_line, open_memory, print_json
 
@@ -113,18 +114,37 @@ def run_forget(args: argparse.Namespace) -> int:
         raise InvalidInputError(
             f"--all deletes every memory in namespace {namespace!r}; add --yes to confirm"
         )
+    if args.subject is not None:
+        require_words("subject", args.subject, "lamina forget --subject Biscuit")
     with open_memory(args) as memory:
-        result = memory.forget(
-            namespace=namespace,
-            memory_ids=args.ids or (),
-            subject=args.subject,
-            all=args.all,
-        )
+        try:
+            result = memory.forget(
+                namespace=namespace,
+                memory_ids=args.ids or (),
+                subject=args.subject,
+                all=args.all,
+            )
+        except RecordNotFoundError as e:
+            raise RecordNotFoundError(unknown_ids(e, namespace), ids=e.ids) from e
     if args.json:
         print_json(result)
     else:
         print_forget(result, namespace)
     return 0
+
+
+def unknown_ids(error: RecordNotFoundError, namespace: str, *, in_chat: bool = False) -> str:
+    """The command line's words for ids that name no memory: where ids come from."""
+    listed = ", ".join(repr(i) for i in error.ids) or "with that id"
+    if in_chat:
+        where = "/search TEXT shows the ids of the memories that match"
+    else:
+        n = "" if namespace == "default" else f" -n {namespace}"
+        where = (
+            f"ids come from `lamina search QUERY{n}`, `lamina inspect{n}` or the citations "
+            f"of `lamina ask`, in the same namespace"
+        )
+    return f"no memory {listed} in namespace {namespace!r}; {where}"
 
 
 def print_forget(result: ForgetResult, namespace: str) -> None:

@@ -57,10 +57,10 @@ def run_mcp(args: argparse.Namespace) -> int:
     from ..integrations import mcp_server
 
     allowed = tuple(args.allow_namespace)
-    default = args.namespace or (None if allowed else DEFAULT_NAMESPACE)
+    default = args.namespace or DEFAULT_NAMESPACE  # with --allow-namespace too, as --help says
     policy = mcp_server.NamespacePolicy(default=default, allowed=allowed)
     rule = f"calls may name {', '.join(allowed)}; default {default!r}" if allowed else repr(default)
-    with open_memory(args) as memory:
+    with open_memory(args, local_model=True) as memory:
         server = mcp_server.build_server(memory, policy, speaker=args.speaker)
         if args.transport == "stdio":
             warn(f"MCP server on stdio, namespace {rule}")

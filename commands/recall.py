@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from .checks import check_question, require_words
 from .choices import GRANULARITIES
 from .common import (
     add_memory_options,
+    checked_config,
     namespace_of,
     one_line,
     open_memory,
@@ -50,6 +52,7 @@ def register(sub: Any) -> None:
 
 def run_search(args: argparse.Namespace) -> int:
     """Print the hybrid search hits of the query."""
+    require_words("query", args.query, 'lamina search "dog\'s name"')
     namespace = namespace_of(args)
     with open_memory(args) as memory:
         hits = memory.search(
@@ -66,9 +69,16 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    """Answer the question and list the memories it cites."""
+    """Answer the question and list the memories it cites.
+
+    The question is checked before the memory opens or the model loads: an empty one,
+    or one longer than the local model's window, is refused at once.
+    """
+    require_words("question", args.question, 'lamina ask "What is my dog called?"')
+    config = checked_config(args)
+    check_question(args.question, config)
     namespace = namespace_of(args)
-    with open_memory(args) as memory:
+    with open_memory(args, config, local_model=True) as memory:
         result = memory.answer(args.question, namespace=namespace)
     if args.json:
         print_json(result)

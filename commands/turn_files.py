@@ -18,6 +18,7 @@ from ..core.state import TurnInput
 from ..datasets.locomo import parse_conversation
 from ..errors import InvalidInputError
 from ..stores.records import validate_namespace
+from .checks import input_file
 
 JSONL_FIELDS = ("speaker", "text", "occurred_at", "session_id")
 """Fields every JSONL line needs (``turn_index``, ``media_caption``, ``metadata`` are optional)."""
@@ -63,12 +64,10 @@ def load_turn_file(
     ``namespace`` (``"default"`` when None).
 
     Raises:
-        InvalidInputError: the file is missing, unreadable, not JSON/JSONL, or a sample,
-            line or field is malformed; the message names the line or field.
+        InvalidInputError: the file is missing, a folder, unreadable, not JSON/JSONL, or a
+            sample, line or field is malformed; the message names the line or field.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"{path}: no such file")
+    path = input_file(Path(path), "the file to ingest: JSONL of turns, or LoCoMo JSON")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

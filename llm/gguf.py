@@ -54,6 +54,24 @@ def default_model_dir() -> Path:
     return Path(base) / "lamina" / "models"
 
 
+def old_model_files() -> list[Path]:
+    """Model files under lamina's old name that the model cache lacks.
+
+    The ``.gguf`` files in ``$XDG_CACHE_HOME/memstrata/models`` or
+    ``~/.cache/memstrata/models`` (the cache before the rename) with no file of the same
+    name in :func:`default_model_dir`. lamina never reads or moves them; the command line
+    says where they are and how to move them.
+    """
+    new = default_model_dir()
+    bases = [os.environ.get("XDG_CACHE_HOME") or "", str(Path.home() / ".cache")]
+    found: list[Path] = []
+    for base in dict.fromkeys(b for b in bases if b):
+        folder = Path(base) / "memstrata" / "models"
+        if folder.is_dir():
+            found += [f for f in sorted(folder.glob("*.gguf")) if not (new / f.name).exists()]
+    return found
+
+
 def qwen_part_paths(
     *, importer: Callable[[str], ModuleType] = importlib.import_module
 ) -> list[Path]:

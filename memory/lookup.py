@@ -39,5 +39,7 @@ def not_found(namespace: str, ids: Sequence[str]) -> RecordNotFoundError:
     listed = ", ".join(repr(i) for i in ids)
     return RecordNotFoundError(
         f"no memory {listed} in namespace {namespace!r}; ids come from search(), get_all(), "
-        "answer().citations, inspect() or AddResult.new_raw_ids of the same namespace"
+        "answer().citations, inspect() or AddResult.new_raw_ids of the same namespace",
+        ids=tuple(ids),
+        namespace=namespace,
     )

@@ -546,7 +546,8 @@ def test_an_unusable_data_dir_is_a_clear_error(
     status = main(["search", "x", "--data-dir", str(blocker / "data")])
     err = capsys.readouterr().err
     assert status == 2
-    assert err.startswith("lamina: error: Not a directory") and "Traceback" not in err
+    assert err.startswith("lamina: error: the data folder --data-dir ")
+    assert err.rstrip().endswith("cannot be created (Not a directory)") and "Traceback" not in err
 
 
 class FailingEmbeddings(FakeEmbeddings):

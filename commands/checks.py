@@ -1,0 +1,271 @@
+"""What the command line checks before it opens a memory or loads a model.
+
+A command validates its arguments first, so a bad one is refused in a fraction of a
+second, before Chroma opens or the local model loads: an empty question or text, a
+question longer than the local model's window, a file that is missing or a folder, a
+data folder that is a file, cannot be created or is not writable. Each message names the
+option (or the environment variable) the path came from and says what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from ..config import MemoryConfig
+
+PROMPT_RESERVE = 1024
+"""Tokens kept for the recall prompts' instructions, output schema and chat template.
+
+The longest recall prompt's fixed text is 291 tokens with the Qwen tokenizer (the Judge's,
+``prompts/recall.py``); the rest is headroom.
+"""
+
+
+def require_words(what: str, value: str, example: str) -> str:
+    """``value`` if it holds some text, else an error that shows an ``example`` command."""
+    if not value.strip():
+        raise InvalidInputError(f"the {what} is empty; give some text, e.g. {example}")
+    return value
+
+
+def check_namespace(args: argparse.Namespace) -> None:
+    """Refuse a malformed ``--namespace`` before anything is opened."""
+    namespace = getattr(args, "namespace", None)
+    if namespace is None:
+        return
+    from ..stores.records import validate_namespace
+
+    validate_namespace(namespace)
+
+
+# ------------------------------------------------------------------ input files
+def input_file(path: Path, what: str) -> Path:
+    """``path`` if it is a readable file; otherwise say whether it is missing or a folder.
+
+    Args:
+        path: The path given.
+        what: What the command reads, named in the message (e.g. ``"the file to ingest"``).
+    """
+    if path.is_dir():
+        raise InvalidInputError(f"{path} is a folder, not a file: give {what}")
+    if not path.exists():
+        parent = path.absolute().parent
+        hint = "" if parent.is_dir() else f" (there is no folder {parent} either)"
+        raise InvalidInputError(f"{path}: no such file{hint}; give {what}")
+    if not os.access(path, os.R_OK):
+        raise InvalidInputError(f"{path}: permission denied, cannot read {what}")
+    return path
+
+
+def _nearest_existing(path: Path) -> Path:
+    """The closest ancestor of ``path`` (or ``path`` itself) that exists."""
+    here = path.absolute()
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    return here
+
+
+# ---------------------------------------------------------------- output folders
+def writable_folder(path: Path, label: str, what: str) -> Path:
+    """``path`` as a folder this process can write to, created if missing.
+
+    Args:
+        path: The folder.
+        label: Where it came from, e.g. ``"--data-dir /x"`` or ``"LAMINA_DATA_DIR=/x"``.
+        what: What it holds, e.g. ``"the data folder"``.
+
+    Raises:
+        InvalidInputError: It is a file, cannot be created, or is not writable; the
+            message names ``label`` and ``what``.
+    """
+    if path.exists() and not path.is_dir():
+        raise InvalidInputError(
+            f"{what} {label} is a file, not a folder; give a folder (it is created if missing)"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        reason = e.strerror or str(e)
+        if e.errno == errno.ENOENT:
+            reason += f"; {_nearest_existing(path)} does not let lamina create folders in it"
+        raise InvalidInputError(f"{what} {label} cannot be created ({reason})") from e
+    try:  # os.access is True for root even on a read-only file system: try a write
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".lamina-write-check-")
+    except OSError as e:
+        raise InvalidInputError(
+            f"{what} {label} is not writable ({e.strerror or e}); give a folder you can write to"
+        ) from e
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+@dataclass(frozen=True)
+class DataFolder:
+    """The data folder a command will use and where that choice came from."""
+
+    path: Path
+    label: str
+    """``--data-dir PATH``, ``LAMINA_DATA_DIR=PATH``, ``data_dir in FILE`` or the default."""
+    default: bool
+    """True when no option, variable or config file chose it."""
+
+
+def data_folder(args: argparse.Namespace, config: MemoryConfig) -> DataFolder:
+    """Where ``config``'s data folder came from: an option, a variable, a file or the default."""
+    from ..config import data_dir_source
+
+    given = getattr(args, "data_dir", None)
+    if given is not None:
+        return DataFolder(config.data_dir, f"--data-dir {given}", default=False)
+    source = data_dir_source()
+    if source is None:
+        return DataFolder(config.data_dir, f"(default) {config.data_dir}", default=True)
+    if source.startswith("LAMINA_"):
+        return DataFolder(config.data_dir, f"{source}={config.data_dir}", default=False)
+    return DataFolder(config.data_dir, f"{config.data_dir} ({source})", default=False)
+
+
+def check_data_folder(args: argparse.Namespace, config: MemoryConfig) -> None:
+    """Refuse an unusable data folder (persistent Chroma only), naming where it came from.
+
+    With the default folder, an old ``memstrata`` data folder and no ``lamina`` one
+    stop the command: see :func:`lamina.config.old_data_folder`.
+    """
+    if config.chroma_mode != "persistent":
+        return
+    folder = data_folder(args, config)
+    if folder.default:
+        from ..config import old_data_folder
+
+        old = old_data_folder()
+        if old is not None and not folder.path.exists():
+            raise InvalidInputError(old_data_message(old, folder.path))
+    writable_folder(folder.path, folder.label, "the data folder")
+
+
+def old_data_message(old: Path, new: Path) -> str:
+    """What to do about a data folder under lamina's old name (nothing is moved)."""
+    return (
+        f"found a data folder under lamina's old name, memstrata: {old}. lamina keeps its "
+        f"data in {new} and does not read the old folder; nothing was moved or created. "
+        f"To keep those memories, move it: mv {old} {new}. To use it where it is, pass "
+        f"--data-dir {old} (or set LAMINA_DATA_DIR). To start with an empty memory and "
+        f"leave it alone: mkdir -p {new}"
+    )
+
+
+def note_old_model(config: MemoryConfig) -> None:
+    """Say (on stderr) where a model under the old name is, when the local model is used.
+
+    Nothing is moved: the note gives the command that moves it, which saves assembling
+    or downloading the 1.1 GB model again.
+    """
+    if not config.uses_endpoint:
+        note_old_model_files()
+
+
+def note_old_model_files() -> None:
+    """Print :func:`note_old_model`'s note whatever the configuration."""
+    from ..llm.gguf import default_model_dir, old_model_files
+
+    found = old_model_files()
+    if found:
+        new = default_model_dir()
+        files = " ".join(str(f) for f in found)
+        print(
+            f"lamina: note: found the offline model under lamina's old name, memstrata: "
+            f"{files}. lamina looks for it in {new} and does not read the old folder; "
+            f"nothing was moved. Move it instead of installing it again: "
+            f"mkdir -p {new} && mv {files} {new}/",
+            file=sys.stderr,
+        )
+
+
+# ---------------------------------------------------------------- question size
+@dataclass(frozen=True)
+class QuestionBudget:
+    """How many tokens a question may take with the local model."""
+
+    window: int
+    """The local model's context window (``local_ctx``)."""
+    limit: int
+    """The most a question may take: the window less the recalled memories' budget, the
+    longest answer cap and :data:`PROMPT_RESERVE`."""
+
+
+def question_budget(config: MemoryConfig) -> QuestionBudget | None:
+    """The question budget of the local model ``config`` runs, or None with an endpoint.
+
+    An endpoint's window is the endpoint's own, which lamina cannot know, so a question
+    sent there is not limited here.
+    """
+    if config.uses_endpoint:
+        return None
+    ctx = config.memory_context("default")
+    output = max(
+        ctx.judge_max_tokens, ctx.answer_max_tokens, ctx.rewrite_max_tokens, ctx.refresh_max_tokens
+    )
+    limit = config.local_ctx - ctx.context_tokens - output - PROMPT_RESERVE
+    return QuestionBudget(window=config.local_ctx, limit=max(limit, 1))
+
+
+def check_question(question: str, config: MemoryConfig) -> None:
+    """Refuse a question the local model's window cannot hold, naming the limit.
+
+    A question of at most ``limit`` UTF-8 bytes always fits (a token is at least one
+    byte), so only a longer one is counted: with the model's own tokenizer (read from its
+    GGUF file, which is not loaded as a model) when the file is in place, else estimated.
+    """
+    budget = question_budget(config)
+    if budget is None or len(question.encode("utf-8")) <= budget.limit:
+        return
+    tokens, estimated = _count(question, config.local_model)
+    if tokens <= budget.limit:
+        return
+    about = "about " if estimated else ""
+    raise InvalidInputError(
+        f"the question is {about}{tokens:,} tokens, longer than the local model can read: "
+        f"its window is {budget.window:,} tokens (local_ctx, LAMINA_LOCAL_CTX) and a "
+        f"question may take at most {budget.limit:,} of them; the rest holds the recalled "
+        "memories, the instructions and the answer. Shorten the question"
+    )
+
+
+def _count(text: str, local_model: str) -> tuple[int, bool]:
+    """Tokens of ``text`` for the local model, and whether the count is an estimate."""
+    from ..llm.tokens import EstimatedTokens, gguf_counter
+
+    path = _gguf_in_place(local_model)
+    if path is not None:
+        counter = gguf_counter(path)
+        if not counter.estimated:
+            return counter(text), False
+    # words x 1.3 undercounts text without spaces; 4 bytes a token is a common floor
+    return max(EstimatedTokens()(text), len(text.encode("utf-8")) // 4), True
+
+
+def _gguf_in_place(local_model: str) -> Path | None:
+    """The local model's GGUF file if it is already in place (nothing is assembled)."""
+    from ..errors import LocalModelError
+    from ..llm.gguf import installed_qwen_gguf, smollm2_gguf_path
+
+    if local_model == "qwen":
+        return installed_qwen_gguf()
+    if local_model == "smollm2":
+        try:
+            return smollm2_gguf_path()
+        except LocalModelError:
+            return None
+    path = Path(local_model).expanduser()
+    return path if path.is_file() else None
