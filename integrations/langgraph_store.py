@@ -2,8 +2,9 @@
 
 Use it wherever LangGraph takes a store: ``graph.compile(store=...)``, ``get_store()``
 inside a node, LangMem's memory tools. A ``put`` stores the value verbatim as a lamina
-raw record (no LLM call); a ``search`` with a query runs lamina's hybrid (dense + BM25,
-RRF-fused) search, or dense search alone with ``search_mode="dense"``; filters work on
+raw record (no LLM call); a ``search`` with a query ranks with lamina's hybrid (dense +
+BM25, RRF-fused) search, or dense search alone with ``search_mode="dense"``, and scores
+each hit by its cosine similarity to the query, as LangGraph's stores do; filters work on
 the value's fields. Each namespace tuple maps to its own lamina namespace, so every
 read and write is scoped to it.
 
@@ -40,11 +41,13 @@ from ..stores.base import MemoryStore, ScoredRecord, SearchMode
 from ..stores.records import Granularity, require_encodable, utc_now
 from .store_ingest import Ingestor, add_conversation, check_ingestor, conversation
 from .store_items import (
+    FIELD,
     ITEM,
     KEY,
     NAMESPACE,
     ROLE,
     VECTOR,
+    VECTORS,
     IndexPaths,
     check_filter,
     dump_value,
@@ -60,9 +63,22 @@ from .store_items import (
 )
 from .store_namespace import check_labels, check_root, check_writable, to_lamina
 from .store_ops import check_page, index_config, listed, search_hit
+from .store_scores import QuerySimilarity, whole_text
 
 RAW = Granularity.RAW
 _FIRST_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """An item a query search ranked: its rank key (the lamina search's score) and vectors."""
+
+    rank: float
+    item: Item
+    whole: bool
+    """The whole value is one of the item's vectors."""
+    fields: int
+    """How many indexed-field records the item has."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +123,10 @@ class LaminaStore(BaseStore):
                 value) says what is embedded. Embeddings come from ``store``; an
                 ``embed`` given here must be that same object.
             root: The lamina namespace every tuple is mapped under.
-            search_mode: ``"hybrid"`` (dense + BM25, RRF-fused; scores are fused RRF
-                scores) or ``"dense"`` (scores are cosine similarities).
+            search_mode: How a search with a query ranks items: ``"hybrid"`` (dense +
+                BM25, RRF-fused) or ``"dense"``. In both, a hit's ``score`` is its cosine
+                similarity to the query, as in LangGraph's stores (1.0 for identical
+                text; see :mod:`~lamina.integrations.store_scores`).
             ingest: A ``Memory`` over the same store. A put whose value has a
                 ``messages`` list is then also added to it (see
                 :mod:`~lamina.integrations.store_ingest`), so its facts, episodes
@@ -135,6 +153,8 @@ class LaminaStore(BaseStore):
         self.search_mode: SearchMode = search_mode
         self.index_config, self._paths = index_config(store, index)
         self.ingest = check_ingestor(ingest, store)
+        embeddings = getattr(store, "embeddings", None)
+        self._similarity = QuerySimilarity(embeddings) if embeddings is not None else None
         self._lock = threading.RLock()
 
     def lamina_namespace(self, namespace: tuple[str, ...]) -> str:
@@ -254,24 +274,25 @@ class LaminaStore(BaseStore):
         return [labels for labels in map(registry_labels, records) if labels is not None]
 
     def _search(self, op: SearchOp, spaces: list[tuple[str, ...]]) -> list[SearchItem]:
-        """Ranked items first (best score first), then the unranked ones, oldest first.
+        """Ranked items first (in the lamina search's order), then the unranked ones.
 
         With a query only the items the vector search reaches are read (about twice
         the page, whatever the namespace's size). The whole namespace is read only when
         there is no query, or when fewer items than asked for are ranked (the unranked
-        ones, items without vectors, then fill the page).
+        ones, items without vectors, then fill the page, oldest first, scored None).
+        The ranked items of the page are scored by their similarity to the query.
         """
         prefix = tuple(op.namespace_prefix)
         flt = check_filter(op.filter)
         chosen = sorted(ns for ns in spaces if ns[: len(prefix)] == prefix)
         query = op.query.strip() if isinstance(op.query, str) else ""
         need = op.offset + op.limit
-        scored: list[tuple[float, Item]] = []
+        scored: list[_Ranked] = []
         ranked_keys: dict[tuple[str, ...], set[str]] = {}
         for labels in chosen if query else ():
             ranked = self._ranked(labels, query, flt, need)
             scored.extend(ranked)
-            ranked_keys[labels] = {item.key for _, item in ranked}
+            ranked_keys[labels] = {r.item.key for r in ranked}
         unscored: list[Item] = []
         if len(scored) < need:
             for labels in chosen:
@@ -279,22 +300,24 @@ class LaminaStore(BaseStore):
                 unscored.extend(
                     i for i in self._items(labels) if i.key not in skip and passes(i.value, flt)
                 )
-        scored.sort(key=lambda pair: -pair[0])
+        scored.sort(key=lambda r: -r.rank)  # across namespaces, by the search's own score
         unscored.sort(key=lambda i: i.created_at)
-        ordered = [search_hit(item, score) for score, item in scored]
-        ordered += [search_hit(item, None) for item in unscored]
-        return ordered[op.offset : need]
+        page = scored[op.offset : need]
+        scores = self._scores(query, page)
+        hits = [search_hit(r.item, score) for r, score in zip(page, scores, strict=True)]
+        rest = max(0, op.offset - len(scored))
+        return hits + [search_hit(i, None) for i in unscored[rest : rest + op.limit - len(hits)]]
 
     def _ranked(
         self, labels: tuple[str, ...], query: str, flt: dict[str, Any], need: int
-    ) -> list[tuple[float, Item]]:
+    ) -> list[_Ranked]:
         """The items that pass ``flt``, ranked by their best vector.
 
         The lamina search is deepened until ``need`` items are ranked or no vector is
         left; only the items its hits name are read.
         """
         namespace = to_lamina(self.root, labels)
-        found: dict[str, Item | None] = {}  # key -> the item, None if gone or filtered out
+        found: dict[str, tuple[Item, bool, int] | None] = {}  # None: gone or filtered out
         best: dict[str, float] = {}
         depth = max(_FIRST_DEPTH, 2 * need)
         while True:
@@ -306,29 +329,64 @@ class LaminaStore(BaseStore):
             found |= self._read(namespace, labels, [k for k in keys if k not in found], flt)
             for key, hit in zip(keys, hits, strict=True):  # best first: a key's first is best
                 if found.get(key) is not None and key not in best:
-                    best[key] = self._score(hit)
+                    best[key] = self._rank(hit)
             if len(best) >= need or len(hits) < depth:
                 break
             depth *= 4
-        return [(score, item) for key, score in best.items() if (item := found[key])]
+        return [_Ranked(rank, *entry) for key, rank in best.items() if (entry := found[key])]
 
     def _read(
         self, namespace: str, labels: tuple[str, ...], keys: list[str], flt: dict[str, Any]
-    ) -> dict[str, Item | None]:
-        """The items of ``keys`` that exist and pass ``flt``; None for the others."""
-        out: dict[str, Item | None] = dict.fromkeys(keys)
+    ) -> dict[str, tuple[Item, bool, int] | None]:
+        """The items of ``keys`` that exist and pass ``flt``; None for the others.
+
+        Each comes with its whole-value flag and its number of indexed-field records.
+        """
+        out: dict[str, tuple[Item, bool, int] | None] = dict.fromkeys(keys)
         if keys:
             ids = sorted({item_id(k) for k in keys})
             for record in self.store.get(RAW, namespace, ids):
                 item = to_item(record, labels)
                 if item is not None and item.key in out and passes(item.value, flt):
-                    out[item.key] = item
+                    whole = bool(record.metadata.get(VECTOR))
+                    count = record.metadata.get(VECTORS)
+                    fields = int(count) - whole if isinstance(count, int) else 1
+                    out[item.key] = (item, whole, fields)
         return out
 
-    def _score(self, hit: ScoredRecord) -> float:
+    def _rank(self, hit: ScoredRecord) -> float:
+        """The key the page is ordered by: the lamina search's score of the hit."""
         if self.search_mode == "dense":
             return float(hit.channel_scores.get("dense", hit.score))
         return float(hit.score)
+
+    def _scores(self, query: str, page: list[_Ranked]) -> list[float | None]:
+        """Each ranked item's cosine similarity to the query (max over its vectors).
+
+        A lamina store without ``embeddings`` cannot embed the texts: its hits keep the
+        search's own score.
+        """
+        if self._similarity is None or not page:
+            return [r.rank for r in page]
+        fields = self._field_texts([r for r in page if r.fields])
+        texts = [
+            ([whole_text(r.item.value)] if r.whole else [])
+            + fields.get((r.item.namespace, r.item.key), [])
+            for r in page
+        ]
+        return self._similarity.best(query, texts)
+
+    def _field_texts(self, page: list[_Ranked]) -> dict[tuple[tuple[str, ...], str], list[str]]:
+        """The indexed-field texts of ``page``'s items: one read per namespace."""
+        keys: dict[tuple[str, ...], list[str]] = {}
+        for r in page:
+            keys.setdefault(r.item.namespace, []).append(r.item.key)
+        out: dict[tuple[tuple[str, ...], str], list[str]] = {}
+        for labels, wanted in keys.items():
+            where = {f"metadata.{ROLE}": FIELD, f"metadata.{KEY}": wanted}
+            for record in self.store.get(RAW, to_lamina(self.root, labels), where=where):
+                out.setdefault((labels, str(record.metadata[KEY])), []).append(record.text)
+        return out
 
     # ----------------------------------------------------------------- writes
     def _write(self, labels: tuple[str, ...], puts: list[_Put]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import math
 from collections import Counter
 from datetime import UTC, datetime
@@ -38,7 +39,7 @@ from lamina.errors import (
     NamespaceError,
 )
 from lamina.integrations.langgraph_store import LaminaStore
-from lamina.stores import ChromaMemoryStore, IndexTextPolicy
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import CountingStore, SchemaChatModel
 
 MODES = ["hybrid", "dense"]
@@ -95,13 +96,6 @@ def embeddings() -> CharacterEmbeddings:
 @pytest.fixture
 def backend(embeddings: CharacterEmbeddings) -> ChromaMemoryStore:
     return ChromaMemoryStore.ephemeral(embeddings=embeddings)
-
-
-@pytest.fixture
-def plain(embeddings: CharacterEmbeddings) -> ChromaMemoryStore:
-    """A store whose raw index text is the text alone (no speaker or date added)."""
-    policy = IndexTextPolicy(speaker=False, date=False)
-    return ChromaMemoryStore.ephemeral(embeddings=embeddings, index_policy=policy)
 
 
 @pytest.fixture
@@ -644,17 +638,15 @@ def test_deep_pages_match_the_full_ranking(dense: LaminaStore) -> None:
         assert [r.key for r in page] == [r.key for r in full[offset : offset + 5]]
 
 
-def test_embed_with_path(plain: ChromaMemoryStore) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_embed_with_path(backend: ChromaMemoryStore, mode: str) -> None:
     """Mirrors test_embed_with_path: store-level and per-put index fields, one vector per
     field, max pooling over an item's vectors (equal best fields give equal scores),
     unindexed fields scoring lower, and an index=False item returned with score None.
 
-    Dense mode only: the test compares score values across items, and LangGraph's
-    scores are similarities; hybrid scores are rank-fused (RRF), so two equally good
-    items get neighbouring, not equal, scores. The ordering checks hold in hybrid too
-    (test_embed_with_path_ordering_hybrid)."""
-    backend = plain
-    store = LaminaStore(backend, index={"fields": ["key0", "key1", "key3"]}, search_mode="dense")
+    In both modes, since a score is the similarity to the query whatever ranked the
+    item, and with the store's default index text (speaker and date added)."""
+    store = LaminaStore(backend, index={"fields": ["key0", "key1", "key3"]}, search_mode=mode)  # type: ignore[arg-type]
     asyncio.run(store.aput(("test",), "doc1", {"key1": "xxx", "key2": "yyy", "key3": "zzz"}))
     doc2 = {"key0": "uuu", "key1": "vvv", "key2": "www", "key3": "xxx"}
     asyncio.run(store.aput(("test",), "doc2", doc2))
@@ -669,7 +661,7 @@ def test_embed_with_path(plain: ChromaMemoryStore) -> None:
     results = store.search(("test",), query="www")  # only in the unindexed key2
     assert len(results) == 2 and all(r.score < best for r in results)  # type: ignore[operator]
 
-    other = LaminaStore(backend, index={"fields": ["key17"]}, root="lg-other", search_mode="dense")
+    other = LaminaStore(backend, index={"fields": ["key17"]}, root="lg-other", search_mode=mode)  # type: ignore[arg-type]
     doc3 = {"key0": "aaa", "key1": "bbb", "key2": "ccc", "key3": "ddd"}
     doc4 = {"key0": "eee", "key1": "bbb", "key2": "fff", "key3": "ggg"}
     asyncio.run(other.aput(("test",), "doc3", doc3, index=["key0", "key1"]))
@@ -700,6 +692,114 @@ def test_embed_with_path_ordering_hybrid(backend: ChromaMemoryStore) -> None:
     ggg = store.search(("test",), query="ggg")
     assert [r.key for r in ggg] == ["doc4", "doc3", "doc5"]
     assert ggg[0].score > ggg[1].score and ggg[2].score is None  # type: ignore[operator]
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+
+
+SCORE_QUERIES = ["aaa", "bbb", "ccc", "abcd", "poisson"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("query", SCORE_QUERIES)
+def test_scores(
+    backend: ChromaMemoryStore, embeddings: CharacterEmbeddings, mode: str, query: str
+) -> None:
+    """Mirrors test_scores of LangGraph's store suites: the one item indexed by
+    ``key0 = "aaa"`` scores the cosine similarity of the query and "aaa" (1.0 for "aaa"),
+    in both modes, with the store's default index text (speaker and date added)."""
+    index = {"dims": embeddings.dims, "embed": embeddings, "fields": ["key0"]}
+    store = LaminaStore(backend, index=index, search_mode=mode)  # type: ignore[arg-type]
+    store.put(("test",), "doc", {"key0": "aaa"}, index=["key0", "key1"])
+    results = store.search((), query=query)
+    expected = _cosine(embeddings.embed_query(query), embeddings.embed_query("aaa"))
+    assert len(results) == 1
+    assert results[0].score == pytest.approx(expected, abs=1e-3)
+    if query == "aaa":
+        assert results[0].score == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_async_scores(
+    backend: ChromaMemoryStore, embeddings: CharacterEmbeddings, mode: str
+) -> None:
+    """Mirrors the async test_scores (aput/asearch)."""
+    index = {"dims": embeddings.dims, "embed": embeddings, "fields": ["key0"]}
+    store = LaminaStore(backend, index=index, search_mode=mode)  # type: ignore[arg-type]
+
+    async def scenario() -> list[float | None]:
+        await store.aput(("test",), "doc", {"key0": "aaa"}, index=["key0"])
+        return [r.score for q in SCORE_QUERIES for r in await store.asearch((), query=q)]
+
+    scores = asyncio.run(scenario())
+    vec0 = embeddings.embed_query("aaa")
+    expected = [_cosine(embeddings.embed_query(q), vec0) for q in SCORE_QUERIES]
+    assert scores == pytest.approx(expected, abs=1e-3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scores_equal_in_memory_stores(
+    backend: ChromaMemoryStore, embeddings: CharacterEmbeddings, mode: str
+) -> None:
+    """The same puts in LangGraph's InMemoryStore and in a LaminaStore give every item the
+    same score for a query: the whole value (its sorted-key JSON, as LangGraph embeds
+    it), store-level and per-put fields, several texts at one path (max pooling), and
+    None for an item put with index=False."""
+    from langgraph.store.memory import InMemoryStore
+
+    index = {"dims": embeddings.dims, "embed": embeddings, "fields": ["text", "tags[*]"]}
+    whole = {"dims": embeddings.dims, "embed": embeddings}
+    puts: list[tuple[str, dict[str, Any], Any]] = [
+        ("a", {"text": "red apple", "tags": ["fruit", "sweet"]}, None),
+        ("b", {"text": "blue car", "tags": ["vehicle"]}, None),
+        ("c", {"title": "green apple pie", "text": "bake it"}, ["title"]),
+        ("d", {"text": "red apple"}, False),
+    ]
+    for config, root in ((index, "lg"), (whole, "lg-whole")):
+        reference = InMemoryStore(index=config)  # type: ignore[arg-type]
+        lamina = LaminaStore(backend, index=config, root=root, search_mode=mode)  # type: ignore[arg-type]
+        for key, value, fields in puts:
+            reference.put(("ns",), key, value, index=fields)
+            lamina.put(("ns",), key, value, index=fields)
+        for query in ("red apple", "vehicle", "apple pie", '{"tags": ["vehicle"]}'):
+            theirs = {r.key: r.score for r in reference.search(("ns",), query=query, limit=10)}
+            ours = {r.key: r.score for r in lamina.search(("ns",), query=query, limit=10)}
+            assert ours.keys() == theirs.keys() and ours["d"] is None
+            assert ours == pytest.approx(theirs, abs=1e-6), (root, query)
+    exact = LaminaStore(backend, index=whole, root="lg-whole", search_mode=mode)  # type: ignore[arg-type]
+    value = {"text": "blue car", "tags": ["vehicle"]}
+    query = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    assert exact.search(("ns",), query=query)[0].score == pytest.approx(1.0, abs=1e-6)
+
+
+def test_hybrid_keeps_its_ranking_and_reports_similarity(
+    backend: ChromaMemoryStore, embeddings: CharacterEmbeddings
+) -> None:
+    """Hybrid search orders the items as lamina's fused search ranks them, while each
+    score is the item's similarity to the query: an item BM25 finds can come before one
+    whose characters are closer to the query, with a lower score."""
+    store = LaminaStore(backend, index={"fields": ["text"]})
+    store.put(("ns",), "word", {"text": "zebra crossing near the old railway station"})
+    store.put(("ns",), "letters", {"text": "bazer arbez"})
+    for n in range(8):
+        store.put(("ns",), f"other{n}", {"text": f"note number {n} about lunch"})
+    results = store.search(("ns",), query="zebra", limit=3)
+    namespace = store.lamina_namespace(("ns",))
+    hits = backend.search(
+        "zebra", "raw", namespace, k=20, where={"metadata.lg_vector": True}, mode="hybrid"
+    )
+    fused = list(dict.fromkeys(str(h.record.metadata["lg_key"]) for h in hits))
+    assert [r.key for r in results] == fused[:3]
+    assert fused[:2] == ["word", "letters"]  # BM25 puts the word first ...
+    by_key = {r.key: r.score for r in results}
+    assert by_key["letters"] > by_key["word"]  # ... the characters are closer
+    for key, score in by_key.items():
+        text = next(r.value["text"] for r in results if r.key == key)
+        expected = _cosine(embeddings.embed_query("zebra"), embeddings.embed_query(text))
+        assert score == pytest.approx(expected, abs=1e-6)
+    assert all(r.score is None for r in store.search(("ns",)))  # no query: no score
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -967,19 +1067,6 @@ def test_search_edge_cases(vstore: LaminaStore) -> None:
     vstore.put(("test",), "doc1", {"text": "test document"})
     for query in ("", None, "test " * 100, "test!@#$%^&*()", "   "):
         assert [r.key for r in vstore.search(("test",), query=query)] == ["doc1"]
-
-
-def test_scores_are_cosine_similarity(plain: ChromaMemoryStore) -> None:
-    """Mirrors checkpoint-sqlite test_scores: in dense mode a score is the cosine
-    similarity of the query and the indexed field (searching from the root ())."""
-    embeddings = plain.embeddings
-    store = LaminaStore(plain, index={"fields": ["key0"]}, search_mode="dense")
-    store.put(("test",), "doc", {"key0": "aaa"}, index=["key0", "key1"])
-    for query in ("aaa", "abcd", "zzz xyz"):
-        a, b = embeddings.embed_query("aaa"), embeddings.embed_query(query)
-        cosine = sum(x * y for x, y in zip(a, b, strict=True))
-        [result] = store.search((), query=query)
-        assert result.score == pytest.approx(cosine, abs=1e-3)
 
 
 def test_namespace_matching_is_literal(store: LaminaStore) -> None:

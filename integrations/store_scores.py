@@ -1,0 +1,85 @@
+"""The ``score`` of a :class:`LaminaStore` search hit: its similarity to the query.
+
+A search with a query ranks items with lamina's search (hybrid, dense + BM25 fused with
+RRF, or dense), but each hit's ``score`` is what LangGraph documents and
+``InMemoryStore`` computes: the cosine similarity of the query's embedding and the
+embedding of the item's best indexed text (max pooling over its vectors), so a text
+identical to the query scores 1.0 and a threshold on ``score`` means what it means on
+LangGraph's own stores. The texts are the ones LangGraph embeds: the value as
+``json.dumps(value, sort_keys=True, ensure_ascii=False)`` for the whole value (``"$"``),
+else each indexed field's text. They are embedded with the lamina store's own embeddings
+(documents with ``embed_documents``, the query with ``embed_query``, as
+``InMemoryStore`` does) and kept in a bounded cache, so a repeated search embeds only
+its query; the rank fusion's own scores never reach the caller.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from langgraph.store.base import get_text_at_path
+
+from .store_items import WHOLE
+
+CACHE_SIZE = 4096
+"""Texts whose embedding is kept (the oldest used is dropped first)."""
+
+
+def whole_text(value: dict[str, Any]) -> str:
+    """The text LangGraph embeds for the whole value (index path ``"$"``)."""
+    return get_text_at_path(value, WHOLE)[0]
+
+
+class QuerySimilarity:
+    """Cosine similarities of a query and items' texts, with the texts' embeddings cached.
+
+    Args:
+        embeddings: The lamina store's embeddings (a LangChain ``Embeddings``).
+        cache_size: How many texts' embeddings are kept.
+    """
+
+    def __init__(self, embeddings: Any, *, cache_size: int = CACHE_SIZE) -> None:
+        self.embeddings = embeddings
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, np.ndarray[Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def best(self, query: str, items: Sequence[Sequence[str]]) -> list[float | None]:
+        """For each item's texts, the best cosine similarity with ``query``.
+
+        An item with no text gets None. Vectors of norm zero score 0.0, as in
+        ``InMemoryStore``.
+        """
+        if not any(items):
+            return [None] * len(items)
+        q = _unit(self.embeddings.embed_query(query))
+        vectors = self._vectors({t for texts in items for t in texts})
+        return [
+            max(float(np.dot(q, vectors[t])) for t in texts) if texts else None for texts in items
+        ]
+
+    def _vectors(self, texts: set[str]) -> dict[str, np.ndarray[Any, Any]]:
+        with self._lock:
+            known = {t: self._cache[t] for t in texts if t in self._cache}
+            for t in known:
+                self._cache.move_to_end(t)
+        missing = sorted(texts - known.keys())
+        if missing:
+            fresh = [_unit(v) for v in self.embeddings.embed_documents(missing)]
+            with self._lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    self._cache[text] = vector
+                    known[text] = vector
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return known
+
+
+def _unit(vector: Sequence[float]) -> np.ndarray[Any, Any]:
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else np.zeros_like(array)
