@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.lamina-installed
 BENCH_OUT ?= bench-results
 
-.PHONY: install runtime model qwen demo demo-full test unit reliability lint typecheck format docs docs-serve bench clean
+.PHONY: install runtime model qwen demo demo-full studio test unit reliability lint typecheck format docs docs-serve bench clean
 
 # Three layers, each installed once (a stamp file marks it done):
 # - runtime: lamina and its runtime dependencies only (what `make demo` needs);
@@ -54,6 +54,22 @@ demo: $(QWEN_STAMP)
 # the same tour on the whole 20-turn sample with three questions (104 s measured on 2 cores)
 demo-full: $(QWEN_STAMP)
 	$(BIN)/lamina demo --full
+
+# LangGraph Studio on a fresh clone: the runtime and the `studio` extra (langgraph-cli[inmem]),
+# the offline model unless an API model is configured (OPENAI_API_KEY or OPENAI_BASE_URL),
+# then `langgraph dev` on 127.0.0.1:$(STUDIO_PORT) with the memory in $(STUDIO_DATA).
+# The graph loads in about 3 s; the offline model loads at the first run that calls it.
+STUDIO_STAMP := $(VENV)/.lamina-studio
+STUDIO_PORT ?= 2024
+STUDIO_DATA ?= .lamina
+STUDIO_MODEL := $(if $(OPENAI_API_KEY)$(OPENAI_BASE_URL)$(LAMINA_OPENAI_API_KEY)$(LAMINA_OPENAI_BASE_URL),,$(QWEN_STAMP))
+
+$(STUDIO_STAMP): pyproject.toml | $(RUNTIME_STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[studio]'
+	touch $@
+
+studio: $(STUDIO_STAMP) $(STUDIO_MODEL)
+	LAMINA_DATA_DIR=$${LAMINA_DATA_DIR:-$(STUDIO_DATA)} $(BIN)/langgraph dev --host 127.0.0.1 --port $(STUDIO_PORT)
 
 test: lint
 	$(BIN)/python -m pytest

@@ -35,7 +35,7 @@ from ..core.context import MemoryContext, context_of
 from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
 from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict
 from ..llm.structured import StructuredMethod
-from ..llm.tokens import token_counter_for
+from ..llm.tokens import DeferredTokens
 from ..stores.base import MemoryStore
 from .events import emitting
 
@@ -96,7 +96,7 @@ def build_recall_graph(
         output_schema=RecallOutput,
     )
     nodes = {
-        RETRIEVER: make_retriever(deps, count_tokens=count_tokens or token_counter_for(chat_model)),
+        RETRIEVER: make_retriever(deps, count_tokens=count_tokens or DeferredTokens(chat_model)),
         JUDGE: make_recall_judge(deps),
         REWRITER: make_rewriter(deps),
         REFRESHER: make_recall_refresher(deps),

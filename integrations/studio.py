@@ -8,8 +8,9 @@ edge only, through :meth:`lamina.config.MemoryConfig.from_env`:
 * the chat model: an API model when one is configured (``OPENAI_API_KEY`` for OpenAI, or
   ``OPENAI_BASE_URL`` for any OpenAI-compatible endpoint, with ``OPENAI_MODEL``; or
   their ``LAMINA_`` names). Otherwise the offline model (``LAMINA_LOCAL_MODEL``,
-  default Qwen2.5-Coder-1.5B) is loaded into the server process by llama.cpp on the
-  first request (about a minute on 2 cores) and reused by every later run. The choice
+  default Qwen2.5-Coder-1.5B) is loaded into the server process by llama.cpp at the
+  start of the first request that calls it (about a minute on 2 cores), never while the
+  graph loads, and is reused by every later run. The choice
   between the two is :class:`~lamina.memory.models.ChatModelProvider`'s, the same
   one :class:`~lamina.Memory` makes; :data:`STUDIO_MODELS` is the one place that
   holds the Studio's model for the life of the process.
@@ -75,9 +76,10 @@ class StudioModels:
     """The Studio's chat model, resolved once per process and model configuration.
 
     The API server calls the graph factory for every run, so the model must outlive a
-    call: the first call with a configuration starts its model (the offline model is
-    loaded then), later calls reuse it. A call with different model settings stops the
-    old model and starts the new one.
+    call: the first call with a configuration builds its model, later calls reuse it.
+    The offline model is not loaded then: it loads at the start of the model's first
+    request (:class:`~lamina.memory.models.StartOnFirstCall`), so the graph loads at once.
+    A call with different model settings stops the old model and builds the new one.
 
     Args:
         local_server_factory: Builds the offline model's server (tests pass a fake);
@@ -91,11 +93,13 @@ class StudioModels:
         self._lock = threading.Lock()
 
     def get(self, config: MemoryConfig) -> BaseChatModel:
-        """The chat model for ``config``: the API model, or the offline one (started once).
+        """The chat model for ``config``: the API model, or the offline one.
+
+        The offline model loads at the start of its first request, not here.
 
         Raises:
             LocalModelError: No API model is configured and the offline model is not
-                installed or could not be loaded; the message says how to fix it.
+                installed; the message says how to fix it.
         """
         key = _model_key(config)
         with self._lock:
@@ -104,7 +108,7 @@ class StudioModels:
                 self._provider = ChatModelProvider(config, local_server_factory=self._factory)
                 self._key = key
             try:
-                return self._provider.get()
+                return self._provider.get(start=False)
             except LocalModelError as e:
                 raise LocalModelError(
                     f"no API model is configured, so the Studio graph uses the offline model "
@@ -159,8 +163,9 @@ def build_studio_graph(config: MemoryConfig, models: StudioModels | None = None)
 async def make_graph() -> StudioGraph:
     """Graph factory for ``langgraph dev``: read the environment, build the graph.
 
-    Loading the offline model (first call only) and opening the store touch the disk or
-    the network, so they run in a worker thread instead of blocking the server's loop.
+    No model is loaded here (the offline model loads at its first request). Opening the
+    store touches the disk or the network, so it runs in a worker thread instead of
+    blocking the server's loop.
     """
     return await asyncio.to_thread(lambda: build_studio_graph(studio_config()))
 

@@ -181,6 +181,44 @@ def gguf_counter(path: Path | str) -> TokenCounter:
         return EstimatedTokens()
 
 
+class DeferredTokens:
+    """:func:`token_counter_for` a model, looked up at the first count, not before.
+
+    Building a graph must not wait for a tokenizer: a served GGUF model's vocabulary is
+    read when the first text is counted (about 0.8 s for Qwen's). ``name`` and
+    ``estimated`` look the counter up too.
+    """
+
+    def __init__(self, model: object) -> None:
+        self._model = model
+        self._counter: TokenCounter | None = None
+        self._lock = threading.Lock()
+
+    def counter(self) -> TokenCounter:
+        """The model's counter, looked up once."""
+        with self._lock:
+            if self._counter is None:
+                self._counter = token_counter_for(self._model)
+            return self._counter
+
+    @property
+    def name(self) -> str:
+        """What counts: the tokenizer, or the estimate."""
+        return self.counter().name
+
+    @property
+    def estimated(self) -> bool:
+        """True when the count is an estimate."""
+        return self.counter().estimated
+
+    def __call__(self, text: str) -> int:
+        """Tokens of ``text``."""
+        return self.counter()(text)
+
+    def __repr__(self) -> str:
+        return f"DeferredTokens({type(self._model).__name__})"
+
+
 def token_counter_for(model: object) -> TokenCounter:
     """The token counter of a chat model: its own tokenizer when it offers one.
 

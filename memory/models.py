@@ -2,8 +2,9 @@
 
 Resolution order: an explicit ``chat_model`` > a configured OpenAI-compatible endpoint
 (``openai_base_url`` / ``openai_api_key``) > the local GGUF model served in-process by
-llama.cpp. The local server starts on the first call that needs an LLM, is reused by
-later calls, and is stopped by :meth:`ChatModelProvider.close`.
+llama.cpp. The local server starts on the first call that needs an LLM (or, with
+``get(start=False)``, on the model's first request), is reused by later calls, and is
+stopped by :meth:`ChatModelProvider.close`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from ..config import MemoryConfig
+from ..errors import LocalModelError
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -74,6 +77,29 @@ def endpoint_chat_model(config: MemoryConfig) -> BaseChatModel:
     return ChatOpenAI(**options)
 
 
+class StartOnFirstCall(BaseCallbackHandler):
+    """A callback that starts the local model server when its chat model is first called.
+
+    The chat model of a local server can be built before the server runs (its URL is
+    known); this handler, among the model's own callbacks, loads the model at the start
+    of the first request, so building a graph never waits for it. Its errors are raised,
+    not logged: a model that cannot be loaded fails the request.
+    """
+
+    raise_error = True
+
+    def __init__(self, start: Callable[[], object]) -> None:
+        self._start = start
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        """Start the server (at once if it already runs)."""
+        self._start()
+
+    def on_llm_start(self, serialized: Any, prompts: Any, **kwargs: Any) -> None:
+        """Start the server (at once if it already runs)."""
+        self._start()
+
+
 class ChatModelProvider:
     """Resolves the chat model once, starting the local server only when first asked."""
 
@@ -88,7 +114,10 @@ class ChatModelProvider:
         self._model = chat_model
         self._factory = local_server_factory or default_local_server
         self._server: LocalServer | None = None
+        self._started = False
+        self._start_error: LocalModelError | None = None
         self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
         self.source = (
             "explicit"
             if chat_model is not None
@@ -103,27 +132,74 @@ class ChatModelProvider:
         """The local server this provider started, if any."""
         return self._server
 
-    def get(self) -> BaseChatModel:
-        """The chat model; the first call for a local model loads and serves it."""
+    def get(self, *, start: bool = True) -> BaseChatModel:
+        """The chat model; for a local model, the server that serves it is built once.
+
+        Args:
+            start: Load and serve the local model now (the default). With False the
+                model loads at the start of its first request instead (see
+                :class:`StartOnFirstCall`), so a graph built on it is ready at once.
+
+        Raises:
+            LocalModelError: The local model's file is missing, or (with ``start``) it
+                could not be loaded.
+        """
         with self._lock:
             if self._model is None:
                 if self.source == "endpoint":
                     self._model = endpoint_chat_model(self.config)
                 else:
                     server = self._factory(self.config)
-                    server.start()
                     self._server = server
                     options: dict[str, Any] = {"temperature": self.config.temperature}
                     if self.config.max_tokens is not None:
                         options["max_tokens"] = self.config.max_tokens
-                    self._model = server.chat_model(**options)
-            return self._model
+                    model = server.chat_model(**options)
+                    starter = StartOnFirstCall(self.start_local_server)
+                    callbacks = [*_callbacks_of(model), starter]
+                    self._model = model.model_copy(update={"callbacks": callbacks})
+            model = self._model
+        if start:
+            self.start_local_server()
+        return model
+
+    def start_local_server(self) -> None:
+        """Load and serve the local model once; nothing for an endpoint or explicit model.
+
+        Raises:
+            LocalModelError: It could not be loaded; later calls raise the same error
+                at once instead of loading again.
+        """
+        with self._start_lock:
+            if self._start_error is not None:
+                raise self._start_error
+            server = self._server
+            if server is None or self._started:
+                return
+            try:
+                server.start()
+            except LocalModelError as e:
+                self._start_error = e
+                raise
+            self._started = True
 
     def close(self) -> None:
         """Stop the local server if this provider started it; safe to call twice."""
-        with self._lock:
+        with self._lock, self._start_lock:
             server, self._server = self._server, None
+            started, self._started = self._started, False
+            self._start_error = None
             if server is not None:
                 self._model = None
-        if server is not None:
+        if server is not None and started:
             server.stop()
+
+
+def _callbacks_of(model: BaseChatModel) -> list[Any]:
+    """The model's own callback handlers as a list (a manager's handlers, or none)."""
+    callbacks = model.callbacks
+    if callbacks is None:
+        return []
+    if isinstance(callbacks, list):
+        return list(callbacks)
+    return list(callbacks.handlers)

@@ -5,6 +5,10 @@ uncompiled builder."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,15 +64,19 @@ def test_make_graph_builds_the_memory_graph_from_the_environment(
     assert studio.STUDIO_MODELS.source == "endpoint"
 
 
-def test_with_no_api_model_the_offline_model_starts_once_per_process(
+def test_with_no_api_model_the_offline_model_loads_at_its_first_request_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: ServerFactory
 ) -> None:
+    """The graph loads without loading the model (Studio's graph load must be quick);
+    the model loads when a run first calls it, once per process."""
     monkeypatch.setenv("LAMINA_DATA_DIR", str(tmp_path / "data"))
     first = asyncio.run(make_graph())
     second = asyncio.run(make_graph())  # the API server calls the factory for every run
-    assert [(s.starts, s.stops) for s in servers.servers] == [(1, 0)]
+    assert [(s.starts, s.stops) for s in servers.servers] == [(0, 0)]  # not loaded yet
     assert studio.STUDIO_MODELS.source == "local"
     assert servers.servers[0].config.local_model == "qwen"  # the default offline model
+    first.compile().get_graph(xray=True)  # Studio drawing the graph loads nothing either
+    assert servers.servers[0].starts == 0
     model = servers.servers[0].model
     for graph in (first, second):  # both graphs run on the one offline model
         calls = len(model.calls)
@@ -77,6 +85,36 @@ def test_with_no_api_model_the_offline_model_starts_once_per_process(
         )
         assert "answer" in out
         assert len(model.calls) > calls
+        assert [(s.starts, s.stops) for s in servers.servers] == [(1, 0)]
+
+
+def test_a_model_that_cannot_load_fails_its_requests_not_the_graph_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class BrokenServer(FakeLocalServer):
+        def start(self) -> FakeLocalServer:
+            self.starts += 1
+            raise LocalModelError("llama.cpp could not load the model")
+
+    broken: list[BrokenServer] = []
+
+    def factory(config: MemoryConfig) -> BrokenServer:
+        broken.append(BrokenServer(config=config))
+        return broken[-1]
+
+    monkeypatch.setattr(studio, "STUDIO_MODELS", StudioModels(local_server_factory=factory))
+    monkeypatch.setenv("LAMINA_DATA_DIR", str(tmp_path / "data"))
+    graph = asyncio.run(make_graph())  # loads: the model is not needed yet
+    model = studio.STUDIO_MODELS.get(studio_config())
+    with pytest.raises(LocalModelError, match="could not load"):
+        model.invoke("hello")
+    with pytest.raises(LocalModelError, match="could not load"):
+        model.invoke("hello again")  # the first failure is kept: no second load
+    assert broken[0].starts == 1
+    out = graph.compile().invoke(
+        {"question": "What is my dog called?"}, context={"namespace": "user:alice"}
+    )
+    assert any("could not load" in f.error for f in out["failures"])
 
 
 def test_new_model_settings_stop_the_old_offline_model(
@@ -84,14 +122,17 @@ def test_new_model_settings_stop_the_old_offline_model(
 ) -> None:
     models = StudioModels(local_server_factory=servers)
     one = MemoryConfig(data_dir=tmp_path, local_threads=1)
-    models.get(one)
-    models.get(one)
-    models.get(MemoryConfig(data_dir=tmp_path, local_threads=2))
+    models.get(one).invoke("hello")  # the first request loads the model
+    models.get(one).invoke("hello")
+    models.get(MemoryConfig(data_dir=tmp_path, local_threads=2)).invoke("hello")
     assert [(s.starts, s.stops) for s in servers.servers] == [(1, 1), (1, 0)]
     assert servers.servers[1].config.local_threads == 2
     models.close()
     models.close()  # safe twice
     assert [(s.starts, s.stops) for s in servers.servers] == [(1, 1), (1, 1)]
+    models.get(MemoryConfig(data_dir=tmp_path, local_threads=3))
+    models.close()  # a model never called was never loaded: nothing to stop
+    assert [(s.starts, s.stops) for s in servers.servers][2] == (0, 0)
 
 
 def test_an_api_key_alone_selects_the_api_model(tmp_path: Path, servers: ServerFactory) -> None:
@@ -131,3 +172,30 @@ def test_an_ephemeral_store_is_refused(tmp_path: Path) -> None:
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LAMINA_CHROMA_MODE": "ephemeral"}
     with pytest.raises(InvalidInputError, match="empty store"):
         studio_config(env)
+
+
+def test_the_load_benchmark_measures_a_graph_load_without_a_model(tmp_path: Path) -> None:
+    """benchmarks/studio_load.py imports the module langgraph.json names and awaits its
+    factory, as the server does, and reports that no model loaded. The limit here is a
+    guard far above the figure it prints (about 3 s on 2 busy cores)."""
+    repo = Path(__file__).resolve().parents[1]
+    out = tmp_path / "load.json"
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # an API model: nothing to install
+        "LAMINA_DATA_DIR": str(tmp_path / "data"),
+    }
+    done = subprocess.run(
+        [sys.executable, str(repo / "benchmarks" / "studio_load.py"), "--json", str(out),
+         "--limit", "60"],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(out.read_text())
+    assert result["graph"] == "lamina.integrations.studio:make_graph"
+    assert result["chat_model"] == "endpoint" and result["model_loaded_during_load"] is False
+    assert result["graph_load_s"] == pytest.approx(
+        result["import_s"] + result["factory_first_s"], abs=0.01
+    )
+    assert "graph load (import + call)" in done.stdout
+    assert (tmp_path / "data" / "chroma").is_dir()
