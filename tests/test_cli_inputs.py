@@ -128,6 +128,19 @@ def test_a_question_longer_than_the_local_window_is_refused_naming_the_limit(
     assert "I don't know" not in err and built == []  # refused, not answered "I don't know"
 
 
+def test_chat_refuses_a_line_longer_than_the_window_and_goes_on(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    line = "Tell me everything about the garden. " * 1500
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{line}\n/inspect\n/quit\n"))
+    status, out, err = run("chat")
+    assert status == 0
+    assert err.startswith("lamina: error: the question is ") and "window is 8,192" in err
+    assert "raw: 0" in out  # nothing was stored, and the session went on
+
+
 def test_the_question_limit_follows_the_window_and_the_endpoint_has_none() -> None:
     question = "word " * 6000
     with pytest.raises(InvalidInputError, match="window is 8,192 tokens"):
