@@ -114,6 +114,7 @@ class ChatModelProvider:
         self._model = chat_model
         self._factory = local_server_factory or default_local_server
         self._server: LocalServer | None = None
+        self._deferred: BaseChatModel | None = None
         self._started = False
         self._start_error: LocalModelError | None = None
         self._lock = threading.Lock()
@@ -137,8 +138,9 @@ class ChatModelProvider:
 
         Args:
             start: Load and serve the local model now (the default). With False the
-                model loads at the start of its first request instead (see
-                :class:`StartOnFirstCall`), so a graph built on it is ready at once.
+                model loads at the start of its first request instead: the client
+                returned is a copy that carries a :class:`StartOnFirstCall` callback,
+                so a graph built on it is ready at once.
 
         Raises:
             LocalModelError: The local model's file is missing, or (with ``start``) it
@@ -154,11 +156,14 @@ class ChatModelProvider:
                     options: dict[str, Any] = {"temperature": self.config.temperature}
                     if self.config.max_tokens is not None:
                         options["max_tokens"] = self.config.max_tokens
-                    model = server.chat_model(**options)
+                    self._model = server.chat_model(**options)
+            model = self._model
+            if not start and self._server is not None:
+                if self._deferred is None:  # the same client, loading the model on its own
                     starter = StartOnFirstCall(self.start_local_server)
                     callbacks = [*_callbacks_of(model), starter]
-                    self._model = model.model_copy(update={"callbacks": callbacks})
-            model = self._model
+                    self._deferred = model.model_copy(update={"callbacks": callbacks})
+                model = self._deferred
         if start:
             self.start_local_server()
         return model
@@ -190,7 +195,7 @@ class ChatModelProvider:
             started, self._started = self._started, False
             self._start_error = None
             if server is not None:
-                self._model = None
+                self._model = self._deferred = None
         if server is not None and started:
             server.stop()
 
