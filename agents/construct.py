@@ -42,7 +42,7 @@ from .lines import complete, parse_lines
 from .ownership import addressee, decide_owner, restate
 from .refinement import fact_id
 from .schemas import ConstructionDraft, FactLine
-from .support import supported
+from .support import support_ratio, supported
 from .timeparse import reference_day, resolve_times
 
 _MONTH = (
@@ -259,7 +259,8 @@ def checked_owner(
 ) -> tuple[str, str, str]:
     """(text, owner, check): the owner the source turn's grammar gives wins, counted."""
     owner = subject_of(text, named)
-    turn = source_turns[0]
+    # the source turn that says most of the fact (a fact with no turn label cites them all)
+    turn = max(source_turns, key=lambda t: support_ratio(text, [t.text], people))
     verdict = decide_owner(
         owner, text, turn.text, turn.speaker, _spoken_to(turn, turns, people), people
     )

@@ -164,6 +164,8 @@ def decide_owner(
         return OwnerVerdict(whole, "corrected", whole)
     if same:
         return OwnerVerdict(model, "agreed", found)
+    if model and not match_speakers(model, list(people)) and mentions(turn_text, model):
+        return OwnerVerdict(model, "agreed", found)  # a named third person the turn is about
     others = [p for p in people if p != found]
     if found and found.casefold() in ROLE_LABELS and model and not match_speakers(model, others):
         return OwnerVerdict(model, "agreed", found)  # the model knows the user's name
