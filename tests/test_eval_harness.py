@@ -763,6 +763,8 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "boundary_llm_check",
         "boundary_max_tokens",
         "conflict_k",
+        "conflict_max_pairs",
+        "conflict_pairs_per_fact",
         "construction_format",
         "construction_max_items",
         "construction_max_tokens",
