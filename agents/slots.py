@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 
 from ..stores.lexical import Analyzer
@@ -192,16 +192,23 @@ class CandidatePair:
         return ", ".join(SLOT_WORDS.get(s, s.removeprefix("name:")) for s in sorted(self.slots))
 
 
+LATE_REPORT = timedelta(days=14)
+"""How long before the old fact was said a change may have happened and still replace it
+(two weeks: "last week" said the next day reaches back 13 days)."""
+
+
 def _comparable(new: FactRecord, old: FactRecord, said: datetime) -> bool:
     """Whether ``new`` could replace ``old``: current, another text, not about earlier.
 
-    The new fact must not be about a time before the old one was said (``said``).
+    The new fact must not be about a time well before the old one was said (``said``):
+    a change told late ("I moved to Berlin last week", the day after "I live in Paris")
+    still counts, within :data:`LATE_REPORT`; "I lived in Berlin in 2019" does not.
     """
     if old.id == new.id or old.superseded_by is not None:
         return False
     if " ".join(old.text.casefold().split()) == " ".join(new.text.casefold().split()):
         return False  # a repeat
-    return event_time(new) >= said
+    return event_time(new) >= said - LATE_REPORT
 
 
 def _topics(fact: FactRecord, people: Sequence[str]) -> frozenset[str]:
