@@ -237,38 +237,31 @@ def derived_oracle_records(
     for r in raw:
         when.setdefault(r.session_id, r.occurred_at)
     out: list[MemoryRecord] = list(raw)
-    for n, o in enumerate(notes.observations):
-        if o.session_id not in when:
-            continue
-        sources = [by_dia[d].id for d in o.evidence if d in by_dia]
-        day = by_dia[o.evidence[0]].occurred_at if o.evidence and sources else when[o.session_id]
+
+    def fact(origin: str, n: int, text: str, person: str, session: str, **fields: Any) -> None:
         out.append(
             FactRecord(
-                id=stable_id("oracle-observation", namespace, str(n)),
+                id=stable_id(f"oracle-{origin}", namespace, str(n)),
                 namespace=namespace,
-                text=o.text,
-                subject=o.person,
-                source_ids=sources,
-                occurred_at=day,
-                valid_from=day,
-                metadata={"origin": "observation", "session_id": o.session_id},
+                text=text,
+                subject=person,
+                metadata={"origin": origin, "session_id": session},
+                **fields,
             )
         )
+
+    for n, o in enumerate(notes.observations):
+        if o.session_id in when:
+            turns = [by_dia[d] for d in o.evidence if d in by_dia]
+            day = turns[0].occurred_at if turns else when[o.session_id]
+            sources = [t.id for t in turns]
+            fact("observation", n, o.text, o.person, o.session_id, source_ids=sources,
+                 occurred_at=day, valid_from=day)  # fmt: skip
     for n, e in enumerate(notes.events):
         if e.session_id in when:
             day = when[e.session_id]
-            out.append(
-                FactRecord(
-                    id=stable_id("oracle-event", namespace, str(n)),
-                    namespace=namespace,
-                    text=e.text,
-                    subject=e.person,
-                    occurred_at=day,
-                    valid_from=day,
-                    point_in_time=day,
-                    metadata={"origin": "event", "session_id": e.session_id},
-                )
-            )
+            fact("event", n, e.text, e.person, e.session_id, occurred_at=day, valid_from=day,
+                 point_in_time=day)  # fmt: skip
     for summary in notes.summaries:
         if summary.session_id in when:
             day = when[summary.session_id]
