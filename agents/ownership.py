@@ -28,6 +28,7 @@ from typing import Literal
 from ..stores.lexical import Analyzer
 from .attribution import mentions
 from .names import match_speakers
+from .support import content_terms
 
 _ANALYZER = Analyzer()
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’-]*|[.!?;:,]")
@@ -107,11 +108,11 @@ def grammar_owner(
     Every content word of the statement found in the turn votes for the subject of its
     clause (its first occurrence that has one); the majority wins, a tie decides nothing.
     """
-    terms = [t for t in _ANALYZER(statement) if not match_speakers(t, list(people))]
+    terms = content_terms(statement, people)
     tokens = _TOKEN.findall(turn_text)
     stems = [(_ANALYZER(t) or [""])[0] if t not in _BOUNDARY else "" for t in tokens]
     votes: Counter[str] = Counter()
-    for term in dict.fromkeys(terms):
+    for term in terms:
         for at, stem in enumerate(stems):
             if stem == term:
                 found = _subject(tokens, at, speaker, addressed, people)
