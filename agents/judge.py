@@ -33,6 +33,7 @@ from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
 from .schemas import SupersessionCheck
 from .slots import CandidatePair, candidate_pairs, event_time, same_person
 from .token_caps import capped_log
+from .update_cues import update_cue
 
 UPDATE_TOKENS_BASE = 24
 """Output cap of an update check call, plus ``UPDATE_TOKENS_PER_PAIR`` per listed pair."""
@@ -110,9 +111,12 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
 
     The slot pre-filter (:func:`~lamina.agents.slots.candidate_pairs`) pairs a new fact
     with current facts about the same person's same slot; no call is made when there is
-    no such pair. Pairs go to the model ``conflict_max_pairs`` at a time, in one capped
-    structured call each, and only the pairs it confirms are returned. A failed call is
-    recorded in ``log`` and supersedes nothing, so both facts stay current.
+    no such pair. A pair whose newer fact states the change in so many words (an update
+    cue, :mod:`~lamina.agents.update_cues`; ``ctx.update_cues``) is an update without a
+    call, counted in ``log.checks``. The other pairs go to the model
+    ``conflict_max_pairs`` at a time, in one capped structured call each, and only the
+    pairs it confirms are returned. A failed call is recorded in ``log`` and supersedes
+    nothing, so both facts stay current.
     """
     store, ns = log.deps.store, ctx.namespace
     new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
@@ -126,8 +130,19 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
     )
     conflicts: list[Conflict] = []
     seen: set[str] = set()
-    for start in range(0, len(pairs), ctx.conflict_max_pairs):
-        chunk = pairs[start : start + ctx.conflict_max_pairs]
+    asked: list[CandidatePair] = []
+    for pair in pairs:
+        cue = update_cue(pair) if ctx.update_cues else None
+        if cue is None:
+            asked.append(pair)
+        elif pair.old.id not in seen:
+            seen.add(pair.old.id)
+            log.count(f"update_cue:{cue.kind}")
+            reason = f"{pair.person}: the newer fact says {cue.phrase!r} ({pair.slot_words()})"
+            conflicts.append(Conflict(old_id=pair.old.id, new_id=pair.new.id, reason=reason))
+    asked = [p for p in asked if p.old.id not in seen]
+    for start in range(0, len(asked), ctx.conflict_max_pairs):
+        chunk = asked[start : start + ctx.conflict_max_pairs]
         text, labels = _pairs_text(chunk, ctx.tz)
         capped = capped_log(
             JUDGE, log.deps, UPDATE_TOKENS_BASE + UPDATE_TOKENS_PER_PAIR * len(chunk)
@@ -140,12 +155,14 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
             log.calls.extend(capped.calls)
             log.failures.extend(capped.failures)
         for verdict in report.verdicts if report is not None else []:
-            pair = labels.get(verdict.pair.strip().strip("[]"))
-            if pair is None or not verdict.outdated or pair.old.id in seen:
+            confirmed = labels.get(verdict.pair.strip().strip("[]"))
+            if confirmed is None or not verdict.outdated or confirmed.old.id in seen:
                 continue
-            seen.add(pair.old.id)
-            reason = f"{pair.person}: the newer fact updates {pair.slot_words()}"
-            conflicts.append(Conflict(old_id=pair.old.id, new_id=pair.new.id, reason=reason))
+            seen.add(confirmed.old.id)
+            reason = f"{confirmed.person}: the newer fact updates {confirmed.slot_words()}"
+            conflicts.append(
+                Conflict(old_id=confirmed.old.id, new_id=confirmed.new.id, reason=reason)
+            )
     return conflicts
 
 

@@ -127,6 +127,11 @@ def _stem_index() -> dict[str, frozenset[str]]:
     return {stem: frozenset(slots) for stem, slots in index.items()}
 
 
+def cue_stems() -> frozenset[str]:
+    """The stems of every slot's cue words."""
+    return frozenset(_stem_index())
+
+
 def slots_of(text: str, kind: str = "fact") -> frozenset[str]:
     """The slots a statement sets: its cue stems and phrases; a plan is in ``plans``."""
     index = _stem_index()
@@ -263,6 +268,7 @@ __all__ = [
     "SLOT_WORDS",
     "CandidatePair",
     "candidate_pairs",
+    "cue_stems",
     "event_time",
     "hedged",
     "names_in",

@@ -132,12 +132,16 @@ def run_item(
     item: dict[str, Any],
     clock: Callable[[], datetime],
     policy: TriggerPolicy | None = None,
+    update_cues: bool = True,
 ) -> dict[str, Any]:
     """Build one item (earlier side, then later side) and describe what was superseded."""
     ns = namespace_of(item)
-    ctx = MemoryContext(namespace=ns, **({"trigger_policy": policy} if policy else {}))
+    ctx = MemoryContext(
+        namespace=ns, update_cues=update_cues, **({"trigger_policy": policy} if policy else {})
+    )
     calls: list[Any] = []
     failures: list[str] = []
+    checks: list[str] = []
     started = time.perf_counter()
     for side in ("earlier", "later"):
         turns = side_inputs(item, side)
@@ -146,6 +150,7 @@ def run_item(
                 {"turns": [turn], "session_closed": n + 1 == len(turns)}, context=ctx
             )
             calls += out.get("llm_calls", [])
+            checks += out.get("checks", [])
             failures += [f"{f.node}/{f.step}: {f.error[:200]}" for f in out.get("failures", [])]
     seconds = time.perf_counter() - started
     earlier_ids = {
@@ -179,6 +184,7 @@ def run_item(
         "any_superseded": bool(superseded),
         "wallclock": sum(f["valid_to_is_clock"] for f in superseded),
         "update_checks": sum(1 for c in calls if c.schema == UPDATE_CHECK),
+        "cue_updates": sum(1 for c in checks if c.startswith("update_cue")),
         "llm_calls": len(calls),
         "tokens": sum((c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in calls),
         "seconds": round(seconds, 2),
@@ -211,6 +217,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if n
         else None,
         "seconds_per_item": round(sum(r["seconds"] for r in rows) / n, 2) if n else None,
+        "cue_updates": sum(r.get("cue_updates", 0) for r in rows),
         "items_with_failures": sum(1 for r in rows if r["failures"]),
     }
 
@@ -226,6 +233,7 @@ def run_supersession(
     limit: int | None = None,
     ids: Sequence[str] | None = None,
     policy: TriggerPolicy | None = None,
+    update_cues: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build every item through the ingest graph and report the supersession figures.
@@ -250,7 +258,7 @@ def run_supersession(
     for n, item in enumerate(items, start=1):
         row = journal.done.get(item["id"]) if journal is not None else None
         if row is None:
-            row = run_item(graph, store, item, clock, policy)
+            row = run_item(graph, store, item, clock, policy, update_cues)
             if journal is not None:
                 journal.append(row)
             if progress is not None:
@@ -261,7 +269,13 @@ def run_supersession(
                 )
         rows.append(row)
     used = policy or MemoryContext().trigger_policy
-    return {**summarise(rows), "policy": used, "clock": clock().isoformat(), "per_item": rows}
+    return {
+        **summarise(rows),
+        "policy": used,
+        "update_cues": update_cues,
+        "clock": clock().isoformat(),
+        "per_item": rows,
+    }
 
 
 # ----------------------------------------------------------------------- fake model
@@ -280,13 +294,23 @@ def _confirm_all(messages: list[BaseMessage]) -> str:
     return json.dumps({"verdicts": [{"pair": p, "outdated": True} for p in labels]})
 
 
-def fake_model(items: int) -> BaseChatModel:
-    """A schema-scripted model for ``--fake`` (and tests): echo facts, confirm pairs."""
+def _reject_all(messages: list[BaseMessage]) -> str:
+    """An update check that confirms no pair."""
+    labels = dict.fromkeys(re.findall(r"^\[(p\d+)\]", str(messages[-2].content), re.M))
+    return json.dumps({"verdicts": [{"pair": p, "outdated": False} for p in labels]})
+
+
+def fake_model(items: int, *, confirm: bool = True) -> BaseChatModel:
+    """A schema-scripted model for ``--fake`` (and tests): echo facts, judge pairs.
+
+    ``confirm``: the update check confirms every pair (the pre-filter alone), else none
+    (the update cues alone).
+    """
     from lamina.testing import SchemaChatModel
 
     model = SchemaChatModel()
     model.script("ConstructionLines", *[_echo_facts] * (8 * items))
-    model.script(UPDATE_CHECK, *[_confirm_all] * (8 * items))
+    model.script(UPDATE_CHECK, *[_confirm_all if confirm else _reject_all] * (8 * items))
     return model
 
 
@@ -299,6 +323,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--items", type=Path, default=ITEMS, help="the hand-written items")
     p.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:8091/v1")
     p.add_argument("--fake", action="store_true", help="no LLM: echo facts, confirm every pair")
+    p.add_argument(
+        "--fake-update",
+        choices=("confirm", "reject"),
+        default="confirm",
+        help="with --fake: the update check confirms every pair (the pre-filter alone) or "
+        "none (the update cues alone)",
+    )
+    p.add_argument(
+        "--no-cues", action="store_true", help="ask the model about every pair (no update cues)"
+    )
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--resume", type=Path, metavar="DIR", help="journal finished items in DIR")
     p.add_argument("--limit", type=int, default=None, help="only the first N items")
@@ -322,7 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fake:
         from lamina.testing import FakeEmbeddings
 
-        model, embeddings, name = fake_model(n_items), FakeEmbeddings(), "fake"
+        model = fake_model(n_items, confirm=args.fake_update == "confirm")
+        embeddings, name = FakeEmbeddings(), f"fake ({args.fake_update} every pair)"
     else:
         from construction_cost import local_model
 
@@ -337,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "items": str(args.items),
             "model": name,
             "policy": args.policy,
+            "update_cues": not args.no_cues,
             "code": code_version(),
         }
         journal = Journal(args.resume / "journal.jsonl", settings)
@@ -348,6 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         limit=args.limit,
         ids=args.ids,
         policy=args.policy,
+        update_cues=not args.no_cues,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     result = {"model": name, **result}

@@ -82,6 +82,10 @@ class MemoryContext:
     person and slot, nearest first; see ``agents.slots``)."""
     conflict_max_pairs: int = 8
     """Update check: pairs asked about in one call (more pairs take more calls)."""
+    update_cues: bool = True
+    """Update check: a pair whose newer fact states the change in so many words ("moved
+    to", "quit", "broke up", "cancelled"; see ``agents.update_cues``) is an update
+    without asking the model; False asks the model about every pair."""
     scene_tau: float = 0.7
     """Scenes: cosine to a scene centroid needed to join it."""
     scene_max_gap_days: float = 7.0

@@ -138,20 +138,20 @@ def test_quick_tour_builds_answers_supersedes_and_forgets(
         assert [f.text for f in history] == ["Maya is moving to Lisbon in September for a new job."]
 
 
-def test_when_no_conflict_is_flagged_the_application_updates_the_fact(
+def test_a_change_said_outright_is_found_by_memory_even_when_the_model_flags_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # the model confirms no pair; "Maya is moving to Porto, not Lisbon" is an update cue
     assert run(["demo", "--data-dir", str(tmp_path)], quick_model(flag=False)) == 0
     update = section(capsys.readouterr().out, 4)
-    assert "no fact was contradicted while building; the application updates one" in update
-    text = sample_tour(load_sample(QUICK_SAMPLE)).update.text
-    assert f"new      {text}" in update
-    assert "Memory.update, called by the application" in update
+    assert "the Judge (conflict check) and the Refresher" in update
+    assert "called by the application" not in update
     with reopen(tmp_path) as memory:
         old = memory.store.get("fact", NS, where={"superseded": True})
         assert len(old) == 1 and isinstance(old[0], FactRecord) and "Lisbon" in old[0].text
-        new = memory.store.get("fact", NS, [old[0].superseded_by or ""])
-        assert [f.text for f in new] == [text]
+        (new,) = memory.store.get("fact", NS, [old[0].superseded_by or ""])
+        assert isinstance(new, FactRecord) and "Porto" in new.text
+        assert old[0].valid_to == new.event_time()
 
 
 def test_a_model_that_writes_no_fact_skips_the_update_and_still_finishes(

@@ -44,6 +44,7 @@ def check(
 ) -> tuple[list[Any], StepLog]:
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
+    ctx.setdefault("update_cues", False)  # the model's path; tests/test_update_cues.py has the cues
     return check_conflicts(log, MemoryContext(namespace=NS, **ctx), new_ids), log
 
 
@@ -185,7 +186,7 @@ def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None
     turn = {"speaker": "Alice", "text": said, "occurred_at": T0, "session_id": "s1"}
     out = graph.invoke(
         {"turns": [turn], "session_closed": True},
-        context=MemoryContext(namespace=NS, trigger_policy="session"),
+        context=MemoryContext(namespace=NS, trigger_policy="session", update_cues=False),
     )
     # the move (a residence cue) and the visit (the same place) are asked about; the
     # bread shares nothing with the stored fact

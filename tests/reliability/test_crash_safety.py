@@ -140,8 +140,14 @@ def _run(case: Case, store: ChromaMemoryStore, ns: str) -> FaultSchedule:
     else:
         target = FaultyStore(store, schedule, after_write=case.fault == "write-after")
     graph = build_ingest_graph(chat_model=model, store=target).compile(checkpointer=InMemorySaver())
+    # update_cues off: "I moved to Berlin" would be an update without a call, and the
+    # faults are injected into the model's update check
     ctx = MemoryContext(
-        namespace=ns, trigger_policy="boundary", boundary_llm_check=True, scene_tau=0.0
+        namespace=ns,
+        trigger_policy="boundary",
+        boundary_llm_check=True,
+        scene_tau=0.0,
+        update_cues=False,
     )
     crashed = []
     for session in SESSIONS:

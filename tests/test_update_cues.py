@@ -1,0 +1,152 @@
+"""Update cues: a newer fact that states the change in so many words needs no model call."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from lamina.agents.deps import NodeDeps, StepLog
+from lamina.agents.judge import check_conflicts
+from lamina.agents.slots import candidate_pairs
+from lamina.agents.update_cues import update_cue
+from lamina.core.context import MemoryContext
+from lamina.llm.structured import StructuredCaller
+from lamina.stores import ChromaMemoryStore, FactRecord
+from lamina.testing import FakeEmbeddings, SchemaChatModel
+
+NS = "user:rosa"
+T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
+CHECK = "SupersessionCheck"
+
+
+def fact(fid: str, text: str, subject: str = "Rosa", days: int = 0, **kw: Any) -> FactRecord:
+    when = T0 + timedelta(days=days)
+    return FactRecord(
+        id=fid, namespace=NS, text=text, subject=subject, occurred_at=when, valid_from=when, **kw
+    )
+
+
+def cue_of(old: str, new: str, **kw: Any) -> Any:
+    """The cue of the one pair the pre-filter makes of (old, new), or None without a pair."""
+    pairs = candidate_pairs([fact("new", new, days=30, **kw)], [fact("old", old)])
+    assert len(pairs) <= 1
+    return update_cue(pairs[0]) if pairs else None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        ("Rosa lives in Valencia.", "Rosa moved to Seville in March.", "arriving"),
+        ("Rosa rents a flat near the port.", "Rosa moved out of the flat.", "leaving"),
+        ("Rosa works as a pharmacist at Farmacia Sol.", "Rosa quit Farmacia Sol.", "leaving"),
+        ("Rosa works at a call centre.", "Rosa started a new job at a library.", "arriving"),
+        ("Rosa works at the Grand Hotel.", "Rosa was laid off from the Grand Hotel.", "leaving"),
+        ("Rosa is studying law.", "Rosa dropped out of law school.", "leaving"),
+        ("Rosa is married to Pablo.", "Rosa and Pablo divorced last year.", "leaving"),
+        ("Rosa is single.", "Rosa got engaged to Mateo.", "arriving"),
+        ("Rosa's parrot is called Kiwi.", "Rosa's parrot Kiwi died in June.", "leaving"),
+        ("Rosa plans a trip to Lima in May.", "Rosa cancelled the Lima trip.", "leaving"),
+        ("Rosa plans a trip to Lima in May.", "Rosa postponed the Lima trip to July.", "arriving"),
+        ("Rosa owns a blue Fiat.", "Rosa sold the Fiat.", "leaving"),
+        ("Rosa eats meat.", "Rosa went vegetarian in January.", "arriving"),
+        ("Rosa lives in Valencia.", "Rosa doesn't live in Valencia anymore.", "leaving"),
+    ],
+)
+def test_a_stated_change_is_a_cue(old: str, new: str, kind: str) -> None:
+    cue = cue_of(old, new)
+    assert cue is not None and cue.kind == kind
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the same value said again, or an added detail
+        ("Rosa lives in Valencia.", "Rosa moved to Valencia two years ago."),
+        # negated or continuing: nothing ended
+        ("Rosa works at Farmacia Sol.", "Rosa didn't quit Farmacia Sol after all."),
+        ("Rosa owns a blue Fiat.", "Rosa sold her bike but still drives the Fiat."),
+        # a visit, not a move
+        ("Rosa lives in Valencia.", "Rosa visited Seville for a weekend."),
+        # several plans at once: cancelling one does not end another
+        ("Rosa plans a trip to Lima in May.", "Rosa cancelled her gym membership."),
+        # a second pet is an addition
+        ("Rosa has a parrot called Kiwi.", "Rosa adopted a kitten."),
+    ],
+)
+def test_no_cue_when_nothing_was_replaced(old: str, new: str) -> None:
+    assert cue_of(old, new) is None
+
+
+def test_a_hypothetical_is_no_pair_at_all() -> None:
+    assert (
+        candidate_pairs(
+            [fact("new", "Rosa might move to Seville someday.", days=30)],
+            [fact("old", "Rosa lives in Valencia.")],
+        )
+        == []
+    )
+
+
+def check(
+    store: ChromaMemoryStore, model: SchemaChatModel, new_ids: list[str], **ctx: Any
+) -> tuple[list[Any], StepLog]:
+    deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
+    log = StepLog("judge", deps)
+    return check_conflicts(log, MemoryContext(namespace=NS, **ctx), new_ids), log
+
+
+@pytest.fixture
+def store() -> ChromaMemoryStore:
+    return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+
+
+def test_a_cued_pair_is_superseded_without_a_call_and_counted(store) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("valencia", "Rosa lives in Valencia.", days=-60),
+            fact("seville", "Rosa moved to Seville."),
+        ],
+    )
+    model = SchemaChatModel()
+    conflicts, log = check(store, model, ["seville"])
+    assert [(c.old_id, c.new_id) for c in conflicts] == [("valencia", "seville")]
+    assert "moved to" in conflicts[0].reason
+    assert model.count(CHECK) == 0 and log.calls == []
+    assert log.checks == ["update_cue:arriving"]
+
+
+def test_uncued_pairs_still_go_to_the_model(store) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("valencia", "Rosa lives in Valencia.", days=-60),
+            fact("job", "Rosa works at Farmacia Sol.", days=-60),
+            fact("seville", "Rosa moved to Seville."),
+            fact("shift", "Rosa works the night shift at Farmacia Sol now and then."),
+        ],
+    )
+    model = SchemaChatModel()
+    model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
+    conflicts, log = check(store, model, ["seville", "shift"])
+    assert [c.old_id for c in conflicts] == ["valencia"]
+    assert model.count(CHECK) == 1
+    asked = "\n".join(str(m.content) for m in model.calls[-1][1])
+    assert "night shift" in asked and "Seville" not in asked
+
+
+def test_with_cues_off_the_model_decides(store) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("valencia", "Rosa lives in Valencia.", days=-60),
+            fact("seville", "Rosa moved to Seville."),
+        ],
+    )
+    model = SchemaChatModel()
+    model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
+    conflicts, log = check(store, model, ["seville"], update_cues=False)
+    assert conflicts == [] and model.count(CHECK) == 1 and log.checks == []
