@@ -117,7 +117,9 @@ def _ask_lines(
     log: StepLog, ctx: MemoryContext, messages: list[BaseMessage], cap: int, step: str
 ) -> ConstructionDraft | None:
     deps = log.deps
-    key = journal_key(deps.model_name, CONSTRUCTION_PROMPT_VERSION, cap, messages)
+    penalty = ctx.construction_frequency_penalty
+    version = CONSTRUCTION_PROMPT_VERSION + ("" if penalty is None else f"/fp{penalty:g}")
+    key = journal_key(deps.model_name, version, cap, messages)
     kept = deps.journal.get(key) if deps.journal is not None else None
     if kept is not None and not (parsed := parse_lines(kept)).empty:
         return parsed.draft
@@ -125,7 +127,7 @@ def _ask_lines(
     for attempt in range(1, ctx.max_llm_attempts + 1):
         started = time.perf_counter()
         try:
-            reply = complete(deps.caller.model, convo, cap)
+            reply = complete(deps.caller.model, convo, cap, frequency_penalty=penalty)
         except Exception as e:  # HTTP errors, timeouts: the turns stay unconsolidated
             down = unreachable_reason(e) is not None
             error = f"{type(e).__name__}: {e}"[:2000]
@@ -272,6 +274,43 @@ def checked_owner(
     return text, verdict.owner, verdict.check
 
 
+def _said(turn: RawTurn, *, answered: bool = False) -> list[str]:
+    """What a turn says: its text and its shared image's caption.
+
+    ``answered`` adds the turn it answers (``context``: "Yes, last week!" says what the
+    question asked).
+    """
+    return [turn.text, turn.media_caption or "", (turn.context or "") if answered else ""]
+
+
+def supporting_turns(
+    log: StepLog, statement: str, cited: list[str], turns: list[RawTurn], people: list[str]
+) -> list[str] | None:
+    """The ids of the turns a statement is drawn from, or None when none supports it.
+
+    Support: the turns' text and captions hold
+    :data:`~lamina.agents.support.SUPPORT_THRESHOLD` of its content words. The cited
+    turns when they support it; else the one turn of the excerpt that supports it best,
+    when that one does (a small model often writes the right note under the wrong turn
+    label: counted ``source_corrected``); else the cited turns when they support it
+    together with the turns they answer ("Yes, last week!" after "Did you move?"). A
+    note with no label cites the whole excerpt and is pinned to its best turn when that
+    turn supports it alone.
+    """
+    by_id = {t.id: t for t in turns}
+    best = max(turns, key=lambda t: support_ratio(statement, _said(t), people))
+    alone = supported(statement, _said(best), people)
+    if len(cited) > 1 and alone:
+        return [best.id]
+    if supported(statement, [x for i in cited for x in _said(by_id[i])], people):
+        return cited
+    if alone:
+        log.count("source_corrected")
+        return [best.id]
+    answered = [x for i in cited for x in _said(by_id[i], answered=True)]
+    return cited if supported(statement, answered, people) else None
+
+
 def fact_records(
     log: StepLog,
     ctx: MemoryContext,
@@ -282,21 +321,20 @@ def fact_records(
 ) -> list[FactRecord]:
     """Stored facts from a draft's items, with provenance, owner and event time.
 
-    A fact its source turns do not support is dropped and counted; its owner comes from
-    the grammar of its source turn when the model's disagrees (see :mod:`.ownership`).
+    A fact is sourced from the turns that support it (:func:`supporting_turns`); one no
+    turn supports is dropped and counted. Its owner comes from the grammar of its source
+    turn when the model's disagrees (see :mod:`.ownership`).
     """
     by_id = {t.id: t for t in turns}
     people = _people(log, ctx, turns)
     out = []
     for item in items:
-        sources = [labels[item.source]] if item.source in labels else [t.id for t in turns]
-        source_turns = [by_id[s] for s in sources]
-        evidence = [
-            x for t in source_turns for x in (t.text, t.media_caption or "", t.context or "")
-        ]
-        if not supported(item.statement, evidence, people):
+        cited = [labels[item.source]] if item.source in labels else [t.id for t in turns]
+        sources = supporting_turns(log, item.statement, cited, turns, people)
+        if sources is None:
             log.count("unsupported_dropped")
             continue
+        source_turns = [by_id[s] for s in sources]
         anchor = reference_day(source_turns[0].occurred_at, ctx.tz)
         text, when = resolve_statement(item.statement.strip(), source_turns, anchor)
         text, owner, check = checked_owner(

@@ -86,10 +86,23 @@ class TextReply:
     completion_tokens: int | None
 
 
-def complete(model: object, messages: Sequence[BaseMessage], max_tokens: int) -> TextReply:
-    """Ask ``model`` for plain text, at most ``max_tokens`` of it; report usage."""
+def complete(
+    model: object,
+    messages: Sequence[BaseMessage],
+    max_tokens: int,
+    *,
+    frequency_penalty: float | None = None,
+) -> TextReply:
+    """Ask ``model`` for plain text, at most ``max_tokens`` of it; report usage.
+
+    ``frequency_penalty``: passed to the model when given (OpenAI-compatible servers,
+    llama.cpp's included, take it).
+    """
     started = time.perf_counter()
-    bound = model.bind(max_tokens=max_tokens)  # type: ignore[attr-defined]
+    options: dict[str, float] = {}
+    if frequency_penalty is not None:
+        options["frequency_penalty"] = frequency_penalty
+    bound = model.bind(max_tokens=max_tokens, **options)  # type: ignore[attr-defined]
     message = bound.invoke(list(messages))
     content = message.content
     if not isinstance(content, str):

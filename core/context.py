@@ -69,6 +69,11 @@ class MemoryContext:
     """Construction: at most this many facts, plans and preferences per call."""
     construction_max_tokens: int = 480
     """Construction: the output cap of one call, in tokens."""
+    construction_frequency_penalty: float | None = 0.6
+    """Construction: the OpenAI ``frequency_penalty`` of a construction call (None: the
+    model's default). Without it a 1.5B model at temperature 0 writes three or four notes,
+    then repeats one until the output cap; with 0.6 it ends the list itself, at about half
+    the output tokens and with more distinct notes."""
     skip_trivial_turns: bool = True
     """Construction: greetings and acknowledgements stay in the raw layer only."""
     known_facts_k: int = 8
@@ -187,6 +192,11 @@ class MemoryContext:
         if self.trigger_policy not in TRIGGER_POLICIES:
             raise InvalidInputError(
                 f"unknown trigger_policy {self.trigger_policy!r}; use one of {TRIGGER_POLICIES}"
+            )
+        penalty = self.construction_frequency_penalty
+        if penalty is not None and not -2.0 <= penalty <= 2.0:
+            raise InvalidInputError(
+                f"construction_frequency_penalty is in [-2, 2] (OpenAI's range), got {penalty}"
             )
         for name in ("theta_sim", "merge_threshold", "scene_tau", "duplicate_threshold"):
             value = getattr(self, name)

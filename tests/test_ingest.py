@@ -8,6 +8,7 @@ import pytest
 
 from lamina.agents.refinement import fact_id
 from lamina.core.context import MemoryContext
+from lamina.errors import InvalidInputError
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, SceneRecord
 from lamina.testing import FakeEmbeddings, SchemaChatModel
@@ -370,7 +371,8 @@ def test_facts_carry_subject_kind_sources_and_the_parsers_event_time(store, mode
     assert plan.source_ids == [out["new_raw_ids"][1]]
     theo = facts["Theo, Alice's brother, ran track on 3 March 2024"]
     assert theo.subject == "Theo"  # about Theo, though Alice said it
-    assert sorted(theo.source_ids) == sorted(out["new_raw_ids"])  # unknown label: all turns
+    # an unknown label: the one turn that says it (else the whole excerpt)
+    assert theo.source_ids == [out["new_raw_ids"][2]]
     assert facts["Alice loves running"].kind == "preference"
 
 
@@ -538,3 +540,68 @@ def test_construction_drops_unsupported_facts_and_files_facts_by_grammar(store, 
     assert water.subject == "Bob" and water.metadata["owner_check"] == "corrected"
     assert sorted(out["checks"]).count("unsupported_dropped") == 1
     assert "owner_corrected" in out["checks"]
+
+
+def test_a_fact_under_the_wrong_turn_label_is_sourced_from_the_turn_that_says_it(  # type: ignore[no-untyped-def]
+    store, model
+) -> None:
+    model.script(
+        LINES,
+        episode_reply(
+            "Pets and pottery",
+            "Alice adopted a greyhound; Bob took up pottery.",
+            "F|t2|Alice|Alice adopted a greyhound called Biscuit",
+            "F|t1|Bob|Bob started pottery classes",
+        ),
+    )
+    out = run(
+        store,
+        model,
+        [
+            turn("We adopted a greyhound called Biscuit!", 0),
+            turn("Lovely! I started pottery classes on Monday.", 1, speaker="Bob"),
+        ],
+        closed=True,
+        trigger_policy="session",
+    )
+    raw = {t.text: t.id for t in store.get("raw", NS)}
+    sources = {f.text: f.source_ids for f in store.get("fact", NS)}
+    assert sources == {
+        "Alice adopted a greyhound called Biscuit": [raw["We adopted a greyhound called Biscuit!"]],
+        "Bob started pottery classes": [raw["Lovely! I started pottery classes on Monday."]],
+    }
+    assert out["checks"].count("source_corrected") == 2
+    assert "unsupported_dropped" not in out["checks"]
+
+
+class _OptionsSeen(SchemaChatModel):
+    """A scripted model that also keeps each call's options (``frequency_penalty``...)."""
+
+    options_seen: list[dict[str, Any]] = []
+
+    def next_reply(self, prompt: list[Any], **kwargs: Any) -> Any:
+        self.options_seen.append(kwargs)
+        return super().next_reply(prompt, **kwargs)
+
+
+@pytest.mark.parametrize(("penalty", "sent"), [(0.6, 0.6), (None, None)])
+def test_a_construction_call_carries_the_frequency_penalty(  # type: ignore[no-untyped-def]
+    store, penalty: float | None, sent: float | None
+) -> None:
+    model = _OptionsSeen(options_seen=[])
+    model.script(LINES, episode_reply("Hike", "Alice hiked.", "F|t1|Alice|Alice hiked Snowdon"))
+    run(
+        store,
+        model,
+        [turn("I hiked Snowdon today", 0)],
+        closed=True,
+        trigger_policy="session",
+        construction_frequency_penalty=penalty,
+    )
+    assert [o.get("frequency_penalty") for o in model.options_seen] == [sent]
+    assert [f.text for f in store.get("fact", NS)][0].startswith("Alice hiked Snowdon")
+
+
+def test_a_penalty_out_of_openais_range_is_refused() -> None:
+    with pytest.raises(InvalidInputError, match="construction_frequency_penalty"):
+        MemoryContext(construction_frequency_penalty=3.0)
