@@ -6,10 +6,12 @@ person is *labelled* with that person. On memory built by the local model from L
 conversations the long evaluation does not use, this prints and saves:
 
 * ``owner_accuracy``: labelled facts filed under their person;
-* ``unsupported_rate``: facts whose source turns (with captions) hold under the support
-  threshold of their content words (``lamina.agents.support``; construction drops such
-  facts, so this counts what slips through, e.g. a fact sourced from several turns);
-  ``unsupported_dropped`` counts what construction dropped;
+* ``unsupported_rate``: facts whose source turns (with their captions and the turn
+  before each, the evidence the threshold was calibrated on) hold under the support
+  threshold of their content words (``lamina.agents.support``), checked on the stored
+  text, after dates were written in and the owner restated; construction drops such
+  facts or re-sources them to the excerpt's turn that supports them
+  (``unsupported_dropped``, ``source_corrected``), so this counts what slips through;
 * ``date_accuracy``: facts drawn from a turn with a hand-labelled relative date
   (``tests/data/locomo_relative_dates.json``) whose event time is the labelled date;
 * ``observation_coverage``: observations whose evidence turn is the source of a fact
@@ -40,6 +42,7 @@ cut off goes on where it stopped.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -97,9 +100,11 @@ def label_facts(
     labelled = owner_ok = unsupported = 0
     wrong: list[str] = []
     about: dict[str, set[str]] = {}
+    order = [t.dia_id for t in conv.turns]
     for fact in facts:
         dias = [raw_to_dia[s] for s in fact.source_ids if s in raw_to_dia]
-        sources = [f"{turns[d].text} {turns[d].caption or ''}" for d in dias]
+        # the evidence the threshold was calibrated on: the turns, captions, turn before
+        sources = with_context(dias, order, turns)
         if support_ratio(fact.text, sources, people) < SUPPORT_THRESHOLD:
             unsupported += 1
         for d in dias:
@@ -132,6 +137,23 @@ def _ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
+def context_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings as MemoryContext settings, each parsed as its default's type."""
+    defaults = MemoryContext()
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        if key not in {f.name for f in dataclasses.fields(MemoryContext)}:
+            raise SystemExit(f"--set {pair}: MemoryContext has no setting {key!r}")
+        kind = type(getattr(defaults, key))
+        if kind is bool:
+            out[key] = value.casefold() in ("1", "true", "yes", "on")
+        else:
+            out[key] = kind(value)
+    MemoryContext(**out)  # checks the values
+    return out
+
+
 def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
     """Build with the local model, then label every conversation's facts."""
     convs = load_locomo(args.data, sample_ids=args.conversations)
@@ -144,6 +166,9 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         "policy": policy,
         "base_url": args.base_url,
     }
+    overrides = context_overrides(args.set)
+    if overrides:
+        settings["context"] = overrides
     cost, store = run_policy(
         policy,
         convs,
@@ -151,6 +176,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         fixed_tokenizer(),
         model=local_model(args.base_url),
         sessions=args.sessions,
+        context=overrides,
         resume=args.resume,
         settings=settings,
     )
@@ -174,6 +200,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         "turns": cost.turns,
         "facts": totals["facts"],
         "unsupported_dropped": cost.checks.get("unsupported_dropped", 0),
+        "source_corrected": cost.checks.get("source_corrected", 0),
         "owner_corrected": cost.checks.get("owner_corrected", 0),
         "owner_undecided": cost.checks.get("owner_undecided", 0),
         "dates": dates,
@@ -259,6 +286,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--conversations", nargs="*", default=["conv-41"])
     p.add_argument("--sessions", type=int, default=None, help="only the first N sessions")
     p.add_argument("--policy", default=None, help="trigger policy (default: the library's)")
+    p.add_argument(
+        "--set",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="MemoryContext settings other than the defaults, e.g. boundary_max_tokens=320",
+    )
     p.add_argument("--base-url", help="an OpenAI-compatible server, e.g. the local Qwen")
     p.add_argument("--resume", type=Path, help="build on disk here, journaled per turn")
     p.add_argument("--json", type=Path, help="write the figures here")
