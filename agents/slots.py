@@ -70,7 +70,7 @@ SLOT_CUES: dict[str, list[str]] = {
     ).split(),
     "diet": (
         "vegan vegetarian veggie pescatarian keto diet meat gluten dairy lactose sugar "
-        "alcohol sober teetotal wine beer drinking"
+        "alcohol sober teetotal wine beer drinking fish seafood chicken beef pork eggs"
     ).split(),
     "favourite": "favourite favorite fave prefer prefers preferred".split(),
 }
@@ -78,9 +78,16 @@ SLOT_CUES: dict[str, list[str]] = {
 
 SLOT_PHRASES: dict[str, tuple[str, ...]] = {
     "residence": ("based in", "settled in"),
-    "work": ("laid off", "works as", "works at", "working at"),
-    "partner": ("broke up", "split up", "seeing someone", "going out with"),
-    "plans": ("going to", "will ", "'ll ", "instead of"),
+    "work": ("laid off", "works as", "works at", "working at", "last day"),
+    "partner": (
+        "broke up",
+        "split up",
+        "seeing someone",
+        "going out with",
+        "been together",
+        "together since",
+    ),
+    "plans": ("going to", "will ", "'ll ", "won't ", "will not", "instead of"),
     "name": ("calls me", "call me", "called me", "goes by"),
 }
 """Phrases per slot, matched in the casefolded text."""

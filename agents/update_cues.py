@@ -43,6 +43,26 @@ NEW_VALUE = frozenset({"residence", "work", "study", "name", "contact", "favouri
 Lisbon"); in the others the same thing may change state ("Nina and I got married" after
 "Nina and I are dating", "the Rome trip is postponed")."""
 
+SELF_CHANGING = ("promoted", "renamed", "switched", "changed", "transferred", "transferring")
+"""Arriving cues that are a change whatever the statements name ("promoted to team lead
+at Fenwick" after "a junior analyst at Fenwick")."""
+
+
+def _self_changing(phrase: str) -> bool:
+    """Whether an arriving cue is a change whatever the statements name."""
+    return any(word in phrase.split() for word in SELF_CHANGING)
+
+
+_RELATIONS = (
+    "friend|friends|brother|sister|husband|wife|partner|boyfriend|girlfriend|fiancée?|"
+    "mom|mum|mother|dad|father|parents|son|daughter|kids?|child|children|cousin|aunt|"
+    "uncle|niece|nephew|grandma|grandmother|grandpa|grandfather|colleague|coworker|"
+    "co-worker|boss|neighbou?r|roommate|flatmate|family"
+)
+_SOMEONE_ELSES = re.compile(rf"^(?:\w+ ){{0,2}}\w+'s (?:\w+ )?(?:{_RELATIONS})\b")
+"""A statement whose subject is the person's relative or friend ("Jen's brother moved to
+Austin", "Ana's best friend Carla got a new job"): the change is theirs."""
+
 _STILL = re.compile(r"\bstill\b")
 """A statement of what continues ("still driving the Mazda") ends nothing."""
 
@@ -99,6 +119,7 @@ LEAVING: dict[str, tuple[str, ...]] = {
         r"called off",
         r"not going",
         r"won't go",
+        r"(?:will not|won't) \w+",
         r"gave up on",
         r"dropped (?:the|his|her|their|our) plans?",
         r"(?:is|are) off",
@@ -151,6 +172,7 @@ ARRIVING: dict[str, tuple[str, ...]] = {
         r"got engaged",
         r"got married",
         r"started dating",
+        r"(?:been|are|got) together",
         r"seeing someone new",
     ),
     "pet": (
@@ -294,9 +316,12 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
     statement to name something the older one does not, or the older one to name
     nothing: "moved to Porto" replaces "lives in Lisbon", and "got a new job" replaces
     "works at the bakery", but "moved to Lisbon" does not replace "lives in Lisbon".
-    A newer statement saying "still" takes no leaving cue.
+    A newer statement saying "still" takes no leaving cue, and one whose subject is the
+    person's relative or friend ("Jen's brother moved to Austin") takes none at all.
     """
     text = " ".join(pair.new.text.casefold().split())
+    if _SOMEONE_ELSES.match(text):
+        return None
     slots = [s for s in _cued_slots(pair) if s in SINGLE_VALUED or _shares_object(pair)]
     if not _STILL.search(text):
         aimed = _leaves_shared_name(pair, text)
@@ -314,7 +339,7 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
         found = _affirmed(pattern, text) if pattern is not None else None
         if found is None:
             continue
-        if slot not in NEW_VALUE or _brings_new_value(pair):
+        if slot not in NEW_VALUE or _self_changing(found) or _brings_new_value(pair):
             return UpdateCue(slot=slot, kind="arriving", phrase=found)
     return None
 

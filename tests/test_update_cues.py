@@ -150,3 +150,31 @@ def test_with_cues_off_the_model_decides(store) -> None:  # type: ignore[no-unty
     model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
     conflicts, log = check(store, model, ["seville"], update_cues=False)
     assert conflicts == [] and model.count(CHECK) == 1 and log.checks == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Rosa lives in Valencia.", "Rosa's brother moved to Seville."),
+        ("Rosa works at Farmacia Sol.", "Rosa's best friend Lucia got a new job at a bank."),
+        ("Rosa is vegetarian.", "Rosa's husband went vegan in May."),
+    ],
+)
+def test_a_relatives_change_is_not_the_persons(old: str, new: str) -> None:
+    assert cue_of(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Rosa is a junior analyst at Banco Sur.", "Rosa was promoted to team lead at Banco Sur."),
+        ("Rosa is single.", "Rosa and Mateo have been together since spring."),
+        (
+            "Rosa is driving to her parents' place for Christmas.",
+            "Rosa won't drive to her parents' place this Christmas.",
+        ),
+        ("Rosa is vegan.", "Rosa started eating fish again."),
+    ],
+)
+def test_changes_that_keep_the_names(old: str, new: str) -> None:
+    assert cue_of(old, new) is not None
