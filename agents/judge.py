@@ -33,7 +33,7 @@ from .recall_schemas import DraftFirst, JudgedAnswer, is_refusal_text
 from .schemas import SupersessionCheck
 from .slots import CandidatePair, candidate_pairs, event_time, same_person
 from .token_caps import capped_log
-from .update_cues import update_cue
+from .update_cues import may_change, update_cue
 
 UPDATE_TOKENS_BASE = 24
 """Output cap of an update check call, plus ``UPDATE_TOKENS_PER_PAIR`` per listed pair."""
@@ -113,7 +113,9 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
     with current facts about the same person's same slot; no call is made when there is
     no such pair. A pair whose newer fact states the change in so many words (an update
     cue, :mod:`~lamina.agents.update_cues`; ``ctx.update_cues``) is an update without a
-    call, counted in ``log.checks``. The other pairs go to the model
+    call, counted in ``log.checks``. Of the other pairs, those whose newer fact has no
+    word of change at all are skipped (unless ``ctx.update_check_all_pairs``; counted as
+    ``update_pair_skipped``). The rest go to the model
     ``conflict_max_pairs`` at a time, in one capped structured call each, and only the
     pairs it confirms are returned. A failed call is recorded in ``log`` and supersedes
     nothing, so both facts stay current.
@@ -141,6 +143,10 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
             reason = f"{pair.person}: the newer fact says {cue.phrase!r} ({pair.slot_words()})"
             conflicts.append(Conflict(old_id=pair.old.id, new_id=pair.new.id, reason=reason))
     asked = [p for p in asked if p.old.id not in seen]
+    if ctx.update_cues and not ctx.update_check_all_pairs:
+        quiet = [p for p in asked if not may_change(p)]
+        log.checks.extend("update_pair_skipped" for _ in quiet)
+        asked = [p for p in asked if may_change(p)]
     for start in range(0, len(asked), ctx.conflict_max_pairs):
         chunk = asked[start : start + ctx.conflict_max_pairs]
         text, labels = _pairs_text(chunk, ctx.tz)

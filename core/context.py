@@ -91,6 +91,11 @@ class MemoryContext:
     """Update check: a pair whose newer fact states the change in so many words ("moved
     to", "quit", "broke up", "cancelled"; see ``agents.update_cues``) is an update
     without asking the model; False asks the model about every pair."""
+    update_check_all_pairs: bool = False
+    """Update check: ask the model about every uncued pair. False (default, with
+    ``update_cues``): only about pairs whose newer fact has some word of change ("now",
+    "new", "instead", "left"...; ``agents.update_cues.may_change``), which cuts most
+    update-check calls of a long chat."""
     scene_tau: float = 0.7
     """Scenes: cosine to a scene centroid needed to join it."""
     scene_max_gap_days: float = 7.0

@@ -178,3 +178,20 @@ def test_a_relatives_change_is_not_the_persons(old: str, new: str) -> None:
 )
 def test_changes_that_keep_the_names(old: str, new: str) -> None:
     assert cue_of(old, new) is not None
+
+
+def test_a_pair_without_a_word_of_change_is_not_asked_about(store) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("job", "Rosa works at Farmacia Sol.", days=-60),
+            fact("shift", "Rosa works the night shift at Farmacia Sol."),
+        ],
+    )
+    model = SchemaChatModel()
+    conflicts, log = check(store, model, ["shift"])
+    assert conflicts == [] and model.count(CHECK) == 0
+    assert log.checks == ["update_pair_skipped"]
+    model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
+    conflicts, log = check(store, model, ["shift"], update_check_all_pairs=True)
+    assert conflicts == [] and model.count(CHECK) == 1 and log.checks == []
