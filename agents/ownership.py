@@ -44,6 +44,8 @@ ROLE_LABELS = frozenset({"user", "human", "assistant", "ai", "bot", "me"})
 """Speaker labels that are roles, not names: a model's name for that speaker stands."""
 CORRECT_FROM_WHOLE_TURN = False
 """Whether the whole turn's pronouns may overrule the model (measured: they may not)."""
+DROPPED_SUBJECT = True
+"""Whether a clause opening without a subject ("Been busy...") counts as the speaker's."""
 LOOKBACK = 8
 """Words read back from a content word to find its subject."""
 
@@ -77,14 +79,34 @@ def _norm(token: str) -> str:
     return token.lower().replace("’", "'")
 
 
+_OPENERS = frozenset(
+    "just been got went had did made took started finished tried bought visited joined "
+    "spent saw met found loved love hope hoping thinking feeling felt having doing "
+    "working trying getting going planning gonna recently finally also still really "
+    "currently gotta wanna".split()
+)
+"""Words a chat clause starts with when it drops its "I" ("Been busy volunteering",
+"Just started doing aerial yoga", "Went hiking yesterday")."""
+
+
+def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
+    """Whether the clause from ``tokens[start]`` to ``tokens[at]`` drops its "I"."""
+    return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in _OPENERS
+
+
 def _subject(
     tokens: list[str], at: int, speaker: str, addressed: str | None, people: Sequence[str]
 ) -> str | None:
-    """The subject before ``tokens[at]`` in its clause: a person, ``"third"`` or None."""
-    for back in range(at - 1, max(-1, at - 1 - LOOKBACK), -1):
+    """The subject before ``tokens[at]`` in its clause: a person, ``"third"`` or None.
+
+    A clause that starts with a subjectless opener ("Just started doing aerial yoga")
+    is the speaker's.
+    """
+    floor = max(-1, at - 1 - LOOKBACK)
+    for back in range(at - 1, floor, -1):
         word = tokens[back]
         if word in _BOUNDARY:
-            return None
+            return speaker if _dropped_i(tokens, back + 1, at) else None
         low = _norm(word)
         if low in _FIRST:
             return speaker
@@ -97,6 +119,8 @@ def _subject(
             vocative = back + 1 < len(tokens) and tokens[back + 1] in _BOUNDARY
             if named and not vocative:
                 return named[0]
+    if floor == -1 and _dropped_i(tokens, 0, at):  # the turn's first clause
+        return speaker
     return None
 
 

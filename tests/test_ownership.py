@@ -81,3 +81,23 @@ def test_support_counts_the_facts_content_words_in_its_sources() -> None:
     assert not supported("Theo is moving to Berlin for a new job", [turn], PEOPLE)
     assert support_ratio("Theo", [turn], PEOPLE) == 1.0  # nothing but a name to check
     assert 0 < SUPPORT_THRESHOLD < 1
+
+
+@pytest.mark.parametrize(
+    ("turn", "statement"),
+    [
+        ("Been busy. Just started aerial yoga, it's great!", "Theo started aerial yoga."),
+        ("Went to a pottery class yesterday, loved it.", "Theo went to a pottery class."),
+        ("Finally finished the quilt for my niece.", "Theo finished a quilt."),
+    ],
+)  # fmt: skip
+def test_a_clause_that_drops_its_i_is_the_speakers(turn: str, statement: str) -> None:
+    verdict = decide_owner("Theo", statement, turn, "Maya", "Theo", ["Maya", "Theo"])
+    assert (verdict.owner, verdict.check) == ("Maya", "corrected")
+
+
+def test_a_clause_with_its_own_subject_keeps_it() -> None:
+    turn = "Thanks! You just started doing aerial yoga, right?"
+    assert (
+        grammar_owner("Maya started aerial yoga.", turn, "Theo", "Maya", ["Maya", "Theo"]) == "Maya"
+    )
