@@ -9,6 +9,7 @@ that word's vote, and the majority of the votes names the owner:
 * a first-person pronoun (``I``, ``I'm``, ``we``) is the speaker;
 * ``you`` is the one addressed (the other speaker next to the turn);
 * a known person's name is that person (a name said to someone, a vocative, is skipped);
+* a name right after a relation word ("my friend Carla") is that third person;
 * ``he``, ``she``, ``they`` is someone other than the speaker and the one addressed.
 
 Possessives (``my plants``) are not subjects. When no clause names a subject, the turn
@@ -89,6 +90,15 @@ _OPENERS = frozenset(
 "Just started doing aerial yoga", "Went hiking yesterday")."""
 
 
+_RELATIONS = frozenset(
+    "friend brother sister husband wife partner boyfriend girlfriend fiance fiancee mom "
+    "mum mother dad father son daughter cousin aunt uncle niece nephew grandma "
+    "grandmother grandpa grandfather colleague coworker boss neighbour neighbor roommate "
+    "flatmate".split()
+)
+"""Words that put a named third person in a clause ("my friend Carla", "her son Leo")."""
+
+
 def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
     """Whether the clause from ``tokens[start]`` to ``tokens[at]`` drops its "I"."""
     return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in _OPENERS
@@ -119,6 +129,8 @@ def _subject(
             vocative = back + 1 < len(tokens) and tokens[back + 1] in _BOUNDARY
             if named and not vocative:
                 return named[0]
+            if not named and back > 0 and _norm(tokens[back - 1]) in _RELATIONS:
+                return word  # "my friend Carla got a new job": Carla's
     if floor == -1 and _dropped_i(tokens, 0, at):  # the turn's first clause
         return speaker
     return None

@@ -101,3 +101,13 @@ def test_a_clause_with_its_own_subject_keeps_it() -> None:
     assert (
         grammar_owner("Maya started aerial yoga.", turn, "Theo", "Maya", ["Maya", "Theo"]) == "Maya"
     )
+
+
+def test_a_named_relative_or_friend_is_the_owner_of_their_news() -> None:
+    turn = "My friend Carla just got a new job at the Harbor Hotel!"
+    verdict = decide_owner("Ana", "Ana got a new job at the Harbor Hotel.", turn, "Ana", "Leo",
+                           ["Ana", "Leo"])  # fmt: skip
+    assert (verdict.owner, verdict.check) == ("Carla", "corrected")
+    # a place is not a person: "I moved to Paris and got a job" stays the speaker's
+    assert grammar_owner("Ana got a job.", "I moved to Paris and got a job.", "Ana", "Leo",
+                         ["Ana", "Leo"]) == "Ana"  # fmt: skip
