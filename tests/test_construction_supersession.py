@@ -47,16 +47,18 @@ def test_run_supersession_in_fake_mode(bench: ModuleType, tmp_path: Path) -> Non
     )
     rows = {r["id"]: r for r in result["per_item"]}
     assert list(rows) == [IDS[0], IDS[1], IDS[3], IDS[2]]  # the file's interleaved order
-    # the fake update check confirms every pair the pre-filter finds
-    assert (
-        rows["u01-moved-city"]["old_superseded"] and rows["u04-new-job-congrats"]["old_superseded"]
-    )
+    # "I moved to Porto" is an update cue: no call; the new job goes to the fake model,
+    # which confirms every pair it is asked about
+    assert rows["u01-moved-city"]["old_superseded"] and rows["u01-moved-city"]["cue_updates"] == 1
+    assert rows["u01-moved-city"]["update_checks"] == 0
+    assert rows["u04-new-job-congrats"]["old_superseded"]
+    assert rows["u04-new-job-congrats"]["update_checks"] == 1
     assert result["supersede_recall"] == 1.0
-    # a second pet shares the pet slot (the model is asked); a hypothetical is never paired
-    assert rows["c01-second-pet"]["update_checks"] == 1
+    # a second pet shares the pet slot but says nothing of a change (not asked); a
+    # hypothetical is never paired
+    assert rows["c01-second-pet"]["update_checks"] == 0
     assert rows["c03-hypothetical-move"]["update_checks"] == 0
-    assert not rows["c03-hypothetical-move"]["any_superseded"]
-    assert result["false_supersede_rate"] == 0.5
+    assert result["false_supersede_rate"] == 0.0
     # superseded facts are valid until the later turn's time, never the injected clock
     assert result["wallclock_validity"] == 0 and result["superseded_records"] >= 2
     moved = [f for f in rows["u01-moved-city"]["facts"] if f["superseded"]]
@@ -84,3 +86,18 @@ def test_a_journal_of_other_settings_is_refused(bench: ModuleType, tmp_path: Pat
 def test_the_cli_needs_exactly_one_model(bench: ModuleType) -> None:
     assert bench.main(["--limit", "1"]) == 2
     assert bench.main(["--fake", "--base-url", "http://x/v1", "--limit", "1"]) == 2
+
+
+def test_the_fake_that_rejects_every_pair_measures_the_cues_alone(bench: ModuleType) -> None:
+    result = bench.run_supersession(
+        bench.fake_model(4, confirm=False), embeddings=FakeEmbeddings(), ids=IDS, policy="session"
+    )
+    rows = {r["id"]: r for r in result["per_item"]}
+    assert rows["u01-moved-city"]["old_superseded"]  # by its cue
+    assert not rows["u04-new-job-congrats"]["old_superseded"]  # asked, and rejected
+    assert result["supersede_recall"] == 0.5 and result["cue_updates"] == 1
+    off = bench.run_supersession(
+        bench.fake_model(4, confirm=False), embeddings=FakeEmbeddings(), ids=IDS[:1],
+        policy="session", update_cues=False,
+    )  # fmt: skip
+    assert off["supersede_recall"] == 0.0 and off["update_cues"] is False
