@@ -86,6 +86,13 @@ class TextReply:
     completion_tokens: int | None
 
 
+def takes_frequency_penalty(model: object) -> bool:
+    """Whether the chat model (or the model a binding wraps) has a frequency penalty."""
+    target = getattr(model, "bound", model)
+    fields = getattr(type(target), "model_fields", {})
+    return "frequency_penalty" in fields
+
+
 def complete(
     model: object,
     messages: Sequence[BaseMessage],
@@ -95,12 +102,13 @@ def complete(
 ) -> TextReply:
     """Ask ``model`` for plain text, at most ``max_tokens`` of it; report usage.
 
-    ``frequency_penalty``: passed to the model when given (OpenAI-compatible servers,
-    llama.cpp's included, take it).
+    ``frequency_penalty``: passed when given and the model takes one (a chat model with a
+    ``frequency_penalty`` setting, as ``ChatOpenAI`` for OpenAI-compatible servers and
+    llama.cpp; others, e.g. Anthropic's, would reject the argument).
     """
     started = time.perf_counter()
     options: dict[str, float] = {}
-    if frequency_penalty is not None:
+    if frequency_penalty is not None and takes_frequency_penalty(model):
         options["frequency_penalty"] = frequency_penalty
     bound = model.bind(max_tokens=max_tokens, **options)  # type: ignore[attr-defined]
     message = bound.invoke(list(messages))

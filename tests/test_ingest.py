@@ -575,9 +575,11 @@ def test_a_fact_under_the_wrong_turn_label_is_sourced_from_the_turn_that_says_it
 
 
 class _OptionsSeen(SchemaChatModel):
-    """A scripted model that also keeps each call's options (``frequency_penalty``...)."""
+    """A scripted model with a frequency penalty setting (as ``ChatOpenAI`` has) that
+    keeps each call's options."""
 
     options_seen: list[dict[str, Any]] = []
+    frequency_penalty: float | None = None
 
     def next_reply(self, prompt: list[Any], **kwargs: Any) -> Any:
         self.options_seen.append(kwargs)
@@ -605,3 +607,18 @@ def test_a_construction_call_carries_the_frequency_penalty(  # type: ignore[no-u
 def test_a_penalty_out_of_openais_range_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="construction_frequency_penalty"):
         MemoryContext(construction_frequency_penalty=3.0)
+
+
+def test_a_model_without_a_frequency_penalty_setting_is_not_sent_one(store) -> None:  # type: ignore[no-untyped-def]
+    class _Plain(SchemaChatModel):
+        options_seen: list[dict[str, Any]] = []
+
+        def next_reply(self, prompt: list[Any], **kwargs: Any) -> Any:
+            self.options_seen.append(kwargs)
+            return super().next_reply(prompt, **kwargs)
+
+    model = _Plain(options_seen=[])
+    model.script(LINES, episode_reply("Hike", "Alice hiked.", "F|t1|Alice|Alice hiked Snowdon"))
+    run(store, model, [turn("I hiked Snowdon today", 0)], closed=True, trigger_policy="session")
+    assert model.options_seen and "frequency_penalty" not in model.options_seen[0]
+    assert len(store.get("fact", NS)) == 1
