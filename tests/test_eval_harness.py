@@ -766,6 +766,7 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "conflict_max_pairs",
         "conflict_pairs_per_fact",
         "construction_format",
+        "construction_frequency_penalty",
         "construction_max_items",
         "construction_max_tokens",
         "duplicate_threshold",
@@ -781,6 +782,8 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "theta_sim",
         "timezone",
         "trigger_policy",
+        "update_check_all_pairs",
+        "update_cues",
     }
     assert set(construction_settings("recurrence")) == construction
     every = {f.name for f in dataclasses.fields(MemoryContext)}
