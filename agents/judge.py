@@ -144,9 +144,10 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
             conflicts.append(Conflict(old_id=pair.old.id, new_id=pair.new.id, reason=reason))
     asked = [p for p in asked if p.old.id not in seen]
     if ctx.update_cues and not ctx.update_check_all_pairs:
-        quiet = [p for p in asked if not may_change(p)]
-        log.checks.extend("update_pair_skipped" for _ in quiet)
-        asked = [p for p in asked if may_change(p)]
+        kept = [p for p in asked if may_change(p)]
+        for _ in range(len(asked) - len(kept)):
+            log.count("update_pair_skipped")
+        asked = kept
     for start in range(0, len(asked), ctx.conflict_max_pairs):
         chunk = asked[start : start + ctx.conflict_max_pairs]
         text, labels = _pairs_text(chunk, ctx.tz)

@@ -288,16 +288,14 @@ def _echo_facts(messages: list[BaseMessage]) -> str:
     return "\n".join(notes)
 
 
-def _confirm_all(messages: list[BaseMessage]) -> str:
-    """An update check that confirms every pair it is asked about."""
-    labels = dict.fromkeys(re.findall(r"^\[(p\d+)\]", str(messages[-2].content), re.M))
-    return json.dumps({"verdicts": [{"pair": p, "outdated": True} for p in labels]})
+def _judge_all(outdated: bool) -> Callable[[list[BaseMessage]], str]:
+    """An update check that gives every pair it is asked about the same verdict."""
 
+    def reply(messages: list[BaseMessage]) -> str:
+        labels = dict.fromkeys(re.findall(r"^\[(p\d+)\]", str(messages[-2].content), re.M))
+        return json.dumps({"verdicts": [{"pair": p, "outdated": outdated} for p in labels]})
 
-def _reject_all(messages: list[BaseMessage]) -> str:
-    """An update check that confirms no pair."""
-    labels = dict.fromkeys(re.findall(r"^\[(p\d+)\]", str(messages[-2].content), re.M))
-    return json.dumps({"verdicts": [{"pair": p, "outdated": False} for p in labels]})
+    return reply
 
 
 def fake_model(items: int, *, confirm: bool = True) -> BaseChatModel:
@@ -310,7 +308,7 @@ def fake_model(items: int, *, confirm: bool = True) -> BaseChatModel:
 
     model = SchemaChatModel()
     model.script("ConstructionLines", *[_echo_facts] * (8 * items))
-    model.script(UPDATE_CHECK, *[_confirm_all if confirm else _reject_all] * (8 * items))
+    model.script(UPDATE_CHECK, *[_judge_all(confirm)] * (8 * items))
     return model
 
 

@@ -574,16 +574,20 @@ def test_a_fact_under_the_wrong_turn_label_is_sourced_from_the_turn_that_says_it
     assert "unsupported_dropped" not in out["checks"]
 
 
-class _OptionsSeen(SchemaChatModel):
-    """A scripted model with a frequency penalty setting (as ``ChatOpenAI`` has) that
-    keeps each call's options."""
+class _Plain(SchemaChatModel):
+    """A scripted model that keeps each call's options."""
 
     options_seen: list[dict[str, Any]] = []
-    frequency_penalty: float | None = None
 
     def next_reply(self, prompt: list[Any], **kwargs: Any) -> Any:
         self.options_seen.append(kwargs)
         return super().next_reply(prompt, **kwargs)
+
+
+class _OptionsSeen(_Plain):
+    """The same, with a frequency penalty setting (as ``ChatOpenAI`` has)."""
+
+    frequency_penalty: float | None = None
 
 
 @pytest.mark.parametrize(("penalty", "sent"), [(0.6, 0.6), (None, None)])
@@ -610,13 +614,6 @@ def test_a_penalty_out_of_openais_range_is_refused() -> None:
 
 
 def test_a_model_without_a_frequency_penalty_setting_is_not_sent_one(store) -> None:  # type: ignore[no-untyped-def]
-    class _Plain(SchemaChatModel):
-        options_seen: list[dict[str, Any]] = []
-
-        def next_reply(self, prompt: list[Any], **kwargs: Any) -> Any:
-            self.options_seen.append(kwargs)
-            return super().next_reply(prompt, **kwargs)
-
     model = _Plain(options_seen=[])
     model.script(LINES, episode_reply("Hike", "Alice hiked.", "F|t1|Alice|Alice hiked Snowdon"))
     run(store, model, [turn("I hiked Snowdon today", 0)], closed=True, trigger_policy="session")
