@@ -115,8 +115,13 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
 
     @classmethod
     def persistent(cls, path: str | Path = ".lamina/chroma", **kwargs: Any) -> ChromaMemoryStore:
-        """Open (or create) a store on disk at ``path``. This is the default deployment."""
-        return cls(chromadb.PersistentClient(path=str(path)), **kwargs)
+        """Open (or create) a store on disk at ``path``. This is the default deployment.
+
+        A relative ``path`` is resolved against the working folder now: chromadb keeps one
+        client per path string for the whole process, so ``".lamina/chroma"`` opened again
+        after a ``chdir`` would otherwise reuse the first folder's database.
+        """
+        return cls(chromadb.PersistentClient(path=str(Path(path).resolve())), **kwargs)
 
     @classmethod
     def ephemeral(cls, **kwargs: Any) -> ChromaMemoryStore:

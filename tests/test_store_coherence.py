@@ -169,3 +169,23 @@ def test_a_fresh_namespace_is_written_without_reading_its_rows(pair, monkeypatch
     b.add(NS, [first, turn(NS, 2, "a second heron")])  # b's log position is read: rows exist
     assert reads == [NS]
     assert sorted(ids(a, "heron")) == sorted([first.id, turn(NS, 2, "x").id])
+
+
+def test_a_relative_path_opens_the_folder_it_names_from_the_current_working_folder(
+    tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """chromadb keeps one client per path string per process; ``persistent(".lamina/chroma")``
+    in a second working folder must open that folder's database, not the first one's."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(first)
+    a = ChromaMemoryStore.persistent(".lamina/chroma", embeddings=FakeEmbeddings())
+    a.add(NS, [turn(NS, 0, "we rode a zeppelin over Lisbon")])
+    monkeypatch.chdir(second)
+    b = ChromaMemoryStore.persistent(".lamina/chroma", embeddings=FakeEmbeddings())
+    assert ids(b, "zeppelin", "bm25") == []
+    b.add(NS, [turn(NS, 1, "we took a ferry to Porto")])
+    assert ids(b, "ferry", "bm25") == [turn(NS, 1, "x").id]
+    assert (second / ".lamina" / "chroma").is_dir()
+    assert ids(a, "ferry", "bm25") == []
