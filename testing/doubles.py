@@ -174,7 +174,7 @@ class ToolCallingChatModel(FakeChatModel):
 
     Queue AI messages (e.g. from :func:`tool_call`), plain reply strings, exceptions to
     raise, or functions of the prompt messages. ``bind_tools`` records the tool names and
-    returns the model itself, so ``create_agent`` accepts it. ``calls`` records every
+    returns the model bound with them, so ``create_agent`` accepts it. ``calls`` records every
     prompt, so a test can inspect what the agent sent to the model.
     """
 
@@ -187,11 +187,16 @@ class ToolCallingChatModel(FakeChatModel):
         tool_choice: str | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Record the bound tool names; the scripted replies decide which are called."""
+        """Record the bound tool names; the scripted replies decide which are called.
+
+        The tools are bound as call options (as a real chat model binds them), so callback
+        handlers see them in the call's ``invocation_params``.
+        """
         self.bound_tools = [
             t.name if isinstance(t, BaseTool) else str(getattr(t, "__name__", t)) for t in tools
         ]
-        return self
+        offered = [{"type": "function", "function": {"name": n}} for n in self.bound_tools]
+        return self.bind(tools=offered)
 
     @property
     def _llm_type(self) -> str:

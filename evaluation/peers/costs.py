@@ -5,7 +5,10 @@ leave it: a LangChain callback handler passed in the run config (LangMem calls t
 chat model object) or a wrapper around the OpenAI client's ``chat.completions`` (mem0
 calls the endpoint through its own client). Token counts are the usage the server
 reported; a call without usage is counted as a call with unknown tokens. Outputs the peer
-could not use without raising (mem0 logs an error and goes on) are counted from its log.
+could not use without raising are counted as unusable: the errors mem0 logs and goes on
+past, and a reply in plain text to a call that offered tools and nothing else (LangMem
+writes memories only through tool calls; a small model may print the call as text, which
+LangMem then reads as "nothing to remember").
 """
 
 from __future__ import annotations
@@ -93,6 +96,23 @@ def _usage(response: LLMResult) -> tuple[int | None, int | None]:
     return None, None
 
 
+def _text_instead_of_tool_call(response: LLMResult) -> bool:
+    """The reply has text and no tool call (valid or not)."""
+    for generations in response.generations:
+        for generation in generations:
+            message = getattr(generation, "message", None)
+            if message is None:
+                continue
+            calls = getattr(message, "tool_calls", None) or getattr(
+                message, "invalid_tool_calls", None
+            )
+            if calls:
+                return False
+            if str(message.content).strip():
+                return True
+    return False
+
+
 class CountingCallbacks(BaseCallbackHandler):
     """A LangChain callback handler that records every chat model call in a :class:`CallLog`.
 
@@ -103,11 +123,14 @@ class CountingCallbacks(BaseCallbackHandler):
     def __init__(self, log: CallLog) -> None:
         self.log = log
         self._started: dict[UUID, float] = {}
+        self._with_tools: set[UUID] = set()
         self._lock = threading.Lock()
 
-    def _start(self, run_id: UUID) -> None:
+    def _start(self, run_id: UUID, *, tools: bool = False) -> None:
         with self._lock:
             self._started[run_id] = time.perf_counter()
+            if tools:
+                self._with_tools.add(run_id)
 
     def _latency(self, run_id: UUID) -> float:
         with self._lock:
@@ -117,8 +140,9 @@ class CountingCallbacks(BaseCallbackHandler):
     def on_chat_model_start(
         self, serialized: dict[str, Any], messages: Any, *, run_id: UUID, **kwargs: Any
     ) -> None:
-        """Note when a chat model call began."""
-        self._start(run_id)
+        """Note when a chat model call began, and whether it offered tools."""
+        params = kwargs.get("invocation_params") or {}
+        self._start(run_id, tools=bool(params.get("tools")))
 
     def on_llm_start(
         self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any
@@ -127,12 +151,22 @@ class CountingCallbacks(BaseCallbackHandler):
         self._start(run_id)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        """Record a finished call with the usage the model reported."""
+        """Record a finished call with the usage the model reported.
+
+        A call that offered tools and got text but no tool call is also counted unusable.
+        """
         prompt, completion = _usage(response)
         self.log.call(self._latency(run_id), prompt, completion)
+        with self._lock:
+            offered = run_id in self._with_tools
+            self._with_tools.discard(run_id)
+        if offered and _text_instead_of_tool_call(response):
+            self.log.invalid()
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Record a call that raised."""
+        with self._lock:
+            self._with_tools.discard(run_id)
         self.log.call(self._latency(run_id), None, None, error=f"{type(error).__name__}: {error}")
 
 

@@ -392,6 +392,29 @@ def test_a_langmem_batch_that_raises_is_retried_once_then_recorded_failed(
     assert after.error is None and after.failures == 0
 
 
+def langmem_reply_in_text(messages: list[BaseMessage]) -> AIMessage:
+    """What Qwen2.5-Coder 1.5B does: the Memory call printed as a JSON block, no tool call."""
+    usage = {"input_tokens": 100, "output_tokens": 30, "total_tokens": 130}
+    text = '```json\n{"name": "Memory", "arguments": {"content": "Caroline has a dog"}}\n```'
+    return AIMessage(text, usage_metadata=usage)  # type: ignore[arg-type]
+
+
+@needs_langmem
+def test_a_langmem_reply_in_text_instead_of_a_tool_call_is_counted_unusable(
+    tmp_path: Path, subset: Subset
+) -> None:
+    model = ToolCallingChatModel().enqueue(*([langmem_reply_in_text] * 10))
+    steps = ingest(open_fake_langmem(tmp_path / "stage", model), "peer-langmem", subset)
+    assert [s.written for s in steps] == [0, 0]
+    assert all(s.error is None for s in steps)  # not a raise: the batch is not retried
+    assert [s.failures for s in steps] == [s.construction["langmem"].calls for s in steps]
+    assert sum(s.failures for s in steps) == len(model.calls) >= 2
+
+    tool_calls = langmem_model()  # a model that answers with tool calls is not counted
+    fine = ingest(open_fake_langmem(tmp_path / "other", tool_calls), "peer-langmem", subset)
+    assert [s.failures for s in fine] == [0, 0]
+
+
 def test_a_peer_search_that_raises_still_answers_and_says_so(subset: Subset) -> None:
     class Broken:
         log = CallLog("broken", "test")
