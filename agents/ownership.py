@@ -213,11 +213,23 @@ _LEAD_NAME = re.compile(r"^(?P<name>[A-Z][\w-]*(?: [A-Z][\w-]*)?)(?P<poss>['’]
 
 
 def restate(statement: str, old: str, new: str) -> str:
-    """The statement with its leading ``old`` name (or possessive) replaced by ``new``."""
+    """The statement with its leading ``old`` name (or possessive) replaced by ``new``.
+
+    A leading name set off by an appositive that names ``new``'s relation ("Joe, Hana's
+    husband, went keto") is dropped instead: "Hana's husband went keto", not "Hana,
+    Hana's husband, went keto".
+    """
     match = _LEAD_NAME.match(statement)
     if match is None or not match_speakers(match.group("name"), [old]):
         return statement
-    return f"{new}{match.group('poss') or ''}{statement[match.end() :]}"
+    rest = statement[match.end() :]
+    if not match.group("poss"):
+        aside = re.match(r",\s*(?P<aside>[^,]+?)\s*,\s*", rest)
+        if aside is not None and re.match(
+            rf"{re.escape(new)}['’]s\b", aside.group("aside"), flags=re.IGNORECASE
+        ):
+            return aside.group("aside") + " " + rest[aside.end() :]
+    return f"{new}{match.group('poss') or ''}{rest}"
 
 
 __all__ = ["OwnerVerdict", "addressee", "decide_owner", "grammar_owner", "restate"]

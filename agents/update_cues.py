@@ -59,12 +59,18 @@ _RELATIONS = (
     "uncle|niece|nephew|grandma|grandmother|grandpa|grandfather|colleague|coworker|"
     "co-worker|boss|neighbou?r|roommate|flatmate|family"
 )
-_SOMEONE_ELSES = re.compile(rf"^(?:\w+ ){{0,2}}\w+'s (?:\w+ )?(?:{_RELATIONS})\b")
+_SOMEONE_ELSES = re.compile(rf"^(?:\w+,? ){{0,2}}\w+'s (?:\w+ )?(?:{_RELATIONS})\b")
 """A statement whose subject is the person's relative or friend ("Jen's brother moved to
 Austin", "Ana's best friend Carla got a new job"): the change is theirs."""
 
 _STILL = re.compile(r"\bstill\b")
 """A statement of what continues ("still driving the Mazda") ends nothing."""
+
+_ADDITION = re.compile(
+    r"\b(?:both|also|as well|too|in addition|additionally|added|adding|another|second)\b"
+)
+"""A statement of something more ("now studying both chemistry and music", "added a
+minor") brings a value beside the old one, not instead of it."""
 
 _DET = r"(?:a|an|the|my|his|her|their|our|its|your|\w+'s)"
 
@@ -74,6 +80,8 @@ LEAVING: dict[str, tuple[str, ...]] = {
         r"moving out",
         r"no longer lives?",
         rf"left {_DET} (?:flat|apartment|house|place|city|town)",
+        r"moved(?= *[!.]| *$)",
+        r"moved (?:house|home|away)",
     ),
     "name": (r"stop(?:ped)? calling",),
     "work": (
@@ -87,7 +95,12 @@ LEAVING: dict[str, tuple[str, ...]] = {
         rf"handed in {_DET} notice",
         r"last day",
     ),
-    "contact": (r"(?:number|email|e-mail|address) (?:is|was) (?:no longer|dead|gone)",),
+    "contact": (
+        r"(?:number|email|e-mail|address) (?:is|was) (?:no longer|dead|gone)",
+        r"disconnected",
+        r"(?:old|previous|former) (?:phone |mobile |email |e-mail |home |postal )?"
+        r"(?:number|email|e-mail|address)",
+    ),
     "study": (
         r"dropped out",
         r"graduated",
@@ -148,8 +161,7 @@ ARRIVING: dict[str, tuple[str, ...]] = {
         r"new (?:place|flat|apartment|house|home)",
         rf"bought {_DET} (?:place|flat|apartment|house|home|condo)",
         r"now (?:lives?|living|based|renting)",
-        r"moved (?:in|house|home)",
-        r"moved[!.]",
+        r"moved in",
     ),
     "work": (
         r"(?:new|first) job",
@@ -158,7 +170,7 @@ ARRIVING: dict[str, tuple[str, ...]] = {
         r"now works?",
         r"switched (?:jobs|careers)",
         r"(?:career|job) change",
-        r"took (?:a|an) (?:\w+ )?job",
+        r"took (?:a|an) (?:[\w-]+ )?job",
         r"started (?:at|with)",
     ),
     "study": (
@@ -194,7 +206,8 @@ ARRIVING: dict[str, tuple[str, ...]] = {
     "name": (r"renamed", rf"changed {_DET} name", r"now (?:goes by|called|named)"),
     "contact": (
         r"new (?:phone|number|email|e-mail|address|mobile)",
-        rf"changed {_DET} (?:number|email|e-mail|address)",
+        rf"(?:changed?|changing|updated?|updates|updating) {_DET} "
+        r"(?:phone |mobile |email |e-mail |home |postal )?(?:number|email|e-mail|address)",
     ),
     "possession": (r"(?:new|replaced (?:the|his|her|their|my)) (?:car|bike|phone|laptop)",),
     "diet": (
@@ -286,7 +299,8 @@ def _brings_new_value(pair: CandidatePair) -> bool:
 
 
 _NAME_LEAVING = (
-    r"(?:left|leaving|quit|quitting|sold|selling|traded in|moved (?:out of|away from)|"
+    r"(?:left|leaving|quit|quitting|sold|selling|traded(?: in)?|swapped|replaced|"
+    r"moved (?:out of|away from)|"
     r"broke up with|split from|divorced|re-?homed|stop(?:ped)? calling (?:me|him|her|them))"
 )
 """A leaving verb right before a name both statements share ("left St. Mary's", "traded
@@ -316,13 +330,17 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
     statement to name something the older one does not, or the older one to name
     nothing: "moved to Porto" replaces "lives in Lisbon", and "got a new job" replaces
     "works at the bakery", but "moved to Lisbon" does not replace "lives in Lisbon".
-    A newer statement saying "still" takes no leaving cue, and one whose subject is the
-    person's relative or friend ("Jen's brother moved to Austin") takes none at all.
+    A newer statement saying "still" takes no leaving cue, one adding a value ("also",
+    "both") no arriving cue, and one whose subject is the person's relative or friend
+    ("Jen's brother moved to Austin") none at all. A plan changes only plans: "Ana will
+    move to Porto" does not end "Ana lives in Lisbon" before the move happens.
     """
     text = " ".join(pair.new.text.casefold().split())
     if _SOMEONE_ELSES.match(text):
         return None
     slots = [s for s in _cued_slots(pair) if s in SINGLE_VALUED or _shares_object(pair)]
+    if pair.new.kind == "foresight" and pair.old.kind != "foresight":
+        slots = [s for s in slots if s == "plans"]
     if not _STILL.search(text):
         aimed = _leaves_shared_name(pair, text)
         if aimed is not None:
@@ -334,7 +352,7 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
                 found = _affirmed(_ANY_LEAVING, text, negated_ok=True)
             if found is not None:
                 return UpdateCue(slot=slot, kind="leaving", phrase=found)
-    for slot in slots:
+    for slot in [] if _ADDITION.search(text) else slots:
         pattern = _ARRIVING.get(slot)
         found = _affirmed(pattern, text) if pattern is not None else None
         if found is None:

@@ -73,6 +73,9 @@ def test_restate_replaces_only_a_leading_owner_name() -> None:
     assert restate("Maya's lease signing", "Maya", "Theo") == "Theo's lease signing"
     assert restate("Maya will water the plants", "Maya", "Theo") == "Theo will water the plants"
     assert restate("The lease is Maya's", "Maya", "Theo") == "The lease is Maya's"
+    # the model named the husband; the turn ("my husband went keto") is Hana's
+    assert restate("Joe, Hana's husband, went keto.", "Joe", "Hana") == "Hana's husband went keto."
+    assert restate("Joe, a neighbour, went keto.", "Joe", "Hana") == "Hana, a neighbour, went keto."
 
 
 def test_support_counts_the_facts_content_words_in_its_sources() -> None:

@@ -53,6 +53,26 @@ def cue_of(old: str, new: str, **kw: Any) -> Any:
         ("Rosa owns a blue Fiat.", "Rosa sold the Fiat.", "leaving"),
         ("Rosa eats meat.", "Rosa went vegetarian in January.", "arriving"),
         ("Rosa lives in Valencia.", "Rosa doesn't live in Valencia anymore.", "leaving"),
+        # a move with no destination named ends where she lived
+        ("Rosa's flat is on Calle Luna.", "Rosa moved house.", "leaving"),
+        ("Rosa's flat is on Calle Luna.", "We finally moved!", "leaving"),
+        # a contact detail replaced or ended
+        (
+            "Rosa's mobile number is 600-1234.",
+            "Rosa updated her mobile number to 600-9876.",
+            "arriving",
+        ),
+        (
+            "Rosa's mobile number is 600-1234.",
+            "Rosa's old mobile number is disconnected.",
+            "leaving",
+        ),
+        ("Rosa owns a Seat Ibiza.", "Rosa swapped the Ibiza for a cargo bike.", "leaving"),
+        (
+            "Rosa works as a freelance translator.",
+            "Rosa took a full-time job at a bank.",
+            "arriving",
+        ),
     ],
 )
 def test_a_stated_change_is_a_cue(old: str, new: str, kind: str) -> None:
@@ -74,10 +94,23 @@ def test_a_stated_change_is_a_cue(old: str, new: str, kind: str) -> None:
         ("Rosa plans a trip to Lima in May.", "Rosa cancelled her gym membership."),
         # a second pet is an addition
         ("Rosa has a parrot called Kiwi.", "Rosa adopted a kitten."),
+        # a value beside the old one, not instead of it
+        ("Rosa is studying law.", "Rosa is now studying both law and economics."),
+        # a plan does not end what holds now
+        ("Rosa lives in Valencia.", "Rosa will move to Seville in the autumn."),
     ],
 )
 def test_no_cue_when_nothing_was_replaced(old: str, new: str) -> None:
-    assert cue_of(old, new) is None
+    kind = "foresight" if " will " in new else "fact"
+    assert cue_of(old, new, kind=kind) is None
+
+
+def test_a_plan_changes_an_older_plan() -> None:
+    old = fact("old", "Rosa will fly to Lima in May.", kind="foresight")
+    new = fact("new", "Rosa postponed the Lima flight to July.", days=30, kind="foresight")
+    (pair,) = candidate_pairs([new], [old])
+    cue = update_cue(pair)
+    assert cue is not None and cue.slot == "plans"
 
 
 def test_a_hypothetical_is_no_pair_at_all() -> None:
@@ -158,6 +191,8 @@ def test_with_cues_off_the_model_decides(store) -> None:  # type: ignore[no-unty
         ("Rosa lives in Valencia.", "Rosa's brother moved to Seville."),
         ("Rosa works at Farmacia Sol.", "Rosa's best friend Lucia got a new job at a bank."),
         ("Rosa is vegetarian.", "Rosa's husband went vegan in May."),
+        # a restated owner set off by the relative's appositive
+        ("Rosa is vegetarian.", "Pablo, Rosa's husband, went vegan in May."),
     ],
 )
 def test_a_relatives_change_is_not_the_persons(old: str, new: str) -> None:
