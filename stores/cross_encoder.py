@@ -9,7 +9,6 @@ is downloaded: no PyPI package that bundles cross-encoder weights was found for 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbeddingError, InvalidInputError
+from .onnx_loader import LazyModel, cpu_session
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -51,35 +51,18 @@ class OnnxCrossEncoder:
         self.max_length = max_length
         self.batch_size = batch_size
         self._threads = threads
-        self._session: Any = None
-        self._tokenizer: Any = None
-        self._inputs: list[str] = []
-        self._lock = threading.Lock()
+        self._model = LazyModel(self._open)
 
-    def _load(self) -> None:
-        if self._session is not None:
-            return
-        with self._lock:
-            if self._session is None:
-                self._open()
-
-    def _open(self) -> None:
+    def _open(self) -> tuple[Any, list[str], Any]:
+        """(tokenizer, the session's input names, session)."""
         try:
-            import onnxruntime as ort
             from tokenizers import Tokenizer
 
             tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
             tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
             pad_id = tokenizer.token_to_id("[PAD]")
             tokenizer.enable_padding(pad_id=pad_id if pad_id is not None else 0)
-            opts = ort.SessionOptions()
-            if self._threads:
-                opts.intra_op_num_threads = self._threads
-            session = ort.InferenceSession(
-                str(self.model_dir / MODEL_FILE),
-                sess_options=opts,
-                providers=["CPUExecutionProvider"],
-            )
+            session = cpu_session(str(self.model_dir / MODEL_FILE), self._threads)
         except Exception as e:  # any failure here means the model is unusable
             raise EmbeddingError(
                 f"could not load the cross-encoder in {self.model_dir}: {e}"
@@ -91,7 +74,7 @@ class OnnxCrossEncoder:
                 f"{self.model_dir / MODEL_FILE} takes inputs {inputs}; a cross-encoder export "
                 "takes input_ids, attention_mask and optionally token_type_ids"
             )
-        self._tokenizer, self._inputs, self._session = tokenizer, inputs, session
+        return tokenizer, inputs, session
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """Return one relevance logit per passage (higher is more relevant)."""
@@ -99,18 +82,18 @@ class OnnxCrossEncoder:
             raise InvalidInputError(f"query must be a str, got {type(query).__name__}")
         if not passages:
             return []
-        self._load()
+        tokenizer, inputs, session = self._model.get()
         out: list[float] = []
         for start in range(0, len(passages), self.batch_size):
             chunk = [(query, str(p)) for p in passages[start : start + self.batch_size]]
-            encodings = self._tokenizer.encode_batch(chunk)
+            encodings = tokenizer.encode_batch(chunk)
             feeds = {
                 "input_ids": np.asarray([e.ids for e in encodings], dtype=np.int64),
                 "attention_mask": np.asarray([e.attention_mask for e in encodings], dtype=np.int64),
                 "token_type_ids": np.asarray([e.type_ids for e in encodings], dtype=np.int64),
             }
             logits = np.asarray(
-                self._session.run(None, {n: feeds[n] for n in self._inputs})[0], dtype=np.float64
+                session.run(None, {n: feeds[n] for n in inputs})[0], dtype=np.float64
             )
             if logits.ndim == 2:
                 logits = logits[:, -1]

@@ -15,7 +15,6 @@ What the two faces share with the static embedder's is in :mod:`.engine_faces`.
 
 from __future__ import annotations
 
-import threading
 from importlib import resources
 from typing import Any
 
@@ -26,6 +25,7 @@ from chromadb.utils.embedding_functions import register_embedding_function
 
 from ..errors import EmbeddingError
 from .engine_faces import EngineEmbeddings, UnitVectorFunction
+from .onnx_loader import LazyModel, cpu_session
 
 EMBEDDING_DIM = 384
 DEFAULT_MAX_LENGTH = 256
@@ -51,20 +51,10 @@ class OnnxMiniLM:
         self.batch_size = batch_size
         self._model_path = model_path
         self._threads = threads
-        self._session: Any = None
-        self._tokenizer: Any = None
-        self._lock = threading.Lock()
-
-    def _load(self) -> None:
-        if self._session is not None:
-            return
-        with self._lock:
-            if self._session is None:
-                self._tokenizer, self._session = self._open()
+        self._model = LazyModel(self._open)
 
     def _open(self) -> tuple[Any, Any]:
         try:
-            import onnxruntime as ort
             from tokenizers import BertWordPieceTokenizer
 
             path = self._model_path
@@ -79,12 +69,7 @@ class OnnxMiniLM:
                 )
             tokenizer.enable_truncation(max_length=self.max_length)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-            opts = ort.SessionOptions()
-            if self._threads:
-                opts.intra_op_num_threads = self._threads
-            session = ort.InferenceSession(
-                path, sess_options=opts, providers=["CPUExecutionProvider"]
-            )
+            session = cpu_session(path, self._threads)
         except Exception as e:  # any failure here means the model is unusable
             raise EmbeddingError(
                 f"could not load the offline MiniLM model ({e}); reinstall with "
@@ -96,15 +81,15 @@ class OnnxMiniLM:
         """Return a float32 array ``[len(texts), 384]`` of unit vectors."""
         if not texts:
             return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-        self._load()
+        tokenizer, session = self._model.get()
         out = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # less padding
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            encodings = self._tokenizer.encode_batch([texts[i] for i in idx])
+            encodings = tokenizer.encode_batch([texts[i] for i in idx])
             ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
             mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
-            hidden = self._session.run(
+            hidden = session.run(
                 ["last_hidden_state"],
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
             )[0]

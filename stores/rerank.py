@@ -20,23 +20,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..errors import InvalidInputError
-from .audit import AuditEntry
-from .base import MemoryStore, ScoredRecord, SearchAnswer, SearchByRequest, SearchRequest, Where
-from .filters import TimeWindow
-from .records import (
-    EpisodeRecord,
-    FactRecord,
-    Granularity,
-    MemoryRecord,
-    ProfileRecord,
-    RawTurn,
-    SceneRecord,
-)
+from .base import MemoryStore, ScoredRecord, SearchAnswer, SearchRequest
+from .records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from .search import check_query
+from .wrapping import WrappedStore
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +113,7 @@ def rerank_hits(
     return out + tail
 
 
-class RerankingStore(SearchByRequest):
+class RerankingStore(WrappedStore):
     """A :class:`MemoryStore` whose searches rerank the inner store's fused top-N.
 
     Every other call goes to the inner store unchanged (store-specific methods too).
@@ -136,7 +126,7 @@ class RerankingStore(SearchByRequest):
             raise InvalidInputError(
                 f"reranker must have a score(query, passages) method, got {type(reranker).__name__}"
             )
-        self.inner = inner
+        super().__init__(inner)
         self.reranker = reranker
         self.config = config or RerankConfig()
         self.failures = 0
@@ -171,77 +161,3 @@ class RerankingStore(SearchByRequest):
         if ranked and RERANK_CHANNEL in ranked[0].ranks:
             self.reranked += 1
         return ranked[:k]
-
-    # ---------------------------------------------------------------- delegation
-    def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
-        """Insert or replace records (inner store)."""
-        return self.inner.add(namespace, records)
-
-    def get(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
-    ) -> list[MemoryRecord]:
-        """Return records by id and/or filter (inner store)."""
-        return self.inner.get(granularity, namespace, ids, window=window, where=where, limit=limit)
-
-    def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
-        """Replace an existing record (inner store)."""
-        return self.inner.update(namespace, record)
-
-    def mark_superseded(
-        self,
-        namespace: str,
-        fact_id: str,
-        *,
-        superseded_by: str,
-        at: datetime | None = None,
-        audit: AuditEntry | None = None,
-    ) -> FactRecord:
-        """Close a fact's validity, with its audit entry when given (inner store)."""
-        return self.inner.mark_superseded(
-            namespace, fact_id, superseded_by=superseded_by, at=at, audit=audit
-        )
-
-    def delete(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-    ) -> int:
-        """Delete records (inner store)."""
-        return self.inner.delete(granularity, namespace, ids, window=window, where=where)
-
-    def count(self, granularity: Granularity | str, namespace: str) -> int:
-        """Count records (inner store)."""
-        return self.inner.count(granularity, namespace)
-
-    def put_profile(self, profile: ProfileRecord) -> ProfileRecord:
-        """Store a profile (inner store)."""
-        return self.inner.put_profile(profile)
-
-    def get_profile(self, namespace: str) -> ProfileRecord | None:
-        """Return a profile (inner store)."""
-        return self.inner.get_profile(namespace)
-
-    def append_audit(self, entry: AuditEntry) -> AuditEntry:
-        """Append an audit entry (inner store)."""
-        return self.inner.append_audit(entry)
-
-    def list_audit(self, namespace: str) -> list[AuditEntry]:
-        """Return the audit log (inner store)."""
-        return self.inner.list_audit(namespace)
-
-    def __getattr__(self, name: str) -> Any:
-        """Store-specific methods (``delete_namespace``...) of the inner store."""
-        if name == "inner":  # not set yet: never recurse
-            raise AttributeError(name)
-        return getattr(self.inner, name)

@@ -15,7 +15,6 @@ importing it configures the root logger. Nothing is downloaded at run time.
 from __future__ import annotations
 
 import importlib.util
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from chromadb.utils.embedding_functions import register_embedding_function
 
 from ..errors import EmbeddingError, MissingDependencyError
 from .engine_faces import EngineEmbeddings, UnitVectorFunction
+from .onnx_loader import LazyModel
 
 STATIC_MODEL = "wordllama-l2-supercat-256"
 STATIC_DIM = 256
@@ -75,9 +75,7 @@ class StaticEmbedder:
         self.max_tokens = max_tokens
         """Tokens of one text that count; the rest are ignored (bounds a huge input's cost)."""
         self._paths = (weights_path, tokenizer_path)
-        self._table: np.ndarray | None = None
-        self._tokenizer: Any = None
-        self._lock = threading.Lock()
+        self._model = LazyModel(self._open)
 
     @property
     def dim(self) -> int:
@@ -85,11 +83,7 @@ class StaticEmbedder:
         return int(self._load()[1].shape[1])
 
     def _load(self) -> tuple[Any, np.ndarray]:
-        if self._table is None:
-            with self._lock:
-                if self._table is None:
-                    self._tokenizer, self._table = self._open()
-        return self._tokenizer, self._table
+        return self._model.get()
 
     def _open(self) -> tuple[Any, np.ndarray]:
         weights, tokenizer_path = self._paths

@@ -81,8 +81,7 @@ def test_bundled_vocab_tokenizes_like_the_reference_tokenizer_json() -> None:
     reference.no_padding()
     reference.enable_truncation(max_length=256)
     engine = OnnxMiniLM()
-    engine._load()
-    ours = engine._tokenizer
+    ours, _ = engine._model.get()
     ours.no_padding()
     samples = SENTENCES + [json.dumps({"k": "naïve café 東京"}), "Mr. O'Neil's e-mail: a@b.co"]
     for text in samples:
