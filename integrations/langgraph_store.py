@@ -274,7 +274,11 @@ class LaminaStore(BaseStore):
         return [labels for labels in map(registry_labels, records) if labels is not None]
 
     def _search(self, op: SearchOp, spaces: list[tuple[str, ...]]) -> list[SearchItem]:
-        """Ranked items first (in the lamina search's order), then the unranked ones.
+        """Ranked items first, then the unranked ones.
+
+        The lamina search's order (hybrid or dense) decides which ranked items make the
+        page; within the page they are ordered by their score, as LangGraph's stores
+        return them (scores descending within each page).
 
         With a query only the items the vector search reaches are read (about twice
         the page, whatever the namespace's size). The whole namespace is read only when
@@ -305,6 +309,7 @@ class LaminaStore(BaseStore):
         page = scored[op.offset : need]
         scores = self._scores(query, page)
         hits = [search_hit(r.item, score) for r, score in zip(page, scores, strict=True)]
+        hits.sort(key=lambda hit: -(hit.score or 0.0))  # stable: ties keep the search's order
         rest = max(0, op.offset - len(scored))
         return hits + [search_hit(i, None) for i in unscored[rest : rest + op.limit - len(hits)]]
 
