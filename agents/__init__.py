@@ -1,17 +1,21 @@
-"""The nodes of the memory graphs, one module each, and what they share.
+"""The nodes of the memory graphs, grouped by the graph they serve, and what they share.
 
-Ingest: :mod:`.raw_writer` (turns to the raw layer, no LLM) -> :mod:`.episode_trigger`
-(when to consolidate) -> :mod:`.constructor` (episodes, facts, scenes) -> :mod:`.judge`
-(conflict check) -> :mod:`.refresher` (update or supersede, keeping history).
-Recall: :mod:`.retriever` (deterministic analysis, one pooled search) -> :mod:`.judge`
-(sufficiency and a draft answer) -> :mod:`.rewriter` on an insufficient round ->
-:mod:`.answer`; :mod:`.refresher` when memories conflict.
+* :mod:`.ingest` (the write path): :mod:`~.ingest.raw_writer` (turns to the raw layer,
+  no LLM) -> :mod:`~.ingest.episode_trigger` (when to consolidate) ->
+  :mod:`~.ingest.constructor` (episodes, facts, scenes) -> :mod:`~.ingest.conflicts`
+  (which stored facts the new ones update) -> :mod:`~.ingest.refresher` (supersede,
+  keeping history), with the construction helpers (owner, support, slots, update cues).
+* :mod:`.recall` (the read path): :mod:`~.recall.retriever` (deterministic analysis, one
+  pooled search) -> :mod:`~.recall.judge` (sufficiency and a draft answer) ->
+  :mod:`~.recall.rewriter` on an insufficient round -> :mod:`~.recall.answer`;
+  :mod:`~.recall.refresher` when memories conflict.
+* :mod:`.common`: what both use (node dependencies and step logs, formatting, names,
+  time parsing, question analysis, attribution, record ids, output caps).
 
-Each node is built by a ``make_*`` factory from the :class:`~.deps.NodeDeps` that
-:func:`~.deps.node_deps` bundles (store, structured LLM caller, clock), reads the run's
-:class:`~lamina.core.context.MemoryContext` and returns a partial state update of
-:mod:`lamina.core.state`. The other modules are the helpers the nodes share
-(construction, pooling, time parsing, formatting) and the pydantic schema of every LLM
-decision (:mod:`.schemas`, :mod:`.recall_schemas`). The graphs in :mod:`lamina.graphs`
-wire them; nothing here imports a graph.
+Each node is built by a ``make_*`` factory from the :class:`~.common.deps.NodeDeps` that
+:func:`~.common.deps.node_deps` bundles (store, structured LLM caller, clock), reads the
+run's :class:`~lamina.core.context.MemoryContext` and returns a partial state update of
+:mod:`lamina.core.state`. Every LLM decision has a pydantic schema
+(:mod:`.ingest.schemas`, :mod:`.recall.schemas`). The graphs in :mod:`lamina.graphs`
+wire them; nothing here imports a graph, and neither path imports the other.
 """

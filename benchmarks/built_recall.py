@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lamina.agents.recall_context import render_context
+from lamina.agents.recall.context import render_context
 from lamina.core.context import MemoryContext
 from lamina.core.state import Candidate
 from lamina.evaluation.bootstrap import bootstrap_mean

@@ -8,7 +8,7 @@ conversations the long evaluation does not use, this prints and saves:
 * ``owner_accuracy``: labelled facts filed under their person;
 * ``unsupported_rate``: facts whose source turns (with their captions and the turn
   before each, the evidence the threshold was calibrated on) hold under the support
-  threshold of their content words (``lamina.agents.support``), checked on the stored
+  threshold of their content words (``lamina.agents.ingest.support``), checked on the stored
   text, after dates were written in and the owner restated; construction drops such
   facts or re-sources them to the excerpt's turn that supports them
   (``unsupported_dropped``, ``source_corrected``), so this counts what slips through;
@@ -53,9 +53,9 @@ from typing import Any
 
 from construction_cost import date_accuracy, fixed_tokenizer, local_model, run_policy
 
-from lamina.agents.names import match_speakers
-from lamina.agents.ownership import addressee, decide_owner
-from lamina.agents.support import SUPPORT_THRESHOLD, support_ratio
+from lamina.agents.common.names import match_speakers
+from lamina.agents.ingest.ownership import addressee, decide_owner
+from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import Annotations, load_annotations

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from lamina.agents.recall_context import render_for
+from lamina.agents.recall.context import render_for
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import default_locomo_path
 from lamina.evaluation.subset import load_subset

@@ -1,4 +1,4 @@
-r"""How often the premise check (``agents/premise.py``) fires, per LoCoMo category, no LLM.
+r"""How often the premise check (``agents/recall/premise.py``) fires, per LoCoMo category, no LLM.
 
 Each conversation's raw turns go into a store; every question is put to the recall
 graph in retrieval-only mode, so the check sees the context the Judge would see (raw
@@ -12,7 +12,7 @@ from the other eight, on which the check's settings were chosen.
 
 With ``--owner-base-url`` (an OpenAI-compatible server, e.g. ``lamina serve-llm``),
 every question on which the topic test fires also gets the owner call of
-``agents/premise_owner.py`` (at most ``--owner-limit`` per group, for categories 1-4
+``agents/recall/premise_owner.py`` (at most ``--owner-limit`` per group, for categories 1-4
 and for 5 apart); the graph makes that call when the answer test does not confirm the
 topic test. Counted per category: ``topic`` (the topic test fired), ``fires`` (topic
 and answer tests, no LLM), ``asked`` and ``owner`` (calls made; other speaker named)
@@ -22,7 +22,7 @@ Without a server, only the no-LLM columns are measured.
 A second no-LLM design is measured beside them, a premise search: for every question
 on which the topic test fires, a BM25 search of the whole conversation's raw turns for
 the question (its person and time expressions left out, top :data:`SEARCH_K`), asking
-:func:`~lamina.agents.premise.premise_found` whether a best topic match among those
+:func:`~lamina.agents.recall.premise.premise_found` whether a best topic match among those
 turns is about the named person. ``unlifted`` counts the questions it finds none for;
 ``search_or_answer`` those where that or the answer test fires (what the graph would
 doubt if the search replaced the owner call).
@@ -45,19 +45,19 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from lamina.agents.deps import NodeDeps
-from lamina.agents.pooling import to_candidate
-from lamina.agents.premise import (
+from lamina.agents.common.deps import NodeDeps
+from lamina.agents.common.query_analysis import QueryAnalysis
+from lamina.agents.common.token_caps import capped_log
+from lamina.agents.ingest.raw_writer import build_raw_turns
+from lamina.agents.recall.pooling import to_candidate
+from lamina.agents.recall.premise import (
     TOPIC_MIN_TERMS,
     TOPIC_RATIO,
     foreign_answer,
     foreign_topic,
     premise_found,
 )
-from lamina.agents.premise_owner import other_owner
-from lamina.agents.query_analysis import QueryAnalysis
-from lamina.agents.raw_writer import build_raw_turns
-from lamina.agents.token_caps import capped_log
+from lamina.agents.recall.premise_owner import other_owner
 from lamina.core.context import MemoryContext
 from lamina.core.nodes import JUDGE
 from lamina.core.state import Candidate

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import lamina
-from lamina.agents.deps import NodeDeps
-from lamina.agents.raw_writer import build_raw_turns
+from lamina.agents.common.deps import NodeDeps
+from lamina.agents.ingest.raw_writer import build_raw_turns
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import Conversation
 from lamina.evaluation.ingest import stage_namespace

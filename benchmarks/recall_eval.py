@@ -45,12 +45,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lamina.agents.attribution import ungrounded_person, unsupported_person
-from lamina.agents.deps import NodeDeps
-from lamina.agents.names import match_speakers
-from lamina.agents.query_analysis import QueryAnalysis
-from lamina.agents.raw_writer import build_raw_turns
-from lamina.agents.recall_context import render_context, render_turn
+from lamina.agents.common.attribution import ungrounded_person, unsupported_person
+from lamina.agents.common.deps import NodeDeps
+from lamina.agents.common.names import match_speakers
+from lamina.agents.common.query_analysis import QueryAnalysis
+from lamina.agents.ingest.raw_writer import build_raw_turns
+from lamina.agents.recall.context import render_context, render_turn
 from lamina.core.context import MemoryContext
 from lamina.core.state import Candidate
 from lamina.datasets.locomo import (

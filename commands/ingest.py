@@ -156,8 +156,8 @@ class RawOnlyWriter:
     """Runs the ingest graph's raw-write node alone: same ids, dedup and context, no LLM."""
 
     def __init__(self, memory: Memory) -> None:
-        from ..agents.deps import node_deps
-        from ..agents.raw_writer import make_raw_write
+        from ..agents.common.deps import node_deps
+        from ..agents.ingest.raw_writer import make_raw_write
         from ..testing.doubles import ScriptedChatModel
 
         self._memory = memory

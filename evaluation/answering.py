@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
-from ..agents.formatting import as_data
+from ..agents.common.formatting import as_data
 from ..llm.structured import LLMCall, StructuredCaller, StructuredOutputError
 from ..prompts.eval import EVAL_ANSWER, NOT_MENTIONED
 from .records import Costs, costs_of

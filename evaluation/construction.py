@@ -86,7 +86,7 @@ def _template_text(template: ChatPromptTemplate) -> list[str]:
 
 def construction_prompts() -> dict[str, Any]:
     """The construction prompts and reply schemas as data (what their fingerprint covers)."""
-    from ..agents import schemas
+    from ..agents.ingest import schemas
     from ..prompts import construction
 
     templates = {

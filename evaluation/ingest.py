@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from ..agents.deps import NodeDeps
-from ..agents.raw_writer import build_raw_turns
+from ..agents.common.deps import NodeDeps
+from ..agents.ingest.raw_writer import build_raw_turns
 from ..core.context import MemoryContext, TriggerPolicy
 from ..core.state import TurnInput
 from ..datasets.locomo import Conversation

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 from zoneinfo import ZoneInfo
 
-from ..agents.formatting import data_line, long_date
-from ..agents.recall_context import render_for, render_turn
+from ..agents.common.formatting import data_line, long_date
+from ..agents.recall.context import render_for, render_turn
 from ..core.context import MemoryContext, TriggerPolicy
 from ..core.state import Candidate
 from ..datasets.locomo import Conversation

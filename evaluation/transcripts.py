@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from ..agents.formatting import as_data, long_date
+from ..agents.common.formatting import as_data, long_date
 from ..datasets.locomo import Conversation, Turn
 
 UTC_ZONE = ZoneInfo("UTC")

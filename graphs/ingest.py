@@ -10,13 +10,13 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from ..agents.constructor import make_constructor
-from ..agents.deps import node_deps
-from ..agents.episode_trigger import make_episode_trigger
-from ..agents.journal import ReplyJournal
-from ..agents.judge import make_judge
-from ..agents.raw_writer import make_raw_write
-from ..agents.refresher import make_refresher
+from ..agents.common.deps import node_deps
+from ..agents.common.journal import ReplyJournal
+from ..agents.ingest.conflicts import make_judge
+from ..agents.ingest.constructor import make_constructor
+from ..agents.ingest.episode_trigger import make_episode_trigger
+from ..agents.ingest.raw_writer import make_raw_write
+from ..agents.ingest.refresher import make_refresher
 from ..core.context import MemoryContext
 from ..core.nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
 from ..core.state import IngestInput, IngestOutput, IngestState

@@ -13,7 +13,7 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from ..agents.journal import ReplyJournal
+from ..agents.common.journal import ReplyJournal
 from ..core.context import MemoryContext
 from ..core.nodes import INGEST, RECALL
 from ..core.state import (

@@ -24,13 +24,13 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from ..agents.answer import make_answer
-from ..agents.deps import node_deps
-from ..agents.judge import make_recall_judge
-from ..agents.recall_context import TokenCount
-from ..agents.refresher import make_recall_refresher
-from ..agents.retriever import make_retriever
-from ..agents.rewriter import make_rewriter
+from ..agents.common.deps import node_deps
+from ..agents.recall.answer import make_answer
+from ..agents.recall.context import TokenCount
+from ..agents.recall.judge import make_recall_judge
+from ..agents.recall.refresher import make_recall_refresher
+from ..agents.recall.retriever import make_retriever
+from ..agents.recall.rewriter import make_rewriter
 from ..core.context import MemoryContext, context_of
 from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
 from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict

@@ -28,7 +28,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from ..agents.journal import SqliteReplyJournal
+from ..agents.common.journal import SqliteReplyJournal
 from ..config import MemoryConfig
 from ..core.context import MemoryContext
 from ..errors import InvalidInputError, InvalidTypeError

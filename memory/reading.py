@@ -11,7 +11,7 @@ from datetime import datetime
 
 import numpy as np
 
-from ..agents.names import with_speaker_names
+from ..agents.common.names import with_speaker_names
 from ..config import MemoryConfig
 from ..errors import InvalidInputError, InvalidTypeError
 from ..stores.audit import AuditEntry

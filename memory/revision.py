@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..agents.timeparse import reference_day, resolve_times
+from ..agents.common.timeparse import reference_day, resolve_times
 from ..errors import InvalidInputError
 from ..stores.audit import AuditEntry
 from ..stores.chroma import ChromaMemoryStore

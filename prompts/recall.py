@@ -73,7 +73,7 @@ PREMISE_OWNER = ChatPromptTemplate.from_messages(
     ]
 )
 """Asked when the turns that best match a question about one person all read as
-someone else's (:func:`~lamina.agents.premise.foreign_topic`): a short call that
+someone else's (:func:`~lamina.agents.recall.premise.foreign_topic`): a short call that
 names whose the question's subject is."""
 
 REWRITE = ChatPromptTemplate.from_messages(

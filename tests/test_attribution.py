@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from lamina.agents.attribution import mentions, ungrounded_person, unsupported_person
-from lamina.agents.query_analysis import QueryAnalysis
+from lamina.agents.common.attribution import mentions, ungrounded_person, unsupported_person
+from lamina.agents.common.query_analysis import QueryAnalysis
 from lamina.core.state import Candidate
 
 WHEN = datetime(2023, 5, 20, tzinfo=UTC)

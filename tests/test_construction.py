@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from lamina.agents.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
-from lamina.agents.lines import parse_lines
-from lamina.agents.salience import is_trivial
+from lamina.agents.common.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
+from lamina.agents.ingest.lines import parse_lines
+from lamina.agents.ingest.salience import is_trivial
 from lamina.core.context import MemoryContext
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore
@@ -162,7 +162,7 @@ def test_salience_keeps_anything_that_could_matter() -> None:
 
 
 def test_a_fact_is_filed_under_the_person_its_sentence_is_about() -> None:
-    from lamina.agents.construct import subject_of
+    from lamina.agents.ingest.construct import subject_of
 
     assert subject_of("Theo opened a bakery.", "Maya") == "Theo"  # not the speaker
     assert subject_of("Maya's brother Theo opened a bakery.", "Theo") == "Theo"
@@ -207,7 +207,7 @@ def test_the_facade_keeps_a_construction_journal_on_disk(tmp_path: Path) -> None
 
 
 def test_a_merge_keeps_only_the_sentences_it_did_not_have() -> None:
-    from lamina.agents.episodes import extend_narrative
+    from lamina.agents.ingest.episodes import extend_narrative
 
     known = "Maya told Sam about the bakery. Theo bakes bread."
     assert extend_narrative(known, "Maya told Sam about the bakery. Theo hired Ana.") == (

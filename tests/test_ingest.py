@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lamina.agents.refinement import fact_id
+from lamina.agents.common.refinement import fact_id
 from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
 from lamina.graphs.ingest import build_ingest_graph
@@ -316,7 +316,7 @@ def test_refined_facts_are_deduplicated(store, model) -> None:  # type: ignore[n
                 namespace=NS,
                 text="Alice bakes bread",
                 occurred_at=T0,
-                id=__import__("lamina.agents.refinement", fromlist=["x"]).fact_id(
+                id=__import__("lamina.agents.common.refinement", fromlist=["x"]).fact_id(
                     NS, "Alice bakes bread"
                 ),
             )

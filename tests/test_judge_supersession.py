@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from lamina.agents.deps import NodeDeps, StepLog
-from lamina.agents.judge import check_conflicts
+from lamina.agents.common.deps import NodeDeps, StepLog
+from lamina.agents.ingest.conflicts import check_conflicts
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
 from lamina.stores import ChromaMemoryStore, FactRecord

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lamina.agents.ownership import addressee, decide_owner, grammar_owner, restate
-from lamina.agents.support import SUPPORT_THRESHOLD, support_ratio, supported
+from lamina.agents.ingest.ownership import addressee, decide_owner, grammar_owner, restate
+from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio, supported
 
 PEOPLE = ["Maya", "Theo"]
 

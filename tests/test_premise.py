@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from lamina.agents.premise import premise_found, unfounded_premise
-from lamina.agents.query_analysis import QueryAnalysis
+from lamina.agents.common.query_analysis import QueryAnalysis
+from lamina.agents.recall.premise import premise_found, unfounded_premise
 from lamina.core.state import Candidate
 
 WHEN = datetime(2023, 7, 23, tzinfo=UTC)

@@ -39,7 +39,7 @@ def test_answer_memories_show_dates_the_way_people_write_them() -> None:
     from datetime import UTC, datetime
     from zoneinfo import ZoneInfo
 
-    from lamina.agents.formatting import format_candidates
+    from lamina.agents.common.formatting import format_candidates
     from lamina.core.state import Candidate
 
     late_evening = datetime(2023, 5, 8, 23, 30, tzinfo=UTC)

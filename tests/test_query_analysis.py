@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lamina.agents.names import match_speakers, with_speaker_names, without_speakers
-from lamina.agents.query_analysis import analyze_question, question_type
+from lamina.agents.common.names import match_speakers, with_speaker_names, without_speakers
+from lamina.agents.common.query_analysis import analyze_question, question_type
 from lamina.errors import InvalidInputError
 
 REF = datetime(2023, 10, 20, 15, 0, tzinfo=UTC)  # a Friday

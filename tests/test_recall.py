@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from lamina.agents.answer import REFUSAL
-from lamina.agents.recall_schemas import DRAFT_CITATIONS, MAX_ANSWER, MAX_NOTE, DraftFirst
-from lamina.agents.refinement import fact_id
+from lamina.agents.common.refinement import fact_id
+from lamina.agents.recall.answer import REFUSAL
+from lamina.agents.recall.schemas import DRAFT_CITATIONS, MAX_ANSWER, MAX_NOTE, DraftFirst
 from lamina.core.context import MemoryContext
 from lamina.core.state import RecallState
 from lamina.errors import InvalidInputError

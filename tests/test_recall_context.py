@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from lamina.agents.recall_context import (
+from lamina.agents.recall.context import (
     NO_MEMORIES,
     best_last,
     cut_to_budget,

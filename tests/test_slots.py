@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lamina.agents.slots import candidate_pairs, hedged, names_in, same_person, slots_of
+from lamina.agents.ingest.slots import candidate_pairs, hedged, names_in, same_person, slots_of
 from lamina.stores.records import FactRecord
 
 NS = "user:ana"

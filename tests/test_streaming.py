@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lamina.agents.refinement import fact_id
+from lamina.agents.common.refinement import fact_id
 from lamina.core.state import Written
 from lamina.graphs import MemoryContext, build_memory_graph
 from lamina.graphs.events import MEMORY_WRITTEN, memory_events

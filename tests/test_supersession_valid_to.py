@@ -12,8 +12,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from lamina.agents.deps import NodeDeps, StepLog
-from lamina.agents.refresher import _apply_edit, make_recall_refresher
+from lamina.agents.common.deps import NodeDeps, StepLog
+from lamina.agents.recall.refresher import _apply_edit, make_recall_refresher
 from lamina.core.context import MemoryContext
 from lamina.core.state import Candidate
 from lamina.graphs.ingest import build_ingest_graph

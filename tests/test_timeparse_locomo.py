@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lamina.agents.timeparse import resolve_times
+from lamina.agents.common.timeparse import resolve_times
 from lamina.datasets.locomo import default_locomo_path
 
 LABELS = Path(__file__).parent / "data" / "locomo_relative_dates.json"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from lamina.agents.deps import NodeDeps, StepLog
-from lamina.agents.judge import check_conflicts
-from lamina.agents.slots import candidate_pairs
-from lamina.agents.update_cues import update_cue
+from lamina.agents.common.deps import NodeDeps, StepLog
+from lamina.agents.ingest.conflicts import check_conflicts
+from lamina.agents.ingest.slots import candidate_pairs
+from lamina.agents.ingest.update_cues import update_cue
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
 from lamina.stores import ChromaMemoryStore, FactRecord

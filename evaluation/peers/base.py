@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from ...agents.formatting import long_date
+from ...agents.common.formatting import long_date
 from ...core.state import TurnInput
 from .costs import CallLog
 

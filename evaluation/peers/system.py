@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ...agents.formatting import data_line, long_date
+from ...agents.common.formatting import data_line, long_date
 from ...datasets.locomo import Conversation
 from ..answering import Answerer
 from ..records import ANSWER_STEP_FAILED

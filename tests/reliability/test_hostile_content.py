@@ -24,7 +24,7 @@ import pytest
 from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from lamina.agents.formatting import as_data, data_line
+from lamina.agents.common.formatting import as_data, data_line
 from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
 from lamina.graphs.ingest import build_ingest_graph

@@ -27,7 +27,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
-from lamina.agents import recall_schemas, schemas
+from lamina.agents.ingest import schemas
+from lamina.agents.recall import schemas as recall_schemas
 from lamina.core.context import MemoryContext
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.graphs.recall import build_recall_graph

@@ -1,0 +1,151 @@
+"""Shared helpers that turn records into delimited prompt text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from ...core.state import Candidate
+from ...stores.records import FactRecord, MemoryRecord, RawTurn
+
+_MAX_FIELD = 4000
+_GAP = (
+    "[\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]*"
+)
+"""Characters a model may skip over when reading a tag: spaces, zero-width, joiners."""
+_DATA_TAG = re.compile(
+    "[<\uff1c\ufe64]"
+    + _GAP
+    + "[/\uff0f]?"
+    + _GAP
+    + _GAP.join(("[d\uff44]", "[a\uff41]", "[t\uff54]", "[a\uff41]"))
+    + _GAP
+    + "(?![\\w])",
+    re.IGNORECASE,
+)
+"""An opening or closing ``data`` tag, also with zero-width, fullwidth or case tricks."""
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def clip(text: str, limit: int = _MAX_FIELD) -> str:
+    """Shorten ``text`` to ``limit`` characters so one memory cannot flood a prompt."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_data(text: str) -> str:
+    """Make ``text`` safe inside a ``<data>`` block: it can neither open nor close one.
+
+    The ``<`` of anything a model could read as a ``data`` tag becomes ``&lt;``.
+    """
+    return _DATA_TAG.sub(lambda m: "&lt;" + m.group()[1:], text)
+
+
+def data_line(text: str, limit: int = _MAX_FIELD) -> str:
+    """One memory field for a labelled line: clipped, delimiter-safe, and indented.
+
+    Continuation lines are indented, so a memory can never start a line that looks
+    like another memory's ``[label]``.
+    """
+    return _LINE_BREAK.sub("\n    ", as_data(clip(text, limit)))
+
+
+def local_time(when: datetime, tz: ZoneInfo) -> str:
+    """Format an aware datetime as ``2023-05-08 13:56 (Mon)`` in ``tz``."""
+    return when.astimezone(tz).strftime("%Y-%m-%d %H:%M (%a)")
+
+
+def long_date(when: datetime, tz: ZoneInfo) -> str:
+    """Format an aware datetime's day as ``8 May 2023`` in ``tz``.
+
+    That is how people (and LoCoMo's gold answers) write dates, so an answer that copies
+    a memory's date reads naturally.
+    """
+    local = when.astimezone(tz)
+    return f"{local.day} {local:%B %Y}"
+
+
+def format_turns(
+    turns: Sequence[RawTurn], tz: ZoneInfo, prefix: str = "t"
+) -> tuple[str, dict[str, str]]:
+    """Render turns one per line with short labels; return the text and label -> id."""
+    lines, labels = [], {}
+    for n, turn in enumerate(turns, start=1):
+        label = f"{prefix}{n}"
+        labels[label] = turn.id
+        line = (
+            f"[{label}] {local_time(turn.occurred_at, tz)} "
+            f"{data_line(turn.speaker, 200)}: {data_line(turn.text)}"
+        )
+        if turn.media_caption:
+            line += f" [shared image: {data_line(turn.media_caption, 300)}]"
+        lines.append(line)
+    return "\n".join(lines), labels
+
+
+def format_excerpt(turns: Sequence[RawTurn], tz: ZoneInfo) -> tuple[str, dict[str, str]]:
+    """Render turns compactly for construction: a date line per day, then labelled turns.
+
+    Each turn shows its resolved times ("last Friday (14 July 2023)"), so the model copies
+    dates instead of computing them. Returns the text and label -> id.
+    """
+    lines, labels, day = [], {}, None
+    for n, turn in enumerate(turns, start=1):
+        local = turn.occurred_at.astimezone(tz)
+        if local.date() != day:
+            day = local.date()
+            lines.append(f"({local:%A} {long_date(turn.occurred_at, tz)})")
+        label = f"t{n}"
+        labels[label] = turn.id
+        line = f"[{label}] {data_line(turn.speaker, 200)}: {data_line(turn.display_text())}"
+        if turn.media_caption:
+            line += f" [shared image: {data_line(turn.media_caption, 300)}]"
+        lines.append(line)
+    return "\n".join(lines), labels
+
+
+def format_facts(
+    facts: Sequence[FactRecord], tz: ZoneInfo, prefix: str
+) -> tuple[str, dict[str, str]]:
+    """Render facts one per line with short labels; return the text and label -> id."""
+    lines, labels = [], {}
+    for n, fact in enumerate(facts, start=1):
+        label = f"{prefix}{n}"
+        labels[label] = fact.id
+        when = fact.point_in_time or fact.valid_from or fact.occurred_at
+        lines.append(f"[{label}] ({when.astimezone(tz):%Y-%m-%d}) {data_line(fact.text, 600)}")
+    return "\n".join(lines) or "(none)", labels
+
+
+def format_record(record: MemoryRecord, tz: ZoneInfo) -> str:
+    """Render one episode or scene as ``title (date): text``."""
+    title = data_line(getattr(record, "title", "") or record.granularity.value, 300)
+    return f"{title} ({record.occurred_at.astimezone(tz):%Y-%m-%d}): {data_line(record.text)}"
+
+
+def approx_tokens(text: str) -> int:
+    """A token estimate (words x 1.3), for a model whose tokenizer is unknown.
+
+    Budgets count with the served model's own tokenizer where lamina can run it
+    (:func:`lamina.llm.tokens.token_counter_for`); this is the labelled fallback.
+    """
+    return int(len(text.split()) * 1.3) + 1
+
+
+def format_candidates(candidates: Sequence[Candidate], tz: ZoneInfo) -> tuple[str, dict[str, str]]:
+    """Render retrieved memories with labels ``m1..``; return the text and label -> id."""
+    lines, labels = [], {}
+    for n, c in enumerate(candidates, start=1):
+        label = f"m{n}"
+        labels[label] = c.id
+        head = f"[{label}] ({c.granularity}, {long_date(c.occurred_at, tz)}"
+        if c.superseded_by or c.valid_to:
+            until = long_date(c.valid_to, tz) if c.valid_to else "?"
+            head += f", valid until {until}"
+        head += ")"
+        who = f"{data_line(c.speaker, 200)}: " if c.speaker else ""
+        title = f"{data_line(c.title, 300)}: " if c.title and c.granularity != "raw" else ""
+        lines.append(f"{head} {title}{who}{data_line(c.text, 1500)}")
+    return "\n".join(lines) or "(no memories found)", labels

@@ -1,0 +1,387 @@
+"""One construction call: turns in; an episode title, a summary and its facts out.
+
+The episode and the facts of an excerpt come from ONE call with a capped output, in the
+compact line format (``construction_format="lines"``, the default, for small local
+models) or as a JSON object (``"json"``, for API models with native structured output).
+Dates are the parser's, not the model's: facts are resolved against their source turn's
+date, and a date the model wrote that contradicts the turn's resolved date is replaced.
+A reply already in the construction journal is reused without calling the model.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, date, datetime
+from datetime import time as clock_time
+
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from ...core.calls import LLMCall
+from ...core.context import MemoryContext
+from ...llm.reachability import unreachable_reason
+from ...prompts.construction import (
+    CONSTRUCT_JSON,
+    CONSTRUCT_LINES,
+    CONSTRUCTION_FORMAT,
+    CONSTRUCTION_PROMPT_VERSION,
+    LINES_REPAIR,
+)
+from ...stores.records import (
+    EpisodeRecord,
+    FactRecord,
+    MetadataValue,
+    RawTurn,
+    TimeRef,
+    annotate_times,
+)
+from ..common.deps import StepLog
+from ..common.formatting import format_excerpt, format_record
+from ..common.journal import journal_key
+from ..common.refinement import fact_id
+from ..common.timeparse import reference_day, resolve_times
+from .lines import complete, parse_lines
+from .ownership import addressee, decide_owner, restate
+from .schemas import ConstructionDraft, FactLine
+from .support import support_ratio, supported
+
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+)
+_DATE_TEXT = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? \d{{4}}\b|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? "
+    r"\d{4}\b|\b\d{4}-\d{2}-\d{2}\b"
+)
+"""An absolute date as a model writes one: 14 July 2023, July 14th, 2023, 2023-07-14."""
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+_EXAMPLE_TEXT = "\n".join(
+    str(getattr(getattr(m, "prompt", None), "template", ""))
+    for m in (*CONSTRUCT_LINES.messages, *CONSTRUCT_JSON.messages)
+)
+"""The prompts' own words: a note copied from the example is not memory."""
+
+
+def _copied(statement: str, example: str) -> bool:
+    """A whole sentence of the prompt (not a short phrase that happens to occur in it)."""
+    text = statement.strip().casefold()
+    return len(text) >= 15 and text in example
+
+
+def item_budget(ctx: MemoryContext, n_turns: int) -> tuple[int, int]:
+    """(items, output tokens) allowed for an excerpt of ``n_turns`` turns."""
+    items = max(1, min(ctx.construction_max_items, n_turns + 2))
+    return items, min(ctx.construction_max_tokens, 70 + 28 * items)
+
+
+def _messages(
+    ctx: MemoryContext, turns: list[RawTurn], known: EpisodeRecord | None, items: int
+) -> tuple[list[BaseMessage], dict[str, str]]:
+    text, labels = format_excerpt(turns, ctx.tz)
+    known_text = (
+        f"Known episode:\n<data>\n{format_record(known, ctx.tz)}\n</data>\n" if known else ""
+    )
+    template = CONSTRUCT_JSON if ctx.construction_format == "json" else CONSTRUCT_LINES
+    return template.format_messages(known=known_text, turns=text, max_items=items), labels
+
+
+def _record_call(
+    log: StepLog,
+    attempt: int,
+    started: float,
+    reply: object,
+    error: str | None,
+    *,
+    unreachable: bool = False,
+) -> None:
+    log.calls.append(
+        LLMCall(
+            node=log.node,
+            schema=CONSTRUCTION_FORMAT,
+            attempt=attempt,
+            method="lines",
+            ok=error is None,
+            latency_s=getattr(reply, "latency_s", time.perf_counter() - started),
+            prompt_tokens=getattr(reply, "prompt_tokens", None),
+            completion_tokens=getattr(reply, "completion_tokens", None),
+            error=error,
+            unreachable=unreachable,
+        )
+    )
+
+
+def _ask_lines(
+    log: StepLog, ctx: MemoryContext, messages: list[BaseMessage], cap: int, step: str
+) -> ConstructionDraft | None:
+    deps = log.deps
+    penalty = ctx.construction_frequency_penalty
+    version = CONSTRUCTION_PROMPT_VERSION + ("" if penalty is None else f"/fp{penalty:g}")
+    key = journal_key(deps.model_name, version, cap, messages)
+    kept = deps.journal.get(key) if deps.journal is not None else None
+    if kept is not None and not (parsed := parse_lines(kept)).empty:
+        return parsed.draft
+    convo = list(messages)
+    for attempt in range(1, ctx.max_llm_attempts + 1):
+        started = time.perf_counter()
+        try:
+            reply = complete(deps.caller.model, convo, cap, frequency_penalty=penalty)
+        except Exception as e:  # HTTP errors, timeouts: the turns stay unconsolidated
+            down = unreachable_reason(e) is not None
+            error = f"{type(e).__name__}: {e}"[:2000]
+            _record_call(log, attempt, started, None, error, unreachable=down)
+            if down:  # a model that cannot be reached is not asked again
+                log.fail(step, error)
+                return None
+            continue
+        parsed = parse_lines(reply.text)
+        if parsed.empty:
+            _record_call(log, attempt, started, reply, "no T|, S| or F| line in the reply")
+            convo = [*messages, HumanMessage(LINES_REPAIR)]
+            continue
+        _record_call(log, attempt, started, reply, None)
+        if parsed.dropped:
+            log.fail(
+                f"{step}_line",
+                f"dropped {len(parsed.dropped)} malformed line(s), e.g. {parsed.dropped[0]!r}",
+            )
+        if deps.journal is not None:
+            deps.journal.put(key, reply.text)
+        return parsed.draft
+    log.fail(step, f"no usable {CONSTRUCTION_FORMAT} reply after {ctx.max_llm_attempts} attempt(s)")
+    return None
+
+
+def draft_excerpt(
+    log: StepLog,
+    ctx: MemoryContext,
+    turns: list[RawTurn],
+    *,
+    known: EpisodeRecord | None = None,
+    step: str = "construct",
+) -> tuple[ConstructionDraft, dict[str, str]] | None:
+    """Ask for the excerpt's title, summary and facts; None when the call failed."""
+    items, cap = item_budget(ctx, len(turns))
+    messages, labels = _messages(ctx, turns, known, items)
+    if ctx.construction_format == "json":
+        value = log.ask(ConstructionDraft, messages, step)
+    else:
+        value = _ask_lines(log, ctx, messages, cap, step)
+    if value is None:
+        return None
+    example = _EXAMPLE_TEXT.casefold()
+    kept = [f for f in value.facts if not _copied(f.statement, example)]
+    if len(kept) < len(value.facts):
+        log.fail(
+            f"{step}_line",
+            f"dropped {len(value.facts) - len(kept)} note(s) copied from the prompt's example",
+        )
+    return value.model_copy(update={"facts": kept[:items]}), labels
+
+
+def _at(day: date, ctx: MemoryContext) -> datetime:
+    return datetime.combine(day, clock_time(), ctx.tz).astimezone(UTC)
+
+
+def resolve_statement(
+    statement: str, turns: list[RawTurn], anchor: date
+) -> tuple[str, TimeRef | None]:
+    """The statement with its time resolved: the parser's dates win over the model's.
+
+    A relative expression left in the statement is resolved against ``anchor`` (its
+    source turn's day). A resolved date the model copied is recognised. An absolute date
+    the model wrote that is not the one its single source time resolved to is replaced.
+    """
+    own = resolve_times(statement, anchor)
+    if own:
+        return annotate_times(statement, own), own[0]
+    refs = [r for t in turns for r in t.time_refs]
+    for ref in refs:
+        if ref.label() in statement:
+            return statement, ref
+    written = _DATE_TEXT.search(statement)
+    if written is not None and len(refs) == 1 and refs[0].granularity in ("day", "weekend"):
+        start, end = written.span()
+        return f"{statement[:start]}{refs[0].label()}{statement[end:]}", refs[0]
+    return statement, None
+
+
+_LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
+_NOT_NAMES = frozenset(
+    "The A An In On At This That These Those They He She It We I You When After Before "
+    "Last Next Yesterday Today Tomorrow Every Some Her His Their Our My Your".split()
+)
+
+
+def subject_of(statement: str, named: str) -> str:
+    """Whom a statement is about: the name it starts with, else the model's ``named``.
+
+    A small model often files a fact under the speaker who told it ("Maya" for "Theo
+    opened a bakery"); the sentence's own grammatical subject is the better witness.
+    A possessive start ("Maya's brother Theo ...") keeps the model's choice.
+    """
+    lead = _LEAD.match(statement)
+    if lead is None:
+        return named
+    name = lead.group(1)
+    if name.split()[0] in _NOT_NAMES:
+        return named
+    return name
+
+
+def _people(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> list[str]:
+    """The namespace's speakers (the excerpt's first), for owners and addressees."""
+    people = list(dict.fromkeys(t.speaker for t in turns))
+    try:
+        stored = log.deps.store.lexical_index("raw", ctx.namespace).distinct("speaker")
+    except Exception:  # no index: the excerpt's speakers are enough to decide most owners
+        stored = []
+    return list(dict.fromkeys([*people, *(str(v) for v in stored if isinstance(v, str))]))
+
+
+def _spoken_to(turn: RawTurn, turns: list[RawTurn], people: list[str]) -> str | None:
+    """Whom ``turn`` addresses: the nearest other speaker of the excerpt, else the other person."""
+    at = next((n for n, t in enumerate(turns) if t.id == turn.id), None)
+    near: list[str] = []
+    if at is not None:
+        for d in range(1, len(turns)):
+            near += [turns[i].speaker for i in (at - d, at + d) if 0 <= i < len(turns)]
+    return addressee(turn.speaker, near, people)
+
+
+def checked_owner(
+    log: StepLog,
+    text: str,
+    named: str,
+    source_turns: list[RawTurn],
+    turns: list[RawTurn],
+    people: list[str],
+) -> tuple[str, str, str]:
+    """(text, owner, check): the owner the source turn's grammar gives wins, counted."""
+    owner = subject_of(text, named)
+    # the source turn that says most of the fact (a fact with no turn label cites them all)
+    turn = max(source_turns, key=lambda t: support_ratio(text, [t.text], people))
+    verdict = decide_owner(
+        owner, text, turn.text, turn.speaker, _spoken_to(turn, turns, people), people
+    )
+    if verdict.check == "corrected":
+        log.count("owner_corrected")
+        text = restate(text, owner, verdict.owner)
+    elif verdict.check == "undecided":
+        log.count("owner_undecided")
+    return text, verdict.owner, verdict.check
+
+
+def _said(turn: RawTurn, *, answered: bool = False) -> list[str]:
+    """What a turn says: its text and its shared image's caption.
+
+    ``answered`` adds the turn it answers (``context``: "Yes, last week!" says what the
+    question asked).
+    """
+    return [turn.text, turn.media_caption or "", (turn.context or "") if answered else ""]
+
+
+def supporting_turns(
+    log: StepLog, statement: str, cited: list[str], turns: list[RawTurn], people: list[str]
+) -> list[str] | None:
+    """The ids of the turns a statement is drawn from, or None when none supports it.
+
+    Support: the turns' text and captions hold
+    :data:`~lamina.agents.support.SUPPORT_THRESHOLD` of its content words. The cited
+    turns when they support it; else the one turn of the excerpt that supports it best,
+    when that one does (a small model often writes the right note under the wrong turn
+    label: counted ``source_corrected``); else the cited turns when they support it
+    together with the turns they answer ("Yes, last week!" after "Did you move?"). A
+    note with no label cites the whole excerpt and is pinned to its best turn when that
+    turn supports it alone.
+    """
+    by_id = {t.id: t for t in turns}
+    best = max(turns, key=lambda t: support_ratio(statement, _said(t), people))
+    alone = supported(statement, _said(best), people)
+    if len(cited) > 1 and alone:
+        return [best.id]
+    if supported(statement, [x for i in cited for x in _said(by_id[i])], people):
+        return cited
+    if alone:
+        log.count("source_corrected")
+        return [best.id]
+    answered = [x for i in cited for x in _said(by_id[i], answered=True)]
+    return cited if supported(statement, answered, people) else None
+
+
+def fact_records(
+    log: StepLog,
+    ctx: MemoryContext,
+    items: list[FactLine],
+    turns: list[RawTurn],
+    labels: dict[str, str],
+    episode_id: str | None = None,
+) -> list[FactRecord]:
+    """Stored facts from a draft's items, with provenance, owner and event time.
+
+    A fact is sourced from the turns that support it (:func:`supporting_turns`); one no
+    turn supports is dropped and counted. Its owner comes from the grammar of its source
+    turn when the model's disagrees (see :mod:`.ownership`).
+    """
+    by_id = {t.id: t for t in turns}
+    people = _people(log, ctx, turns)
+    out = []
+    for item in items:
+        cited = [labels[item.source]] if item.source in labels else [t.id for t in turns]
+        sources = supporting_turns(log, item.statement, cited, turns, people)
+        if sources is None:
+            log.count("unsupported_dropped")
+            continue
+        source_turns = [by_id[s] for s in sources]
+        anchor = reference_day(source_turns[0].occurred_at, ctx.tz)
+        text, when = resolve_statement(item.statement.strip(), source_turns, anchor)
+        text, owner, check = checked_owner(
+            log, text, item.subject.strip(), source_turns, turns, people
+        )
+        said_at = max(t.occurred_at for t in source_turns)
+        point = start = end = None
+        if when is not None and when.start == when.end:
+            point = _at(when.start, ctx)
+        elif when is not None:
+            start, end = _at(when.start, ctx), _at(when.end, ctx)
+        meta: dict[str, MetadataValue] = {"owner_check": check}
+        if episode_id:
+            meta["episode_id"] = episode_id
+        out.append(
+            FactRecord(
+                id=fact_id(ctx.namespace, text),
+                namespace=ctx.namespace,
+                text=text,
+                subject=owner,
+                kind=item.kind,
+                point_in_time=point,
+                start_time=start,
+                end_time=end,
+                valid_from=start or point or said_at,
+                occurred_at=point or start or said_at,
+                recorded_at=log.deps.clock(),
+                source_ids=sources,
+                metadata=meta,
+            )
+        )
+    return out
+
+
+def episode_text(
+    draft: ConstructionDraft, turns: list[RawTurn], ctx: MemoryContext
+) -> tuple[str, str]:
+    """(title, narrative) of a draft, with fallbacks when the model left either out."""
+    summary = " ".join(dict.fromkeys(s.strip() for s in _SENTENCE_END.split(draft.summary)))
+    summary = summary.strip()
+    if summary:
+        days = {reference_day(t.occurred_at, ctx.tz) for t in turns}
+        if len(days) == 1:
+            summary = annotate_times(summary, resolve_times(summary, days.pop()))
+    else:
+        summary = " ".join(f.statement.strip() for f in draft.facts[:3])
+    if not summary:
+        summary = " ".join(f"{t.speaker}: {t.text}" for t in turns)[:600]
+    title = draft.title.strip() or summary.split(".")[0][:80] or "Untitled episode"
+    return title, summary

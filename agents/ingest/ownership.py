@@ -1,0 +1,235 @@
+"""Whose fact it is, read from the grammar of its source turn (no LLM).
+
+A small model often files a fact under the wrong person: "Maya will water her plants"
+when Maya said "you can water my plants" to Theo. The source turn's grammar is the
+better witness. For each content word of the statement found in the turn (same stem),
+the words before it are read back to the start of its clause; the first subject met is
+that word's vote, and the majority of the votes names the owner:
+
+* a first-person pronoun (``I``, ``I'm``, ``we``) is the speaker;
+* ``you`` is the one addressed (the other speaker next to the turn);
+* a known person's name is that person (a name said to someone, a vocative, is skipped);
+* a name right after a relation word ("my friend Carla") is that third person;
+* ``he``, ``she``, ``they`` is someone other than the speaker and the one addressed.
+
+Possessives (``my plants``) are not subjects. When no clause names a subject, the turn
+as a whole decides if it is unambiguous (only first-person words: the speaker; only
+second-person words: the one addressed). Otherwise the model's owner stays, flagged as
+undecided. The verdict says which happened, so construction can count it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ...stores.lexical import Analyzer
+from ..common.attribution import mentions
+from ..common.names import match_speakers
+from .support import content_terms
+
+_ANALYZER = Analyzer()
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'’-]*|[.!?;:,]")
+_BOUNDARY = frozenset(".!?;:,")
+_FIRST = frozenset(
+    "i i'm im i've ive i'll ill i'd id we we're we've we'll we'd".replace("’", "'").split()
+)
+_SECOND = frozenset("you you're youre you've youve you'll youll you'd".split())
+_THIRD = frozenset("he she they he's she's they're he'll she'll they'll".split())
+_FIRST_ANY = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|us|our|ours)\b", re.I)
+_SECOND_ANY = re.compile(r"\b(?:you|you're|you've|you'll|you'd|your|yours|yourself)\b", re.I)
+ROLE_LABELS = frozenset({"user", "human", "assistant", "ai", "bot", "me"})
+"""Speaker labels that are roles, not names: a model's name for that speaker stands."""
+CORRECT_FROM_WHOLE_TURN = False
+"""Whether the whole turn's pronouns may overrule the model (measured: they may not)."""
+DROPPED_SUBJECT = True
+"""Whether a clause opening without a subject ("Been busy...") counts as the speaker's."""
+LOOKBACK = 8
+"""Words read back from a content word to find its subject."""
+
+OwnerCheck = Literal["agreed", "corrected", "undecided"]
+
+
+@dataclass(frozen=True)
+class OwnerVerdict:
+    """The owner a fact is filed under, and how it was decided."""
+
+    owner: str
+    check: OwnerCheck
+    grammar: str | None
+    """The owner the turn's grammar names (None: it names none, or a third person)."""
+
+
+def addressee(speaker: str, neighbours: Sequence[str], people: Sequence[str]) -> str | None:
+    """The one a turn by ``speaker`` speaks to: the nearest other speaker around it.
+
+    ``neighbours``: the speakers of the turns around it, nearest first. Without one,
+    the only other known person, if there is exactly one.
+    """
+    for other in neighbours:
+        if other and other != speaker:
+            return other
+    others = [p for p in dict.fromkeys(people) if p != speaker]
+    return others[0] if len(others) == 1 else None
+
+
+def _norm(token: str) -> str:
+    return token.lower().replace("’", "'")
+
+
+_OPENERS = frozenset(
+    "just been got went had did made took started finished tried bought visited joined "
+    "spent saw met found loved love hope hoping thinking feeling felt having doing "
+    "working trying getting going planning gonna recently finally also still really "
+    "currently gotta wanna".split()
+)
+"""Words a chat clause starts with when it drops its "I" ("Been busy volunteering",
+"Just started doing aerial yoga", "Went hiking yesterday")."""
+
+
+_RELATIONS = frozenset(
+    "friend brother sister husband wife partner boyfriend girlfriend fiance fiancee mom "
+    "mum mother dad father son daughter cousin aunt uncle niece nephew grandma "
+    "grandmother grandpa grandfather colleague coworker boss neighbour neighbor roommate "
+    "flatmate".split()
+)
+"""Words that put a named third person in a clause ("my friend Carla", "her son Leo")."""
+
+
+def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
+    """Whether the clause from ``tokens[start]`` to ``tokens[at]`` drops its "I"."""
+    return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in _OPENERS
+
+
+def _subject(
+    tokens: list[str], at: int, speaker: str, addressed: str | None, people: Sequence[str]
+) -> str | None:
+    """The subject before ``tokens[at]`` in its clause: a person, ``"third"`` or None.
+
+    A clause that starts with a subjectless opener ("Just started doing aerial yoga")
+    is the speaker's.
+    """
+    floor = max(-1, at - 1 - LOOKBACK)
+    for back in range(at - 1, floor, -1):
+        word = tokens[back]
+        if word in _BOUNDARY:
+            return speaker if _dropped_i(tokens, back + 1, at) else None
+        low = _norm(word)
+        if low in _FIRST:
+            return speaker
+        if low in _SECOND:
+            return addressed
+        if low in _THIRD:
+            return "third"
+        if word[0].isupper():
+            named = match_speakers(word, list(people))
+            vocative = back + 1 < len(tokens) and tokens[back + 1] in _BOUNDARY
+            if named and not vocative:
+                return named[0]
+            if not named and back > 0 and _norm(tokens[back - 1]) in _RELATIONS:
+                return word  # "my friend Carla got a new job": Carla's
+    if floor == -1 and _dropped_i(tokens, 0, at):  # the turn's first clause
+        return speaker
+    return None
+
+
+def grammar_owner(
+    statement: str, turn_text: str, speaker: str, addressed: str | None, people: Sequence[str]
+) -> str | None:
+    """The owner the source turn's grammar gives the statement; ``"third"``; or None.
+
+    Every content word of the statement found in the turn votes for the subject of its
+    clause (its first occurrence that has one); the majority wins, a tie decides nothing.
+    """
+    terms = content_terms(statement, people)
+    tokens = _TOKEN.findall(turn_text)
+    stems = [(_ANALYZER(t) or [""])[0] if t not in _BOUNDARY else "" for t in tokens]
+    votes: Counter[str] = Counter()
+    for term in terms:
+        for at, stem in enumerate(stems):
+            if stem == term:
+                found = _subject(tokens, at, speaker, addressed, people)
+                if found is not None:
+                    votes[found] += 1
+                    break
+    ranked = votes.most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
+
+
+def _turn_owner(turn_text: str, speaker: str, addressed: str | None) -> str | None:
+    """The whole turn's owner when its pronouns point one way only."""
+    first, second = bool(_FIRST_ANY.search(turn_text)), bool(_SECOND_ANY.search(turn_text))
+    if first and not second:
+        return speaker
+    if second and not first:
+        return addressed
+    return None
+
+
+def decide_owner(
+    model_owner: str,
+    statement: str,
+    turn_text: str,
+    speaker: str,
+    addressed: str | None,
+    people: Sequence[str],
+) -> OwnerVerdict:
+    """The owner to file a fact under: the turn's grammar wins over the model."""
+    found = grammar_owner(statement, turn_text, speaker, addressed, people)
+    model = model_owner.strip()
+    same = bool(model) and found not in (None, "third") and match_speakers(model, [found or ""])
+    if found == "third":
+        known = {speaker, addressed}
+        if (
+            model
+            and model not in known
+            and not any(match_speakers(model, [k or ""]) for k in known)
+        ):
+            return OwnerVerdict(model, "agreed", None)
+        return OwnerVerdict(model, "undecided", None)
+    if found is None:
+        whole = _turn_owner(turn_text, speaker, addressed)
+        if whole is not None and model and match_speakers(model, [whole]):
+            return OwnerVerdict(model, "agreed", whole)
+        if whole is None or not model or not CORRECT_FROM_WHOLE_TURN or mentions(turn_text, model):
+            return OwnerVerdict(model, "undecided", whole)
+        return OwnerVerdict(whole, "corrected", whole)
+    if same:
+        return OwnerVerdict(model, "agreed", found)
+    if model and not match_speakers(model, list(people)) and mentions(turn_text, model):
+        return OwnerVerdict(model, "agreed", found)  # a named third person the turn is about
+    others = [p for p in people if p != found]
+    if found and found.casefold() in ROLE_LABELS and model and not match_speakers(model, others):
+        return OwnerVerdict(model, "agreed", found)  # the model knows the user's name
+    return OwnerVerdict(found, "corrected", found)
+
+
+_LEAD_NAME = re.compile(r"^(?P<name>[A-Z][\w-]*(?: [A-Z][\w-]*)?)(?P<poss>['’]s)?(?=[\s,])")
+
+
+def restate(statement: str, old: str, new: str) -> str:
+    """The statement with its leading ``old`` name (or possessive) replaced by ``new``.
+
+    A leading name set off by an appositive that names ``new``'s relation ("Joe, Hana's
+    husband, went keto") is dropped instead: "Hana's husband went keto", not "Hana,
+    Hana's husband, went keto".
+    """
+    match = _LEAD_NAME.match(statement)
+    if match is None or not match_speakers(match.group("name"), [old]):
+        return statement
+    rest = statement[match.end() :]
+    if not match.group("poss"):
+        aside = re.match(r",\s*(?P<aside>[^,]+?)\s*,\s*", rest)
+        if aside is not None and re.match(
+            rf"{re.escape(new)}['’]s\b", aside.group("aside"), flags=re.IGNORECASE
+        ):
+            return aside.group("aside") + " " + rest[aside.end() :]
+    return f"{new}{match.group('poss') or ''}{rest}"
+
+
+__all__ = ["OwnerVerdict", "addressee", "decide_owner", "grammar_owner", "restate"]

@@ -1,0 +1,285 @@
+"""Slots: which attribute of which person a fact sets, found without an LLM.
+
+An update replaces what one slot of one person held: "Ana moved to Porto" replaces
+"Ana lives in Lisbon" (Ana's residence), "Ana quit the bakery" replaces "Ana works at
+the bakery" (Ana's work). A fact's slots come from cue words, compared as Snowball
+stems (the lexical channel's :class:`~lamina.stores.lexical.Analyzer`), plus a few
+phrases; a plan (``kind="foresight"``) is always in the ``plans`` slot.
+
+:func:`candidate_pairs` is the conflict check's pre-filter: a new fact is paired only
+with current stored facts about the same person (names matched leniently, see
+:func:`~lamina.agents.names.match_speakers`) that share a slot, so the model is asked
+about those pairs only, and not at all when there are none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cache
+
+from ...stores.lexical import Analyzer
+from ...stores.records import FactRecord
+from ..common.names import match_speakers
+
+SLOT_CUES: dict[str, list[str]] = {
+    "residence": (
+        "live lives lived living move moved moving relocate relocated apartment flat "
+        "house home rent renting lease landlord roommate flatmate neighbourhood "
+        "neighborhood suburb hometown resident reside address"
+    ).split(),
+    "work": (
+        "job jobs work works worked working employer employed hire hired quit resign "
+        "resigned promoted promotion boss colleague coworker career office company firm "
+        "teach teaches teaching analyst paralegal waitressing notice shift shifts staff "
+        "intern internship retire retired fired layoff startup nurse teacher engineer "
+        "developer designer chef barista lawyer doctor accountant manager consultant "
+        "cashier waiter waitress programmer architect journalist electrician mechanic "
+        "pilot freelance freelancer salary"
+    ).split(),
+    "study": (
+        "school college university uni major majoring degree study studies studying "
+        "student course graduate graduated enrol enroll enrolled phd master masters "
+        "bachelor semester thesis professor campus"
+    ).split(),
+    "partner": (
+        "boyfriend girlfriend partner husband wife married marry marriage engaged "
+        "engagement fiance fiancee fiancé fiancée dating relationship breakup divorce "
+        "divorced single spouse ex"
+    ).split(),
+    "pet": (
+        "pet pets dog dogs cat cats puppy kitten hamster rabbit bunny parrot budgie "
+        "goldfish turtle tortoise horse pony lizard snake ferret adopt adopted vet "
+        "greyhound labrador retriever terrier poodle beagle"
+    ).split(),
+    "plans": (
+        "plan plans planned planning trip travel travelling traveling vacation holiday "
+        "holidays postpone postponed cancel cancelled canceled reschedule rescheduled "
+        "intend booked honeymoon wedding flight flying marathon"
+    ).split(),
+    "name": "name named rename renamed nickname nicknamed".split(),
+    "contact": (
+        "phone number email mail address mobile cell landline handle username whatsapp "
+        "street avenue road lane"
+    ).split(),
+    "possession": (
+        "car bike bicycle motorbike motorcycle scooter van truck boat sell sold selling "
+        "buy bought own owns vehicle drive drives"
+    ).split(),
+    "diet": (
+        "vegan vegetarian veggie pescatarian keto diet meat gluten dairy lactose sugar "
+        "alcohol sober teetotal wine beer drinking fish seafood chicken beef pork eggs"
+    ).split(),
+    "favourite": "favourite favorite fave prefer prefers preferred".split(),
+}
+"""Cue words per slot; a fact holding one (as a stem) is in that slot."""
+
+SLOT_PHRASES: dict[str, tuple[str, ...]] = {
+    "residence": ("based in", "settled in"),
+    "work": ("laid off", "works as", "works at", "working at", "last day"),
+    "partner": (
+        "broke up",
+        "split up",
+        "seeing someone",
+        "going out with",
+        "been together",
+        "together since",
+    ),
+    "plans": ("going to", "will ", "'ll ", "won't ", "will not", "instead of"),
+    "name": ("calls me", "call me", "called me", "goes by"),
+}
+"""Phrases per slot, matched in the casefolded text."""
+
+SLOT_WORDS: dict[str, str] = {
+    "residence": "where they live",
+    "work": "their work",
+    "study": "what they study",
+    "partner": "their partner",
+    "pet": "their pet",
+    "plans": "their plans",
+    "name": "a name",
+    "contact": "their contact details",
+    "possession": "what they own",
+    "diet": "their diet",
+    "favourite": "a favourite",
+}
+"""How a slot is named to the model and in audit entries."""
+
+_HEDGE = re.compile(
+    r"\b(?:if|might|maybe|perhaps|possibly|considering|consider|thinking about|"
+    r"thinks about|would like|wants to|dreams? of|someday|wish(?:es)?|could)\b",
+    re.IGNORECASE,
+)
+"""A statement of what may be, not what is: it updates no slot."""
+
+_ANALYZER = Analyzer()
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:'s)?\b")
+"""A capitalised word that does not start a sentence: a name of a place, firm, pet..."""
+_NOT_NAMES = frozenset(
+    "January February March April May June July August September October November "
+    "December Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+)
+
+
+@cache
+def _stem_index() -> dict[str, frozenset[str]]:
+    """Stem of each cue word -> the slots it cues."""
+    index: dict[str, set[str]] = {}
+    for slot, words in SLOT_CUES.items():
+        for word in words:
+            for stem in _ANALYZER(word):
+                index.setdefault(stem, set()).add(slot)
+    return {stem: frozenset(slots) for stem, slots in index.items()}
+
+
+def cue_stems() -> frozenset[str]:
+    """The stems of every slot's cue words."""
+    return frozenset(_stem_index())
+
+
+def slots_of(text: str, kind: str = "fact") -> frozenset[str]:
+    """The slots a statement sets: its cue stems and phrases; a plan is in ``plans``."""
+    index = _stem_index()
+    found: set[str] = {slot for stem in _ANALYZER(text) for slot in index.get(stem, ())}
+    folded = f" {text.casefold()} "
+    found |= {s for s, phrases in SLOT_PHRASES.items() if any(p in folded for p in phrases)}
+    if kind == "foresight":
+        found.add("plans")
+    return frozenset(found)
+
+
+def names_in(text: str, people: Iterable[str] = ()) -> frozenset[str]:
+    """Names a statement mentions other than ``people``: places, firms, pets, brands.
+
+    Two statements about one person that name the same thing ("Westside", "Berlin",
+    "Pepper") are about one slot even without a cue word: "Tom teaches at Westside"
+    and "Tom left Westside".
+    """
+    found = {m.group().removesuffix("'s") for m in _NAME.finditer(text.strip())}
+    found = {n for n in found if n not in _NOT_NAMES and n.lower() not in _ANALYZER.stop_words}
+    return frozenset(n for n in found if not any(same_person(n, p) for p in people))
+
+
+def hedged(text: str) -> bool:
+    """Whether the statement is a hypothetical or a wish ("if I moved...", "might")."""
+    return _HEDGE.search(text) is not None
+
+
+def same_person(a: str | None, b: str | None) -> bool:
+    """Whether two subjects name the same person.
+
+    ("Kate" and "Katherine", "Ana" and "Ana Lopez"); a missing subject matches nobody.
+    """
+    if not a or not b or not a.strip() or not b.strip():
+        return False
+    return bool(match_speakers(a, [b]) or match_speakers(b, [a]))
+
+
+def person_of(fact: FactRecord, people: Iterable[str]) -> str | None:
+    """The fact's subject, or the first of ``people`` its text names when it has none."""
+    if fact.subject and fact.subject.strip():
+        return fact.subject
+    named = match_speakers(fact.text, [p for p in people if p])
+    return named[0] if named else None
+
+
+def event_time(fact: FactRecord) -> datetime:
+    """When what the fact states began: validity start, else its event time."""
+    return fact.event_time()
+
+
+@dataclass(frozen=True)
+class CandidatePair:
+    """A new fact and a current stored fact about the same person's same slot."""
+
+    new: FactRecord
+    old: FactRecord
+    person: str
+    slots: frozenset[str]
+
+    def slot_words(self) -> str:
+        """The shared slots as words, e.g. ``where they live`` or ``Westside``."""
+        return ", ".join(SLOT_WORDS.get(s, s.removeprefix("name:")) for s in sorted(self.slots))
+
+
+LATE_REPORT = timedelta(days=14)
+"""How long before the old fact was said a change may have happened and still replace it
+(two weeks: "last week" said the next day reaches back 13 days)."""
+
+
+def _comparable(new: FactRecord, old: FactRecord, said: datetime) -> bool:
+    """Whether ``new`` could replace ``old``: current, another text, not about earlier.
+
+    The new fact must not be about a time well before the old one was said (``said``):
+    a change told late ("I moved to Berlin last week", the day after "I live in Paris")
+    still counts, within :data:`LATE_REPORT`; "I lived in Berlin in 2019" does not.
+    """
+    if old.id == new.id or old.superseded_by is not None:
+        return False
+    if " ".join(old.text.casefold().split()) == " ".join(new.text.casefold().split()):
+        return False  # a repeat
+    return event_time(new) >= said - LATE_REPORT
+
+
+def _topics(fact: FactRecord, people: Sequence[str]) -> frozenset[str]:
+    """A fact's slots and the names it mentions (``name:<Name>``)."""
+    names = names_in(fact.text, people)
+    return slots_of(fact.text, fact.kind) | {f"name:{n}" for n in names}
+
+
+def candidate_pairs(
+    new_facts: Sequence[FactRecord],
+    stored_facts: Sequence[FactRecord],
+    *,
+    per_fact: int | None = None,
+    said_at: Callable[[FactRecord], datetime] | None = None,
+) -> list[CandidatePair]:
+    """The (new, stored) pairs worth asking the model about, best first per new fact.
+
+    A new fact is paired with a stored fact when both are about the same person and
+    share a slot or a name ("Westside"), the stored fact is current and says something
+    else, and the new one is not about a time before the stored one was said
+    (``said_at``: when a fact was said, by default its event time). A hypothetical new
+    fact ("if Ana moved to Berlin") is paired with nothing. ``stored_facts`` keeps its
+    order (pass the nearest by embedding first); at most ``per_fact`` stored facts are
+    paired with one new fact. A stored fact that is also new is skipped.
+    """
+    said = said_at or event_time
+    new_ids = {f.id for f in new_facts}
+    people = [f.subject for f in [*new_facts, *stored_facts] if f.subject]
+    stored = list({f.id: f for f in stored_facts if f.id not in new_ids}.values())
+    old_topics = {f.id: _topics(f, people) for f in stored}
+    old_people = {f.id: person_of(f, people) for f in stored}
+    pairs: list[CandidatePair] = []
+    for new in new_facts:
+        topics = _topics(new, people)
+        if not topics or not new.subject or hedged(new.text):
+            continue
+        taken = 0
+        for old in stored:
+            if per_fact is not None and taken >= per_fact:
+                break
+            shared = topics & old_topics[old.id]
+            if not shared or not same_person(new.subject, old_people[old.id]):
+                continue
+            if _comparable(new, old, said(old)):
+                pairs.append(CandidatePair(new=new, old=old, person=new.subject, slots=shared))
+                taken += 1
+    return pairs
+
+
+__all__ = [
+    "SLOT_CUES",
+    "SLOT_WORDS",
+    "CandidatePair",
+    "candidate_pairs",
+    "cue_stems",
+    "event_time",
+    "hedged",
+    "names_in",
+    "person_of",
+    "same_person",
+    "slots_of",
+]

@@ -1,0 +1,201 @@
+"""The context a question is answered from: one line per memory, and the budget cut.
+
+Raw turns are rendered the way the evaluation's baselines render retrieved turns
+(``[m1] (8 May 2023, 13:56) Caroline: text [shared image: caption]``), so lamina and
+the baselines differ in what they show, never in how. Derived memories follow the raw
+turns with their kind and date (``[m21] (fact, 7 May 2023) ...``).
+
+:func:`cut_to_budget` decides what stays: raw turns first, up to the share of the budget
+that derived memory may not take; then derived memories that add a source turn the
+context does not show yet; then more raw turns in the room left. A derived memory whose
+source turns are all shown is a duplicate of its evidence and is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from ...core.context import MemoryContext
+from ...core.state import Candidate
+from ..common.formatting import data_line, long_date
+
+TokenCount = Callable[[str], int]
+"""Counts the tokens of a text (the serving model's tokenizer, or an estimate)."""
+NO_MEMORIES = "(no memories found)"
+
+
+def render_turn(
+    label: str,
+    when: datetime,
+    speaker: str,
+    text: str,
+    caption: str | None,
+    tz: ZoneInfo,
+) -> str:
+    """One conversation turn: label, date and time, speaker, text, shared image."""
+    local = when.astimezone(tz)
+    line = (
+        f"[{label}] ({long_date(when, tz)}, {local:%H:%M}) "
+        f"{data_line(speaker, 200)}: {data_line(text)}"
+    )
+    if caption:
+        line += f" [shared image: {data_line(caption, 300)}]"
+    return line
+
+
+def render_memory(label: str, memory: Candidate, tz: ZoneInfo) -> str:
+    """One memory as a context line (raw turns as turns, others with kind and date)."""
+    if memory.granularity == "raw":
+        speaker = memory.speaker or "unknown"
+        return render_turn(
+            label, memory.occurred_at, speaker, memory.text, memory.media_caption, tz
+        )
+    head = f"[{label}] ({memory.granularity}, {long_date(memory.occurred_at, tz)}"
+    if memory.superseded_by or memory.valid_to:
+        until = long_date(memory.valid_to, tz) if memory.valid_to else "?"
+        head += f", valid until {until}"
+    title = f"{data_line(memory.title, 300)}: " if memory.title else ""
+    return f"{head}) {title}{data_line(memory.text, 1500)}"
+
+
+def context_order(memories: Sequence[Candidate]) -> list[Candidate]:
+    """Raw turns in conversation order, then derived memories in time order."""
+    raw = [m for m in memories if m.granularity == "raw"]
+    derived = [m for m in memories if m.granularity != "raw"]
+    raw.sort(key=lambda m: (m.occurred_at, m.session_id or "", m.turn_index or 0, m.id))
+    derived.sort(key=lambda m: (m.occurred_at, m.granularity, m.id))
+    return raw + derived
+
+
+def best_last(memories: Sequence[Candidate], ranking: Sequence[str]) -> list[Candidate]:
+    """Derived memories, then raw turns, each from the least to the most relevant.
+
+    ``ranking`` lists memory ids best first; a memory it does not name counts as the least
+    relevant. The best raw turn comes last, next to the question that follows the context.
+    """
+    position = {memory_id: n for n, memory_id in enumerate(ranking)}
+
+    def worst_first(m: Candidate) -> tuple[int, str]:
+        return (-position.get(m.id, len(position)), m.id)
+
+    raw = sorted((m for m in memories if m.granularity == "raw"), key=worst_first)
+    derived = sorted((m for m in memories if m.granularity != "raw"), key=worst_first)
+    return derived + raw
+
+
+def render_context(
+    memories: Sequence[Candidate], tz: ZoneInfo, *, ordered: bool = False
+) -> tuple[str, dict[str, str]]:
+    """The context text and label -> id.
+
+    The labels ``m1..`` follow :func:`context_order`, or the order given when
+    ``ordered`` (a context the retriever already put in its order, see
+    ``MemoryContext.context_order``).
+    """
+    lines, labels = [], {}
+    shown = list(memories) if ordered else context_order(memories)
+    for n, memory in enumerate(shown, start=1):
+        label = f"m{n}"
+        labels[label] = memory.id
+        lines.append(render_memory(label, memory, tz))
+    return "\n".join(lines) or NO_MEMORIES, labels
+
+
+def render_for(
+    memories: Sequence[Candidate], ctx: MemoryContext, tz: ZoneInfo | None = None
+) -> tuple[str, dict[str, str]]:
+    """:func:`render_context` in the order ``ctx.context_order`` names.
+
+    ``tz``: the zone dates are shown in (default: the context's).
+    """
+    return render_context(memories, tz or ctx.tz, ordered=ctx.context_order == "relevance")
+
+
+def _sized(memory: Candidate, tz: ZoneInfo, count: TokenCount) -> Candidate:
+    tokens = count(render_memory("m00", memory, tz)) + 1  # +1: the line break
+    return memory.model_copy(update={"tokens": tokens})
+
+
+def _fill(
+    ranked: Sequence[Candidate], chosen: list[Candidate], room: int, limit: int
+) -> tuple[int, list[Candidate]]:
+    """Take from ``ranked`` (in order) whatever fits in ``room``; return what is left."""
+    taken = {m.id for m in chosen}
+    for memory in ranked:
+        if len(chosen) >= limit:
+            break
+        if memory.id in taken or memory.tokens > room:
+            continue
+        chosen.append(memory)
+        taken.add(memory.id)
+        room -= memory.tokens
+    return room, chosen
+
+
+def _adds_evidence(memory: Candidate, shown: set[str]) -> bool:
+    """A derived memory adds something unless every source turn of it is shown."""
+    return not memory.source_ids or not set(memory.source_ids) <= shown
+
+
+def cut_to_budget(
+    raw: Sequence[Candidate],
+    derived: Sequence[Candidate],
+    *,
+    budget: int,
+    derived_share: float,
+    limit: int,
+    tz: ZoneInfo,
+    count: TokenCount,
+) -> list[Candidate]:
+    """The memories that fit ``budget`` tokens, each with its ``tokens`` set.
+
+    Args:
+        raw: Raw turns, best first.
+        derived: Facts, episodes and scenes, best first.
+        budget: Tokens the rendered context may take.
+        derived_share: Share of ``budget`` derived memories may take at most.
+        limit: At most this many memories.
+        tz: Time zone of the rendered dates.
+        count: The token counter.
+    """
+    raw = [_sized(m, tz, count) for m in raw]
+    derived = [_sized(m, tz, count) for m in derived]
+    reserve = int(budget * derived_share)
+    # 1. the evidence: raw turns in the part of the budget derived memory cannot take
+    room, turns = _fill(raw, [], budget - reserve, limit)
+    room += reserve
+    # 2. derived memories that add a source turn the context does not show
+    shown = {m.id for m in turns}
+    useful, seen_text = [], set()
+    for memory in derived:
+        key = memory.text.strip().casefold()
+        if key in seen_text or not _adds_evidence(memory, shown):
+            continue
+        seen_text.add(key)
+        useful.append(memory)
+    room, notes = _fill(useful, [], min(room, reserve), limit - len(turns))
+    room = budget - sum(m.tokens for m in turns) - sum(m.tokens for m in notes)
+    # 3. more raw turns in the room left; a note whose sources all became shown goes
+    while True:
+        room, turns = _fill(raw, turns, room, limit - len(notes))
+        shown = {m.id for m in turns}
+        kept = [m for m in notes if _adds_evidence(m, shown)]
+        if len(kept) == len(notes):
+            break
+        room += sum(m.tokens for m in notes) - sum(m.tokens for m in kept)
+        notes = kept
+    return turns + notes
+
+
+__all__ = [
+    "NO_MEMORIES",
+    "TokenCount",
+    "best_last",
+    "context_order",
+    "cut_to_budget",
+    "render_context",
+    "render_memory",
+    "render_turn",
+]

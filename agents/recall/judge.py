@@ -1,0 +1,178 @@
+"""The Judge node on the read path: is the context enough, and what does it answer?
+
+One structured call returns the sufficiency of the context (EverMemOS's check), what is
+missing, the memories that contradict each other (AMA's Refresh) and a draft answer;
+when the context suffices, the answer node returns that draft without a second call. A
+draft that rests on someone else's words, or on a premise the memories do not hold, is
+not sufficient (:mod:`..common.attribution`, :mod:`.premise`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from ...core.context import MemoryContext, context_of
+from ...core.nodes import JUDGE
+from ...core.state import Candidate, RecallState, RecallVerdict
+from ...prompts.recall import ANSWER_HINTS, JUDGE_ANSWER
+from ..common.attribution import ungrounded_person, unsupported_person
+from ..common.deps import NodeDeps, StepLog
+from ..common.formatting import as_data
+from ..common.query_analysis import QueryAnalysis
+from ..common.token_caps import capped_log
+from .context import render_for
+from .premise import ForeignTopic, foreign_answer, foreign_topic, premise_found
+from .premise_owner import other_owner
+from .schemas import DraftFirst, JudgedAnswer, is_refusal_text
+
+JUDGE_SCHEMAS: dict[str, type[JudgedAnswer] | type[DraftFirst]] = {
+    "verdict_first": JudgedAnswer,
+    "answer_first": DraftFirst,
+}
+"""The combined call's schema per ``MemoryContext.judge_order`` (same fields, other order)."""
+
+
+def verdict_of(
+    judged: JudgedAnswer | DraftFirst, labels: dict[str, str], round_: int
+) -> RecallVerdict:
+    """The state's verdict from the combined call's reply (labels mapped to ids).
+
+    A "sufficient" verdict whose draft is empty or itself a refusal is not sufficient:
+    a refusal gets a retry with rewritten queries before it stands.
+    """
+    refusal = not judged.answer or is_refusal_text(judged.answer)
+    return RecallVerdict(
+        status="judged",
+        sufficient=judged.sufficient and not refusal,
+        missing=judged.missing or ("" if judged.sufficient and not refusal else "the answer"),
+        answer="" if refusal else judged.answer,
+        refusal=refusal,
+        cited_ids=[labels[x] for x in judged.cited if x in labels],
+        conflicting_ids=list(dict.fromkeys(labels[x] for x in judged.conflicting if x in labels)),
+        round=round_,
+    )
+
+
+def _attributed(
+    verdict: RecallVerdict,
+    analysis: QueryAnalysis,
+    question: str,
+    candidates: list[Candidate],
+    doubted: bool,
+    ask_owner: Callable[[ForeignTopic], str | None] | None = None,
+) -> RecallVerdict:
+    """The verdict, no longer sufficient when the draft rests on someone else's words.
+
+    Its citations are all other people's turns, or the memories that best match its
+    answer are (see :mod:`.attribution`), or the turns best matching the question's
+    topic are about someone else and so are those best matching the answer, or, asked
+    with ``ask_owner``, the model names someone else as the topic's owner (see
+    :mod:`.premise`, :mod:`.premise_owner`). ``doubted``: an earlier round's premise
+    failed; then only a turn tying the person to the topic lifts it.
+    """
+    by_id = {c.id: c for c in candidates}
+    person = unsupported_person(
+        analysis, [by_id[i] for i in verdict.cited_ids if i in by_id]
+    ) or ungrounded_person(analysis, verdict.answer, candidates)
+    premise_failed = False
+    if person is None:
+        if doubted:
+            premise_failed = not premise_found(analysis, question, candidates)
+            person = analysis.persons[0] if premise_failed else None
+        else:
+            person = _unfounded(analysis, question, verdict.answer, candidates, ask_owner)
+            premise_failed = person is not None
+    if person is None:
+        return verdict
+    return verdict.model_copy(
+        update={
+            "sufficient": False,
+            "missing": f"what {person} said about it",
+            "unsupported_person": person,
+            "premise_failed": premise_failed,
+        }
+    )
+
+
+def _unfounded(
+    analysis: QueryAnalysis,
+    question: str,
+    answer: str,
+    candidates: list[Candidate],
+    ask_owner: Callable[[ForeignTopic], str | None] | None,
+) -> str | None:
+    """The person whose premise fails, or None.
+
+    It fails when the topic test fires and so does the answer test, or the model names
+    another speaker as the subject's owner.
+    """
+    foreign = foreign_topic(analysis, question, candidates)
+    if foreign is None:
+        return None
+    if foreign_answer(foreign, answer):
+        return foreign.person
+    if ask_owner is not None and ask_owner(foreign) is not None:
+        return foreign.person
+    return None
+
+
+def _owner_question(
+    deps: NodeDeps, log: StepLog, ctx: MemoryContext, question: str
+) -> Callable[[ForeignTopic], str | None]:
+    """The premise owner call, capped at ``premise_max_tokens``, recorded in ``log``."""
+
+    def ask(foreign: ForeignTopic) -> str | None:
+        capped = capped_log(JUDGE, deps, ctx.premise_max_tokens)
+        try:
+            return other_owner(capped, foreign, question)
+        finally:
+            log.calls.extend(capped.calls)
+            log.failures.extend(capped.failures)
+
+    return ask
+
+
+def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
+    """Build the recall ``judge`` node: sufficiency and a draft answer in one call."""
+
+    def judge(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
+        """Judge the context and draft the answer (one capped structured call).
+
+        With no memories at all there is nothing to judge: the verdict is insufficient
+        without a call, so the graph retries with rewritten queries before refusing.
+        """
+        ctx = context_of(runtime)
+        log = capped_log(JUDGE, deps, ctx.judge_max_tokens)
+        candidates = state.get("candidates", [])
+        analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
+        verdict = RecallVerdict(round=state.get("rounds", 0))
+        if not candidates:
+            verdict.status, verdict.missing = "empty", "no memories found"
+        else:
+            memories, labels = render_for(candidates, ctx)
+            messages = JUDGE_ANSWER.format_messages(
+                memories=memories,
+                question=as_data(state.get("question", "")),
+                hint=ANSWER_HINTS[analysis.question_type],
+            )
+            judged = log.ask(JUDGE_SCHEMAS[ctx.judge_order], messages, "judge_answer")
+            if judged is None:  # malformed or failed: the answer node asks plainly
+                verdict.status = "failed"
+            else:
+                verdict = verdict_of(judged, labels, verdict.round)
+                if ctx.attribution_check and verdict.sufficient:
+                    question = state.get("question", "")
+                    doubted = any(v.get("premise_failed") for v in state.get("verdicts", []))
+                    ask = (
+                        _owner_question(deps, log, ctx, question)
+                        if ctx.premise_owner_check
+                        else None
+                    )
+                    verdict = _attributed(verdict, analysis, question, candidates, doubted, ask)
+        decided = verdict.model_dump()
+        return {"verdict": decided, "verdicts": [decided], **log.update()}
+
+    return judge

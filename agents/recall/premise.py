@@ -1,0 +1,248 @@
+"""Whether the shown turns tie the named person to what the question asks (no LLM).
+
+A false-premise question names the wrong person: "Why did Gina shut down her bank
+account?" when Jon said "Hey Gina, I had to shut down my bank account". A small model
+answers it from Jon's words, and the citation and grounding checks of
+:mod:`.attribution` rarely catch it in a full context: among 30 turns, one of Gina's
+always shares a word with the draft. This check reads the conversation's grammar
+instead. It fires only when both of these hold:
+
+- **the topic is someone else's**: the turns that best match the question's content
+  words (the person's name, question words and time expressions left out; at least
+  two words in common, weighted by how rare each is among the shown turns) are about
+  someone else;
+- **so is the answer**: the turns that best match the draft answer's words are too.
+
+A sentence is about its speaker when it speaks in the first person ("I had to shut
+down my bank account"). Said to the named person ("you", or their name as a vocative
+with no "I"), it is about them: "What are your pets' names?" asked by the other speaker
+is about the one asked. Naming the person other than by addressing them makes it
+theirs as well. The named person's own sentence about or to someone else ("Did you
+make it?", "That race sounds great, Mel!") is not theirs. A shared photo's caption
+counts as its sender's words.
+
+Calibrated on the raw-layer context of the 8 LoCoMo conversations the long evaluation
+does not use (``benchmarks/premise_check.py``), with the gold answer as the draft: it
+fires on 9 of 1,305 answerable questions (0.7%) and on 134 of 375 category-5 ones.
+The topic test alone fired on about 5% of the answerable questions, far too often to
+refuse on. A firing makes the draft insufficient: the graph retries with rewritten
+queries, then refuses unless a turn of the new round ties the person to the topic
+(:func:`premise_found`): a new draft alone does not lift the doubt.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...core.state import Candidate
+from ...stores.lexical import Analyzer
+from ..common.attribution import mentions
+from ..common.names import match_speakers
+from ..common.query_analysis import QueryAnalysis
+
+_ANALYZER = Analyzer()
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|u|ur)\b", re.I)
+_FRAMING = frozenset(
+    _ANALYZER(
+        "what which who whom whose how why when where kind type sort did does do feel "
+        "think say said mention mentioned"
+    )
+)
+"""Words that frame a question rather than name its topic."""
+_CALENDAR = frozenset(
+    _ANALYZER(
+        "january february march april may june july august september october november "
+        "december monday tuesday wednesday thursday friday saturday sunday today "
+        "yesterday tomorrow ago last next week weekend month year day recently"
+    )
+)
+"""Time words: a question's time is a filter, and resolved dates fill every turn."""
+
+TOPIC_RATIO = 0.8
+"""Turns scoring at least this share of the best topic score count as best matches."""
+TOPIC_MIN_TERMS = 2
+"""A topic match needs this many of the question's content words in one turn."""
+
+
+def _content(text: str, person: str, analyzer: Analyzer) -> set[str]:
+    own = set(analyzer(person))
+    return {
+        t
+        for t in analyzer(text)
+        if t not in own and t not in _FRAMING and t not in _CALENDAR and not t.isdigit()
+    }
+
+
+def _about(
+    turn: Candidate, terms: set[str], person: str, others: Sequence[str], analyzer: Analyzer
+) -> bool:
+    """Whether the turn's sentences that best match ``terms`` are about ``person``.
+
+    ``others``: the other speakers; the person's own sentence that names or addresses
+    one of them without an "I" is about them ("That race sounds great, Mel!").
+    """
+    sentences = _SENTENCE.findall(_text(turn)) or [_text(turn)]
+    overlap = [len(terms.intersection(analyzer(s))) for s in sentences]
+    best = max(overlap)
+    for sentence, n in zip(sentences, overlap, strict=True):
+        if n != best:
+            continue
+        if mentions(sentence, person):
+            return True
+        first = bool(_FIRST_PERSON.search(sentence))
+        second = bool(_SECOND_PERSON.search(sentence))
+        if turn.speaker == person:
+            if first or not (second or match_speakers(sentence, others)):
+                return True
+        elif second or (not first and match_speakers(sentence, [person])):
+            return True
+    return False
+
+
+def _text(turn: Candidate) -> str:
+    """The turn's words, with the caption of the photo its speaker shared."""
+    return f"{turn.text} {turn.media_caption}." if turn.media_caption else turn.text
+
+
+def _topic_matches(
+    terms: set[str], turns: Sequence[Candidate], analyzer: Analyzer
+) -> list[Candidate]:
+    """The turns that best match the question's content words (rarer words weigh more)."""
+    words = [terms.intersection(analyzer(_text(t))) for t in turns]
+    df = Counter(w for found in words for w in found)
+    n = len(turns)
+    scores = [sum(math.log((n + 1) / (df[w] + 0.5)) for w in found) for found in words]
+    best = max(scores, default=0.0)
+    if best <= 0:
+        return []
+    top = [i for i, s in enumerate(scores) if s >= best * TOPIC_RATIO]
+    if max(len(words[i]) for i in top) < TOPIC_MIN_TERMS:
+        return []
+    return [turns[i] for i in top]
+
+
+def _answer_matches(
+    terms: set[str], turns: Sequence[Candidate], analyzer: Analyzer
+) -> list[Candidate]:
+    """The turns sharing the most words with the answer (none when none shares one)."""
+    overlap = [len(terms.intersection(analyzer(_text(t)))) for t in turns]
+    best = max(overlap, default=0)
+    return [t for t, n in zip(turns, overlap, strict=True) if n == best] if best else []
+
+
+def _topic(
+    analysis: QueryAnalysis, question: str, shown: Sequence[Candidate], analyzer: Analyzer
+) -> tuple[str, list[Candidate], list[str], set[str], list[Candidate]] | None:
+    """What the premise checks read from the question and the shown turns.
+
+    (person, raw turns, other speakers, topic words, best topic matches), or None when
+    the question names no speaker or several.
+    """
+    if len(analysis.persons) != 1:
+        return None
+    person = analysis.persons[0]
+    turns = [c for c in shown if c.granularity == "raw"]
+    others = sorted({t.speaker for t in turns if t.speaker and t.speaker != person})
+    asked = question
+    for expression in analysis.time_expressions:
+        asked = asked.replace(expression, " ")
+    topic = _content(asked, person, analyzer)
+    return person, turns, others, topic, _topic_matches(topic, turns, analyzer)
+
+
+@dataclass(frozen=True)
+class ForeignTopic:
+    """A question whose topic the shown turns tie only to someone else."""
+
+    person: str
+    """The one person the question names."""
+    others: list[str]
+    """The other speakers of the shown turns."""
+    turns: list[Candidate]
+    """The raw turns that best match the question's topic (none about ``person``)."""
+    shown: list[Candidate]
+    """Every raw turn shown."""
+
+
+def foreign_topic(
+    analysis: QueryAnalysis,
+    question: str,
+    shown: Sequence[Candidate],
+    analyzer: Analyzer = _ANALYZER,
+) -> ForeignTopic | None:
+    """The topic test alone: the question's best-matching turns, all about someone else.
+
+    None when the question names no speaker or several, when no shown turn shares two
+    content words with it, or when one of its best turns is about the named person.
+    """
+    found = _topic(analysis, question, shown, analyzer)
+    if found is None:
+        return None
+    person, turns, others, topic, best = found
+    if not best or any(_about(t, topic, person, others, analyzer) for t in best):
+        return None
+    return ForeignTopic(person, others, best, turns)
+
+
+def foreign_answer(foreign: ForeignTopic, answer: str, analyzer: Analyzer = _ANALYZER) -> bool:
+    """The answer test: the turns that best match the answer are about someone else too.
+
+    False when no shown turn shares a word with the answer.
+    """
+    person, others = foreign.person, foreign.others
+    said = _content(answer, person, analyzer)
+    grounds = _answer_matches(said, foreign.shown, analyzer)
+    return bool(grounds) and not any(_about(t, said, person, others, analyzer) for t in grounds)
+
+
+def unfounded_premise(
+    analysis: QueryAnalysis,
+    question: str,
+    answer: str,
+    shown: Sequence[Candidate],
+    analyzer: Analyzer = _ANALYZER,
+) -> str | None:
+    """The person the question names when neither its topic nor the answer is theirs.
+
+    None when the check does not apply: the topic test does not fire
+    (:func:`foreign_topic`), or the answer test does not (:func:`foreign_answer`).
+    """
+    foreign = foreign_topic(analysis, question, shown, analyzer)
+    if foreign is None or not foreign_answer(foreign, answer, analyzer):
+        return None
+    return foreign.person
+
+
+def premise_found(
+    analysis: QueryAnalysis,
+    question: str,
+    shown: Sequence[Candidate],
+    analyzer: Analyzer = _ANALYZER,
+) -> bool:
+    """Whether a turn that best matches the question's topic is about the named person.
+
+    Asked after :func:`unfounded_premise` fired and the graph searched again: a new
+    draft does not lift the doubt, only a turn tying the person to the topic does.
+    """
+    found = _topic(analysis, question, shown, analyzer)
+    if found is None:
+        return True  # no single person: nothing to doubt
+    person, _, others, topic, best = found
+    return any(_about(t, topic, person, others, analyzer) for t in best)
+
+
+__all__ = [
+    "TOPIC_MIN_TERMS",
+    "TOPIC_RATIO",
+    "ForeignTopic",
+    "foreign_answer",
+    "foreign_topic",
+    "premise_found",
+    "unfounded_premise",
+]
