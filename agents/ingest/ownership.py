@@ -10,6 +10,7 @@ that word's vote, and the majority of the votes names the owner:
 * ``you`` is the one addressed (the other speaker next to the turn);
 * a known person's name is that person (a name said to someone, a vocative, is skipped);
 * a name right after a relation word ("my friend Carla") is that third person;
+* a clause that drops its ``I`` ("Been busy...", "Went hiking") is the speaker's;
 * ``he``, ``she``, ``they`` is someone other than the speaker and the one addressed.
 
 Possessives (``my plants``) are not subjects. When no clause names a subject, the turn
