@@ -17,19 +17,19 @@ from lamina.errors import LaminaError
 
 if TYPE_CHECKING:
     from lamina.config import MemoryConfig
+    from lamina.embedders.minilm import MiniLMEmbeddings
     from lamina.memory import Memory, UpdateResult
     from lamina.memory.results import AddResult, AnswerResult, ForgetResult, MemoryHit
-    from lamina.stores.base import MemoryStore, ScoredRecord
-    from lamina.stores.chroma import ChromaMemoryStore
-    from lamina.stores.embeddings import MiniLMEmbeddings
-    from lamina.stores.filters import TimeWindow
-    from lamina.stores.records import (
+    from lamina.records.model import (
         EpisodeRecord,
         FactRecord,
         Granularity,
         RawTurn,
         SceneRecord,
     )
+    from lamina.stores.base import MemoryStore, ScoredRecord
+    from lamina.stores.chroma import ChromaMemoryStore
+    from lamina.stores.filters import TimeWindow
 
 __all__ = [
     "AddResult",
@@ -61,17 +61,17 @@ __getattr__, __dir__ = lazy_exports(
         "AddResult": "lamina.memory.results",
         "AnswerResult": "lamina.memory.results",
         "ChromaMemoryStore": "lamina.stores.chroma",
-        "EpisodeRecord": "lamina.stores.records",
-        "FactRecord": "lamina.stores.records",
+        "EpisodeRecord": "lamina.records.model",
+        "FactRecord": "lamina.records.model",
         "ForgetResult": "lamina.memory.results",
-        "Granularity": "lamina.stores.records",
+        "Granularity": "lamina.records.model",
         "Memory": "lamina.memory",
         "MemoryConfig": "lamina.config",
         "MemoryHit": "lamina.memory.results",
         "MemoryStore": "lamina.stores.base",
-        "MiniLMEmbeddings": "lamina.stores.embeddings",
-        "RawTurn": "lamina.stores.records",
-        "SceneRecord": "lamina.stores.records",
+        "MiniLMEmbeddings": "lamina.embedders.minilm",
+        "RawTurn": "lamina.records.model",
+        "SceneRecord": "lamina.records.model",
         "ScoredRecord": "lamina.stores.base",
         "TimeWindow": "lamina.stores.filters",
         "UpdateResult": "lamina.memory",

@@ -60,7 +60,7 @@ TURN_SPACING = timedelta(seconds=30)
 
 def fixed_tokenizer() -> BertWordPieceTokenizer:
     """The bundled WordPiece vocabulary, without truncation: a fixed, offline token count."""
-    vocab = resources.files("lamina.stores.resources").joinpath("vocab.txt")
+    vocab = resources.files("lamina.embedders.resources").joinpath("vocab.txt")
     with resources.as_file(vocab) as path:
         return BertWordPieceTokenizer(str(path), lowercase=True)
 
@@ -268,7 +268,7 @@ def date_accuracy(
     """
     from datetime import date
 
-    from lamina.stores.records import FactRecord, RawTurn, TimeRef
+    from lamina.records.model import FactRecord, RawTurn, TimeRef
 
     labels = json.loads(LABELS.read_text(encoding="utf-8"))["entries"]
     raw_ok = raw_n = fact_ok = fact_n = 0

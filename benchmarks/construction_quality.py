@@ -59,8 +59,8 @@ from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import Annotations, load_annotations
+from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
-from lamina.stores.records import FactRecord, RawTurn
 
 CALIBRATION = (
     "conv-41",

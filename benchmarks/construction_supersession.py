@@ -56,8 +56,8 @@ from langchain_core.messages import BaseMessage
 
 from lamina.core.context import TRIGGER_POLICIES, MemoryContext, TriggerPolicy
 from lamina.graphs.ingest import build_ingest_graph
+from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
-from lamina.stores.records import FactRecord, RawTurn
 
 ITEMS = Path(__file__).resolve().parents[1] / "tests" / "data" / "supersession_pairs.json"
 CLOCK = datetime(2031, 7, 4, 9, 30, tzinfo=UTC)

@@ -34,10 +34,10 @@ from langchain_core.messages import BaseMessage
 
 from lamina.commands.eval import serving_counter
 from lamina.datasets.locomo import default_locomo_path
+from lamina.embedders.minilm import MiniLMEmbeddings
 from lamina.evaluation import answering
 from lamina.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from lamina.llm import LocalLLMServer, smollm2_gguf_path
-from lamina.stores.embeddings import MiniLMEmbeddings
 
 SYSTEMS = ("full-context", "naive-rag", "flat", "lamina-retrieval")
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}

@@ -1,6 +1,6 @@
 """Embedding speed of each selectable offline embedder on LoCoMo turns (no store, no LLM).
 
-For each embedder in :data:`lamina.stores.embedder_choice.EMBEDDERS` (or those named):
+For each embedder in :data:`lamina.embedders.choice.EMBEDDERS` (or those named):
 the model's load time, then turns per second embedding the first ``--turns`` LoCoMo turns
 (``speaker: text``, the raw index text without date or context) in batches of
 ``--batch``, best of ``--repeat`` passes. Threads are capped at ``--threads`` (MiniLM's
@@ -41,8 +41,8 @@ def turn_texts(data: Path, limit: int) -> list[str]:
 
 def build(name: str, threads: int) -> Any:
     """The embedder ``name`` with its threads capped."""
-    from lamina.stores.embedder_choice import make_embeddings
-    from lamina.stores.embeddings import MiniLMEmbeddings, OnnxMiniLM
+    from lamina.embedders.choice import make_embeddings
+    from lamina.embedders.minilm import MiniLMEmbeddings, OnnxMiniLM
 
     if name == "minilm":
         return MiniLMEmbeddings(OnnxMiniLM(threads=threads))
@@ -80,7 +80,7 @@ def measure(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and print one line per embedder."""
-    from lamina.stores.embedder_choice import EMBEDDERS
+    from lamina.embedders.choice import EMBEDDERS
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA)

@@ -23,7 +23,7 @@ intervals over questions (:mod:`lamina.evaluation.bootstrap`), so a change small
 the interval is not read as progress; ``--json`` also keeps each question's S@5 and T@10
 (``per_question``), so two runs can be compared question by question
 (``bootstrap_mean`` of the differences). ``--embedder`` picks an offline embedder from
-:mod:`lamina.stores.embedder_choice` (default ``minilm``, the library default);
+:mod:`lamina.embedders.choice` (default ``minilm``, the library default);
 ``--rerank-model-dir`` reranks the fused top-N of every search with an ONNX cross-encoder
 (:mod:`lamina.stores.rerank`; off by default).
 
@@ -58,6 +58,8 @@ from langchain_core.embeddings import Embeddings
 
 from lamina.datasets.locomo import CATEGORIES as ALL_CATEGORIES
 from lamina.datasets.locomo import Conversation, Question, Turn, load_locomo
+from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
+from lamina.embedders.identity import embedding_name
 from lamina.evaluation.bootstrap import bootstrap_mean
 from lamina.stores import (
     Analyzer,
@@ -68,8 +70,6 @@ from lamina.stores import (
     RawTurn,
 )
 from lamina.stores.base import MemoryStore, SearchMode
-from lamina.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
-from lamina.stores.embedding_identity import embedding_name
 from lamina.stores.lexical import ENGLISH_STOP_WORDS
 from lamina.stores.rerank import RerankConfig, RerankingStore
 
@@ -181,7 +181,7 @@ class CachingEmbeddings(Embeddings):
         function = getattr(self.inner, "chroma_function", None)
         if callable(function):
             return function()
-        from lamina.stores.embedding_identity import LangChainEmbeddingFunction
+        from lamina.embedders.identity import LangChainEmbeddingFunction
 
         return LangChainEmbeddingFunction(self.inner)
 
@@ -619,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     embeddings = CachingEmbeddings(args.embed_cache, make_embeddings(args.embedder))
     wrap: Callable[[MemoryStore], MemoryStore] | None = None
     if args.rerank_model_dir is not None:
-        from lamina.stores.cross_encoder import OnnxCrossEncoder
+        from lamina.embedders.cross_encoder import OnnxCrossEncoder
 
         encoder = OnnxCrossEncoder(args.rerank_model_dir)
         rerank = RerankConfig(top_n=args.rerank_top_n, adaptive_margin=args.rerank_margin)

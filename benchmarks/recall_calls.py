@@ -40,6 +40,7 @@ from lamina.agents.common.deps import NodeDeps
 from lamina.agents.ingest.raw_writer import build_raw_turns
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import Conversation
+from lamina.embedders.choice import DEFAULT_EMBEDDER, make_embeddings
 from lamina.evaluation.ingest import stage_namespace
 from lamina.evaluation.settings import questions_of_run
 from lamina.evaluation.subset import EvalQuestion, load_subset
@@ -47,7 +48,6 @@ from lamina.evaluation.transcripts import WordPieceCounter
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.structured import StructuredCaller
 from lamina.stores import ChromaMemoryStore
-from lamina.stores.embedder_choice import DEFAULT_EMBEDDER, make_embeddings
 from lamina.testing import SchemaChatModel
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -60,15 +60,15 @@ from lamina.datasets.locomo import (
     parse_evidence,
     parse_session_date,
 )
+from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from lamina.evaluation.bootstrap import bootstrap_mean
 from lamina.evaluation.ingest import RAW_STAGE, Ingestor, raw_id_to_dia, stage_namespace
 from lamina.evaluation.metrics import mem0_f1
 from lamina.evaluation.transcripts import UTC_ZONE, WordPieceCounter
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.structured import StructuredCaller
+from lamina.records.model import RawTurn, stable_id
 from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, MiniLMEmbeddings
-from lamina.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
-from lamina.stores.records import RawTurn, stable_id
 from lamina.testing import SchemaChatModel
 
 DEFAULT_CONVERSATIONS = ("conv-26", "conv-30")

@@ -43,7 +43,7 @@ def check_namespace(args: argparse.Namespace) -> None:
     namespace = getattr(args, "namespace", None)
     if namespace is None:
         return
-    from ..stores.records import validate_namespace
+    from ..records.model import validate_namespace
 
     validate_namespace(namespace)
 

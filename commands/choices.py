@@ -1,7 +1,7 @@
 """The option choices the parsers offer, without importing the modules that define them.
 
 ``lamina --help`` builds every command's parser, so what a parser needs at that moment
-must be cheap to import. The record granularities live in :mod:`lamina.stores.records`
+must be cheap to import. The record granularities live in :mod:`lamina.records.model`
 (pydantic), the evaluated systems in :mod:`lamina.evaluation.systems` (Chroma, LangChain)
 and the question picks in :mod:`lamina.evaluation.subset` (LangChain), so their names are
 repeated here; ``tests/test_cli_import_cost.py`` checks that the copies stay equal to
@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..core.context import TRIGGER_POLICIES
 
 GRANULARITIES: tuple[str, ...] = ("raw", "fact", "episode", "scene")
-"""The values of :class:`lamina.stores.records.Granularity`, in its order."""
+"""The values of :class:`lamina.records.model.Granularity`, in its order."""
 
 LAMINA = "lamina"
 FULL_CONTEXT = "full-context"

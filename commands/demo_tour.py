@@ -15,8 +15,8 @@ from typing import Any
 
 from ..memory import Memory
 from ..memory.results import AddResult, MemoryHit
+from ..records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn
 from ..samples import TourForget, TourUpdate, sample_sessions
-from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn
 from .common import one_line, report_failures
 from .demo_progress import Progress
 

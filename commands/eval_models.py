@@ -110,9 +110,9 @@ def build_models(
         local_server_factory: Builds the local server, not started (default: llama.cpp
             for the configured GGUF model); tests pass a fake.
     """
+    from ..embedders.minilm import MiniLMEmbeddings
     from ..evaluation.harness import EvalModels
     from ..memory.models import ChatModelProvider, default_local_server
-    from ..stores.embeddings import MiniLMEmbeddings
 
     factory = local_server_factory or default_local_server
     config = _config(args)

@@ -13,7 +13,7 @@ from .common import add_memory_options, namespace_of, one_line, open_memory, pri
 if TYPE_CHECKING:
     from ..memory import Memory
     from ..memory.results import ForgetResult
-    from ..stores.records import MemoryRecord
+    from ..records.model import MemoryRecord
 
 
 def register(sub: Any) -> None:

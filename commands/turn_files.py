@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ..core.state import TurnInput
 from ..datasets.locomo import parse_conversation
 from ..errors import InvalidInputError
-from ..stores.records import validate_namespace
+from ..records.model import validate_namespace
 from .checks import input_file
 
 JSONL_FIELDS = ("speaker", "text", "occurred_at", "session_id")

@@ -1,9 +1,10 @@
 """Old import paths keep working for one release, with a warning that names the new one.
 
-Issue 18 moved modules to the layer they belong to. The old modules are no files any
-more: :func:`install` (called when :mod:`lamina` is imported) puts a finder on
-``sys.meta_path`` that builds each old module on import from the two tables below, after
-the normal finders have found no file of that name.
+Issue 18 moved modules to the layer they belong to; issue 34 moved the records and time
+references to :mod:`lamina.records` and the embedders to :mod:`lamina.embedders`. The old
+modules are no files any more: :func:`install` (called when :mod:`lamina` is imported)
+puts a finder on ``sys.meta_path`` that builds each old module on import from the two
+tables below, after the normal finders have found no file of that name.
 
 * :data:`MOVED_MODULES`: the module moved whole. Importing the old path warns once, on
   import, and the old module hands out the new module's objects (its ``__all__`` too).
@@ -41,6 +42,15 @@ MOVED_MODULES: dict[str, str] = {
     "lamina.graphs.studio": "lamina.integrations.studio",
     "lamina.results": "lamina.memory.results",
     "lamina.stores.forgetting": "lamina.memory.forget",
+    "lamina.stores.audit": "lamina.records.audit",
+    "lamina.stores.cross_encoder": "lamina.embedders.cross_encoder",
+    "lamina.stores.embedder_choice": "lamina.embedders.choice",
+    "lamina.stores.embedding_identity": "lamina.embedders.identity",
+    "lamina.stores.embeddings": "lamina.embedders.minilm",
+    "lamina.stores.engine_faces": "lamina.embedders.faces",
+    "lamina.stores.records": "lamina.records.model",
+    "lamina.stores.static_embeddings": "lamina.embedders.static",
+    "lamina.stores.timerefs": "lamina.records.timerefs",
 }
 """Old module -> the module it moved to, whole."""
 

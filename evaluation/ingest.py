@@ -29,8 +29,8 @@ from ..core.state import TurnInput
 from ..datasets.locomo import Conversation
 from ..datasets.locomo_annotations import Annotations
 from ..errors import InvalidInputError
+from ..records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, stable_id
 from ..stores.chroma import ChromaMemoryStore
-from ..stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, stable_id
 from .records import IngestStep, costs_of
 from .transcripts import chunks, turn_line
 

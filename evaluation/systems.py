@@ -41,8 +41,8 @@ from ..core.context import MemoryContext, TriggerPolicy
 from ..core.state import Candidate
 from ..datasets.locomo import Conversation
 from ..prompts.eval import NOT_MENTIONED
+from ..records.model import RawTurn
 from ..stores.chroma import ChromaMemoryStore
-from ..stores.records import RawTurn
 from .answering import Answerer
 from .ingest import CHUNK_STAGE, RAW_STAGE, lamina_stage, raw_id_to_dia, stage_namespace
 from .records import ANSWER_STEP_FAILED, Costs, costs_of, merge_costs

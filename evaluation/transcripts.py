@@ -45,7 +45,7 @@ class WordPieceCounter:
         if self._tokenizer is None:
             from tokenizers import BertWordPieceTokenizer
 
-            vocab = resources.files("lamina.stores.resources").joinpath("vocab.txt")
+            vocab = resources.files("lamina.embedders.resources").joinpath("vocab.txt")
             with resources.as_file(vocab) as path:
                 self._tokenizer = BertWordPieceTokenizer(str(path), lowercase=True)
         return max(0, len(self._tokenizer.encode(text).ids) - 2)

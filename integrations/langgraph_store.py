@@ -37,8 +37,8 @@ from langgraph.store.base import (
 )
 
 from ..errors import InvalidInputError, InvalidTypeError
+from ..records.model import Granularity, require_encodable, utc_now
 from ..stores.base import MemoryStore, ScoredRecord, SearchMode
-from ..stores.records import Granularity, require_encodable, utc_now
 from .store_ingest import Ingestor, add_conversation, check_ingestor, conversation
 from .store_items import (
     FIELD,

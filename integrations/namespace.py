@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import InvalidTypeError, NamespaceError
-from ..stores.records import validate_namespace
+from ..records.model import validate_namespace
 
 NamespaceSource = str | Callable[[Any], object]
 """A context field name (``"user_id"``) or a function of the context returning the namespace."""

@@ -26,8 +26,8 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..errors import InvalidInputError, InvalidTypeError
 from ..memory.results import MemoryHit
+from ..records.model import Granularity, parse_granularity, validate_namespace
 from ..stores.filters import TimeWindow
-from ..stores.records import Granularity, parse_granularity, validate_namespace
 
 ALL_GRANULARITIES = tuple(g.value for g in Granularity)
 _DEFAULT_K = 5

@@ -19,7 +19,7 @@ from typing import Any
 from langgraph.store.base import Item, get_text_at_path, tokenize_path
 
 from ..errors import InvalidInputError, InvalidTypeError
-from ..stores.records import MemoryRecord, RawTurn, require_encodable, stable_id
+from ..records.model import MemoryRecord, RawTurn, require_encodable, stable_id
 
 STORE_SPEAKER = "langgraph-store"
 """The speaker of every record a :class:`LaminaStore` writes."""

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from langgraph.store.base import InvalidNamespaceError, MatchCondition
 
 from ..errors import InvalidInputError, NamespaceError
-from ..stores.records import validate_namespace
+from ..records.model import validate_namespace
 
 RESERVED_ROOT = "langgraph"
 """The root label LangGraph keeps for itself: ``put`` refuses it (``batch`` does not)."""

@@ -10,8 +10,8 @@ from datetime import datetime
 
 from ..config import MemoryConfig
 from ..errors import NamespaceError
+from ..records.model import utc_now
 from ..stores.chroma import ChromaMemoryStore
-from ..stores.records import utc_now
 from .forget import forget as forget_records
 from .inputs import (
     optional_text,

@@ -33,8 +33,8 @@ from ..config import MemoryConfig
 from ..core.context import MemoryContext
 from ..errors import InvalidInputError, InvalidTypeError
 from ..graphs.memory import build_memory_graph
+from ..records.model import MetadataValue
 from ..stores.chroma import ChromaMemoryStore
-from ..stores.records import MetadataValue
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
 from .editing import EditMethods
 from .filters import require_metadata

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import InvalidInputError, InvalidTypeError
+from ..records.model import MetadataValue
 from ..stores.base import Where
 from ..stores.filters import TimeWindow
-from ..stores.records import MetadataValue
 from .inputs import type_name
 
 TIME_KEY = "occurred_at"

@@ -33,10 +33,8 @@ from datetime import datetime
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidTypeError
-from ..stores.arguments import as_ids
-from ..stores.audit import AuditEntry
-from ..stores.chroma import ChromaMemoryStore
-from ..stores.records import (
+from ..records.audit import AuditEntry
+from ..records.model import (
     EpisodeRecord,
     FactRecord,
     Granularity,
@@ -47,6 +45,8 @@ from ..stores.records import (
     utc_now,
     validate_namespace,
 )
+from ..stores.arguments import as_ids
+from ..stores.chroma import ChromaMemoryStore
 from .results import ForgetResult
 
 __all__ = ["content_of", "forget", "history_of", "normalise"]

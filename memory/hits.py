@@ -7,8 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from ..core.state import Candidate
+from ..records.model import FactRecord, Granularity, RawTurn
 from ..stores.base import ScoredRecord
-from ..stores.records import FactRecord, Granularity, RawTurn
 from .results import AddResult, AnswerResult, MemoryHit
 
 ALL_GRANULARITIES: tuple[str, ...] = tuple(g.value for g in Granularity)

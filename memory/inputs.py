@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from ..core.state import TurnInput
 from ..errors import InvalidInputError, InvalidTypeError, NamespaceError
+from ..records.model import MetadataValue, require_encodable, utc_now, validate_namespace
 from ..stores.filters import TimeWindow
-from ..stores.records import MetadataValue, require_encodable, utc_now, validate_namespace
 
 MessageLike = str | BaseMessage | Mapping[str, Any] | TurnInput
 AddInput = MessageLike | Sequence[MessageLike]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import RecordNotFoundError
+from ..records.model import MemoryRecord
 from ..stores.base import MemoryStore
-from ..stores.records import MemoryRecord
 from .hits import ALL_GRANULARITIES
 
 

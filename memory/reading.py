@@ -14,11 +14,11 @@ import numpy as np
 from ..agents.common.names import with_speaker_names
 from ..config import MemoryConfig
 from ..errors import InvalidInputError, InvalidTypeError
-from ..stores.audit import AuditEntry
+from ..records.audit import AuditEntry
+from ..records.model import MemoryRecord, ProfileRecord, parse_granularity
 from ..stores.base import ScoredRecord
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.filters import TimeWindow
-from ..stores.records import MemoryRecord, ProfileRecord, parse_granularity
 from .filters import parse_filters, require_threshold
 from .forget import history_of
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at

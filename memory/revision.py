@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..agents.common.timeparse import reference_day, resolve_times
 from ..errors import InvalidInputError
-from ..stores.audit import AuditEntry
+from ..records.audit import AuditEntry
+from ..records.model import FactRecord, Granularity, MemoryRecord, RawTurn
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.filters import TimeWindow
-from ..stores.records import FactRecord, Granularity, MemoryRecord, RawTurn
 
 ACTOR = "Memory.update"
 """The actor of the audit entries an update writes."""

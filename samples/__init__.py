@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..stores.records import RawTurn
+from ..records.model import RawTurn
 
 QUICK_SAMPLE = "quick_conversation.json"
 """Two short sessions (seven turns): what ``lamina demo`` builds by default."""

@@ -12,17 +12,9 @@ from typing import TYPE_CHECKING
 from ..core.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .audit import AuditEntry
-    from .base import MemoryStore, ScoredRecord, SearchMode
-    from .bm25 import BM25Index, BM25Params
-    from .chroma import ChromaMemoryStore
-    from .embeddings import MiniLMEmbeddingFunction, MiniLMEmbeddings, OnnxMiniLM
-    from .filters import SearchFilter, TimeWindow
-    from .fusion import FusionConfig, reciprocal_rank_fusion
-    from .indexing import IndexTextPolicy
-    from .lexical import Analyzer
-    from .mirror import MirrorConfig
-    from .records import (
+    from ..embedders.minilm import MiniLMEmbeddingFunction, MiniLMEmbeddings, OnnxMiniLM
+    from ..records.audit import AuditEntry
+    from ..records.model import (
         EpisodeRecord,
         FactRecord,
         Granularity,
@@ -31,6 +23,14 @@ if TYPE_CHECKING:
         RawTurn,
         SceneRecord,
     )
+    from .base import MemoryStore, ScoredRecord, SearchMode
+    from .bm25 import BM25Index, BM25Params
+    from .chroma import ChromaMemoryStore
+    from .filters import SearchFilter, TimeWindow
+    from .fusion import FusionConfig, reciprocal_rank_fusion
+    from .indexing import IndexTextPolicy
+    from .lexical import Analyzer
+    from .mirror import MirrorConfig
 
 __all__ = [
     "Analyzer",
@@ -63,24 +63,24 @@ __getattr__, __dir__ = lazy_exports(
     globals(),
     {
         "Analyzer": f"{__name__}.lexical",
-        "AuditEntry": f"{__name__}.audit",
+        "AuditEntry": "lamina.records.audit",
         "BM25Index": f"{__name__}.bm25",
         "BM25Params": f"{__name__}.bm25",
         "ChromaMemoryStore": f"{__name__}.chroma",
-        "EpisodeRecord": f"{__name__}.records",
-        "FactRecord": f"{__name__}.records",
+        "EpisodeRecord": "lamina.records.model",
+        "FactRecord": "lamina.records.model",
         "FusionConfig": f"{__name__}.fusion",
-        "Granularity": f"{__name__}.records",
+        "Granularity": "lamina.records.model",
         "IndexTextPolicy": f"{__name__}.indexing",
-        "MemoryRecord": f"{__name__}.records",
+        "MemoryRecord": "lamina.records.model",
         "MemoryStore": f"{__name__}.base",
-        "MiniLMEmbeddingFunction": f"{__name__}.embeddings",
-        "MiniLMEmbeddings": f"{__name__}.embeddings",
+        "MiniLMEmbeddingFunction": "lamina.embedders.minilm",
+        "MiniLMEmbeddings": "lamina.embedders.minilm",
         "MirrorConfig": f"{__name__}.mirror",
-        "OnnxMiniLM": f"{__name__}.embeddings",
-        "ProfileRecord": f"{__name__}.records",
-        "RawTurn": f"{__name__}.records",
-        "SceneRecord": f"{__name__}.records",
+        "OnnxMiniLM": "lamina.embedders.minilm",
+        "ProfileRecord": "lamina.records.model",
+        "RawTurn": "lamina.records.model",
+        "SceneRecord": "lamina.records.model",
         "ScoredRecord": f"{__name__}.base",
         "SearchFilter": f"{__name__}.filters",
         "SearchMode": f"{__name__}.base",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import InvalidTypeError
-from .records import MemoryRecord
+from ..records.model import MemoryRecord
 
 
 def dedupe(records: list[MemoryRecord]) -> list[MemoryRecord]:

@@ -17,10 +17,10 @@ from typing import Any, cast
 from chromadb.api.models.Collection import Collection
 
 from ..errors import InvalidInputError
-from .audit import AuditEntry
+from ..records.audit import AuditEntry
+from ..records.model import FactRecord
 from .chroma_calls import ChromaCalls
 from .keyed import KeyedDocuments
-from .records import FactRecord
 
 PENDING = "audit_pending"
 """Metadata key on a fact row: True while the row carries an audit entry not yet copied."""

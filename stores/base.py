@@ -8,11 +8,8 @@ from datetime import datetime
 from typing import Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from ..errors import InvalidInputError
-from .audit import AuditEntry
-from .bm25 import BM25Index
-from .filters import TimeWindow
-from .indexing import IndexTextPolicy
-from .records import (
+from ..records.audit import AuditEntry
+from ..records.model import (
     FactRecord,
     Granularity,
     MemoryRecord,
@@ -20,6 +17,9 @@ from .records import (
     ProfileRecord,
     parse_granularity,
 )
+from .bm25 import BM25Index
+from .filters import TimeWindow
+from .indexing import IndexTextPolicy
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 Where = Mapping[str, MetadataValue | Sequence[MetadataValue]]

@@ -25,8 +25,8 @@ from typing import Any, cast
 
 from chromadb.api import ClientAPI
 
+from ..records.model import Granularity
 from .chroma_calls import ChromaCalls
-from .records import Granularity
 
 _PLACEHOLDER = [1.0, 0.0]
 PROBE = 16

@@ -23,8 +23,16 @@ from chromadb.config import Settings
 from langchain_core.embeddings import Embeddings
 
 from ..errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
+from ..records.audit import AuditEntry
+from ..records.model import (
+    FactRecord,
+    Granularity,
+    MemoryRecord,
+    parse_granularity,
+    utc_now,
+    validate_namespace,
+)
 from .arguments import as_ids, as_records, dedupe
-from .audit import AuditEntry
 from .audited import check_entry, clear_pending, clock_noted, closed, with_pending
 from .base import SearchAnswer, SearchByRequest, SearchRequest, Where
 from .bm25 import BM25Index, BM25Params
@@ -41,14 +49,6 @@ from .lexical import Analyzer
 from .mirror import MirrorConfig
 from .mirrors import MirrorCache
 from .profiles import ProfilesAndAudit
-from .records import (
-    FactRecord,
-    Granularity,
-    MemoryRecord,
-    parse_granularity,
-    utc_now,
-    validate_namespace,
-)
 from .rows import PAGE, namespace_ids, rows_by_id
 from .schema import SCHEMA_VERSION, open_record_collections
 from .search import answer_request
@@ -73,7 +73,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
         mirrors: MirrorConfig | None = None,
     ) -> None:
         if embeddings is None:
-            from .embeddings import MiniLMEmbeddings
+            from ..embedders.minilm import MiniLMEmbeddings
 
             embeddings = MiniLMEmbeddings()
         if not isinstance(embeddings, Embeddings):

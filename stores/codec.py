@@ -12,14 +12,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InvalidInputError
-from .filters import OCCURRED_TS, USER_META_PREFIX
-from .records import (
+from ..records.model import (
     RECORD_TYPES,
     FactRecord,
     Granularity,
     MemoryRecord,
     RawTurn,
 )
+from .filters import OCCURRED_TS, USER_META_PREFIX
 
 RECORD_KEY = "record"
 

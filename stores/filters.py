@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError, InvalidTypeError
-from .records import Granularity, MetadataValue, validate_namespace
+from ..records.model import Granularity, MetadataValue, validate_namespace
 
 _FILTERABLE: dict[Granularity, frozenset[str]] = {
     Granularity.RAW: frozenset({"speaker", "session_id", "turn_index", "consolidated"}),

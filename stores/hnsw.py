@@ -16,11 +16,11 @@ from typing import Any, cast
 import numpy as np
 from chromadb.api.models.Collection import Collection
 
+from ..records.model import MemoryRecord
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata, row_id
 from .filters import SearchFilter
 from .mirror import NamespaceMirror
-from .records import MemoryRecord
 
 OVERSAMPLE_CAP = 4096
 """Largest unfiltered ``n_results`` tried before Chroma's own filtering takes over."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .records import MemoryRecord, RawTurn
+from ..records.model import MemoryRecord, RawTurn
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -38,12 +38,12 @@ import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
+from ..records.model import Granularity
 from .changelog import ChangeLog
 from .indexing import IndexTextPolicy
 from .journal_format import Replay, encode_entry, replay_entries
 from .lexical import Analyzer
 from .mirror import MirrorRow
-from .records import Granularity
 from .snapshot import read_snapshot, write_snapshot
 from .snapshot_merge import merge_rows
 

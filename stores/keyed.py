@@ -13,8 +13,8 @@ from chromadb.api import ClientAPI
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, InvalidTypeError
+from ..records.model import validate_namespace
 from .chroma_calls import ChromaCalls
-from .records import validate_namespace
 
 M = TypeVar("M", bound=BaseModel)
 _PLACEHOLDER_VECTOR = [1.0, 0.0]

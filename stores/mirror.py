@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from ..records.model import Granularity, MemoryRecord
 from .bm25 import BM25Index, BM25Params
 from .codec import RECORD_KEY, from_metadata
 from .filters import SearchFilter
 from .frozen import FrozenBase
 from .lexical import Analyzer
-from .records import Granularity, MemoryRecord
 
 _MISSING = -1
 

@@ -23,6 +23,7 @@ from contextlib import ExitStack
 from chromadb.api.models.Collection import Collection
 from langchain_core.embeddings import Embeddings
 
+from ..records.model import Granularity
 from .bm25 import BM25Params
 from .changelog import Change, ChangeLog
 from .chroma_calls import ChromaCalls
@@ -33,7 +34,6 @@ from .journal_format import Replay
 from .lexical import Analyzer
 from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
 from .mirror_snapshot import mirror_from_snapshot, snapshot_arrays
-from .records import Granularity
 from .rows import Row, namespace_ids, rows_by_id, small_namespace
 
 Key = tuple[Granularity, str]

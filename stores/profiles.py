@@ -10,11 +10,11 @@ import threading
 
 from chromadb.api.models.Collection import Collection
 
-from .audit import AuditEntry
+from ..records.audit import AuditEntry
+from ..records.model import Granularity, ProfileRecord, validate_namespace
 from .audited import land_pending
 from .chroma_calls import ChromaCalls
 from .keyed import KeyedDocuments, checked_model
-from .records import Granularity, ProfileRecord, validate_namespace
 
 
 class ProfilesAndAudit:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from ..errors import InvalidInputError
+from ..records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from .base import MemoryStore, ScoredRecord, SearchAnswer, SearchRequest
-from .records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from .search import check_query
 from .wrapping import WrappedStore
 

@@ -9,10 +9,10 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from langchain_core.embeddings import Embeddings
 
+from ..embedders.identity import chroma_function_for, embedding_name
 from ..errors import StoreConfigurationError
-from .embedding_identity import chroma_function_for, embedding_name
+from ..records.model import Granularity
 from .indexing import IndexTextPolicy
-from .records import Granularity
 
 SCHEMA_VERSION = 1
 

@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..records.model import Granularity, MemoryRecord, require_encodable
 from .base import ScoredRecord, SearchAnswer, SearchMode, SearchRequest
 from .filters import SearchFilter
 from .fusion import FusionConfig, reciprocal_rank_fusion
 from .mirror import NamespaceMirror
-from .records import Granularity, MemoryRecord, require_encodable
 
 MODES = ("hybrid", "dense", "bm25")
 

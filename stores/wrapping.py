@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .audit import AuditEntry
+from ..records.audit import AuditEntry
+from ..records.model import FactRecord, Granularity, MemoryRecord, ProfileRecord
 from .base import MemoryStore, SearchAnswer, SearchByRequest, SearchRequest, Where
 from .filters import TimeWindow
 from .indexing import IndexTextPolicy
-from .records import FactRecord, Granularity, MemoryRecord, ProfileRecord
 
 
 class WrappedStore(SearchByRequest):

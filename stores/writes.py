@@ -17,12 +17,12 @@ from langchain_core.embeddings import Embeddings
 from pydantic import ValidationError
 
 from ..errors import InvalidInputError, InvalidTypeError
+from ..records.model import RECORD_TYPES, Granularity, MemoryRecord
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata, row_id, to_metadata
 from .indexing import IndexTextPolicy
 from .lexical import Analyzer
 from .mirror import MirrorRow
-from .records import RECORD_TYPES, Granularity, MemoryRecord
 from .rows import rows_by_id
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from ..stores.records import Granularity, RawTurn
+from ..records.model import Granularity, RawTurn
 
 if TYPE_CHECKING:
     from ..stores.base import MemoryStore

@@ -78,7 +78,7 @@ def test_the_probe_sees_the_heavy_modules() -> None:
 @pytest.mark.parametrize(
     ("copy", "source"),
     [
-        (choices.GRANULARITIES, ("lamina.stores.records", "Granularity")),
+        (choices.GRANULARITIES, ("lamina.records.model", "Granularity")),
         (choices.SYSTEMS, ("lamina.evaluation.systems", "SYSTEMS")),
         (choices.PICKS, ("lamina.evaluation.subset", "PICKS")),
         (choices.LAMINA, ("lamina.evaluation.systems", "LAMINA")),

@@ -21,8 +21,8 @@ from lamina import Memory, MemoryConfig
 from lamina.cli import main
 from lamina.commands.demo_progress import Progress
 from lamina.errors import InvalidInputError, LocalModelError
+from lamina.records.model import FactRecord
 from lamina.samples import QUICK_SAMPLE, load_sample, sample_tour
-from lamina.stores.records import FactRecord
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "demo:maya"

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from lamina.errors import InvalidInputError, MissingDependencyError, StoreConfigurationError
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings, RawTurn
-from lamina.stores.embedder_choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from lamina.testing import FakeEmbeddings
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -47,7 +47,7 @@ def static() -> object:
 
 
 def test_static_vectors_are_unit_length_and_deterministic(static: object) -> None:
-    from lamina.stores.static_embeddings import StaticEmbeddings
+    from lamina.embedders.static import StaticEmbeddings
 
     assert isinstance(static, StaticEmbeddings)
     texts = ["I adopted a puppy last week", "", "🎉🎉", "word " * 20000]
@@ -59,7 +59,7 @@ def test_static_vectors_are_unit_length_and_deterministic(static: object) -> Non
 
 
 def test_static_vectors_rank_related_text_first(static: object) -> None:
-    from lamina.stores.static_embeddings import StaticEmbeddings
+    from lamina.embedders.static import StaticEmbeddings
 
     assert isinstance(static, StaticEmbeddings)
     query = np.asarray(static.embed_query("did she get a dog?"))
@@ -82,7 +82,7 @@ def _store_written_by(path: Path, embeddings: object) -> RawTurn:
 
 
 def test_a_store_reopens_with_its_own_embedder(tmp_path: Path, static: object) -> None:
-    from lamina.stores.static_embeddings import StaticEmbeddings
+    from lamina.embedders.static import StaticEmbeddings
 
     turn = _store_written_by(tmp_path / "chroma", static)
     with pytest.raises(Exception, match="wordllama"):  # refused, whatever the type (below)
@@ -100,7 +100,7 @@ def test_a_store_written_by_a_langchain_embedder_refuses_another(tmp_path: Path)
 def test_a_store_refuses_another_embedder_with_laminas_error(
     tmp_path: Path, static: object
 ) -> None:
-    from lamina.stores.static_embeddings import StaticEmbeddings
+    from lamina.embedders.static import StaticEmbeddings
 
     turn = _store_written_by(tmp_path / "chroma", static)
     for other in (FakeEmbeddings(), MiniLMEmbeddings()):  # a LangChain model, another built-in

@@ -3,8 +3,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from lamina.errors import InvalidInputError, InvalidTypeError, NamespaceError
+from lamina.records.model import Granularity
 from lamina.stores.filters import OCCURRED_TS, SearchFilter, TimeWindow
-from lamina.stores.records import Granularity
 
 T = datetime(2024, 1, 1, tzinfo=UTC)
 

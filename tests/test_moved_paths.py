@@ -26,6 +26,15 @@ MOVED = {
     "lamina.graphs.studio": "lamina.integrations.studio",
     "lamina.results": "lamina.memory.results",
     "lamina.stores.forgetting": "lamina.memory.forget",
+    "lamina.stores.audit": "lamina.records.audit",
+    "lamina.stores.cross_encoder": "lamina.embedders.cross_encoder",
+    "lamina.stores.embedder_choice": "lamina.embedders.choice",
+    "lamina.stores.embedding_identity": "lamina.embedders.identity",
+    "lamina.stores.embeddings": "lamina.embedders.minilm",
+    "lamina.stores.engine_faces": "lamina.embedders.faces",
+    "lamina.stores.records": "lamina.records.model",
+    "lamina.stores.static_embeddings": "lamina.embedders.static",
+    "lamina.stores.timerefs": "lamina.records.timerefs",
 }
 """Old module -> new module."""
 

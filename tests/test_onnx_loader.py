@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from lamina.stores.onnx_loader import LazyModel
+from lamina.embedders.onnx_loader import LazyModel
 
 
 def test_the_model_is_opened_once_on_first_use_however_many_threads_ask() -> None:

@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from lamina.errors import InvalidInputError, NamespaceError
-from lamina.stores.records import (
+from lamina.records.model import (
     EpisodeRecord,
     FactRecord,
     Granularity,

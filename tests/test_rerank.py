@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from lamina.embedders.cross_encoder import OnnxCrossEncoder
 from lamina.errors import EmbeddingError, InvalidInputError
 from lamina.stores import ChromaMemoryStore, MemoryStore, RawTurn, ScoredRecord
-from lamina.stores.cross_encoder import OnnxCrossEncoder
 from lamina.stores.rerank import (
     RERANK_CHANNEL,
     RerankConfig,
@@ -177,7 +177,7 @@ def _tiny_cross_encoder(folder: Path, word: str) -> None:
     from onnx import TensorProto, helper
     from tokenizers import BertWordPieceTokenizer
 
-    vocab = Path(__file__).resolve().parent.parent / "stores" / "resources" / "vocab.txt"
+    vocab = Path(__file__).resolve().parent.parent / "embedders" / "resources" / "vocab.txt"
     tokenizer = BertWordPieceTokenizer(str(vocab), lowercase=True)
     tokenizer.save(str(folder / "tokenizer.json"))
     target = tokenizer.token_to_id(word)

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from lamina import Memory, MemoryConfig
+from lamina.embedders.choice import make_embeddings
 from lamina.errors import InvalidInputError, InvalidTypeError
 from lamina.stores import ChromaMemoryStore
-from lamina.stores.embedder_choice import make_embeddings
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lamina.agents.ingest.slots import candidate_pairs, hedged, names_in, same_person, slots_of
-from lamina.stores.records import FactRecord
+from lamina.records.model import FactRecord
 
 NS = "user:ana"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

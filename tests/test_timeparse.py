@@ -4,7 +4,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from lamina.agents.common.timeparse import reference_day, resolve_times
-from lamina.stores.records import RawTurn, TimeRef, annotate_times
+from lamina.records.model import RawTurn, TimeRef, annotate_times
 
 SAT = date(2023, 7, 15)  # a Saturday
 FRI = date(2023, 7, 14)

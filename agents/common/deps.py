@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from ...core.state import Failure
 from ...llm.structured import LLMCall, StructuredCaller, StructuredMethod, StructuredOutputError
+from ...records.model import utc_now
 from ...stores.base import MemoryStore
-from ...stores.records import utc_now
 from .journal import ReplyJournal
 
 T = TypeVar("T", bound=BaseModel)

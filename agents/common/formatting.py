@@ -8,7 +8,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from ...core.state import Candidate
-from ...stores.records import FactRecord, MemoryRecord, RawTurn
+from ...records.model import FactRecord, MemoryRecord, RawTurn
 
 _MAX_FIELD = 4000
 _GAP = (

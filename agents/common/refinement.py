@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ...core.context import MemoryContext
-from ...stores.records import FactRecord, stable_id
+from ...records.model import FactRecord, stable_id
 from .deps import StepLog
 
 _SPACE = re.compile(r"\s+")

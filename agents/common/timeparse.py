@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from ...stores.records import TimeGranularity, TimeRef
+from ...records.model import TimeGranularity, TimeRef
 
 _MAX_YEARS = 200
 """Offsets further than this from the reference day are not resolved."""

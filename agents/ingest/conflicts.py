@@ -19,7 +19,7 @@ from ...core.context import MemoryContext, context_of
 from ...core.nodes import JUDGE
 from ...core.state import Conflict, IngestState
 from ...prompts.construction import UPDATE_CHECK
-from ...stores.records import FactRecord
+from ...records.model import FactRecord
 from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import data_line, long_date
 from ..common.token_caps import capped_log

@@ -27,7 +27,7 @@ from ...prompts.construction import (
     CONSTRUCTION_PROMPT_VERSION,
     LINES_REPAIR,
 )
-from ...stores.records import (
+from ...records.model import (
     EpisodeRecord,
     FactRecord,
     MetadataValue,

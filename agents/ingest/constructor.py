@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from ...core.context import MemoryContext, context_of
 from ...core.nodes import CONSTRUCTOR
 from ...core.state import IngestState, Job, Written
-from ...stores.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from ...records.model import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from ..common import refinement
 from ..common.deps import NodeDeps, StepLog
 from . import construct, episodes, scenes

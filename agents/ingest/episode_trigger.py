@@ -25,7 +25,7 @@ from ...core.nodes import EPISODE_TRIGGER
 from ...core.state import IngestState, Job, TriggerDecision
 from ...llm.tokens import TokenCounter, token_counter_for
 from ...prompts.construction import BOUNDARY
-from ...stores.records import RawTurn
+from ...records.model import RawTurn
 from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import format_turns
 from .schemas import BoundaryDecision

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ...core.context import MemoryContext
-from ...stores.records import EpisodeRecord, FactRecord, RawTurn, stable_id
+from ...records.model import EpisodeRecord, FactRecord, RawTurn, stable_id
 from ..common.deps import StepLog
 from .construct import draft_excerpt, episode_text, fact_records
 

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ...core.context import MemoryContext, context_of
 from ...core.state import IngestState, TurnInput
 from ...errors import InvalidInputError
-from ...stores.records import RawTurn, stable_id
+from ...records.model import RawTurn, stable_id
 from ..common.deps import NodeDeps
 from ..common.timeparse import reference_day, resolve_times
 from .salience import is_trivial

@@ -16,8 +16,8 @@ from langgraph.runtime import Runtime
 from ...core.context import MemoryContext, context_of
 from ...core.nodes import REFRESHER
 from ...core.state import Conflict, IngestState, Written
-from ...stores.audit import AuditEntry
-from ...stores.records import FactRecord
+from ...records.audit import AuditEntry
+from ...records.model import FactRecord
 from ..common.deps import NodeDeps, StepLog
 from .slots import event_time
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ...records.model import TimeRef
 from ...stores.lexical import ENGLISH_STOP_WORDS
-from ...stores.records import TimeRef
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)\W*$")

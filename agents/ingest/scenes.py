@@ -14,7 +14,7 @@ from datetime import timedelta
 import numpy as np
 
 from ...core.context import MemoryContext
-from ...stores.records import EpisodeRecord, FactRecord, ProfileRecord, SceneRecord, stable_id
+from ...records.model import EpisodeRecord, FactRecord, ProfileRecord, SceneRecord, stable_id
 from ..common.deps import StepLog
 from ..common.formatting import long_date
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
 
+from ...records.model import FactRecord
 from ...stores.lexical import Analyzer
-from ...stores.records import FactRecord
 from ..common.names import match_speakers
 
 SLOT_CUES: dict[str, list[str]] = {

@@ -21,10 +21,10 @@ from zoneinfo import ZoneInfo
 
 from ...core.context import ContextOrder
 from ...core.state import Candidate
+from ...records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from ...stores.base import PLAIN, Channel, MemoryStore, Ranking, SearchAnswer, SearchRequest
 from ...stores.bm25 import BM25Index
 from ...stores.fusion import FusionConfig, reciprocal_rank_fusion
-from ...stores.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from ..common.formatting import clip
 from ..common.names import without_speakers
 from ..common.query_analysis import QueryAnalysis

@@ -19,8 +19,8 @@ from ...core.context import MemoryContext, context_of
 from ...core.nodes import REFRESHER
 from ...core.state import RecallState, Written
 from ...prompts.recall import REFRESH
-from ...stores.audit import AuditEntry
-from ...stores.records import FactRecord, MemoryRecord, RawTurn
+from ...records.audit import AuditEntry
+from ...records.model import FactRecord, MemoryRecord, RawTurn
 from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import as_data
 from ..common.refinement import fact_id

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...errors import InvalidTypeError, NamespaceError
-from ...stores.records import NAMESPACE_PATTERN, validate_namespace
+from ...records.model import NAMESPACE_PATTERN, validate_namespace
 
 
 def _check_pattern(pattern: object) -> str:

@@ -27,7 +27,7 @@ from ...errors import LaminaError, RecordNotFoundError
 from ...memory.filters import require_metadata
 from ...memory.results import ForgetResult
 from ...prompts import mcp as text
-from ...stores.records import MemoryRecord
+from ...records.model import MemoryRecord
 from ..formatting import format_forget, format_hit, format_hits
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from lamina.datasets.locomo import parse_conversation
 from lamina.datasets.locomo_annotations import parse_annotations
 from lamina.errors import InvalidInputError
 from lamina.evaluation.ingest import derived_oracle_records
+from lamina.records.model import EpisodeRecord, FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
-from lamina.stores.records import EpisodeRecord, FactRecord, RawTurn
 from lamina.testing import FakeEmbeddings
 
 SAMPLE: dict[str, Any] = {

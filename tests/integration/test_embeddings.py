@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from lamina.stores.embeddings import (
+from lamina.embedders.minilm import (
     EMBEDDING_DIM,
     MiniLMEmbeddingFunction,
     MiniLMEmbeddings,

@@ -41,8 +41,8 @@ def test_wheel_contains_only_the_lamina_package(tmp_path: Path) -> None:
     for required in [
         "lamina/py.typed",
         "lamina/__init__.py",
-        "lamina/stores/resources/vocab.txt",
-        "lamina/stores/resources/NOTICE",
+        "lamina/embedders/resources/vocab.txt",
+        "lamina/embedders/resources/NOTICE",
         "lamina/samples/sample_conversation.json",
         "lamina/agents/__init__.py",
         "lamina/graphs/__init__.py",

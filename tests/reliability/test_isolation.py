@@ -25,6 +25,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from lamina.core.context import MemoryContext
 from lamina.errors import NamespaceError
 from lamina.graphs.recall import build_recall_graph
+from lamina.records.audit import AuditEntry
+from lamina.records.model import NAMESPACE_PATTERN, ProfileRecord, validate_namespace
 from lamina.stores import (
     ChromaMemoryStore,
     EpisodeRecord,
@@ -33,8 +35,6 @@ from lamina.stores import (
     SceneRecord,
     TimeWindow,
 )
-from lamina.stores.audit import AuditEntry
-from lamina.stores.records import NAMESPACE_PATTERN, ProfileRecord, validate_namespace
 from lamina.testing import FakeEmbeddings, SchemaChatModel, StorePool
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

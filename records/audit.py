@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from .records import Namespace, UtcDatetime, utc_now
+from .model import Namespace, UtcDatetime, utc_now
 
 AuditAction = Literal["update", "supersede", "delete", "noop", "forget"]
 
@@ -29,3 +29,8 @@ class AuditEntry(BaseModel):
     after: StrictStr | None = None
     source_ids: list[StrictStr] = Field(default_factory=list)
     model: StrictStr | None = None
+
+
+__all__ = [
+    "AuditEntry",
+]

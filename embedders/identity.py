@@ -75,3 +75,10 @@ def chroma_function_for(embeddings: Embeddings) -> EmbeddingFunction[Documents]:
     if callable(chroma_function):
         return chroma_function()  # type: ignore[no-any-return]
     return LangChainEmbeddingFunction(embeddings)
+
+
+__all__ = [
+    "LangChainEmbeddingFunction",
+    "chroma_function_for",
+    "embedding_name",
+]

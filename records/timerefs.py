@@ -86,3 +86,10 @@ def annotate_times(text: str, refs: list[TimeRef]) -> str:
             cursor = bracket.end()
     out.append(text[cursor:])
     return "".join(out)
+
+
+__all__ = [
+    "TimeGranularity",
+    "TimeRef",
+    "annotate_times",
+]

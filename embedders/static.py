@@ -24,7 +24,7 @@ from chromadb.api.types import Embeddings as ChromaEmbeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from ..errors import EmbeddingError, MissingDependencyError
-from .engine_faces import EngineEmbeddings, UnitVectorFunction
+from .faces import EngineEmbeddings, UnitVectorFunction
 from .onnx_loader import LazyModel
 
 STATIC_MODEL = "wordllama-l2-supercat-256"
@@ -168,3 +168,13 @@ class StaticEmbeddingFunction(UnitVectorFunction):
     def build_from_config(config: dict[str, Any]) -> StaticEmbeddingFunction:
         """Rebuild from a persisted config."""
         return StaticEmbeddingFunction(max_tokens=int(config.get("max_tokens", 8192)))
+
+
+__all__ = [
+    "STATIC_DIM",
+    "STATIC_MODEL",
+    "StaticEmbedder",
+    "StaticEmbeddingFunction",
+    "StaticEmbeddings",
+    "wordllama_files",
+]
