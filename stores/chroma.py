@@ -1,25 +1,24 @@
 """``ChromaMemoryStore``: four Chroma collections, searched through per-namespace mirrors.
 
 Chroma is the one source of truth. Searching a (granularity, namespace) pair loads its
-mirror (BM25 postings beside exact dense vectors, see :mod:`.mirror`) from Chroma on
-first use; a change log in Chroma (:mod:`.changelog`) tells every process which records
-any process changed since, so the next search anywhere sees every write. Client set-up
-lives in :mod:`.schema`, the write path in :mod:`.writes`, the supersede-with-audit
-protocol in :mod:`.audited`, search in :mod:`.search` and :mod:`.hnsw`.
+mirror (BM25 postings beside exact dense vectors, :mod:`.mirror`, behind the
+:mod:`.keyword` seam) from Chroma on first use; a change log in Chroma
+(:mod:`.changelog`) tells every process which records any process changed since, so the
+next search anywhere sees every write. Client set-up: :mod:`.schema`; writes:
+:mod:`.writes`; supersede with audit: :mod:`.audited`; search: :mod:`.search`.
 """
 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import chromadb
 from chromadb.api import ClientAPI
-from chromadb.config import Settings
 from langchain_core.embeddings import Embeddings
 
 from ..errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
@@ -37,7 +36,7 @@ from .audited import check_entry, clear_pending, clock_noted, closed, with_pendi
 from .base import SearchAnswer, SearchByRequest, SearchRequest, Where
 from .bm25 import BM25Index, BM25Params
 from .changelog import ChangeLog
-from .chroma_calls import ChromaCalls, describe_client, unavailable
+from .chroma_calls import ChromaCalls, describe_client
 from .codec import from_metadata, row_id
 from .filters import SearchFilter, TimeWindow
 from .fusion import FusionConfig
@@ -45,12 +44,19 @@ from .hnsw import hnsw_dense
 from .indexing import IndexTextPolicy
 from .journal import journal_lock, journal_step, journals_for
 from .keyed import KeyedDocuments, namespace_where
+from .keyword import KeywordIndex, KeywordIndexFactory, KeywordSources
 from .lexical import Analyzer
 from .mirror import MirrorConfig
 from .mirrors import MirrorCache
 from .profiles import ProfilesAndAudit
 from .rows import PAGE, namespace_ids, rows_by_id
-from .schema import SCHEMA_VERSION, open_record_collections
+from .schema import (
+    SCHEMA_VERSION,
+    ephemeral_client,
+    http_client,
+    open_record_collections,
+    persistent_client,
+)
 from .search import answer_request
 from .writes import Batch, check_record, prepare, stored_vectors, upsert_page
 
@@ -58,7 +64,11 @@ __all__ = ["SCHEMA_VERSION", "ChromaMemoryStore"]
 
 
 class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
-    """A :class:`~lamina.stores.base.MemoryStore` over an injected Chroma client."""
+    """A :class:`~lamina.stores.base.MemoryStore` over an injected Chroma client.
+
+    ``bm25``, ``analyzer`` and ``mirrors`` configure its default search engine, the BM25
+    mirror; ``keyword_index`` builds another one instead (:mod:`.keyword`).
+    """
 
     def __init__(
         self,
@@ -71,6 +81,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
         bm25: BM25Params | None = None,
         analyzer: Analyzer | None = None,
         mirrors: MirrorConfig | None = None,
+        keyword_index: KeywordIndexFactory | None = None,
     ) -> None:
         if embeddings is None:
             from ..embedders.minilm import MiniLMEmbeddings
@@ -101,37 +112,25 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
         self._journals = journals_for(
             client, prefix, self._collections, self._log, self._analyzer, self.index_policy
         )
-        self._mirrors = MirrorCache(
-            collections=self._collections,
-            calls=self._calls,
-            changelog=self._log,
-            embeddings=embeddings,
-            policy=self.index_policy,
-            analyzer=self._analyzer,
-            bm25=bm25 or BM25Params(),
-            config=mirrors or MirrorConfig(),
-            journals=self._journals,
+        sources = KeywordSources(
+            self._collections, self._calls, self._log, embeddings, self.index_policy,
+            self._analyzer, self._journals,
+        )  # fmt: skip
+        build = keyword_index or partial(
+            MirrorCache.from_sources, bm25=bm25 or BM25Params(), config=mirrors or MirrorConfig()
         )
+        self._mirrors: KeywordIndex = build(sources)
 
     @classmethod
     def persistent(cls, path: str | Path = ".lamina/chroma", **kwargs: Any) -> ChromaMemoryStore:
-        """Open (or create) a store on disk at ``path``. This is the default deployment.
-
-        A relative ``path`` is resolved against the working folder now: chromadb keeps one
-        client per path string for the whole process, so ``".lamina/chroma"`` opened again
-        after a ``chdir`` would otherwise reuse the first folder's database.
-        """
-        return cls(chromadb.PersistentClient(path=str(Path(path).resolve())), **kwargs)
+        """Open (or create) a store on disk at ``path``. This is the default deployment."""
+        return cls(persistent_client(path), **kwargs)
 
     @classmethod
     def ephemeral(cls, **kwargs: Any) -> ChromaMemoryStore:
         """Open an in-memory store (for tests). Each call gets an isolated client."""
-        import uuid
-
-        settings = Settings(allow_reset=True, anonymized_telemetry=False)
-        client = chromadb.EphemeralClient(settings=settings)
         prefix = kwargs.pop("collection_prefix", f"lamina_{uuid.uuid4().hex[:12]}")
-        return cls(client, collection_prefix=prefix, **kwargs)
+        return cls(ephemeral_client(), collection_prefix=prefix, **kwargs)
 
     @classmethod
     def http(
@@ -142,11 +141,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
         Raises:
             StoreUnavailableError: nothing answers at ``host:port``.
         """
-        try:
-            client = chromadb.HttpClient(host=host, port=port, ssl=ssl)
-        except ValueError as e:  # chromadb's "Could not connect to a Chroma server"
-            raise unavailable(f"the Chroma server at {host}:{port}", e) from e
-        return cls(client, **kwargs)
+        return cls(http_client(host, port, ssl=ssl), **kwargs)
 
     # ----------------------------------------------------------------- writes
     def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:

@@ -20,7 +20,7 @@ from ..records.model import MemoryRecord
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata, row_id
 from .filters import SearchFilter
-from .mirror import NamespaceMirror
+from .keyword import RankedIndex
 
 OVERSAMPLE_CAP = 4096
 """Largest unfiltered ``n_results`` tried before Chroma's own filtering takes over."""
@@ -33,7 +33,7 @@ Hits = list[tuple[MemoryRecord, float]]
 def hnsw_dense(
     calls: ChromaCalls,
     collection: Collection,
-    mirror: NamespaceMirror,
+    mirror: RankedIndex,
     vector: list[float],
     flt: SearchFilter,
     allowed: np.ndarray,

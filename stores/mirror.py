@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +183,11 @@ class NamespaceMirror(BM25Index):
         """Estimated memory held (vectors, postings, metadata)."""
         vectors = 0 if self._vectors is None else self._vectors.nbytes
         return vectors + self._cost_total + 24 * len(self._doc_len) + 2048
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """Held while one search reads the mirror (filter, channels, records together)."""
+        return self._lock
 
     def allowed(self, flt: SearchFilter) -> np.ndarray:
         """Boolean mask over slots: live records that pass ``flt``."""

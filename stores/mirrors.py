@@ -31,6 +31,7 @@ from .codec import from_metadata
 from .indexing import IndexTextPolicy
 from .journal import Journals
 from .journal_format import Replay
+from .keyword import KeywordSources
 from .lexical import Analyzer
 from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
 from .mirror_snapshot import mirror_from_snapshot, snapshot_arrays
@@ -83,6 +84,23 @@ class MirrorCache:
         """How many of those started from a snapshot."""
 
     # ------------------------------------------------------------------ access
+    @classmethod
+    def from_sources(
+        cls, sources: KeywordSources, *, bm25: BM25Params, config: MirrorConfig
+    ) -> MirrorCache:
+        """The mirrors of a store's collections (the store's default keyword index)."""
+        return cls(
+            collections=sources.collections,
+            calls=sources.calls,
+            changelog=sources.changelog,
+            embeddings=sources.embeddings,
+            policy=sources.policy,
+            analyzer=sources.analyzer,
+            bm25=bm25,
+            config=config,
+            journals=sources.journals,
+        )
+
     def get(self, gran: Granularity, namespace: str) -> NamespaceMirror:
         """The mirror of a namespace, brought up to date with every process's writes."""
         return self.get_many([gran], namespace)[gran]

@@ -4,17 +4,47 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 
+import chromadb
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
+from chromadb.config import Settings
 from langchain_core.embeddings import Embeddings
 
 from ..embedders.identity import chroma_function_for, embedding_name
 from ..errors import StoreConfigurationError
 from ..records.model import Granularity
+from .chroma_calls import unavailable
 from .indexing import IndexTextPolicy
 
 SCHEMA_VERSION = 1
+
+
+def persistent_client(path: str | Path) -> ClientAPI:
+    """An on-disk Chroma client at ``path``, resolved now.
+
+    chromadb keeps one client per path string for the whole process, so a relative path
+    opened again after a ``chdir`` would otherwise reuse the first folder's database.
+    """
+    return chromadb.PersistentClient(path=str(Path(path).resolve()))
+
+
+def ephemeral_client() -> ClientAPI:
+    """An in-memory Chroma client (resettable, no telemetry)."""
+    return chromadb.EphemeralClient(settings=Settings(allow_reset=True, anonymized_telemetry=False))
+
+
+def http_client(host: str, port: int, *, ssl: bool = False) -> ClientAPI:
+    """A client of a ``chroma run`` server.
+
+    Raises:
+        StoreUnavailableError: nothing answers at ``host:port``.
+    """
+    try:
+        return chromadb.HttpClient(host=host, port=port, ssl=ssl)
+    except ValueError as e:  # chromadb's "Could not connect to a Chroma server"
+        raise unavailable(f"the Chroma server at {host}:{port}", e) from e
 
 
 def open_record_collections(

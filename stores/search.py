@@ -16,15 +16,15 @@ from ..records.model import Granularity, MemoryRecord, require_encodable
 from .base import ScoredRecord, SearchAnswer, SearchMode, SearchRequest
 from .filters import SearchFilter
 from .fusion import FusionConfig, reciprocal_rank_fusion
-from .mirror import NamespaceMirror
+from .keyword import RankedIndex
 
 MODES = ("hybrid", "dense", "bm25")
 
 DenseFallback = Callable[
-    [NamespaceMirror, list[float], SearchFilter, np.ndarray, int], list[tuple[MemoryRecord, float]]
+    [RankedIndex, list[float], SearchFilter, np.ndarray, int], list[tuple[MemoryRecord, float]]
 ]
 """Dense search for a mirror that keeps no vectors: ``(mirror, vector, filter, mask, depth)``."""
-Mirrors = Callable[[Sequence[Granularity], str], Mapping[Granularity, NamespaceMirror]]
+Mirrors = Callable[[Sequence[Granularity], str], Mapping[Granularity, RankedIndex]]
 """The mirrors of some granularities of a namespace, up to date: ``(granularities, namespace)``."""
 
 
@@ -40,7 +40,7 @@ def check_query(query: object, k: object, mode: object) -> None:
 
 
 def search_mirror(
-    mirror: NamespaceMirror,
+    mirror: RankedIndex,
     query: str,
     vector: list[float] | None,
     flt: SearchFilter,
@@ -55,7 +55,7 @@ def search_mirror(
     rankings: dict[str, list[str]] = {}
     channel_scores: dict[str, dict[str, float]] = {}
     records: dict[str, MemoryRecord] = {}
-    with mirror._lock:
+    with mirror.lock:
         allowed = mirror.allowed(flt)
         if mode in ("hybrid", "dense"):
             assert vector is not None
