@@ -41,7 +41,6 @@ from ..records.model import Granularity, require_encodable, utc_now
 from ..stores.base import MemoryStore, ScoredRecord, SearchMode
 from .store_ingest import Ingestor, add_conversation, check_ingestor, conversation
 from .store_items import (
-    FIELD,
     ITEM,
     KEY,
     NAMESPACE,
@@ -63,22 +62,10 @@ from .store_items import (
 )
 from .store_namespace import check_labels, check_root, check_writable, to_lamina
 from .store_ops import check_page, index_config, listed, search_hit
-from .store_scores import QuerySimilarity, whole_text
+from .store_scores import QuerySimilarity, Ranked, page_scores
 
 RAW = Granularity.RAW
 _FIRST_DEPTH = 10
-
-
-@dataclass(frozen=True)
-class _Ranked:
-    """An item a query search ranked: its rank key (the lamina search's score) and vectors."""
-
-    rank: float
-    item: Item
-    whole: bool
-    """The whole value is one of the item's vectors."""
-    fields: int
-    """How many indexed-field records the item has."""
 
 
 @dataclass(frozen=True)
@@ -291,7 +278,7 @@ class LaminaStore(BaseStore):
         chosen = sorted(ns for ns in spaces if ns[: len(prefix)] == prefix)
         query = op.query.strip() if isinstance(op.query, str) else ""
         need = op.offset + op.limit
-        scored: list[_Ranked] = []
+        scored: list[Ranked] = []
         ranked_keys: dict[tuple[str, ...], set[str]] = {}
         for labels in chosen if query else ():
             ranked = self._ranked(labels, query, flt, need)
@@ -307,7 +294,7 @@ class LaminaStore(BaseStore):
         scored.sort(key=lambda r: -r.rank)  # across namespaces, by the search's own score
         unscored.sort(key=lambda i: i.created_at)
         page = scored[op.offset : need]
-        scores = self._scores(query, page)
+        scores = page_scores(self._similarity, self.store, self.root, query, page)
         hits = [search_hit(r.item, score) for r, score in zip(page, scores, strict=True)]
         hits.sort(key=lambda hit: -(hit.score or 0.0))  # stable: ties keep the search's order
         rest = max(0, op.offset - len(scored))
@@ -315,7 +302,7 @@ class LaminaStore(BaseStore):
 
     def _ranked(
         self, labels: tuple[str, ...], query: str, flt: dict[str, Any], need: int
-    ) -> list[_Ranked]:
+    ) -> list[Ranked]:
         """The items that pass ``flt``, ranked by their best vector.
 
         The lamina search is deepened until ``need`` items are ranked or no vector is
@@ -338,7 +325,7 @@ class LaminaStore(BaseStore):
             if len(best) >= need or len(hits) < depth:
                 break
             depth *= 4
-        return [_Ranked(rank, *entry) for key, rank in best.items() if (entry := found[key])]
+        return [Ranked(rank, *entry) for key, rank in best.items() if (entry := found[key])]
 
     def _read(
         self, namespace: str, labels: tuple[str, ...], keys: list[str], flt: dict[str, Any]
@@ -364,34 +351,6 @@ class LaminaStore(BaseStore):
         if self.search_mode == "dense":
             return float(hit.channel_scores.get("dense", hit.score))
         return float(hit.score)
-
-    def _scores(self, query: str, page: list[_Ranked]) -> list[float | None]:
-        """Each ranked item's cosine similarity to the query (max over its vectors).
-
-        A lamina store without ``embeddings`` cannot embed the texts: its hits keep the
-        search's own score.
-        """
-        if self._similarity is None or not page:
-            return [r.rank for r in page]
-        fields = self._field_texts([r for r in page if r.fields])
-        texts = [
-            ([whole_text(r.item.value)] if r.whole else [])
-            + fields.get((r.item.namespace, r.item.key), [])
-            for r in page
-        ]
-        return self._similarity.best(query, texts)
-
-    def _field_texts(self, page: list[_Ranked]) -> dict[tuple[tuple[str, ...], str], list[str]]:
-        """The indexed-field texts of ``page``'s items: one read per namespace."""
-        keys: dict[tuple[str, ...], list[str]] = {}
-        for r in page:
-            keys.setdefault(r.item.namespace, []).append(r.item.key)
-        out: dict[tuple[tuple[str, ...], str], list[str]] = {}
-        for labels, wanted in keys.items():
-            where = {f"metadata.{ROLE}": FIELD, f"metadata.{KEY}": wanted}
-            for record in self.store.get(RAW, to_lamina(self.root, labels), where=where):
-                out.setdefault((labels, str(record.metadata[KEY])), []).append(record.text)
-        return out
 
     # ----------------------------------------------------------------- writes
     def _write(self, labels: tuple[str, ...], puts: list[_Put]) -> None:

@@ -18,15 +18,69 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from langgraph.store.base import get_text_at_path
+from langgraph.store.base import Item, get_text_at_path
 
-from .store_items import WHOLE
+from ..records.model import Granularity
+from ..stores.base import MemoryStore
+from .store_items import FIELD, KEY, ROLE, WHOLE
+from .store_namespace import to_lamina
 
 CACHE_SIZE = 4096
 """Texts whose embedding is kept (the oldest used is dropped first)."""
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """An item a query search ranked: its rank key (the lamina search's score) and vectors."""
+
+    rank: float
+    item: Item
+    whole: bool
+    """The whole value is one of the item's vectors."""
+    fields: int
+    """How many indexed-field records the item has."""
+
+
+def page_scores(
+    similarity: QuerySimilarity | None,
+    store: MemoryStore,
+    root: str,
+    query: str,
+    page: Sequence[Ranked],
+) -> list[float | None]:
+    """Each ranked item's cosine similarity to the query (max over its vectors).
+
+    A lamina store without ``embeddings`` (``similarity`` None) cannot embed the texts:
+    its hits keep the search's own score.
+    """
+    if similarity is None or not page:
+        return [r.rank for r in page]
+    fields = field_texts(store, root, [r for r in page if r.fields])
+    texts = [
+        ([whole_text(r.item.value)] if r.whole else [])
+        + fields.get((r.item.namespace, r.item.key), [])
+        for r in page
+    ]
+    return similarity.best(query, texts)
+
+
+def field_texts(
+    store: MemoryStore, root: str, page: Sequence[Ranked]
+) -> dict[tuple[tuple[str, ...], str], list[str]]:
+    """The indexed-field texts of ``page``'s items: one read per namespace."""
+    keys: dict[tuple[str, ...], list[str]] = {}
+    for r in page:
+        keys.setdefault(r.item.namespace, []).append(r.item.key)
+    out: dict[tuple[tuple[str, ...], str], list[str]] = {}
+    for labels, wanted in keys.items():
+        where = {f"metadata.{ROLE}": FIELD, f"metadata.{KEY}": wanted}
+        for record in store.get(Granularity.RAW, to_lamina(root, labels), where=where):
+            out.setdefault((labels, str(record.metadata[KEY])), []).append(record.text)
+    return out
 
 
 def whole_text(value: dict[str, Any]) -> str:

@@ -24,13 +24,14 @@ if TYPE_CHECKING:
         SceneRecord,
     )
     from .base import MemoryStore, ScoredRecord, SearchMode
-    from .bm25 import BM25Index, BM25Params
+    from .bm25 import BM25Index
     from .chroma import ChromaMemoryStore
     from .filters import SearchFilter, TimeWindow
     from .fusion import FusionConfig, reciprocal_rank_fusion
     from .indexing import IndexTextPolicy
     from .lexical import Analyzer
     from .mirror import MirrorConfig
+    from .okapi import BM25Params
 
 __all__ = [
     "Analyzer",
@@ -65,7 +66,7 @@ __getattr__, __dir__ = lazy_exports(
         "Analyzer": f"{__name__}.lexical",
         "AuditEntry": "lamina.records.audit",
         "BM25Index": f"{__name__}.bm25",
-        "BM25Params": f"{__name__}.bm25",
+        "BM25Params": f"{__name__}.okapi",
         "ChromaMemoryStore": f"{__name__}.chroma",
         "EpisodeRecord": "lamina.records.model",
         "FactRecord": "lamina.records.model",

@@ -10,7 +10,6 @@ index dirty; IDF and the per-term posting arrays are recomputed lazily on the ne
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -18,55 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from .filters import OCCURRED_TS
 from .frozen import LAZY, FrozenBase
 from .lexical import Analyzer
-
-
-@dataclass(frozen=True, kw_only=True)
-class BM25Params:
-    """Okapi parameters (rank-bm25's defaults)."""
-
-    k1: float = 1.5
-    """Term-frequency saturation."""
-    b: float = 0.75
-    """Document-length normalisation."""
-    epsilon: float = 0.25
-    """IDF floor for very common terms, as a fraction of the mean IDF."""
-
-
-class _OkapiScorer(BM25Okapi):  # type: ignore[misc]
-    """rank-bm25's Okapi model, fed document frequencies instead of a corpus."""
-
-    def __init__(self, params: BM25Params) -> None:
-        # Deliberately skip BM25.__init__: it wants the whole corpus up front.
-        self.k1, self.b, self.epsilon = params.k1, params.b, params.epsilon
-        self.corpus_size = 0
-        self.avgdl = 0.0
-        self.idf: dict[str, float] = {}
-        self.average_idf = 0.0
-
-    def _calc_idf(self, nd: Mapping[str, int]) -> None:
-        """rank-bm25's IDF with its epsilon floor, summed exactly (``math.fsum``).
-
-        The exact sum makes the floor, and so every score, independent of the order in
-        which documents were added: a mirror kept in step with writes and one rebuilt
-        from Chroma score alike to the last bit.
-        """
-        idf = {
-            word: math.log(self.corpus_size - freq + 0.5) - math.log(freq + 0.5)
-            for word, freq in nd.items()
-        }
-        self.average_idf = math.fsum(idf.values()) / len(idf)
-        eps = self.epsilon * self.average_idf
-        self.idf = {word: (value if value >= 0 else eps) for word, value in idf.items()}
-
-    def refit(self, doc_freq: Mapping[str, int], corpus_size: int, avgdl: float) -> None:
-        self.corpus_size, self.avgdl, self.idf = corpus_size, avgdl, {}
-        if doc_freq:
-            self._calc_idf(doc_freq)
+from .okapi import BM25Params, OkapiScorer
 
 
 @dataclass(frozen=True)
@@ -94,7 +49,7 @@ class BM25Index:
         self.analyzer = analyzer or Analyzer()
         self.time_key = time_key
         """Metadata field holding the POSIX time that :meth:`select` windows on."""
-        self._scorer = _OkapiScorer(params or BM25Params())
+        self._scorer = OkapiScorer(params or BM25Params())
         self._lock = threading.RLock()
         self._reset()
 

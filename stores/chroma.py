@@ -34,7 +34,7 @@ from ..records.model import (
 from .arguments import as_ids, as_records, dedupe
 from .audited import check_entry, clear_pending, clock_noted, closed, with_pending
 from .base import SearchAnswer, SearchByRequest, SearchRequest, Where
-from .bm25 import BM25Index, BM25Params
+from .bm25 import BM25Index
 from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls, describe_client
 from .codec import from_metadata, row_id
@@ -48,6 +48,7 @@ from .keyword import KeywordIndex, KeywordIndexFactory, KeywordSources
 from .lexical import Analyzer
 from .mirror import MirrorConfig
 from .mirrors import MirrorCache
+from .okapi import BM25Params
 from .profiles import ProfilesAndAudit
 from .rows import PAGE, namespace_ids, rows_by_id
 from .schema import (
@@ -384,8 +385,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
     # ------------------------------------------------------------- mirrors
     def lexical_index(self, granularity: Granularity | str, namespace: str) -> BM25Index:
         """Return the BM25 mirror of one collection and namespace, up to date."""
-        gran = parse_granularity(granularity)
-        return self._mirrors.get(gran, validate_namespace(namespace))
+        return self._mirrors.get(parse_granularity(granularity), validate_namespace(namespace))
 
     def _build_lexical(self, gran: Granularity, namespace: str) -> BM25Index:
         """A mirror built from Chroma alone (not cached), e.g. to compare with the live one."""

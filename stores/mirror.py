@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from ..records.model import Granularity, MemoryRecord
-from .bm25 import BM25Index, BM25Params
+from .bm25 import BM25Index
 from .codec import RECORD_KEY, from_metadata
 from .filters import SearchFilter
 from .frozen import FrozenBase
 from .lexical import Analyzer
+from .okapi import BM25Params
 
 _MISSING = -1
 

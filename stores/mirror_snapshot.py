@@ -19,11 +19,11 @@ import numpy as np
 import orjson
 
 from ..records.model import Granularity
-from .bm25 import BM25Params
 from .codec import RECORD_KEY
 from .frozen import FrozenBase
 from .lexical import Analyzer
 from .mirror import NamespaceMirror, _code
+from .okapi import BM25Params
 
 _SCALARS = (str, int, float, bool)
 _FEW = 64

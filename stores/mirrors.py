@@ -19,12 +19,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import fields
 
 from chromadb.api.models.Collection import Collection
 from langchain_core.embeddings import Embeddings
 
 from ..records.model import Granularity
-from .bm25 import BM25Params
 from .changelog import Change, ChangeLog
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata
@@ -35,6 +35,7 @@ from .keyword import KeywordSources
 from .lexical import Analyzer
 from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
 from .mirror_snapshot import mirror_from_snapshot, snapshot_arrays
+from .okapi import BM25Params
 from .rows import Row, namespace_ids, rows_by_id, small_namespace
 
 Key = tuple[Granularity, str]
@@ -89,17 +90,8 @@ class MirrorCache:
         cls, sources: KeywordSources, *, bm25: BM25Params, config: MirrorConfig
     ) -> MirrorCache:
         """The mirrors of a store's collections (the store's default keyword index)."""
-        return cls(
-            collections=sources.collections,
-            calls=sources.calls,
-            changelog=sources.changelog,
-            embeddings=sources.embeddings,
-            policy=sources.policy,
-            analyzer=sources.analyzer,
-            bm25=bm25,
-            config=config,
-            journals=sources.journals,
-        )
+        given = {f.name: getattr(sources, f.name) for f in fields(sources)}
+        return cls(**given, bm25=bm25, config=config)
 
     def get(self, gran: Granularity, namespace: str) -> NamespaceMirror:
         """The mirror of a namespace, brought up to date with every process's writes."""

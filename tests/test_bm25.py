@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from lamina.stores.bm25 import BM25Index, BM25Params
+from lamina.stores.bm25 import BM25Index
 from lamina.stores.lexical import Analyzer
+from lamina.stores.okapi import BM25Params
 
 WORDS = "apple banana cherry dog eagle falcon guitar harbor island jungle kayak lemon".split()
 

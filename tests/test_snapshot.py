@@ -13,11 +13,11 @@ import pytest
 
 from lamina.stores import ChromaMemoryStore, Granularity, RawTurn
 from lamina.stores import journal as journal_module
-from lamina.stores.bm25 import BM25Params
 from lamina.stores.filters import SearchFilter
 from lamina.stores.lexical import Analyzer
 from lamina.stores.mirror import MirrorRow, NamespaceMirror
 from lamina.stores.mirror_snapshot import mirror_from_snapshot, snapshot_arrays
+from lamina.stores.okapi import BM25Params
 from lamina.stores.snapshot import read_snapshot, write_snapshot
 from lamina.stores.snapshot_merge import merge_rows
 from lamina.testing import FakeEmbeddings, alternating_turn
