@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from .core.context import MemoryContext
+from .core.former_name import OLD_NAME
 from .errors import InvalidInputError, StoreConfigurationError
 from .llm.structured import StructuredMethod
 
@@ -46,16 +47,12 @@ def default_data_dir() -> Path:
     return Path(base) / "lamina"
 
 
-OLD_NAME = "memstrata"
-"""lamina's name before 0.1 (CHANGELOG.md); its folders are found, never read or moved."""
-
-
 def old_data_folder(env: Mapping[str, str] | None = None) -> Path | None:
     """A data folder under the old name, if one exists.
 
-    ``$XDG_DATA_HOME/memstrata`` or ``~/.local/share/memstrata`` (the old default ignored
-    ``XDG_DATA_HOME``). lamina never reads it; the command line says where it is and how
-    to move it.
+    ``$XDG_DATA_HOME/<old name>`` or ``~/.local/share/<old name>`` (the old default
+    ignored ``XDG_DATA_HOME``; :data:`~lamina.core.former_name.OLD_NAME`). lamina never
+    reads it; the command line says where it is and how to move it.
     """
     env = os.environ if env is None else env
     bases = [env.get("XDG_DATA_HOME") or "", str(Path.home() / ".local" / "share")]

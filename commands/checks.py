@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.former_name import OLD_NAME
 from ..errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def data_folder(args: argparse.Namespace, config: MemoryConfig) -> DataFolder:
 def check_data_folder(args: argparse.Namespace, config: MemoryConfig) -> None:
     """Refuse an unusable data folder (persistent Chroma only), naming where it came from.
 
-    With the default folder, an old ``memstrata`` data folder and no ``lamina`` one
+    With the default folder, a data folder under the old name and no ``lamina`` one
     stop the command: see :func:`lamina.config.old_data_folder`.
     """
     if config.chroma_mode != "persistent":
@@ -157,7 +158,7 @@ def check_data_folder(args: argparse.Namespace, config: MemoryConfig) -> None:
 def old_data_message(old: Path, new: Path) -> str:
     """What to do about a data folder under lamina's old name (nothing is moved)."""
     return (
-        f"found a data folder under lamina's old name, memstrata: {old}. lamina keeps its "
+        f"found a data folder under lamina's old name, {OLD_NAME}: {old}. lamina keeps its "
         f"data in {new} and does not read the old folder; nothing was moved or created. "
         f"To keep those memories, move it: mv {old} {new}. To use it where it is, pass "
         f"--data-dir {old} (or set LAMINA_DATA_DIR). To start with an empty memory and "
@@ -184,7 +185,7 @@ def note_old_model_files() -> None:
         new = default_model_dir()
         files = " ".join(str(f) for f in found)
         print(
-            f"lamina: note: found the offline model under lamina's old name, memstrata: "
+            f"lamina: note: found the offline model under lamina's old name, {OLD_NAME}: "
             f"{files}. lamina looks for it in {new} and does not read the old folder; "
             f"nothing was moved. Move it instead of installing it again: "
             f"mkdir -p {new} && mv {files} {new}/",

@@ -30,6 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO
 
+from ..core.former_name import OLD_NAME
 from ..errors import LocalModelError
 
 QWEN_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -57,8 +58,9 @@ def default_model_dir() -> Path:
 def old_model_files() -> list[Path]:
     """Model files under lamina's old name that the model cache lacks.
 
-    The ``.gguf`` files in ``$XDG_CACHE_HOME/memstrata/models`` or
-    ``~/.cache/memstrata/models`` (the cache before the rename) with no file of the same
+    The ``.gguf`` files in ``$XDG_CACHE_HOME/<old name>/models`` or
+    ``~/.cache/<old name>/models`` (the cache before the rename,
+    :data:`~lamina.core.former_name.OLD_NAME`) with no file of the same
     name in :func:`default_model_dir`. lamina never reads or moves them; the command line
     says where they are and how to move them.
     """
@@ -66,7 +68,7 @@ def old_model_files() -> list[Path]:
     bases = [os.environ.get("XDG_CACHE_HOME") or "", str(Path.home() / ".cache")]
     found: list[Path] = []
     for base in dict.fromkeys(b for b in bases if b):
-        folder = Path(base) / "memstrata" / "models"
+        folder = Path(base) / OLD_NAME / "models"
         if folder.is_dir():
             found += [f for f in sorted(folder.glob("*.gguf")) if not (new / f.name).exists()]
     return found

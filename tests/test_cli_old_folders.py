@@ -1,9 +1,9 @@
-"""Folders under lamina's old name (memstrata) are found, never read and never moved.
+"""Folders under lamina's old name (OLD_NAME) are found, never read and never moved.
 
-With the default data folder, a command that finds ``~/.local/share/memstrata`` (or
-``$XDG_DATA_HOME/memstrata``) and no lamina folder stops before creating anything and
+With the default data folder, a command that finds ``~/.local/share/<old name>`` (or
+``$XDG_DATA_HOME/<old name>``) and no lamina folder stops before creating anything and
 says where the old folder is and how to move it. A model file in the old cache
-(``~/.cache/memstrata/models``) is pointed out with the command that moves it. Each test
+(``~/.cache/<old name>/models``) is pointed out with the command that moves it. Each test
 runs with a temporary ``HOME`` and its own XDG variables.
 """
 
@@ -17,6 +17,7 @@ import pytest
 from lamina import Memory, MemoryConfig
 from lamina.cli import main
 from lamina.config import default_data_dir, old_data_folder
+from lamina.core.former_name import OLD_NAME
 from lamina.llm.gguf import QWEN_GGUF_NAME, default_model_dir, old_model_files
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
@@ -52,8 +53,8 @@ def run(built: list[MemoryConfig], capsys: pytest.CaptureFixture[str]) -> Run:
 
 
 def old_folder(base: Path) -> Path:
-    """An old data folder with a file in it, as memstrata left it."""
-    folder = base / "memstrata"
+    """An old data folder with a file in it, as lamina left it under its old name."""
+    folder = base / OLD_NAME
     (folder / "chroma").mkdir(parents=True)
     (folder / "chroma" / "old-index.bin").write_text("old memories")
     return folder
@@ -74,7 +75,7 @@ def test_the_first_run_says_where_the_old_data_folder_is_and_moves_nothing(
     status, out, err = run("search", "dog")
     assert status == 2 and out == ""
     assert err.startswith("lamina: error: found a data folder under lamina's old name")
-    assert f"memstrata: {old}." in err and f"keeps its data in {new}" in err
+    assert f"{OLD_NAME}: {old}." in err and f"keeps its data in {new}" in err
     assert f"mv {old} {new}" in err and f"--data-dir {old}" in err and f"mkdir -p {new}" in err
     assert snapshot(old) == before and not new.exists() and built == []  # nothing moved
 
@@ -93,7 +94,7 @@ def test_the_old_folder_under_xdg_data_home_is_found(
     old = old_folder(xdg)
     status, _, err = run("inspect")
     assert status == 2
-    assert f"memstrata: {old}." in err and f"mv {old} {xdg / 'lamina'}" in err
+    assert f"{OLD_NAME}: {old}." in err and f"mv {old} {xdg / 'lamina'}" in err
     assert not (xdg / "lamina").exists()
 
 
@@ -102,14 +103,14 @@ def test_a_chosen_data_folder_or_an_existing_lamina_folder_goes_ahead(
 ) -> None:
     old = old_folder(home / ".local" / "share")
     status, _, err = run("search", "dog", "--data-dir", str(tmp_path / "mine"))
-    assert status == 0 and "memstrata" not in err
+    assert status == 0 and OLD_NAME not in err
     monkeypatch.setenv("LAMINA_DATA_DIR", str(tmp_path / "env"))
     status, _, err = run("search", "dog")
-    assert status == 0 and "memstrata" not in err
+    assert status == 0 and OLD_NAME not in err
     monkeypatch.delenv("LAMINA_DATA_DIR")
     (home / ".local" / "share" / "lamina").mkdir()  # the user chose to start afresh
     status, _, err = run("search", "dog")
-    assert status == 0 and "memstrata" not in err
+    assert status == 0 and OLD_NAME not in err
     assert [c.data_dir.name for c in built] == ["mine", "env", "lamina"]
     assert snapshot(old) == {"chroma/old-index.bin": "old memories"}
 
@@ -117,7 +118,7 @@ def test_a_chosen_data_folder_or_an_existing_lamina_folder_goes_ahead(
 def test_a_model_in_the_old_cache_is_pointed_out_and_not_moved(
     home: Path, run: Run, tmp_path: Path
 ) -> None:
-    old_models = home / ".cache" / "memstrata" / "models"
+    old_models = home / ".cache" / OLD_NAME / "models"
     old_models.mkdir(parents=True)
     old_model = old_models / QWEN_GGUF_NAME
     old_model.write_bytes(b"GGUF not really a model")
@@ -126,16 +127,16 @@ def test_a_model_in_the_old_cache_is_pointed_out_and_not_moved(
 
     data = ["--data-dir", str(tmp_path / "data")]
     status, _, err = run("add", "hello", "--speaker", "Alice", "--no-infer", *data)
-    assert status == 0 and "memstrata" not in err  # no model is used: nothing to say
+    assert status == 0 and OLD_NAME not in err  # no model is used: nothing to say
     status, _, err = run("add", "hello again", "--speaker", "Alice", *data)
     assert status == 0
-    note = [line for line in err.splitlines() if "memstrata" in line]
+    note = [line for line in err.splitlines() if OLD_NAME in line]
     assert len(note) == 1 and note[0].startswith("lamina: note: found the offline model")
     new = default_model_dir()
     assert f"mkdir -p {new} && mv {old_model} {new}/" in note[0]
     assert old_model.read_bytes() == b"GGUF not really a model" and not new.exists()
     status, _, err = run("add", "and again", "--speaker", "A", "--base-url", "http://x/v1", *data)
-    assert "memstrata" not in err  # an endpoint is configured: the local model is not used
+    assert OLD_NAME not in err  # an endpoint is configured: the local model is not used
 
 
 def test_the_old_cache_under_xdg_cache_home_is_found(
@@ -143,10 +144,29 @@ def test_the_old_cache_under_xdg_cache_home_is_found(
 ) -> None:
     xdg = tmp_path / "xdg-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
-    (xdg / "memstrata" / "models").mkdir(parents=True)
-    model = xdg / "memstrata" / "models" / "other.gguf"
+    (xdg / OLD_NAME / "models").mkdir(parents=True)
+    model = xdg / OLD_NAME / "models" / "other.gguf"
     model.write_bytes(b"GGUF")
     assert old_model_files() == [model]
     (xdg / "lamina" / "models").mkdir(parents=True)
     (xdg / "lamina" / "models" / "other.gguf").write_bytes(b"GGUF")
     assert old_model_files() == []  # the cache has it: nothing to say
+
+
+def test_the_old_name_is_spelled_in_one_module_and_the_changelog() -> None:
+    """Code, docs and configuration name the old name through OLD_NAME only."""
+    import subprocess
+
+    import lamina
+
+    root = Path(lamina.__file__).parent
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    found = subprocess.run(
+        ["git", "grep", "-il", OLD_NAME, "--", ":!*.json", ":!*.jsonl", ":!eval-results"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    assert sorted(found) == ["CHANGELOG.md", "core/former_name.py"]

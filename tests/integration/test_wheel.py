@@ -28,9 +28,11 @@ from pathlib import Path
 
 import pytest
 
+from lamina.core.former_name import OLD_NAME
+
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
-OWN = re.compile(r"^(lamina|memstrata)([-_.].*)?$|^__editable__[._]+(lamina|memstrata)", re.I)
+OWN = re.compile(rf"^(lamina|{OLD_NAME})([-_.].*)?$|^__editable__[._]+(lamina|{OLD_NAME})", re.I)
 """Entries of site-packages that are lamina's own (the package, its metadata, its editable
 install), or its old name's."""
 
