@@ -230,3 +230,17 @@ def test_a_pair_without_a_word_of_change_is_not_asked_about(store) -> None:  # t
     model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
     conflicts, log = check(store, model, ["shift"], update_check_all_pairs=True)
     assert conflicts == [] and model.count(CHECK) == 1 and log.checks == []
+
+
+def test_a_break_up_ends_the_other_partners_fact_too() -> None:
+    """'Jen broke up with Luke' is about Luke's partner as well as Jen's."""
+    old = fact("old", "Luke is Jen's boyfriend.", subject="Luke")
+    new = fact("new", "Jen broke up with Luke last month.", subject="Jen", days=30)
+    (pair,) = candidate_pairs([new], [old])
+    cue = update_cue(pair)
+    assert cue is not None and cue.slot == "partner" and cue.kind == "leaving"
+    # a statement about the couple that ends nothing, and a third person's partner fact
+    dinner = fact("new2", "Jen had dinner with Luke and his boyfriend Sam.", subject="Jen", days=30)
+    assert all(update_cue(p) is None for p in candidate_pairs([dinner], [old]))
+    other = fact("old2", "Sam is Mia's boyfriend.", subject="Sam")
+    assert candidate_pairs([new], [other]) == []
