@@ -49,6 +49,7 @@ from tokenizers import BertWordPieceTokenizer
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina.evaluation.code_version import code_version
+from lamina.evaluation.resume_journal import ResumeJournal
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 from lamina.testing import SchemaChatModel
@@ -115,39 +116,17 @@ class PolicyCost:
         return self.prompt_tokens + self.completion_tokens
 
 
-class CostJournal:
+class CostJournal(ResumeJournal):
     """One policy's per-turn costs on disk, so an interrupted local run resumes.
 
-    The first line holds the run's settings; a journal written under other settings is
-    refused rather than mixed. Every later line is one turn: its key, calls per step,
-    server-reported tokens, seconds, failures and dropped lines.
+    Each row is one turn: its key, calls per step, server-reported tokens, seconds,
+    failures and dropped lines.
     """
-
-    def __init__(self, path: Path, settings: dict[str, Any]) -> None:
-        self.path = path
-        self.done: dict[str, dict[str, Any]] = {}
-        if path.exists():
-            lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-            if lines and lines[0].get("settings") != settings:
-                raise SystemExit(
-                    f"{path} was written with other settings ({lines[0].get('settings')}); "
-                    "give another --resume folder"
-                )
-            self.done = {row["key"]: row for row in lines[1:]}
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
 
     @staticmethod
     def key(conv: Conversation, turn: dict[str, Any]) -> str:
         """A turn's key: conversation, session and position."""
         return f"{conv.sample_id}/{turn['session_id']}/{turn['turn_index']}"
-
-    def append(self, row: dict[str, Any]) -> None:
-        """Record one finished turn (flushed at once)."""
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
-        self.done[row["key"]] = row
 
 
 def _add_turn(cost: PolicyCost, row: dict[str, Any]) -> None:

@@ -55,6 +55,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from lamina.core.context import TRIGGER_POLICIES, MemoryContext, TriggerPolicy
+from lamina.evaluation.resume_journal import ResumeJournal
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
@@ -99,31 +100,6 @@ def side_inputs(item: dict[str, Any], side: str) -> list[dict[str, Any]]:
         }
         for n, t in enumerate(item[side]["turns"])
     ]
-
-
-class Journal:
-    """Finished items on disk: a settings line, then one line per item."""
-
-    def __init__(self, path: Path, settings: dict[str, Any]) -> None:
-        self.path = path
-        self.done: dict[str, dict[str, Any]] = {}
-        if path.exists():
-            rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-            if rows and rows[0].get("settings") != settings:
-                raise SystemExit(
-                    f"{path} was written with other settings ({rows[0].get('settings')}); "
-                    "give another --resume folder"
-                )
-            self.done = {r["id"]: r for r in rows[1:]}
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
-
-    def append(self, row: dict[str, Any]) -> None:
-        """Record one finished item (flushed at once)."""
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
-        self.done[row["id"]] = row
 
 
 def run_item(
@@ -229,7 +205,7 @@ def run_supersession(
     embeddings: Embeddings | None = None,
     store_factory: StoreFactory | None = None,
     clock: Callable[[], datetime] = lambda: CLOCK,
-    journal: Journal | None = None,
+    journal: ResumeJournal | None = None,
     limit: int | None = None,
     ids: Sequence[str] | None = None,
     policy: TriggerPolicy | None = None,
@@ -373,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "update_cues": not args.no_cues,
             "code": code_version(),
         }
-        journal = Journal(args.resume / "journal.jsonl", settings)
+        journal = ResumeJournal(args.resume / "journal.jsonl", settings, key="id")
     result = run_supersession(
         model,
         items_path=args.items,

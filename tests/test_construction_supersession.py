@@ -9,6 +9,7 @@ from types import ModuleType
 
 import pytest
 
+from lamina.evaluation.resume_journal import ResumeJournal
 from lamina.testing import FakeEmbeddings
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "construction_supersession.py"
@@ -37,7 +38,7 @@ def test_the_items_are_hand_written_pairs_and_controls(bench: ModuleType) -> Non
 
 
 def test_run_supersession_in_fake_mode(bench: ModuleType, tmp_path: Path) -> None:
-    journal = bench.Journal(tmp_path / "journal.jsonl", {"model": "fake"})
+    journal = ResumeJournal(tmp_path / "journal.jsonl", {"model": "fake"}, key="id")
     result = bench.run_supersession(
         bench.fake_model(4),
         embeddings=FakeEmbeddings(),
@@ -68,7 +69,7 @@ def test_run_supersession_in_fake_mode(bench: ModuleType, tmp_path: Path) -> Non
     # resumed from the journal: nothing is built again, the figures are the same
     again = bench.run_supersession(
         bench.fake_model(0), embeddings=FakeEmbeddings(), ids=IDS, policy="session",
-        journal=bench.Journal(tmp_path / "journal.jsonl", {"model": "fake"}),
+        journal=ResumeJournal(tmp_path / "journal.jsonl", {"model": "fake"}, key="id"),
     )  # fmt: skip
     assert {k: v for k, v in again.items() if k != "per_item"} == {
         k: v for k, v in result.items() if k != "per_item"
@@ -78,9 +79,9 @@ def test_run_supersession_in_fake_mode(bench: ModuleType, tmp_path: Path) -> Non
 
 
 def test_a_journal_of_other_settings_is_refused(bench: ModuleType, tmp_path: Path) -> None:
-    bench.Journal(tmp_path / "j.jsonl", {"model": "a"})
+    ResumeJournal(tmp_path / "j.jsonl", {"model": "a"}, key="id")
     with pytest.raises(SystemExit, match="other settings"):
-        bench.Journal(tmp_path / "j.jsonl", {"model": "b"})
+        ResumeJournal(tmp_path / "j.jsonl", {"model": "b"}, key="id")
 
 
 def test_the_cli_needs_exactly_one_model(bench: ModuleType) -> None:
