@@ -1,8 +1,14 @@
-"""Chroma-backed memory stores, BM25 mirror, hybrid fusion and the offline embedder.
+"""The Chroma-backed memory store, its search options, and what it stores and returns.
+
+``ChromaMemoryStore`` (the store), ``MemoryStore`` (the protocol every node talks to),
+the search options (``TimeWindow``, ``FusionConfig``, ``BM25Params``, ``Analyzer``,
+``IndexTextPolicy``, ``MirrorConfig``), the results (``ScoredRecord``, ``BM25Index``), and,
+for convenience, the record types (home: :mod:`lamina.records`) and the default embedder
+(home: :mod:`lamina.embedders`). The search engine's internals stay in their modules.
 
 The names below are imported on first use (:mod:`lamina.core.lazy`), so that importing
-one light module of this package (``records``, ``filters``) does not load chromadb, numpy
-and rank_bm25.
+one light module of this package (``filters``) does not load chromadb, numpy and
+rank_bm25.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..core.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ..embedders.minilm import MiniLMEmbeddingFunction, MiniLMEmbeddings, OnnxMiniLM
+    from ..embedders.minilm import MiniLMEmbeddingFunction, MiniLMEmbeddings
     from ..records.audit import AuditEntry
     from ..records.model import (
         EpisodeRecord,
@@ -26,8 +32,8 @@ if TYPE_CHECKING:
     from .base import MemoryStore, ScoredRecord, SearchMode
     from .bm25 import BM25Index
     from .chroma import ChromaMemoryStore
-    from .filters import SearchFilter, TimeWindow
-    from .fusion import FusionConfig, reciprocal_rank_fusion
+    from .filters import TimeWindow
+    from .fusion import FusionConfig
     from .indexing import IndexTextPolicy
     from .lexical import Analyzer
     from .mirror import MirrorConfig
@@ -49,15 +55,12 @@ __all__ = [
     "MiniLMEmbeddingFunction",
     "MiniLMEmbeddings",
     "MirrorConfig",
-    "OnnxMiniLM",
     "ProfileRecord",
     "RawTurn",
     "SceneRecord",
     "ScoredRecord",
-    "SearchFilter",
     "SearchMode",
     "TimeWindow",
-    "reciprocal_rank_fusion",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -78,14 +81,11 @@ __getattr__, __dir__ = lazy_exports(
         "MiniLMEmbeddingFunction": "lamina.embedders.minilm",
         "MiniLMEmbeddings": "lamina.embedders.minilm",
         "MirrorConfig": f"{__name__}.mirror",
-        "OnnxMiniLM": "lamina.embedders.minilm",
         "ProfileRecord": "lamina.records.model",
         "RawTurn": "lamina.records.model",
         "SceneRecord": "lamina.records.model",
         "ScoredRecord": f"{__name__}.base",
-        "SearchFilter": f"{__name__}.filters",
         "SearchMode": f"{__name__}.base",
         "TimeWindow": f"{__name__}.filters",
-        "reciprocal_rank_fusion": f"{__name__}.fusion",
     },
 )

@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from lamina.stores import Granularity, RawTurn, SearchFilter, TimeWindow
+from lamina.stores import Granularity, RawTurn, TimeWindow
 from lamina.stores.bm25 import BM25Index
 from lamina.stores.codec import to_metadata
+from lamina.stores.filters import SearchFilter
 from lamina.stores.mirror import MirrorRow, NamespaceMirror
 
 NS = "user:alice"
