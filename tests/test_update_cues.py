@@ -98,6 +98,7 @@ def test_a_stated_change_is_a_cue(old: str, new: str, kind: str) -> None:
         ("Rosa is studying law.", "Rosa is now studying both law and economics."),
         # a plan does not end what holds now
         ("Rosa lives in Valencia.", "Rosa will move to Seville in the autumn."),
+        ("Rosa works at Farmacia Sol.", "Rosa will be leaving Farmacia Sol in June."),
     ],
 )
 def test_no_cue_when_nothing_was_replaced(old: str, new: str) -> None:

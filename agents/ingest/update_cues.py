@@ -185,10 +185,11 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
     if _SOMEONE_ELSES.match(text):
         return None
     slots = [s for s in _cued_slots(pair) if s in SINGLE_VALUED or _shares_object(pair)]
-    if pair.new.kind == "foresight" and pair.old.kind != "foresight":
+    planned = pair.new.kind == "foresight" and pair.old.kind != "foresight"
+    if planned:
         slots = [s for s in slots if s == "plans"]
     if not _STILL.search(text):
-        aimed = _leaves_shared_name(pair, text)
+        aimed = None if planned else _leaves_shared_name(pair, text)
         if aimed is not None:
             return UpdateCue(slot=(slots or ["name"])[0], kind="leaving", phrase=aimed)
         for slot in slots:
