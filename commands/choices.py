@@ -10,7 +10,7 @@ their sources. The trigger policies come from :mod:`lamina.core.context`, which 
 
 from __future__ import annotations
 
-from ..core.context import TRIGGER_POLICIES
+from ..core.context import DEFAULT_TRIGGER_POLICY, TRIGGER_POLICIES
 
 GRANULARITIES: tuple[str, ...] = ("raw", "fact", "episode", "scene")
 """The values of :class:`lamina.records.model.Granularity`, in its order."""
@@ -44,5 +44,6 @@ __all__ = [
     "NAIVE_RAG",
     "PICKS",
     "SYSTEMS",
+    "DEFAULT_TRIGGER_POLICY",
     "TRIGGER_POLICIES",
 ]

@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
-from .choices import FLAT, FULL_CONTEXT, LAMINA, NAIVE_RAG, PICKS, SYSTEMS, TRIGGER_POLICIES
+from .choices import (
+    DEFAULT_TRIGGER_POLICY,
+    FLAT,
+    FULL_CONTEXT,
+    LAMINA,
+    NAIVE_RAG,
+    PICKS,
+    SYSTEMS,
+    TRIGGER_POLICIES,
+)
 from .eval_models import DEFAULT_WINDOW, DeferredServer, build_models, serving_counter
 
 if TYPE_CHECKING:
@@ -105,10 +114,11 @@ def register(sub: Any) -> None:
         "--policy",
         nargs="+",
         choices=TRIGGER_POLICIES,
-        default=["recurrence"],
+        default=[DEFAULT_TRIGGER_POLICY],
         dest="policies",
         metavar="POLICY",
-        help="lamina's trigger policies: eager, recurrence (default), boundary, session",
+        help="lamina's trigger policies: eager, recurrence, boundary, session "
+        f"(default: the library's, {DEFAULT_TRIGGER_POLICY})",
     )
     systems.add_argument(
         "--recall-option",

@@ -19,12 +19,15 @@ if TYPE_CHECKING:  # an annotation only: importing lamina.core loads no LangGrap
 
 TriggerPolicy = Literal["eager", "recurrence", "boundary", "session"]
 TRIGGER_POLICIES: tuple[TriggerPolicy, ...] = ("eager", "recurrence", "boundary", "session")
+DEFAULT_TRIGGER_POLICY: TriggerPolicy = "boundary"
+"""The library's trigger policy (see ``MemoryContext.trigger_policy``)."""
 ConstructionFormat = Literal["lines", "json"]
 InsufficientAnswer = Literal["refuse", "draft"]
 JudgeOrder = Literal["verdict_first", "answer_first"]
 ContextOrder = Literal["time", "relevance"]
 
 __all__ = [
+    "DEFAULT_TRIGGER_POLICY",
     "TRIGGER_POLICIES",
     "ConstructionFormat",
     "ContextOrder",
@@ -45,8 +48,14 @@ class MemoryContext:
     timezone: str = "UTC"
     """Time zone used to show dates to the model and to resolve "yesterday"."""
 
-    trigger_policy: TriggerPolicy = "recurrence"
-    """When consolidation runs: eager (every turn), recurrence, boundary or session."""
+    trigger_policy: TriggerPolicy = DEFAULT_TRIGGER_POLICY
+    """When consolidation runs: eager (every turn), recurrence, boundary or session.
+
+    Boundary (with 400-token episodes) is the default: on LoCoMo conversations outside
+    the long run (conv-41, sessions 1-6, local Qwen 1.5B) it built facts from 60% of the
+    annotated observations' evidence turns at 125 LLM tokens and 3.5 s per turn, where
+    recurrence built from 13-40% at 56 tokens
+    (``benchmarks/construction_quality_policies.json``)."""
     theta_sim: float = 0.7
     """Recurrence: cosine a raw neighbour needs to count as a recurrence."""
     theta_count: int = 5
@@ -57,8 +66,11 @@ class MemoryContext:
     """Merge-first: cosine at which an existing episode absorbs new content."""
     boundary_gap_minutes: float = 240.0
     """Boundary: a silence longer than this closes the current episode."""
-    boundary_max_tokens: int = 1200
-    """Boundary: buffered text longer than this (approx. tokens) closes the episode."""
+    boundary_max_tokens: int = 400
+    """Boundary: buffered text longer than this (approx. tokens) closes the episode.
+
+    Small episodes are what a small model extracts most from: 400 tokens covered 0.60 of
+    the observations, 320 covered 0.58 at 155 tokens per turn, 1,200 covered 0.13."""
     boundary_llm_check: bool = False
     """Boundary: ask the LLM boundary judge when no heuristic fires."""
 

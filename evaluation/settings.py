@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from ..core.context import TRIGGER_POLICIES, MemoryContext
+from ..core.context import DEFAULT_TRIGGER_POLICY, TRIGGER_POLICIES, MemoryContext
 from ..errors import InvalidInputError
 from ..llm.structured import StructuredMethod
 from .construction import file_sha256
@@ -49,7 +49,8 @@ class EvalSettings:
     """Only the first N sessions (questions with evidence in them)."""
     pick: Pick = "spread"
     systems: list[str] = field(default_factory=lambda: [LAMINA, NAIVE_RAG, FULL_CONTEXT, FLAT])
-    policies: list[str] = field(default_factory=lambda: ["recurrence"])
+    policies: list[str] = field(default_factory=lambda: [DEFAULT_TRIGGER_POLICY])
+    """lamina's trigger policies (default: the library's own)."""
     batch_size: int = 10
     top_k: int = 20
     """Flat retrieval: raw turns retrieved."""

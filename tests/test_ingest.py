@@ -279,7 +279,7 @@ def test_trigger_decision_shows_in_the_update_stream(store, model) -> None:  # t
         )
     )
     trigger = next(u["episode_trigger"] for u in updates if "episode_trigger" in u)
-    assert trigger["trigger"].policy == "recurrence" and trigger["trigger"].reason
+    assert trigger["trigger"].policy == "boundary" and trigger["trigger"].reason  # the default
 
 
 # ----------------------------------------------------------------- consolidation

@@ -85,7 +85,7 @@ def remember_a_turn(memory: Memory) -> None:
 def test_a_closed_port_raises_naming_the_url_and_the_model() -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     memory = memory_for(ChatOpenAI(base_url=url, api_key="not-needed", model="qwen2.5"))
-    remember_a_turn(memory)  # recurrence policy, one turn: no LLM call, nothing fails
+    remember_a_turn(memory)  # one turn closes no episode: no LLM call, nothing fails
     started = time.monotonic()
     with pytest.raises(ModelUnreachableError) as info:
         memory.answer(QUESTION, namespace=NS)
