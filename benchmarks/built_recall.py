@@ -124,6 +124,15 @@ def measure(args: argparse.Namespace) -> list[Row]:
     rows: list[Row] = []
     for conv in subset.conversations:
         namespace = stage_namespace(stage, conv.sample_id)
+        for store, space in (
+            (memory, namespace),
+            (raw_store, stage_namespace(RAW_STAGE, conv.sample_id)),
+        ):
+            if store.count("raw", space) == 0:  # a store that was never built would score 0
+                raise SystemExit(
+                    f"{args.construction_dir}: the construction store of {space!r} holds no "
+                    f"turns; build it first with the run's `lamina eval` command"
+                )
         to_dia = raw_id_to_dia(namespace, conv)
         questions: list[EvalQuestion] = [
             q
