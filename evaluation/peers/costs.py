@@ -122,20 +122,21 @@ class CountingCallbacks(BaseCallbackHandler):
 
     def __init__(self, log: CallLog) -> None:
         self.log = log
-        self._started: dict[UUID, float] = {}
-        self._with_tools: set[UUID] = set()
+        self._started: dict[UUID, tuple[float, bool]] = {}
+        """run id -> when the call began, and whether it offered tools."""
         self._lock = threading.Lock()
 
     def _start(self, run_id: UUID, *, tools: bool = False) -> None:
         with self._lock:
-            self._started[run_id] = time.perf_counter()
-            if tools:
-                self._with_tools.add(run_id)
+            self._started[run_id] = (time.perf_counter(), tools)
 
-    def _latency(self, run_id: UUID) -> float:
+    def _finish(self, run_id: UUID) -> tuple[float, bool]:
+        """The call's latency, and whether it offered tools."""
         with self._lock:
             started = self._started.pop(run_id, None)
-        return 0.0 if started is None else time.perf_counter() - started
+        if started is None:
+            return 0.0, False
+        return time.perf_counter() - started[0], started[1]
 
     def on_chat_model_start(
         self, serialized: dict[str, Any], messages: Any, *, run_id: UUID, **kwargs: Any
@@ -156,18 +157,15 @@ class CountingCallbacks(BaseCallbackHandler):
         A call that offered tools and got text but no tool call is also counted unusable.
         """
         prompt, completion = _usage(response)
-        self.log.call(self._latency(run_id), prompt, completion)
-        with self._lock:
-            offered = run_id in self._with_tools
-            self._with_tools.discard(run_id)
+        latency, offered = self._finish(run_id)
+        self.log.call(latency, prompt, completion)
         if offered and _text_instead_of_tool_call(response):
             self.log.invalid()
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Record a call that raised."""
-        with self._lock:
-            self._with_tools.discard(run_id)
-        self.log.call(self._latency(run_id), None, None, error=f"{type(error).__name__}: {error}")
+        latency, _ = self._finish(run_id)
+        self.log.call(latency, None, None, error=f"{type(error).__name__}: {error}")
 
 
 class _CountingCompletions:
