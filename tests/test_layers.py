@@ -1,16 +1,18 @@
 """The package's layers hold: no module imports a higher layer, and no imports loop.
 
 The contracts live in pyproject.toml (``[tool.importlinter]``), so ``lint-imports`` run by
-hand gives the same verdict. Bottom to top: errors, core, prompts, llm | stores,
-datasets | samples | testing, agents, graphs, the facade (memory, config), then the
-entry points (cli, commands, evaluation, integrations). Imports inside functions and
-under ``TYPE_CHECKING`` count like any other, and no import is exempt.
+hand gives the same verdict. Bottom to top: errors, core, embedders | records, prompts,
+llm | stores, datasets | samples | testing, agents, graphs, the facade (memory, config),
+then the entry points (cli, commands, evaluation, integrations). Imports inside functions
+and under ``TYPE_CHECKING`` count like any other, and no import is exempt. The same
+package sources are also checked for size and against pyproject's package list.
 """
 
 from __future__ import annotations
 
 import ast
 import logging
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,3 +132,28 @@ def test_an_old_path_is_no_file_of_its_own() -> None:
     for old in [*moved.MOVED_MODULES, *moved.SPLIT_MODULES]:
         place = PACKAGE.joinpath(*old.split(".")[1:])
         assert not place.with_suffix(".py").exists() and not place.is_dir(), old
+
+
+def test_every_package_folder_is_in_the_setuptools_package_list() -> None:
+    """setuptools builds the wheel from pyproject's explicit ``packages`` list: a subpackage
+    missing from it imports in a checkout (the editable finder maps the folder) but not
+    from the wheel."""
+    listed = set(tomllib.loads(PYPROJECT.read_text())["tool"]["setuptools"]["packages"])
+    found = {_module_name(p) for p in _package_sources() if p.name == "__init__.py"}
+    assert found == listed, (sorted(found - listed), sorted(listed - found))
+
+
+MODULE_LIMIT = 400
+"""Lines a package module may have: small modules with one responsibility each."""
+
+
+def test_no_package_module_is_over_the_limit() -> None:
+    """A module that grows past the limit is split by responsibility (as stores/okapi.py
+    came out of stores/bm25.py), not trimmed of its docstrings."""
+    sizes = {
+        str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in _package_sources()
+    }
+    assert len(sizes) > 100  # the whole package was read
+    over = {name: n for name, n in sizes.items() if n > MODULE_LIMIT}
+    assert not over, f"split these modules (over {MODULE_LIMIT} lines): {over}"
