@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from lamina.agents.ingest.ownership import addressee, decide_owner, grammar_owner, restate
+from lamina.agents.ingest.ownership import (
+    addressee,
+    decide_owner,
+    grammar_owner,
+    restate,
+    speech_act,
+)
 from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio, supported
 
 PEOPLE = ["Maya", "Theo"]
@@ -114,3 +120,48 @@ def test_a_named_relative_or_friend_is_the_owner_of_their_news() -> None:
     # a place is not a person: "I moved to Paris and got a job" stays the speaker's
     assert grammar_owner("Ana got a job.", "I moved to Paris and got a job.", "Ana", "Leo",
                          ["Ana", "Leo"]) == "Ana"  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("statement", "turn", "speaker"),
+    [
+        # whoever speaks the turn does the asking, thanking or suggesting
+        ("Maya asked Theo about his family.", "What do you enjoy doing with your family?", "Theo"),
+        ("Theo thanked Maya for her help.", "Thanks, Theo! You're super helpful.", "Maya"),
+        ("Maya kindly suggested a hike to Theo.", "You should try the coast trail!", "Theo"),
+    ],
+)  # fmt: skip
+def test_what_someone_said_is_the_speakers_act(statement: str, turn: str, speaker: str) -> None:
+    other = "Theo" if speaker == "Maya" else "Maya"
+    verdict = decide_owner(other, statement, turn, speaker, other, PEOPLE)
+    assert (verdict.owner, verdict.check) == (speaker, "corrected")
+    # a verb that is not one of saying leaves the clause grammar in charge
+    assert not speech_act("Maya visited Theo in Porto.", PEOPLE)
+    assert not speech_act("Ana asked Maya for a loan.", PEOPLE)  # Ana is not a speaker here
+
+
+def test_a_list_after_a_comma_keeps_the_clause_subject() -> None:
+    # the vocative "Maya!" and the question to her must not outvote "We love ..."
+    turn = "Thanks, Maya! We love climbing, sliding, and playing games. What do you enjoy doing?"
+    statement = "Maya enjoys climbing, sliding, and playing games with her family."
+    verdict = decide_owner("Maya", statement, turn, "Theo", "Maya", PEOPLE)
+    assert (verdict.owner, verdict.check) == ("Theo", "corrected")
+
+
+@pytest.mark.parametrize(
+    ("turn", "owner"),
+    [
+        # no clause subject before the fact's words: their sentence's pronouns decide
+        ("Seeing the cuts hit our neighbours made me start a food drive.", "Theo"),
+        ("Wow. So your food drive starts on Monday?", "Maya"),
+        ("Yep, let's keep the food drive going all winter!", "Theo"),
+    ],
+)  # fmt: skip
+def test_a_sentences_pronouns_decide_when_no_clause_names_a_subject(turn: str, owner: str) -> None:
+    found = grammar_owner("Someone started a food drive.", turn, "Theo", "Maya", PEOPLE)
+    assert found == owner
+
+
+def test_a_sentence_with_both_persons_decides_nothing() -> None:
+    turn = "Your food drive made me so happy."
+    assert grammar_owner("Someone started a food drive.", turn, "Theo", "Maya", PEOPLE) is None

@@ -3,18 +3,22 @@
 A small model often files a fact under the wrong person: "Maya will water her plants"
 when Maya said "you can water my plants" to Theo. The source turn's grammar is the
 better witness. For each content word of the statement found in the turn (same stem),
-the words before it are read back to the start of its clause; the first subject met is
-that word's vote, and the majority of the votes names the owner:
+the words before it are read back to the start of its clause (commas, which mostly join
+list items, are read past); the first subject met is that word's vote, and the majority
+of the votes names the owner:
 
-* a first-person pronoun (``I``, ``I'm``, ``we``) is the speaker;
+* a first-person pronoun (``I``, ``I'm``, ``we``, ``let's``) is the speaker;
 * ``you`` is the one addressed (the other speaker next to the turn);
 * a known person's name is that person (a name said to someone, a vocative, is skipped);
 * a name right after a relation word ("my friend Carla") is that third person;
 * a clause that drops its ``I`` ("Been busy...", "Went hiking") is the speaker's;
 * ``he``, ``she``, ``they`` is someone other than the speaker and the one addressed.
 
-Possessives (``my plants``) are not subjects. When no clause names a subject, the turn
-as a whole decides if it is unambiguous (only first-person words: the speaker; only
+A statement of what someone said ("Maya asked Theo about his trip", "Theo thanked
+Maya") is the speaker's act, whoever the model put first. Possessives (``my plants``) are
+not subjects. When no clause names a subject, each word's sentence votes by its pronouns
+if they point one way ("My four fur babies mean everything to me"). When nothing votes,
+the turn as a whole decides if it is unambiguous (only first-person words: the speaker; only
 second-person words: the one addressed). Otherwise the model's owner stays, flagged as
 undecided. The verdict says which happened, so construction can count it.
 """
@@ -35,12 +39,15 @@ from .support import content_terms
 _ANALYZER = Analyzer()
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’-]*|[.!?;:,]")
 _BOUNDARY = frozenset(".!?;:,")
+_SOFT = frozenset(",")
+"""Boundaries read past when looking for a subject: a comma mostly joins list items
+("We love climbing, sliding, and playing games") or a clause that keeps its subject."""
 _FIRST = frozenset(
-    "i i'm im i've ive i'll ill i'd id we we're we've we'll we'd".replace("’", "'").split()
+    "i i'm im i've ive i'll ill i'd id we we're we've we'll we'd let's".replace("’", "'").split()
 )
 _SECOND = frozenset("you you're youre you've youve you'll youll you'd".split())
 _THIRD = frozenset("he she they he's she's they're he'll she'll they'll".split())
-_FIRST_ANY = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|us|our|ours)\b", re.I)
+_FIRST_ANY = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|us|our|ours|let's)\b", re.I)
 _SECOND_ANY = re.compile(r"\b(?:you|you're|you've|you'll|you'd|your|yours|yourself)\b", re.I)
 ROLE_LABELS = frozenset({"user", "human", "assistant", "ai", "bot", "me"})
 """Speaker labels that are roles, not names: a model's name for that speaker stands."""
@@ -116,6 +123,8 @@ def _subject(
     floor = max(-1, at - 1 - LOOKBACK)
     for back in range(at - 1, floor, -1):
         word = tokens[back]
+        if word in _SOFT:
+            continue
         if word in _BOUNDARY:
             return speaker if _dropped_i(tokens, back + 1, at) else None
         low = _norm(word)
@@ -137,26 +146,79 @@ def _subject(
     return None
 
 
+_ACT_WORDS = (
+    "ask asks asked inquire inquires inquired encourage encourages encouraged suggest "
+    "suggests suggested offer offers offered mention mentions mentioned express expresses "
+    "expressed emphasize emphasizes emphasized assure assures assured reassure reassures "
+    "reassured thank thanks thanked compliment compliments complimented advise advises "
+    "advised tell tells told recommend recommends recommended congratulate congratulates "
+    "congratulated praise praises praised remind reminds reminded invite invites invited "
+    "acknowledge acknowledges acknowledged reply replies replied respond responds responded "
+    "promise promises promised apologize apologizes apologized urge urges urged wish wishes "
+    "wished agree agrees agreed share shares shared say says said explain explains explained"
+)
+_ACTS = frozenset(stem for w in _ACT_WORDS.split() for stem in _ANALYZER(w))
+"""Stems of the verbs of saying: "Maya asked Theo about his trip" is the speaker's act."""
+_ACT_LEAD = re.compile(r"^(?P<name>[A-Z][\w-]*)(?: [A-Z][\w-]*)? (?:\w+ly )?(?P<verb>[a-z]+)\b")
+
+
+def speech_act(statement: str, people: Sequence[str]) -> bool:
+    """Whether ``statement`` reports what one of ``people`` said.
+
+    "Maya asked Theo about his trip": a verb of saying right after a known person's name.
+    Whoever spoke the source turn did the saying, whatever name the model put first.
+    """
+    lead = _ACT_LEAD.match(statement.strip())
+    if lead is None or not match_speakers(lead.group("name"), list(people)):
+        return False
+    return bool(set(_ANALYZER(lead.group("verb"))) & _ACTS)
+
+
+_ENDS = frozenset(".!?")
+
+
+def _sentence_owner(tokens: list[str], at: int, speaker: str, addressed: str | None) -> str | None:
+    """The owner the pronouns of the sentence holding ``tokens[at]`` point to, if one way.
+
+    "My four fur babies mean everything to me": the speaker's.
+    """
+    start, end = at, at
+    while start > 0 and tokens[start - 1] not in _ENDS:
+        start -= 1
+    while end < len(tokens) and tokens[end] not in _ENDS:
+        end += 1
+    return _turn_owner(" ".join(tokens[start:end]), speaker, addressed)
+
+
 def grammar_owner(
     statement: str, turn_text: str, speaker: str, addressed: str | None, people: Sequence[str]
 ) -> str | None:
     """The owner the source turn's grammar gives the statement; ``"third"``; or None.
 
-    Every content word of the statement found in the turn votes for the subject of its
-    clause (its first occurrence that has one); the majority wins, a tie decides nothing.
+    A statement of what someone said ("Maya asked Theo...") is the speaker's. Otherwise
+    every content word of the statement found in the turn votes for the subject of its
+    clause (its first occurrence that has one); when no clause names one, the words vote
+    by the pronouns of their sentences instead. The majority wins; a tie decides nothing.
     """
+    if speech_act(statement, people):
+        return speaker
     terms = content_terms(statement, people)
     tokens = _TOKEN.findall(turn_text)
     stems = [(_ANALYZER(t) or [""])[0] if t not in _BOUNDARY else "" for t in tokens]
     votes: Counter[str] = Counter()
+    weak: Counter[str] = Counter()  # from sentences, counted only when no clause decides
     for term in terms:
-        for at, stem in enumerate(stems):
-            if stem == term:
-                found = _subject(tokens, at, speaker, addressed, people)
-                if found is not None:
-                    votes[found] += 1
-                    break
-    ranked = votes.most_common(2)
+        seen = [at for at, stem in enumerate(stems) if stem == term]
+        found = next(
+            (f for at in seen if (f := _subject(tokens, at, speaker, addressed, people))), None
+        )
+        if found is not None:
+            votes[found] += 1
+        elif seen:
+            whole = _sentence_owner(tokens, seen[0], speaker, addressed)
+            if whole is not None:
+                weak[whole] += 1
+    ranked = (votes or weak).most_common(2)
     if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
         return None
     return ranked[0][0]
