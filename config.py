@@ -55,6 +55,8 @@ def old_data_folder(env: Mapping[str, str] | None = None) -> Path | None:
     reads it; the command line says where it is and how to move it.
     """
     env = os.environ if env is None else env
+    if OLD_NAME is None:
+        return None
     bases = [env.get("XDG_DATA_HOME") or "", str(Path.home() / ".local" / "share")]
     for base in dict.fromkeys(b for b in bases if b):
         folder = Path(base) / OLD_NAME

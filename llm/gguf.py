@@ -65,6 +65,8 @@ def old_model_files() -> list[Path]:
     says where they are and how to move them.
     """
     new = default_model_dir()
+    if OLD_NAME is None:
+        return []
     bases = [os.environ.get("XDG_CACHE_HOME") or "", str(Path.home() / ".cache")]
     found: list[Path] = []
     for base in dict.fromkeys(b for b in bases if b):

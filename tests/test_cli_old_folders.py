@@ -17,10 +17,12 @@ import pytest
 from lamina import Memory, MemoryConfig
 from lamina.cli import main
 from lamina.config import default_data_dir, old_data_folder
-from lamina.core.former_name import OLD_NAME
+from lamina.core.former_name import OLD_NAME, former_name
 from lamina.llm.gguf import QWEN_GGUF_NAME, default_model_dir, old_model_files
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
+OLD = OLD_NAME or ""
+"""The old name, as the shipped changelog gives it."""
 Run = Callable[..., tuple[int, str, str]]
 
 
@@ -54,7 +56,7 @@ def run(built: list[MemoryConfig], capsys: pytest.CaptureFixture[str]) -> Run:
 
 def old_folder(base: Path) -> Path:
     """An old data folder with a file in it, as lamina left it under its old name."""
-    folder = base / OLD_NAME
+    folder = base / OLD
     (folder / "chroma").mkdir(parents=True)
     (folder / "chroma" / "old-index.bin").write_text("old memories")
     return folder
@@ -75,7 +77,7 @@ def test_the_first_run_says_where_the_old_data_folder_is_and_moves_nothing(
     status, out, err = run("search", "dog")
     assert status == 2 and out == ""
     assert err.startswith("lamina: error: found a data folder under lamina's old name")
-    assert f"{OLD_NAME}: {old}." in err and f"keeps its data in {new}" in err
+    assert f"{OLD}: {old}." in err and f"keeps its data in {new}" in err
     assert f"mv {old} {new}" in err and f"--data-dir {old}" in err and f"mkdir -p {new}" in err
     assert snapshot(old) == before and not new.exists() and built == []  # nothing moved
 
@@ -94,7 +96,7 @@ def test_the_old_folder_under_xdg_data_home_is_found(
     old = old_folder(xdg)
     status, _, err = run("inspect")
     assert status == 2
-    assert f"{OLD_NAME}: {old}." in err and f"mv {old} {xdg / 'lamina'}" in err
+    assert f"{OLD}: {old}." in err and f"mv {old} {xdg / 'lamina'}" in err
     assert not (xdg / "lamina").exists()
 
 
@@ -103,14 +105,14 @@ def test_a_chosen_data_folder_or_an_existing_lamina_folder_goes_ahead(
 ) -> None:
     old = old_folder(home / ".local" / "share")
     status, _, err = run("search", "dog", "--data-dir", str(tmp_path / "mine"))
-    assert status == 0 and OLD_NAME not in err
+    assert status == 0 and OLD not in err
     monkeypatch.setenv("LAMINA_DATA_DIR", str(tmp_path / "env"))
     status, _, err = run("search", "dog")
-    assert status == 0 and OLD_NAME not in err
+    assert status == 0 and OLD not in err
     monkeypatch.delenv("LAMINA_DATA_DIR")
     (home / ".local" / "share" / "lamina").mkdir()  # the user chose to start afresh
     status, _, err = run("search", "dog")
-    assert status == 0 and OLD_NAME not in err
+    assert status == 0 and OLD not in err
     assert [c.data_dir.name for c in built] == ["mine", "env", "lamina"]
     assert snapshot(old) == {"chroma/old-index.bin": "old memories"}
 
@@ -118,7 +120,7 @@ def test_a_chosen_data_folder_or_an_existing_lamina_folder_goes_ahead(
 def test_a_model_in_the_old_cache_is_pointed_out_and_not_moved(
     home: Path, run: Run, tmp_path: Path
 ) -> None:
-    old_models = home / ".cache" / OLD_NAME / "models"
+    old_models = home / ".cache" / OLD / "models"
     old_models.mkdir(parents=True)
     old_model = old_models / QWEN_GGUF_NAME
     old_model.write_bytes(b"GGUF not really a model")
@@ -127,16 +129,16 @@ def test_a_model_in_the_old_cache_is_pointed_out_and_not_moved(
 
     data = ["--data-dir", str(tmp_path / "data")]
     status, _, err = run("add", "hello", "--speaker", "Alice", "--no-infer", *data)
-    assert status == 0 and OLD_NAME not in err  # no model is used: nothing to say
+    assert status == 0 and OLD not in err  # no model is used: nothing to say
     status, _, err = run("add", "hello again", "--speaker", "Alice", *data)
     assert status == 0
-    note = [line for line in err.splitlines() if OLD_NAME in line]
+    note = [line for line in err.splitlines() if OLD in line]
     assert len(note) == 1 and note[0].startswith("lamina: note: found the offline model")
     new = default_model_dir()
     assert f"mkdir -p {new} && mv {old_model} {new}/" in note[0]
     assert old_model.read_bytes() == b"GGUF not really a model" and not new.exists()
     status, _, err = run("add", "and again", "--speaker", "A", "--base-url", "http://x/v1", *data)
-    assert OLD_NAME not in err  # an endpoint is configured: the local model is not used
+    assert OLD not in err  # an endpoint is configured: the local model is not used
 
 
 def test_the_old_cache_under_xdg_cache_home_is_found(
@@ -144,8 +146,8 @@ def test_the_old_cache_under_xdg_cache_home_is_found(
 ) -> None:
     xdg = tmp_path / "xdg-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
-    (xdg / OLD_NAME / "models").mkdir(parents=True)
-    model = xdg / OLD_NAME / "models" / "other.gguf"
+    (xdg / OLD / "models").mkdir(parents=True)
+    model = xdg / OLD / "models" / "other.gguf"
     model.write_bytes(b"GGUF")
     assert old_model_files() == [model]
     (xdg / "lamina" / "models").mkdir(parents=True)
@@ -153,20 +155,30 @@ def test_the_old_cache_under_xdg_cache_home_is_found(
     assert old_model_files() == []  # the cache has it: nothing to say
 
 
-def test_the_old_name_is_spelled_in_one_module_and_the_changelog() -> None:
-    """Code, docs and configuration name the old name through OLD_NAME only."""
+def test_the_old_name_is_spelled_in_the_changelog_only() -> None:
+    """Code, docs and configuration read the old name from CHANGELOG.md's rename line."""
     import subprocess
 
     import lamina
 
+    assert OLD and OLD != "lamina"  # the shipped changelog names it
     root = Path(lamina.__file__).parent
     if not (root / ".git").exists():
         pytest.skip("not a git checkout")
     found = subprocess.run(
-        ["git", "grep", "-il", OLD_NAME, "--", ":!*.json", ":!*.jsonl", ":!eval-results"],
+        ["git", "grep", "-il", OLD, "--", ":!*.json", ":!*.jsonl", ":!eval-results"],
         cwd=root,
         capture_output=True,
         text=True,
         check=False,
     ).stdout.split()
-    assert sorted(found) == ["CHANGELOG.md", "core/former_name.py"]
+    assert found == ["CHANGELOG.md"]
+
+
+def test_without_a_rename_line_no_old_folder_is_looked_for(tmp_path: Path) -> None:
+    log = tmp_path / "CHANGELOG.md"
+    log.write_text("# Changelog\n\n- Renamed from `oldname` to `lamina` (was it).\n")
+    assert former_name(log) == "oldname"
+    log.write_text("# Changelog\n\n- A fix.\n")
+    assert former_name(log) is None
+    assert former_name(tmp_path / "missing.md") is None
