@@ -234,3 +234,27 @@ def test_a_note_copied_from_the_prompts_example_is_dropped_and_counted() -> None
     out = _ingest(SchemaChatModel().script("ConstructionLines", reply), store)
     assert [f.text for f in store.get("fact", NS)] == ["Theo opened a bakery."]
     assert any("copied from the prompt's example" in f.error for f in out["failures"])
+
+
+def test_a_pets_fact_is_filed_under_its_owner_with_its_text_kept() -> None:
+    """The model put the pet first; the grammar files it under Maya, and the text stands
+    (restating would give "Maya is her new pet")."""
+    model = SchemaChatModel().script(
+        "ConstructionLines",
+        "T|Rocket\nS|Maya adopted a greyhound.\nF|t1|Rocket|Rocket is her new pet.",
+    )
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    graph = build_ingest_graph(chat_model=model, store=store).compile()
+    turns = [
+        {
+            "speaker": "Maya",
+            "text": "We adopted a greyhound and named him Rocket. He is our new pet!",
+            "occurred_at": T0,
+            "session_id": "s1",
+        }
+    ]
+    context = MemoryContext(namespace=NS, trigger_policy="session")
+    graph.invoke({"turns": turns, "session_closed": True}, context=context)
+    (fact,) = store.get("fact", NS)
+    assert (fact.subject, fact.text) == ("Maya", "Rocket is her new pet.")
+    assert fact.metadata["owner_check"] == "corrected"

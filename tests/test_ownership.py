@@ -8,6 +8,8 @@ from lamina.agents.ingest.ownership import (
     addressee,
     decide_owner,
     grammar_owner,
+    person_named,
+    pet_keeper,
     restate,
     speech_act,
 )
@@ -165,3 +167,37 @@ def test_a_sentences_pronouns_decide_when_no_clause_names_a_subject(turn: str, o
 def test_a_sentence_with_both_persons_decides_nothing() -> None:
     turn = "Your food drive made me so happy."
     assert grammar_owner("Someone started a food drive.", turn, "Theo", "Maya", PEOPLE) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "turn", "named"),
+    [
+        ("Carla", "My friend Carla just got a job at the Harbor Hotel!", True),
+        ("Joe", "Joe went keto last month. I did not.", True),
+        # a word the model took for a name: a verb form, a number word
+        ("Renting", "I'm still renting that little house in Leeds.", False),
+        ("Thirty", "Thirty years as a mechanic at Dale's Garage.", False),
+        # a pet's name: the pet's news is its owner's
+        ("Rocket", "We adopted a greyhound and named him Rocket.", False),
+        ("Clover", "My rabbit Clover lives in a hutch in the garden.", False),
+        # only said to someone
+        ("Maya", "Thanks, Maya!", False),
+    ],
+)  # fmt: skip
+def test_a_third_person_owner_must_be_a_person_the_turn_names(
+    name: str, turn: str, named: bool
+) -> None:
+    assert person_named(name, turn) is named
+
+
+def test_a_pets_fact_goes_to_its_owner_unrestated() -> None:
+    turn = "We adopted a greyhound and named him Rocket."
+    verdict = decide_owner("Rocket", "Rocket is her new pet.", turn, "Maya", "Theo", PEOPLE)
+    assert (verdict.owner, verdict.check) == ("Maya", "corrected")
+
+
+def test_a_pet_is_kept_by_whoever_the_turn_says() -> None:
+    assert pet_keeper("Clover", "My rabbit Clover lives in a hutch.", "Noah", "Ann") == "Noah"
+    assert pet_keeper("Rex", "How is your dog Rex?", "Ann", "Noah") == "Noah"
+    assert pet_keeper("Rocket", "We named him Rocket.", "Maya", "Theo") == "Maya"
+    assert pet_keeper("Carla", "My friend Carla got a job.", "Maya", "Theo") is None

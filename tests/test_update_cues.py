@@ -11,7 +11,7 @@ import pytest
 from lamina.agents.common.deps import NodeDeps, StepLog
 from lamina.agents.ingest.conflicts import check_conflicts
 from lamina.agents.ingest.slots import candidate_pairs
-from lamina.agents.ingest.update_cues import update_cue
+from lamina.agents.ingest.update_cues import may_change, update_cue
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
 from lamina.stores import ChromaMemoryStore, FactRecord
@@ -245,3 +245,24 @@ def test_a_break_up_ends_the_other_partners_fact_too() -> None:
     assert all(update_cue(p) is None for p in candidate_pairs([dinner], [old]))
     other = fact("old2", "Sam is Mia's boyfriend.", subject="Sam")
     assert candidate_pairs([new], [other]) == []
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "Rosa spent a summer living in Madrid.",
+        "Rosa lived in Madrid as a student.",
+        "Rosa worked at a bakery in Madrid for a year.",
+    ],
+)
+def test_a_stay_that_is_over_is_not_asked_about(new: str) -> None:
+    """A past spell elsewhere is not a new value of where she lives or works now."""
+    old = (
+        "Rosa lives in Valencia." if "lived" in new or "living" in new else "Rosa works at a bank."
+    )
+    (pair,) = candidate_pairs([fact("new", new, days=30)], [fact("old", old)])
+    assert not may_change(pair)
+    # the same newer value, told as the present, is asked about
+    present = fact("now", "Rosa lives in Madrid.", days=30)
+    (pair,) = candidate_pairs([present], [fact("old", "Rosa lives in Valencia.")])
+    assert may_change(pair)

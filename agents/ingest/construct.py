@@ -38,10 +38,11 @@ from ...records.model import (
 from ..common.deps import StepLog
 from ..common.formatting import format_excerpt, format_record
 from ..common.journal import journal_key
+from ..common.names import match_speakers
 from ..common.refinement import fact_id
 from ..common.timeparse import reference_day, resolve_times
 from .lines import complete, parse_lines
-from .ownership import addressee, decide_owner, restate
+from .ownership import addressee, decide_owner, person_named, restate
 from .schemas import ConstructionDraft, FactLine
 from .support import support_ratio, supported
 
@@ -268,7 +269,10 @@ def checked_owner(
     )
     if verdict.check == "corrected":
         log.count("owner_corrected")
-        text = restate(text, owner, verdict.owner)
+        # a leading person's name is restated; a pet's or a word taken for a name is kept
+        # ("Rocket is her new pet", "Renting a house in Leeds"), only its owner changes
+        if match_speakers(owner, people) or person_named(owner, turn.text):
+            text = restate(text, owner, verdict.owner)
     elif verdict.check == "undecided":
         log.count("owner_undecided")
     return text, verdict.owner, verdict.check

@@ -234,6 +234,64 @@ def _turn_owner(turn_text: str, speaker: str, addressed: str | None) -> str | No
     return None
 
 
+_ANIMALS = frozenset(
+    "pet pets dog dogs puppy pup cat cats kitten kitty rabbit bunny hamster guinea pig "
+    "parrot bird budgie fish goldfish turtle tortoise lizard snake horse pony greyhound "
+    "labrador retriever poodle terrier spaniel collie beagle".split()
+)
+_NOT_A_NAME = re.compile(
+    r"\w+ing|\w+ed|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|"
+    + "|".join(sorted(_OPENERS))
+)
+"""Words that open a sentence without being a name: a verb's -ing or -ed form, a
+number word, or a word a clause opens with when it drops its "I"."""
+_NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
+
+
+def person_named(name: str, turn_text: str) -> bool:
+    """Whether ``name`` stands for a person the turn names, by the turn's own spelling.
+
+    It must appear capitalized (at a sentence's start, not as a verb form or a number
+    word: "Renting a house", "Thirty years" are not names), not as a pet's name ("my
+    rabbit Clover", "named him Rocket": a pet's news is its owner's), and not only as a
+    vocative.
+    """
+    if not mentions(turn_text, name):
+        return False
+    first = re.escape(name.split()[0])
+    for hit in re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", turn_text):
+        before = turn_text[: hit.start()].rstrip()
+        words = before.split()
+        if not words or before[-1] in '.!?:;"“':
+            # a sentence's first word is capitalized anyway: a name unless it reads as a
+            # word ("Renting a house...", "Thirty years...")
+            if _NOT_A_NAME.fullmatch(hit.group().casefold()) is None:
+                return True
+            continue
+        prev = words[-1].strip(",").casefold()
+        return prev not in _ANIMALS and _NAMING.search(before + " ") is None
+    return False
+
+
+def pet_keeper(name: str, turn_text: str, speaker: str, addressed: str | None) -> str | None:
+    """Whose pet ``name`` is, when the turn names it as a pet, else None.
+
+    "my rabbit Clover", "we ... named him Rocket": the speaker's; "your dog Rex": the one
+    addressed. A pet's news is filed under its keeper.
+    """
+    first = re.escape(name.split()[0])
+    for hit in re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", turn_text):
+        before = turn_text[: hit.start()].casefold().split()[-4:]
+        if _NAMING.search(" ".join(before) + " "):
+            return speaker
+        words = [w.strip(",") for w in before]
+        if words and words[-1] in _ANIMALS:
+            owner = next((w for w in reversed(words) if w in ("my", "our", "your")), "my")
+            return addressed if owner == "your" else speaker
+    return None
+
+
 def decide_owner(
     model_owner: str,
     statement: str,
@@ -243,8 +301,11 @@ def decide_owner(
     people: Sequence[str],
 ) -> OwnerVerdict:
     """The owner to file a fact under: the turn's grammar wins over the model."""
-    found = grammar_owner(statement, turn_text, speaker, addressed, people)
     model = model_owner.strip()
+    keeper = pet_keeper(model, turn_text, speaker, addressed) if model else None
+    if keeper is not None:
+        return OwnerVerdict(keeper, "corrected", keeper)
+    found = grammar_owner(statement, turn_text, speaker, addressed, people)
     same = bool(model) and found not in (None, "third") and match_speakers(model, [found or ""])
     if found == "third":
         known = {speaker, addressed}
@@ -252,6 +313,7 @@ def decide_owner(
             model
             and model not in known
             and not any(match_speakers(model, [k or ""]) for k in known)
+            and person_named(model, turn_text)
         ):
             return OwnerVerdict(model, "agreed", None)
         return OwnerVerdict(model, "undecided", None)
@@ -264,7 +326,7 @@ def decide_owner(
         return OwnerVerdict(whole, "corrected", whole)
     if same:
         return OwnerVerdict(model, "agreed", found)
-    if model and not match_speakers(model, list(people)) and mentions(turn_text, model):
+    if model and not match_speakers(model, list(people)) and person_named(model, turn_text):
         return OwnerVerdict(model, "agreed", found)  # a named third person the turn is about
     others = [p for p in people if p != found]
     if found and found.casefold() in ROLE_LABELS and model and not match_speakers(model, others):
@@ -295,4 +357,13 @@ def restate(statement: str, old: str, new: str) -> str:
     return f"{new}{match.group('poss') or ''}{rest}"
 
 
-__all__ = ["OwnerVerdict", "addressee", "decide_owner", "grammar_owner", "restate"]
+__all__ = [
+    "OwnerVerdict",
+    "addressee",
+    "decide_owner",
+    "grammar_owner",
+    "person_named",
+    "pet_keeper",
+    "restate",
+    "speech_act",
+]

@@ -227,6 +227,13 @@ _ANY_CHANGE = re.compile(
     r"used to|not \w+ any ?more|after all|actually|turns out)\b"
 )
 _EVERY_CUE = [*_LEAVING.values(), *_ARRIVING.values(), _ANY_LEAVING]
+_PAST_EPISODE = re.compile(
+    r"\b(?:spent (?:a|an|the|one|two|three|several|some|\w+ing) |back in |years ago|"
+    r"as a (?:kid|child|teen|teenager|student)|when (?:he|she|they|i|we) (?:was|were)|"
+    r"once (?:lived|worked)|for (?:a|one) (?:summer|winter|semester|year|month|week)s?\b)"
+)
+"""A stay or spell that is over ("spent a summer in Madrid", "lived there as a kid"):
+a past episode, not a new value of the person's present state."""
 
 
 def may_change(pair: CandidatePair) -> bool:
@@ -240,8 +247,13 @@ def may_change(pair: CandidatePair) -> bool:
     text = " ".join(pair.new.text.casefold().split())
     if _ANY_CHANGE.search(text) is not None or any(p.search(text) for p in _EVERY_CUE):
         return True
-    # a new value where a person holds one ("lives in Denver" after "lives in Boston")
-    return bool(pair.slots & SINGLE_VALUED) and _brings_new_value(pair)
+    # a new value where a person holds one ("lives in Denver" after "lives in Boston"),
+    # unless the newer statement tells of a stay that is over ("spent a summer in Madrid")
+    return (
+        bool(pair.slots & SINGLE_VALUED)
+        and _PAST_EPISODE.search(text) is None
+        and _brings_new_value(pair)
+    )
 
 
 __all__ = ["ARRIVING", "LEAVING", "SINGLE_VALUED", "UpdateCue", "may_change", "update_cue"]
