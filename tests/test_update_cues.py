@@ -73,6 +73,8 @@ def cue_of(old: str, new: str, **kw: Any) -> Any:
             "Rosa took a full-time job at a bank.",
             "arriving",
         ),
+        # a year of study is a study fact ("sophomore" was in no slot)
+        ("Rosa is a sophomore.", "Rosa is transferring from Boston College to UCLA.", "arriving"),
     ],
 )
 def test_a_stated_change_is_a_cue(old: str, new: str, kind: str) -> None:

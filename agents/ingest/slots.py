@@ -42,7 +42,8 @@ SLOT_CUES: dict[str, list[str]] = {
     "study": (
         "school college university uni major majoring degree study studies studying "
         "student course graduate graduated enrol enroll enrolled phd master masters "
-        "bachelor semester thesis professor campus"
+        "bachelor semester thesis professor campus sophomore freshman undergrad "
+        "undergraduate postgrad transfer transferred transferring"
     ).split(),
     "partner": (
         "boyfriend girlfriend partner husband wife married marry marriage engaged "
