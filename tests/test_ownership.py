@@ -201,3 +201,18 @@ def test_a_pet_is_kept_by_whoever_the_turn_says() -> None:
     assert pet_keeper("Rex", "How is your dog Rex?", "Ann", "Noah") == "Noah"
     assert pet_keeper("Rocket", "We named him Rocket.", "Maya", "Theo") == "Maya"
     assert pet_keeper("Carla", "My friend Carla got a job.", "Maya", "Theo") is None
+
+
+def test_an_owner_that_is_no_person_goes_to_the_speaker() -> None:
+    turn = "Thirty years as a mechanic at Dale's Garage and counting."
+    verdict = decide_owner("Thirty", turn, turn, "Walter", "Sue", ["Walter", "Sue"])
+    assert (verdict.owner, verdict.check) == ("Walter", "corrected")
+    # a speaker known only by a role keeps the model's name for them
+    verdict = decide_owner("Alice", "Alice's bakery opens in May.", "Bakery opens in May.",
+                           "user", None, ["user"])  # fmt: skip
+    assert verdict.owner == "Alice"
+
+
+def test_a_pet_called_by_name_is_its_keepers() -> None:
+    assert pet_keeper("Pepper", "My kitten is called Pepper.", "Lily", "Ben") == "Lily"
+    assert pet_keeper("Carla", "My friend is called Carla.", "Lily", "Ben") is None

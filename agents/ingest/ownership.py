@@ -246,6 +246,7 @@ _NOT_A_NAME = re.compile(
 )
 """Words that open a sentence without being a name: a verb's -ing or -ed form, a
 number word, or a word a clause opens with when it drops its "I"."""
+_NAMED = frozenset({"named", "called"})
 _NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
 
 
@@ -283,9 +284,10 @@ def pet_keeper(name: str, turn_text: str, speaker: str, addressed: str | None) -
     first = re.escape(name.split()[0])
     for hit in re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", turn_text):
         before = turn_text[: hit.start()].casefold().split()[-4:]
-        if _NAMING.search(" ".join(before) + " "):
-            return speaker
         words = [w.strip(",") for w in before]
+        animal = any(w in _ANIMALS for w in words)
+        if _NAMING.search(" ".join(before) + " ") or (animal and words[-1] in _NAMED):
+            return speaker  # "named him Rocket", "my kitten is called Pepper"
         if words and words[-1] in _ANIMALS:
             owner = next((w for w in reversed(words) if w in ("my", "our", "your")), "my")
             return addressed if owner == "your" else speaker
@@ -317,6 +319,12 @@ def decide_owner(
         ):
             return OwnerVerdict(model, "agreed", None)
         return OwnerVerdict(model, "undecided", None)
+    if found is None and model and not match_speakers(model, list(people)):
+        # an owner that is a word of the turn but no name in it ("Thirty years as a
+        # mechanic..."): the speaker's, unless the speaker is only a role ("user")
+        word = mentions(turn_text, model) and not person_named(model, turn_text)
+        if word and speaker.casefold() not in ROLE_LABELS:
+            return OwnerVerdict(speaker, "corrected", None)
     if found is None:
         whole = _turn_owner(turn_text, speaker, addressed)
         if whole is not None and model and match_speakers(model, [whole]):
