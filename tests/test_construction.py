@@ -93,6 +93,11 @@ def _ingest(
     return graph.invoke({"turns": turns, "session_closed": True}, context=context)
 
 
+def model_facts(store: ChromaMemoryStore) -> list[Any]:
+    """The facts the model wrote (not the relations read from the turns)."""
+    return [f for f in store.get("fact", NS) if f.metadata.get("derived_by") != "relations"]
+
+
 REPLY = (
     "T|Bakery\nS|Maya's brother Theo opened a bakery.\nF|t1|Theo|Theo opened a bakery last week."
 )
@@ -104,14 +109,14 @@ def test_a_repeated_build_reuses_the_journal_instead_of_calling_the_model() -> N
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     _ingest(first, store, journal)
     assert first.count("ConstructionLines") == 1
-    (fact,) = store.get("fact", NS)
+    (fact,) = model_facts(store)
     assert fact.text == "Theo opened a bakery last week (19–25 February 2024)."
     assert fact.subject == "Theo"
     second = SchemaChatModel()  # would answer with an empty draft if it were asked
     fresh = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     out = _ingest(second, fresh, journal)
     assert second.calls == [] and out["llm_calls"] == [] and journal.hits == 1
-    assert [f.text for f in fresh.get("fact", NS)] == [fact.text]
+    assert [f.text for f in model_facts(fresh)] == [fact.text]
 
 
 def test_the_json_format_asks_for_the_schema() -> None:
@@ -131,9 +136,7 @@ def test_the_json_format_asks_for_the_schema() -> None:
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     _ingest(model, store, construction_format="json")
     assert model.count("ConstructionDraft") == 1 and model.count("ConstructionLines") == 0
-    assert [(f.subject, f.text) for f in store.get("fact", NS)] == [
-        ("Theo", "Theo opened a bakery.")
-    ]
+    assert [(f.subject, f.text) for f in model_facts(store)] == [("Theo", "Theo opened a bakery.")]
 
 
 def test_output_is_capped_per_call() -> None:
@@ -185,7 +188,9 @@ def test_the_profile_holds_each_persons_own_facts_only() -> None:
     profile = store.get_profile(NS)
     assert profile is not None
     assert profile.about("Theo") == ["Theo had always dreamed of owning a bakery."]
-    assert profile.about("Maya") == [] and profile.about("Sam") == ["Sam loves fresh bread."]
+    # Maya's own fact is the relation her turn names ("My brother Theo ...")
+    assert profile.about("Maya") == ["Maya's brother is Theo."]
+    assert profile.about("Sam") == ["Sam loves fresh bread."]
 
 
 def test_the_facade_keeps_a_construction_journal_on_disk(tmp_path: Path) -> None:
@@ -203,7 +208,7 @@ def test_the_facade_keeps_a_construction_journal_on_disk(tmp_path: Path) -> None
         memory.add(turns, namespace="user:b", at=T0, session_id="s1", session_closed=True)
         facts = memory.store.get("fact", "user:b")
     assert second.calls == []  # the same turns were built from the journal
-    assert [f.subject for f in facts] == ["Theo"]
+    assert sorted(f.subject for f in facts) == ["Theo", "user"]  # "The user's brother is Theo."
 
 
 def test_a_merge_keeps_only_the_sentences_it_did_not_have() -> None:
@@ -232,7 +237,7 @@ def test_a_note_copied_from_the_prompts_example_is_dropped_and_counted() -> None
     )
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     out = _ingest(SchemaChatModel().script("ConstructionLines", reply), store)
-    assert [f.text for f in store.get("fact", NS)] == ["Theo opened a bakery."]
+    assert [f.text for f in model_facts(store)] == ["Theo opened a bakery."]
     assert any("copied from the prompt's example" in f.error for f in out["failures"])
 
 
@@ -258,3 +263,13 @@ def test_a_pets_fact_is_filed_under_its_owner_with_its_text_kept() -> None:
     (fact,) = store.get("fact", NS)
     assert (fact.subject, fact.text) == ("Maya", "Rocket is her new pet.")
     assert fact.metadata["owner_check"] == "corrected"
+
+
+def test_a_relation_named_in_passing_is_a_fact_about_the_speaker() -> None:
+    """'My brother Theo opened a bakery' also says who Theo is to Maya; no model needed."""
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    out = _ingest(SchemaChatModel().script("ConstructionLines", REPLY), store)
+    (relation,) = [f for f in store.get("fact", NS) if f not in model_facts(store)]
+    assert (relation.subject, relation.text) == ("Maya", "Maya's brother is Theo.")
+    assert relation.source_ids == [t.id for t in store.get("raw", NS) if "brother" in t.text]
+    assert out["checks"].count("relations_named") == 1

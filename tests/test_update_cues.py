@@ -268,3 +268,17 @@ def test_a_stay_that_is_over_is_not_asked_about(new: str) -> None:
     present = fact("now", "Rosa lives in Madrid.", days=30)
     (pair,) = candidate_pairs([present], [fact("old", "Rosa lives in Valencia.")])
     assert may_change(pair)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Jen's boyfriend is Luke.", "Jen broke up with Luke last month."),
+        ("Jen's husband is Carl.", "Jen and Carl are divorced now."),
+        ("Jen's kitten is Pepper.", "Jen changed her kitten's name from Pepper to Luna."),
+    ],
+)
+def test_a_relation_read_from_a_turn_is_ended_by_its_change(old: str, new: str) -> None:
+    """The facts construction reads from 'my boyfriend Luke' (agents/ingest/relations.py)."""
+    pairs = candidate_pairs([fact("new", new, "Jen", days=30)], [fact("old", old, "Jen")])
+    assert len(pairs) == 1 and update_cue(pairs[0]) is not None

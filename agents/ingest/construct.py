@@ -43,6 +43,7 @@ from ..common.refinement import fact_id
 from ..common.timeparse import reference_day, resolve_times
 from .lines import complete, parse_lines
 from .ownership import addressee, decide_owner, person_named, restate
+from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
 from .support import support_ratio, supported
 
@@ -370,7 +371,10 @@ def fact_records(
                 metadata=meta,
             )
         )
-    return out
+    named = relation_records(ctx.namespace, turns, log.deps.clock(), episode_id)
+    for _ in named:
+        log.count("relations_named")
+    return out + named
 
 
 def episode_text(

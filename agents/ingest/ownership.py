@@ -34,6 +34,7 @@ from typing import Literal
 from ...stores.lexical import Analyzer
 from ..common.attribution import mentions
 from ..common.names import match_speakers
+from .relations import PET_WORDS, RELATION_WORDS, ROLE_LABELS
 from .support import content_terms
 
 _ANALYZER = Analyzer()
@@ -49,8 +50,6 @@ _SECOND = frozenset("you you're youre you've youve you'll youll you'd".split())
 _THIRD = frozenset("he she they he's she's they're he'll she'll they'll".split())
 _FIRST_ANY = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|us|our|ours|let's)\b", re.I)
 _SECOND_ANY = re.compile(r"\b(?:you|you're|you've|you'll|you'd|your|yours|yourself)\b", re.I)
-ROLE_LABELS = frozenset({"user", "human", "assistant", "ai", "bot", "me"})
-"""Speaker labels that are roles, not names: a model's name for that speaker stands."""
 CORRECT_FROM_WHOLE_TURN = False
 """Whether the whole turn's pronouns may overrule the model (measured: they may not)."""
 DROPPED_SUBJECT = True
@@ -98,15 +97,6 @@ _OPENERS = frozenset(
 "Just started doing aerial yoga", "Went hiking yesterday")."""
 
 
-_RELATIONS = frozenset(
-    "friend brother sister husband wife partner boyfriend girlfriend fiance fiancee mom "
-    "mum mother dad father son daughter cousin aunt uncle niece nephew grandma "
-    "grandmother grandpa grandfather colleague coworker boss neighbour neighbor roommate "
-    "flatmate".split()
-)
-"""Words that put a named third person in a clause ("my friend Carla", "her son Leo")."""
-
-
 def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
     """Whether the clause from ``tokens[start]`` to ``tokens[at]`` drops its "I"."""
     return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in _OPENERS
@@ -139,7 +129,7 @@ def _subject(
             vocative = back + 1 < len(tokens) and tokens[back + 1] in _BOUNDARY
             if named and not vocative:
                 return named[0]
-            if not named and back > 0 and _norm(tokens[back - 1]) in _RELATIONS:
+            if not named and back > 0 and _norm(tokens[back - 1]) in RELATION_WORDS:
                 return word  # "my friend Carla got a new job": Carla's
     if floor == -1 and _dropped_i(tokens, 0, at):  # the turn's first clause
         return speaker
@@ -234,11 +224,6 @@ def _turn_owner(turn_text: str, speaker: str, addressed: str | None) -> str | No
     return None
 
 
-_ANIMALS = frozenset(
-    "pet pets dog dogs puppy pup cat cats kitten kitty rabbit bunny hamster guinea pig "
-    "parrot bird budgie fish goldfish turtle tortoise lizard snake horse pony greyhound "
-    "labrador retriever poodle terrier spaniel collie beagle".split()
-)
 _NOT_A_NAME = re.compile(
     r"\w+ing|\w+ed|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|"
@@ -271,7 +256,7 @@ def person_named(name: str, turn_text: str) -> bool:
                 return True
             continue
         prev = words[-1].strip(",").casefold()
-        return prev not in _ANIMALS and _NAMING.search(before + " ") is None
+        return prev not in PET_WORDS and _NAMING.search(before + " ") is None
     return False
 
 
@@ -285,10 +270,10 @@ def pet_keeper(name: str, turn_text: str, speaker: str, addressed: str | None) -
     for hit in re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", turn_text):
         before = turn_text[: hit.start()].casefold().split()[-4:]
         words = [w.strip(",") for w in before]
-        animal = any(w in _ANIMALS for w in words)
+        animal = any(w in PET_WORDS for w in words)
         if _NAMING.search(" ".join(before) + " ") or (animal and words[-1] in _NAMED):
             return speaker  # "named him Rocket", "my kitten is called Pepper"
-        if words and words[-1] in _ANIMALS:
+        if words and words[-1] in PET_WORDS:
             owner = next((w for w in reversed(words) if w in ("my", "our", "your")), "my")
             return addressed if owner == "your" else speaker
     return None

@@ -126,7 +126,7 @@ ARRIVING: dict[str, tuple[str, ...]] = {
     "pet": (
         r"renamed",
         r"now (?:called|named)",
-        rf"changed {DET} name",
+        rf"changed {DET} (?:[\w-]+'s )?name",
     ),
     "plans": (
         r"postponed",
@@ -139,7 +139,7 @@ ARRIVING: dict[str, tuple[str, ...]] = {
         r"plans? changed",
         r"instead",
     ),
-    "name": (r"renamed", rf"changed {DET} name", r"now (?:goes by|called|named)"),
+    "name": (r"renamed", rf"changed {DET} (?:[\w-]+'s )?name", r"now (?:goes by|called|named)"),
     "contact": (
         r"new (?:phone|number|email|e-mail|address|mobile)",
         rf"(?:changed?|changing|updated?|updates|updating) {DET} "

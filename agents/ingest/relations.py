@@ -1,0 +1,124 @@
+"""The people and pets a speaker names in passing, as facts, without the model.
+
+"My boyfriend Luke and I are taking a cooking class" holds a fact a small model seldom
+writes down: Jen's boyfriend is Luke. Yet it is what a later "Luke and I broke up" ends,
+and what "who is Luke?" asks. The turn's own words say it plainly, so it is read from
+them: "my <relation> <Name>", "<Name>, my <relation>", "my <relation> is called <Name>"
+(likewise "our", and pets: "my rabbit Clover"). Each gives the fact "<speaker>'s
+<relation> is <Name>." about the speaker, sourced from that turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from ...records.model import FactRecord, MetadataValue, RawTurn
+from ..common.refinement import fact_id
+
+ROLE_LABELS = frozenset({"user", "human", "assistant", "ai", "bot", "me"})
+"""Speaker labels that are roles, not names: a model's name for that speaker stands."""
+RELATION_WORDS = frozenset(
+    "friend brother sister husband wife partner boyfriend girlfriend fiance fiancee mom "
+    "mum mother dad father son daughter cousin aunt uncle niece nephew grandma "
+    "grandmother grandpa grandfather colleague coworker boss neighbour neighbor roommate "
+    "flatmate".split()
+)
+"""Words that put a named person in a clause ("my friend Carla", "her son Leo")."""
+PET_WORDS = frozenset(
+    "pet pets dog dogs puppy pup cat cats kitten kitty rabbit bunny hamster guinea pig "
+    "parrot bird budgie fish goldfish turtle tortoise lizard snake horse pony greyhound "
+    "labrador retriever poodle terrier spaniel collie beagle".split()
+)
+"""Words that name an animal ("my rabbit Clover", "your dog Rex")."""
+
+_SINGULAR = sorted((RELATION_WORDS | PET_WORDS) - {"pets", "dogs", "cats", "guinea", "pig"})
+_KIND = rf"(?P<kind>(?:ex-)?(?:{'|'.join(_SINGULAR)}))"
+_ADJ = r"(?:(?:little|big|older|younger|baby|new|best|old|dear|late|twin|step|lovely)\s+)?"
+_NAME = r"(?P<name>[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\b"
+_OWN = r"\b(?:[Mm]y|[Oo]ur)\s+"
+_PATTERNS = (
+    re.compile(rf"{_OWN}{_ADJ}{_KIND}\s+(?:is\s+)?(?:called|named)\s+{_NAME}"),
+    re.compile(rf"{_OWN}{_ADJ}{_KIND}(?:,\s*|\s+){_NAME}"),
+    re.compile(rf"\b{_NAME},\s+(?:my|our)\s+{_ADJ}{_KIND}\b"),
+)
+_NOT_NAMES = frozenset(
+    "I And But So Or The A An This That Is Was Who Which When Where What How Then We He She "
+    "They It You Today Yesterday Tomorrow Last Next Monday Tuesday Wednesday Thursday "
+    "Friday Saturday Sunday January February March April May June July August September "
+    "October November December".split()
+)
+
+
+@dataclass(frozen=True)
+class NamedRelation:
+    """One relation a turn states: ``holder``'s ``kind`` is ``name``."""
+
+    holder: str
+    kind: str
+    name: str
+    turn_id: str
+
+    def statement(self) -> str:
+        """The fact in words, such as "Jen's boyfriend is Luke."."""
+        holder = f"The {self.holder}" if self.holder.casefold() in ROLE_LABELS else self.holder
+        return f"{holder}'s {self.kind} is {self.name}."
+
+
+def named_relations(turns: Iterable[RawTurn]) -> list[NamedRelation]:
+    """Every relation the turns' speakers name in passing, once each, in turn order."""
+    out: dict[tuple[str, str, str], NamedRelation] = {}
+    for turn in turns:
+        for pattern in _PATTERNS:
+            for hit in pattern.finditer(turn.text):
+                name = hit.group("name")
+                if name.split()[0] in _NOT_NAMES or name == turn.speaker:
+                    continue
+                name = name.split()[0] if name.split()[-1] in _NOT_NAMES else name
+                kind = hit.group("kind").casefold()
+                key = (turn.speaker, kind, name)
+                out.setdefault(key, NamedRelation(turn.speaker, kind, name, turn.id))
+    return list(out.values())
+
+
+def relation_records(
+    namespace: str,
+    turns: Iterable[RawTurn],
+    recorded_at: datetime,
+    episode_id: str | None = None,
+) -> list[FactRecord]:
+    """The relations ``turns`` name, as facts about their speakers (owner by grammar)."""
+    by_id = {t.id: t for t in turns}
+    out = []
+    for rel in named_relations(by_id.values()):
+        said = by_id[rel.turn_id].occurred_at
+        meta: dict[str, MetadataValue] = {"owner_check": "grammar", "derived_by": "relations"}
+        if episode_id:
+            meta["episode_id"] = episode_id
+        out.append(
+            FactRecord(
+                id=fact_id(namespace, rel.statement()),
+                namespace=namespace,
+                text=rel.statement(),
+                subject=rel.holder,
+                kind="fact",
+                valid_from=said,
+                occurred_at=said,
+                recorded_at=recorded_at,
+                source_ids=[rel.turn_id],
+                metadata=meta,
+            )
+        )
+    return out
+
+
+__all__ = [
+    "PET_WORDS",
+    "RELATION_WORDS",
+    "ROLE_LABELS",
+    "NamedRelation",
+    "named_relations",
+    "relation_records",
+]

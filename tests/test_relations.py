@@ -1,0 +1,46 @@
+"""Relations a speaker names in passing ("my boyfriend Luke") read from the turn."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from lamina.agents.ingest.relations import named_relations
+from lamina.records.model import RawTurn
+
+
+def said(text: str, speaker: str = "Jen") -> RawTurn:
+    return RawTurn(
+        id="r1",
+        namespace="user:jen",
+        speaker=speaker,
+        text=text,
+        occurred_at=datetime(2024, 3, 1, tzinfo=UTC),
+        session_id="s1",
+        turn_index=0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "statements"),
+    [
+        ("My boyfriend Luke and I are taking a cooking class.", ["Jen's boyfriend is Luke."]),
+        ("That's Daniel, my boyfriend! Together since spring.", ["Jen's boyfriend is Daniel."]),
+        ("My kitten is called Pepper and she is pure chaos.", ["Jen's kitten is Pepper."]),
+        ("Our dog Rex is getting old.", ["Jen's dog is Rex."]),
+        ("I went with my best friend Anna Smith.", ["Jen's friend is Anna Smith."]),
+        ("My ex-boyfriend Tom called.", ["Jen's ex-boyfriend is Tom."]),
+        # no name, a word that is no name, a possessive that is not the speaker's
+        ("My friend and I went hiking.", []),
+        ("My sister Sunday cooked for us.", []),
+        ("Your dog Rex is so cute!", []),
+    ],
+)  # fmt: skip
+def test_the_turns_own_words_name_the_relation(text: str, statements: list[str]) -> None:
+    assert [r.statement() for r in named_relations([said(text)])] == statements
+
+
+def test_a_role_label_speaker_is_written_as_a_role() -> None:
+    (relation,) = named_relations([said("My sister Ana moved to Porto.", speaker="user")])
+    assert relation.statement() == "The user's sister is Ana."
