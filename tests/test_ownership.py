@@ -216,3 +216,10 @@ def test_an_owner_that_is_no_person_goes_to_the_speaker() -> None:
 def test_a_pet_called_by_name_is_its_keepers() -> None:
     assert pet_keeper("Pepper", "My kitten is called Pepper.", "Lily", "Ben") == "Lily"
     assert pet_keeper("Carla", "My friend is called Carla.", "Lily", "Ben") is None
+
+
+def test_a_capital_that_only_opens_a_sentence_does_not_outvote_the_grammar() -> None:
+    turn = "Plans changed: my parents are coming to us for Christmas, so no long drive."
+    verdict = decide_owner("Plans", turn, turn, "Ali", "Bo", ["Ali", "Bo"])
+    assert (verdict.owner, verdict.check) == ("Ali", "corrected")
+    assert person_named("Plans", turn) and not person_named("Plans", turn, within=True)

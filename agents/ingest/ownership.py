@@ -235,13 +235,14 @@ _NAMED = frozenset({"named", "called"})
 _NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
 
 
-def person_named(name: str, turn_text: str) -> bool:
+def person_named(name: str, turn_text: str, *, within: bool = False) -> bool:
     """Whether ``name`` stands for a person the turn names, by the turn's own spelling.
 
     It must appear capitalized (at a sentence's start, not as a verb form or a number
     word: "Renting a house", "Thirty years" are not names), not as a pet's name ("my
     rabbit Clover", "named him Rocket": a pet's news is its owner's), and not only as a
-    vocative.
+    vocative. ``within``: only inside a sentence, where a capital is a name's own ("Plans
+    changed: ..." opens a sentence; it is not enough to outvote the turn's grammar).
     """
     if not mentions(turn_text, name):
         return False
@@ -252,7 +253,7 @@ def person_named(name: str, turn_text: str) -> bool:
         if not words or before[-1] in '.!?:;"“':
             # a sentence's first word is capitalized anyway: a name unless it reads as a
             # word ("Renting a house...", "Thirty years...")
-            if _NOT_A_NAME.fullmatch(hit.group().casefold()) is None:
+            if not within and _NOT_A_NAME.fullmatch(hit.group().casefold()) is None:
                 return True
             continue
         prev = words[-1].strip(",").casefold()
@@ -319,7 +320,8 @@ def decide_owner(
         return OwnerVerdict(whole, "corrected", whole)
     if same:
         return OwnerVerdict(model, "agreed", found)
-    if model and not match_speakers(model, list(people)) and person_named(model, turn_text):
+    third = model and not match_speakers(model, list(people))
+    if third and person_named(model, turn_text, within=True):
         return OwnerVerdict(model, "agreed", found)  # a named third person the turn is about
     others = [p for p in people if p != found]
     if found and found.casefold() in ROLE_LABELS and model and not match_speakers(model, others):
