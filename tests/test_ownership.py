@@ -223,3 +223,8 @@ def test_a_capital_that_only_opens_a_sentence_does_not_outvote_the_grammar() -> 
     verdict = decide_owner("Plans", turn, turn, "Ali", "Bo", ["Ali", "Bo"])
     assert (verdict.owner, verdict.check) == ("Ali", "corrected")
     assert person_named("Plans", turn) and not person_named("Plans", turn, within=True)
+
+
+def test_a_short_name_that_opens_a_sentence_is_still_a_name() -> None:
+    assert person_named("Ted", "Ted got a job at the docks.")  # not a verb's -ed form
+    assert not person_named("Renting", "Renting is hard.")

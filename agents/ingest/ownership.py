@@ -225,7 +225,7 @@ def _turn_owner(turn_text: str, speaker: str, addressed: str | None) -> str | No
 
 
 _NOT_A_NAME = re.compile(
-    r"\w+ing|\w+ed|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"\w{3,}ing|\w{3,}ed|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|"
     + "|".join(sorted(_OPENERS))
 )
