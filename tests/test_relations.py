@@ -44,3 +44,15 @@ def test_the_turns_own_words_name_the_relation(text: str, statements: list[str])
 def test_a_role_label_speaker_is_written_as_a_role() -> None:
     (relation,) = named_relations([said("My sister Ana moved to Porto.", speaker="user")])
     assert relation.statement() == "The user's sister is Ana."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Yeah, my mom really loved flowers.",  # an interjection before "my mom"
+        "Thankfully, my son's ok.",
+        "My girlfriend, Toby and I are going camping.",  # a list, not an apposition
+    ],
+)
+def test_a_word_before_or_after_a_comma_is_no_name(text: str) -> None:
+    assert named_relations([said(text)]) == []

@@ -41,8 +41,10 @@ _NAME = r"(?P<name>[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\b"
 _OWN = r"\b(?:[Mm]y|[Oo]ur)\s+"
 _PATTERNS = (
     re.compile(rf"{_OWN}{_ADJ}{_KIND}\s+(?:is\s+)?(?:called|named)\s+{_NAME}"),
-    re.compile(rf"{_OWN}{_ADJ}{_KIND}(?:,\s*|\s+){_NAME}"),
-    re.compile(rf"\b{_NAME},\s+(?:my|our)\s+{_ADJ}{_KIND}\b"),
+    re.compile(rf"{_OWN}{_ADJ}{_KIND}\s+{_NAME}"),
+    # "That's Daniel, my boyfriend": the name inside a sentence ("Yeah, my mom ...",
+    # "Thankfully, my son's ok" open one)
+    re.compile(rf"(?<=[a-z,] ){_NAME},\s+(?:my|our)\s+{_ADJ}{_KIND}\b"),
 )
 _NOT_NAMES = frozenset(
     "I And But So Or The A An This That Is Was Who Which When Where What How Then We He She "
