@@ -52,6 +52,7 @@ def test_a_role_label_speaker_is_written_as_a_role() -> None:
         "Yeah, my mom really loved flowers.",  # an interjection before "my mom"
         "Thankfully, my son's ok.",
         "My girlfriend, Toby and I are going camping.",  # a list, not an apposition
+        "We had to rehome Clover, my son turned out to be allergic.",  # two clauses
     ],
 )
 def test_a_word_before_or_after_a_comma_is_no_name(text: str) -> None:

@@ -44,7 +44,12 @@ _PATTERNS = (
     re.compile(rf"{_OWN}{_ADJ}{_KIND}\s+{_NAME}"),
     # "That's Daniel, my boyfriend": the name inside a sentence ("Yeah, my mom ...",
     # "Thankfully, my son's ok" open one)
-    re.compile(rf"(?<=[a-z,] ){_NAME},\s+(?:my|our)\s+{_ADJ}{_KIND}\b"),
+    # and the relation closing the phrase ("rehome Clover, my son turned out ..." is two
+    # clauses)
+    re.compile(
+        rf"(?<=[a-z,] ){_NAME},\s+(?:my|our)\s+{_ADJ}{_KIND}"
+        r"(?=\s*(?:[!.,;?)]|$)|\s+(?:and|who|from|at|in|of|for)\b)"
+    ),
 )
 _NOT_NAMES = frozenset(
     "I And But So Or The A An This That Is Was Who Which When Where What How Then We He She "
