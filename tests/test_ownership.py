@@ -228,3 +228,10 @@ def test_a_capital_that_only_opens_a_sentence_does_not_outvote_the_grammar() -> 
 def test_a_short_name_that_opens_a_sentence_is_still_a_name() -> None:
     assert person_named("Ted", "Ted got a job at the docks.")  # not a verb's -ed form
     assert not person_named("Renting", "Renting is hard.")
+
+
+def test_a_turn_whose_pronouns_point_one_way_decides_when_nothing_else_does() -> None:
+    turn = "I was in Chicago, it was awesome! It's great to experience other cultures."
+    verdict = decide_owner("Tim", "Tim loves other cultures.", turn, "John", "Tim",
+                           ["John", "Tim"])  # fmt: skip
+    assert (verdict.owner, verdict.check) == ("John", "corrected")
