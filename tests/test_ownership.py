@@ -179,6 +179,7 @@ def test_a_sentence_with_both_persons_decides_nothing() -> None:
         ("Thirty", "Thirty years as a mechanic at Dale's Garage.", False),
         # a pet's name: the pet's news is its owner's
         ("Rocket", "We adopted a greyhound and named him Rocket.", False),
+        ("Pepper", "My kitten is called Pepper and she is pure chaos.", False),
         ("Clover", "My rabbit Clover lives in a hutch in the garden.", False),
         # only said to someone
         ("Maya", "Thanks, Maya!", False),
@@ -201,6 +202,8 @@ def test_a_pet_is_kept_by_whoever_the_turn_says() -> None:
     assert pet_keeper("Rex", "How is your dog Rex?", "Ann", "Noah") == "Noah"
     assert pet_keeper("Rocket", "We named him Rocket.", "Maya", "Theo") == "Maya"
     assert pet_keeper("Carla", "My friend Carla got a job.", "Maya", "Theo") is None
+    assert pet_keeper("Pepper", "My kitten is called Pepper.", "Lily", "Ben") == "Lily"
+    assert pet_keeper("Carla", "My friend is called Carla.", "Lily", "Ben") is None
 
 
 def test_an_owner_that_is_no_person_goes_to_the_speaker() -> None:
@@ -211,11 +214,6 @@ def test_an_owner_that_is_no_person_goes_to_the_speaker() -> None:
     verdict = decide_owner("Alice", "Alice's bakery opens in May.", "Bakery opens in May.",
                            "user", None, ["user"])  # fmt: skip
     assert verdict.owner == "Alice"
-
-
-def test_a_pet_called_by_name_is_its_keepers() -> None:
-    assert pet_keeper("Pepper", "My kitten is called Pepper.", "Lily", "Ben") == "Lily"
-    assert pet_keeper("Carla", "My friend is called Carla.", "Lily", "Ben") is None
 
 
 def test_a_capital_that_only_opens_a_sentence_does_not_outvote_the_grammar() -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -241,29 +241,49 @@ _NAMED = frozenset({"named", "called"})
 _NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
 
 
+def _hits(name: str, text: str) -> Iterator[re.Match[str]]:
+    """Where the first word of ``name`` stands as a whole word in ``text``."""
+    first = re.escape(name.split()[0])
+    return re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", text)
+
+
+def _pet_of(text_before: str) -> str | None:
+    """Whose pet the words before a name make it, as a possessive, else None.
+
+    "my rabbit Clover", "we named him Rocket", "my kitten is called Pepper": ``"my"``
+    (also with no possessive); "our dog Rex": ``"our"``; "your dog Rex": ``"your"``.
+    """
+    before = text_before.casefold().split()[-4:]
+    words = [w.strip(",") for w in before]
+    named = bool(words) and words[-1] in _NAMED and any(w in PET_WORDS for w in words)
+    if _NAMING.search(" ".join(before) + " ") or named:
+        return "my"
+    if words and words[-1] in PET_WORDS:
+        return next((w for w in reversed(words) if w in ("my", "our", "your")), "my")
+    return None
+
+
 def person_named(name: str, turn_text: str, *, within: bool = False) -> bool:
     """Whether ``name`` stands for a person the turn names, by the turn's own spelling.
 
     It must appear capitalized (at a sentence's start, not as a verb form or a number
     word: "Renting a house", "Thirty years" are not names), not as a pet's name ("my
-    rabbit Clover", "named him Rocket": a pet's news is its owner's), and not only as a
-    vocative. ``within``: only inside a sentence, where a capital is a name's own ("Plans
-    changed: ..." opens a sentence; it is not enough to outvote the turn's grammar).
+    rabbit Clover", "my kitten is called Pepper": a pet's news is its owner's, see
+    :func:`pet_keeper`), and not only as a vocative. ``within``: only inside a sentence,
+    where a capital is a name's own ("Plans changed: ..." opens a sentence; it is not
+    enough to outvote the turn's grammar).
     """
     if not mentions(turn_text, name):
         return False
-    first = re.escape(name.split()[0])
-    for hit in re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", turn_text):
+    for hit in _hits(name, turn_text):
         before = turn_text[: hit.start()].rstrip()
-        words = before.split()
-        if not words or before[-1] in '.!?:;"“':
+        if not before or before[-1] in '.!?:;"“':
             # a sentence's first word is capitalized anyway: a name unless it reads as a
             # word ("Renting a house...", "Thirty years...")
             if not within and _NOT_A_NAME.fullmatch(hit.group().casefold()) is None:
                 return True
             continue
-        prev = words[-1].strip(",").casefold()
-        return prev not in PET_WORDS and _NAMING.search(before + " ") is None
+        return _pet_of(before) is None
     return False
 
 
@@ -273,16 +293,10 @@ def pet_keeper(name: str, turn_text: str, speaker: str, addressed: str | None) -
     "my rabbit Clover", "we ... named him Rocket": the speaker's; "your dog Rex": the one
     addressed. A pet's news is filed under its keeper.
     """
-    first = re.escape(name.split()[0])
-    for hit in re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", turn_text):
-        before = turn_text[: hit.start()].casefold().split()[-4:]
-        words = [w.strip(",") for w in before]
-        animal = any(w in PET_WORDS for w in words)
-        if _NAMING.search(" ".join(before) + " ") or (animal and words[-1] in _NAMED):
-            return speaker  # "named him Rocket", "my kitten is called Pepper"
-        if words and words[-1] in PET_WORDS:
-            owner = next((w for w in reversed(words) if w in ("my", "our", "your")), "my")
-            return addressed if owner == "your" else speaker
+    for hit in _hits(name, turn_text):
+        whose = _pet_of(turn_text[: hit.start()])
+        if whose is not None:
+            return addressed if whose == "your" else speaker
     return None
 
 
