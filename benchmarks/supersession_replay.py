@@ -23,16 +23,21 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from lamina.agents.ingest.slots import candidate_pairs
-from lamina.agents.ingest.update_cues import may_change, update_cue
+from lamina.agents.ingest.slots import candidate_pairs, same_person
+from lamina.agents.ingest.update_cues import may_change, pair_cue
 from lamina.records.model import FactRecord
 
 HERE = Path(__file__).resolve().parent
+PAIRS = HERE.parent / "tests" / "data" / "supersession_pairs.json"
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 
-def replay(item: dict[str, Any]) -> tuple[int, int, int]:
-    """(candidate pairs, cued pairs, uncued pairs the model would be asked about)."""
+def replay(item: dict[str, Any], later_turns: list[dict[str, str]]) -> tuple[int, int, int]:
+    """(candidate pairs, cued pairs, uncued pairs the model would be asked about).
+
+    ``later_turns``: the item's later turns; those a newer fact's person spoke stand for
+    that fact's own source turns.
+    """
     earlier, later = [], []
     for i, f in enumerate(item["facts"]):
         when = T0 if f["side"] == "earlier" else T0 + timedelta(days=30)
@@ -46,9 +51,15 @@ def replay(item: dict[str, Any]) -> tuple[int, int, int]:
         )
         (earlier if f["side"] == "earlier" else later).append(record)
     pairs = candidate_pairs(later, earlier)
-    cued = [p for p in pairs if update_cue(p) is not None]
-    asked = [p for p in pairs if update_cue(p) is None and may_change(p)]
+    cues = [pair_cue(p, _spoken_by(later_turns, p.new.subject)) for p in pairs]
+    cued = [p for p, cue in zip(pairs, cues, strict=True) if cue is not None]
+    asked = [p for p, cue in zip(pairs, cues, strict=True) if cue is None and may_change(p)]
     return len(pairs), len(cued), len(asked)
+
+
+def _spoken_by(turns: list[dict[str, str]], person: str | None) -> list[str]:
+    """The texts of the turns ``person`` spoke."""
+    return [t["text"] for t in turns if same_person(t["speaker"], person)]
 
 
 def main() -> None:
@@ -58,9 +69,11 @@ def main() -> None:
     parser.add_argument("-v", action="store_true", help="list the items the cues get wrong")
     args = parser.parse_args()
     items = json.loads(args.json.read_text(encoding="utf-8"))["per_item"]
+    pairs_data = json.loads(PAIRS.read_text(encoding="utf-8"))["items"]
+    later = {i["id"]: i["later"]["turns"] for i in pairs_data}
     counts = {"update": [0, 0], "control": [0, 0]}
     for item in items:
-        pairs, cued, asked = replay(item)
+        pairs, cued, asked = replay(item, later.get(item["id"], []))
         counts[item["kind"]][0] += 1
         counts[item["kind"]][1] += bool(cued)
         if args.v and bool(cued) != (item["kind"] == "update"):

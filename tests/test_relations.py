@@ -57,3 +57,18 @@ def test_a_role_label_speaker_is_written_as_a_role() -> None:
 )
 def test_a_word_before_or_after_a_comma_is_no_name(text: str) -> None:
     assert named_relations([said(text)]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statements"),
+    [
+        ("Email me at sue.park@mailbox.com, thanks.", ["Jen's email is sue.park@mailbox.com."]),
+        ("I changed my email, it's Sue.Art@Mail.com now.", ["Jen's email is sue.art@mail.com."]),
+        ("My new email: a.b@c.co.uk. Thanks!", ["Jen's email is a.b@c.co.uk."]),
+        # someone else's address
+        ("Email my sister at jo@x.org.", []),
+        ("My sister's email is jo@x.org.", []),
+    ],
+)  # fmt: skip
+def test_the_speakers_own_email_address_is_read(text: str, statements: list[str]) -> None:
+    assert [r.statement() for r in named_relations([said(text)])] == statements

@@ -19,13 +19,13 @@ from ...core.context import MemoryContext, context_of
 from ...core.nodes import JUDGE
 from ...core.state import Conflict, IngestState
 from ...prompts.construction import UPDATE_CHECK
-from ...records.model import FactRecord
+from ...records.model import FactRecord, RawTurn
 from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import data_line, long_date
 from ..common.token_caps import capped_log
 from .schemas import SupersessionCheck
 from .slots import CandidatePair, candidate_pairs, event_time, same_person
-from .update_cues import may_change, update_cue
+from .update_cues import may_change, pair_cue
 
 UPDATE_TOKENS_BASE = 24
 """Output cap of an update check call, plus ``UPDATE_TOKENS_PER_PAIR`` per listed pair."""
@@ -84,6 +84,21 @@ def _said_at(log: StepLog, ctx: MemoryContext) -> Callable[[FactRecord], datetim
     return said
 
 
+def _own_words(log: StepLog, ctx: MemoryContext, new: list[FactRecord]) -> dict[str, list[str]]:
+    """Per new fact, the texts of its source turns that its own person spoke."""
+    ids = list(dict.fromkeys(s for f in new for s in f.source_ids))
+    stored = log.deps.store.get("raw", ctx.namespace, ids) if ids else []
+    turns = {t.id: t for t in stored if isinstance(t, RawTurn)}
+    return {
+        f.id: [
+            t.text
+            for s in f.source_ids
+            if (t := turns.get(s)) is not None and same_person(t.speaker, f.subject)
+        ]
+        for f in new
+    }
+
+
 def _pairs_text(pairs: list[CandidatePair], tz: ZoneInfo) -> tuple[str, dict[str, CandidatePair]]:
     """The pairs as labelled blocks (``[p1]``), and label -> pair."""
     lines, labels = [], {}
@@ -103,12 +118,13 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
 
     The slot pre-filter (:func:`~lamina.agents.slots.candidate_pairs`) pairs a new fact
     with current facts about the same person's same slot; no call is made when there is
-    no such pair. A pair whose newer fact states the change in so many words (an update
-    cue, :mod:`~lamina.agents.update_cues`; ``ctx.update_cues``) is an update without a
-    call, counted in ``log.checks``. Of the other pairs, those whose newer fact has no
-    word of change at all are skipped (unless ``ctx.update_check_all_pairs``; counted as
-    ``update_pair_skipped``). The rest go to the model
-    ``conflict_max_pairs`` at a time, in one capped structured call each, and only the
+    no such pair. A pair whose newer fact states the change in so many words, or whose
+    newer fact's person said so in its source turns when the model's wording lost it (an
+    update cue, :func:`~lamina.agents.update_cues.pair_cue`; ``ctx.update_cues``), is an
+    update without a call, counted in ``log.checks``. Of the other pairs, those whose
+    newer fact has no word of change at all are skipped (unless
+    ``ctx.update_check_all_pairs``; counted as ``update_pair_skipped``). The rest go to
+    the model ``conflict_max_pairs`` at a time, in one capped structured call each, and only the
     pairs it confirms are returned. A failed call is recorded in ``log`` and supersedes
     nothing, so both facts stay current.
     """
@@ -125,8 +141,9 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
     conflicts: list[Conflict] = []
     seen: set[str] = set()
     asked: list[CandidatePair] = []
+    said = _own_words(log, ctx, new) if ctx.update_cues and pairs else {}
     for pair in pairs:
-        cue = update_cue(pair) if ctx.update_cues else None
+        cue = pair_cue(pair, said.get(pair.new.id, ())) if ctx.update_cues else None
         if cue is None:
             asked.append(pair)
         elif pair.old.id not in seen:

@@ -5,7 +5,10 @@ writes down: Jen's boyfriend is Luke. Yet it is what a later "Luke and I broke u
 and what "who is Luke?" asks. The turn's own words say it plainly, so it is read from
 them: "my <relation> <Name>", "<Name>, my <relation>", "my <relation> is called <Name>"
 (likewise "our", and pets: "my rabbit Clover"). Each gives the fact "<speaker>'s
-<relation> is <Name>." about the speaker, sourced from that turn.
+<relation> is <Name>." about the speaker, sourced from that turn. An email address the
+speaker gives as their own ("Email me at ana@example.org", "my new email is ...") is
+read the same way, as "<speaker>'s email is <address>.": a model keeps the request and
+drops the address, and the address is what a later "I changed my email" replaces.
 """
 
 from __future__ import annotations
@@ -58,6 +61,16 @@ _NOT_NAMES = frozenset(
     "October November December".split()
 )
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_OWN_CONTACT = re.compile(
+    r"\b(?:my|our) (?:new |current |work |personal )?e-?mail\b|\be-?mail (?:me|us)\b|"
+    r"\b(?:reach|contact|write to) (?:me|us)\b",
+    re.IGNORECASE,
+)
+"""A sentence giving the speaker's own address ("email me at", "my new email");
+"email my sister at" and "my sister's email" are someone else's."""
+
 
 @dataclass(frozen=True)
 class NamedRelation:
@@ -75,7 +88,10 @@ class NamedRelation:
 
 
 def named_relations(turns: Iterable[RawTurn]) -> list[NamedRelation]:
-    """Every relation the turns' speakers name in passing, once each, in turn order."""
+    """Every relation the turns' speakers name in passing, once each, in turn order.
+
+    Their own email addresses too (kind ``email``).
+    """
     out: dict[tuple[str, str, str], NamedRelation] = {}
     for turn in turns:
         for pattern in _PATTERNS:
@@ -87,7 +103,20 @@ def named_relations(turns: Iterable[RawTurn]) -> list[NamedRelation]:
                 kind = hit.group("kind").casefold()
                 key = (turn.speaker, kind, name)
                 out.setdefault(key, NamedRelation(turn.speaker, kind, name, turn.id))
+        for address in _own_addresses(turn.text):
+            key = (turn.speaker, "email", address)
+            out.setdefault(key, NamedRelation(turn.speaker, "email", address, turn.id))
     return list(out.values())
+
+
+def _own_addresses(text: str) -> list[str]:
+    """The email addresses a turn gives as its speaker's own."""
+    return [
+        address.casefold()
+        for sentence in _SENTENCE.split(text)
+        if _OWN_CONTACT.search(sentence)
+        for address in _EMAIL.findall(sentence)
+    ]
 
 
 def relation_records(

@@ -25,11 +25,12 @@ The phrases themselves are data, in :mod:`.update_phrases`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ...stores.lexical import Analyzer
-from .slots import CandidatePair, cue_stems, names_in, slots_of
+from .slots import CandidatePair, cue_stems, hedged, names_in, slots_of
 from .support import content_terms
 from .update_phrases import ANY_SLOT_LEAVING, ARRIVING, LEAVING
 
@@ -168,6 +169,28 @@ def _leaves_shared_name(pair: CandidatePair, text: str) -> str | None:
     return None
 
 
+_SINGLE = re.compile(r"\b(?:is|am|are|was|been|being|stays?|still|now) single\b")
+_A_PARTNER = re.compile(
+    r"(?<!ex-)\b(?:boyfriend|girlfriend|partner|husband|wife|fianc[eé]e?)\b|"
+    r"\b(?:dating|together|engaged|married)\b"
+)
+_ANY_NEGATION = re.compile(r"\b(?:not|never|no|without)\b|n't\b")
+
+
+def _partnered(pair: CandidatePair, text: str) -> str | None:
+    """The partner a newer statement names when the older one says the person is single.
+
+    "Sam's boyfriend is Daniel" ends "Sam is single" though it says no word of change; a
+    statement with a negation ("Sam has no boyfriend") names none.
+    """
+    if "partner" not in pair.slots or _SINGLE.search(pair.old.text.casefold()) is None:
+        return None
+    if _ANY_NEGATION.search(text):
+        return None
+    found = _A_PARTNER.search(text)
+    return found.group() if found is not None else None
+
+
 def update_cue(pair: CandidatePair) -> UpdateCue | None:
     """The cue by which the pair's newer statement replaces the older one, or None.
 
@@ -182,6 +205,9 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
     move to Porto" does not end "Ana lives in Lisbon" before the move happens.
     """
     text = " ".join(pair.new.text.casefold().split())
+    partnered = _partnered(pair, text)
+    if partnered is not None:  # "Sam's boyfriend is Daniel" after "Sam is single"
+        return UpdateCue(slot="partner", kind="arriving", phrase=partnered)
     if _SOMEONE_ELSES.match(text):
         return None
     slots = [s for s in _cued_slots(pair) if s in SINGLE_VALUED or _shares_object(pair)]
@@ -221,6 +247,73 @@ def _cued_slots(pair: CandidatePair) -> list[str]:
     return shared
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_OWN_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll)\b")
+_RELATIVE_OPENS = re.compile(rf"^(?:\w+,? ){{0,2}}(?:my|our) (?:\w+ )?(?:{_RELATIONS})\b")
+"""A sentence of the speaker's about a relative or friend ("My daughter has a new email
+address, she'll send it to you"), unless the speaker is in it too ("my boyfriend and I
+broke up")."""
+
+
+def _sentences(said: Sequence[str]) -> list[str]:
+    """The casefolded sentences of the person's own turns."""
+    return [
+        " ".join(s.casefold().split()) for text in said for s in _SENTENCE.split(text) if s.strip()
+    ]
+
+
+def _someone_elses_sentence(sentence: str) -> bool:
+    """Whether a sentence of the speaker's tells of someone else's change."""
+    return _RELATIVE_OPENS.match(sentence) is not None and not _OWN_SUBJECT.search(sentence)
+
+
+def _told_of_someone_else(phrase: str, said: Sequence[str]) -> bool:
+    """Whether every sentence of the person's turns with the cue phrase is about a relative.
+
+    The model turned "My daughter has a new email address" into "Sue will send the new
+    email address": the turn says whose change it is. A phrase the turn does not hold (the
+    model's own wording) is not judged.
+    """
+    holding = [s for s in _sentences(said) if phrase in s]
+    return bool(holding) and all(_someone_elses_sentence(s) for s in holding)
+
+
+def turn_cue(pair: CandidatePair, said: Sequence[str]) -> UpdateCue | None:
+    """A cue in the person's own words when the model's statement of them lost it.
+
+    A 1.5B model writes "Ali changed: my parents are coming to us" or "Ben likes tacos
+    more than sushi" from "Plans changed: ..." and "Tacos have replaced sushi as my
+    favourite food". ``said`` holds the texts of the newer fact's source turns that its
+    person spoke. Each sentence is read as the newer statement when it is about the
+    older statement's thing (a shared name or content word), is not a hypothetical, and
+    is not about the speaker's relative or friend; the first cue found counts, under the
+    rules of :func:`update_cue`, with the sentence's own slots added to the pair's.
+    """
+    for sentence in _sentences(said):
+        if hedged(sentence) or _someone_elses_sentence(sentence):
+            continue
+        spoken = pair.new.model_copy(update={"text": sentence})
+        as_said = replace(pair, new=spoken, slots=pair.slots | slots_of(sentence, pair.new.kind))
+        if not _shares_object(as_said):
+            continue
+        cue = update_cue(as_said)
+        if cue is not None:
+            return cue
+    return None
+
+
+def pair_cue(pair: CandidatePair, said: Sequence[str] = ()) -> UpdateCue | None:
+    """The pair's update cue: in the newer statement, else in the person's own words.
+
+    A cue the statement holds is dropped when the person's turns hold the same phrase
+    only about a relative or friend (:func:`update_cue`, :func:`turn_cue`).
+    """
+    cue = update_cue(pair)
+    if cue is not None and _told_of_someone_else(cue.phrase, said):
+        cue = None
+    return cue if cue is not None else turn_cue(pair, said)
+
+
 _ANY_CHANGE = re.compile(
     r"\b(?:now|no longer|no more|any ?more|new|newly|instead|again|anew|changed?|changing|"
     r"switch(?:ed|ing)?|mov(?:e|ed|ing)|quit|left|leaving|stopped|ended|former(?:ly)?|"
@@ -256,4 +349,13 @@ def may_change(pair: CandidatePair) -> bool:
     )
 
 
-__all__ = ["ARRIVING", "LEAVING", "SINGLE_VALUED", "UpdateCue", "may_change", "update_cue"]
+__all__ = [
+    "ARRIVING",
+    "LEAVING",
+    "SINGLE_VALUED",
+    "UpdateCue",
+    "may_change",
+    "pair_cue",
+    "turn_cue",
+    "update_cue",
+]

@@ -1,0 +1,155 @@
+"""Update cues read in the person's own words when the model's statement lost them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from lamina.agents.common.deps import NodeDeps, StepLog
+from lamina.agents.ingest.conflicts import check_conflicts
+from lamina.agents.ingest.slots import CandidatePair, candidate_pairs
+from lamina.agents.ingest.update_cues import pair_cue, update_cue
+from lamina.core.context import MemoryContext
+from lamina.llm.structured import StructuredCaller
+from lamina.records.model import RawTurn
+from lamina.stores import ChromaMemoryStore, FactRecord
+from lamina.testing import FakeEmbeddings, SchemaChatModel
+
+NS = "user:rosa"
+T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
+CHECK = "SupersessionCheck"
+
+
+def fact(fid: str, text: str, days: int = 0, **kw: Any) -> FactRecord:
+    when = T0 + timedelta(days=days)
+    kw.setdefault("subject", "Rosa")
+    return FactRecord(id=fid, namespace=NS, text=text, occurred_at=when, valid_from=when, **kw)
+
+
+def pair_of(old: str, new: str, **kw: Any) -> CandidatePair:
+    (pair,) = candidate_pairs([fact("new", new, days=30, **kw)], [fact("old", old)])
+    return pair
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "turn", "kind"),
+    [
+        # the model kept the plan and lost "Plans changed"
+        (
+            "Rosa is driving to her parents' place for Christmas.",
+            "Rosa's parents are coming for Christmas, so no long drive.",
+            "Plans changed: my parents are coming to us for Christmas, so no long drive.",
+            "arriving",
+        ),
+        # the model wrote a preference and lost "replaced ... as my favourite"
+        (
+            "Rosa's favourite food is sushi.",
+            "Rosa says her favourite food is tacos and sushi.",
+            "Tacos have replaced sushi as my favourite food.",
+            "arriving",
+        ),
+        (
+            "Rosa's favourite sport is tennis.",
+            "Rosa's favourite sports are padel and tennis.",
+            "Padel is my favourite sport now, I barely play tennis anymore.",
+            "leaving",
+        ),
+    ],
+)  # fmt: skip
+def test_a_change_said_in_the_turn_is_a_cue(old: str, new: str, turn: str, kind: str) -> None:
+    pair = pair_of(old, new)
+    assert update_cue(pair) is None  # the model's statement alone says no change
+    cue = pair_cue(pair, [turn])
+    assert cue is not None and cue.kind == kind
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "turn"),
+    [
+        # about the speaker's brother, not her
+        (
+            "Rosa lives in Valencia.",
+            "Rosa talked about Valencia and Seville.",
+            "My brother moved from Valencia to Seville.",
+        ),
+        # a hypothetical
+        (
+            "Rosa plans a trip to Lima in May.",
+            "Rosa talked about the Lima trip.",
+            "If the Lima trip is cancelled, I'll stay home.",
+        ),
+        # a change of something the older fact does not name
+        (
+            "Rosa plans a trip to Lima in May.",
+            "Rosa is packing for the Lima trip.",
+            "Packing for Lima! The dentist appointment is cancelled though.",
+        ),
+    ],
+)  # fmt: skip
+def test_no_cue_from_a_turn_about_something_else(old: str, new: str, turn: str) -> None:
+    assert pair_cue(pair_of(old, new), [turn]) is None
+
+
+def test_a_stated_cue_told_of_a_relative_in_the_turn_is_dropped() -> None:
+    old, new = "Rosa's email is rosa@mail.org.", "Rosa will send the new email address to you."
+    pair = pair_of(old, new, kind="preference")
+    assert update_cue(pair) is not None  # the model's wording alone reads as a change
+    turn = "My daughter has a new email address, she'll send it to you."
+    assert pair_cue(pair, [turn]) is None
+    # the speaker's own change in the same words stays one
+    assert pair_cue(pair, ["I have a new email address, I'll send it to you."]) is not None
+
+
+@pytest.mark.parametrize(
+    ("new", "cued"),
+    [
+        ("Rosa's boyfriend is Daniel.", True),
+        ("Rosa and Daniel have been dating since spring.", True),
+        ("Rosa has no boyfriend.", False),
+        ("Rosa's ex-boyfriend Daniel called.", False),
+    ],
+)
+def test_a_named_partner_ends_single(new: str, cued: bool) -> None:
+    pairs = candidate_pairs([fact("new", new, days=30)], [fact("old", "Rosa is single.")])
+    assert (bool(pairs) and update_cue(pairs[0]) is not None) is cued
+
+
+def turn(tid: str, speaker: str, text: str, days: int) -> RawTurn:
+    return RawTurn(
+        id=tid,
+        namespace=NS,
+        speaker=speaker,
+        text=text,
+        occurred_at=T0 + timedelta(days=days),
+        session_id="s2",
+        turn_index=0,
+    )
+
+
+@pytest.mark.parametrize(("speaker", "superseded"), [("Rosa", True), ("Ben", False)])
+def test_the_judge_reads_the_new_facts_own_source_turns(speaker: str, superseded: bool) -> None:
+    """The person's own turn cues the update without a call; another speaker's does not."""
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    said = "Tacos have replaced sushi as my favourite food."
+    store.add(
+        NS,
+        [
+            turn("t1", speaker, said, days=30),
+            fact("sushi", "Rosa's favourite food is sushi.", days=-30),
+            fact(
+                "tacos",
+                "Rosa says her favourite food is tacos and sushi.",
+                source_ids=["t1"],
+                days=30,
+            ),
+        ],
+    )
+    model = SchemaChatModel()
+    deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
+    log = StepLog("judge", deps)
+    conflicts = check_conflicts(log, MemoryContext(namespace=NS), ["tacos"])
+    assert [(c.old_id, c.new_id) for c in conflicts] == ([("sushi", "tacos")] if superseded else [])
+    assert model.count(CHECK) == 0
+    assert log.checks == (["update_cue:arriving"] if superseded else ["update_pair_skipped"])
