@@ -33,6 +33,7 @@ from construction_quality import CALIBRATION, owners_by_turn
 
 from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.ownership import addressee, decide_owner
+from lamina.agents.ingest.swapped_names import unswapped
 from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import load_annotations
 from lamina.records.model import FactRecord, RawTurn
@@ -70,10 +71,13 @@ def replay(stores: Sequence[Path], data: Path, cid: str, verbose: bool) -> dict[
             spoken_to = addressee(turn.speaker, near, people)
             stored = fact.subject or ""
             verdict = decide_owner(stored, fact.text, turn.text, turn.speaker, spoken_to, people)
-            before, after = bool(match_speakers(stored, [label])), verdict.owner == label
+            owner = verdict.owner
+            if unswapped(fact.text, turn.speaker, spoken_to, turn.text) is not None:
+                owner = turn.speaker  # as construction files a repaired statement
+            before, after = bool(match_speakers(stored, [label])), owner == label
             counts[f"{'right' if before else 'wrong'}_then_{'right' if after else 'wrong'}"] += 1
-            if verbose and before != after:
-                tag = "FIXED" if after else "BROKE"
+            if verbose and not (before and after):
+                tag = "FIXED" if after else "BROKE" if before else "WRONG"
                 print(f"{tag} [{label}] {stored}: {fact.text}\n    {turn.speaker}: {turn.text}")
     n = sum(counts.values())
     right_before = counts["right_then_right"] + counts["right_then_wrong"]
@@ -97,7 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=default_locomo_path())
     p.add_argument("--conversation", default="conv-41", choices=CALIBRATION)
     p.add_argument("--json", type=Path, help="write the figures here")
-    p.add_argument("-v", action="store_true", help="print the facts whose owner changes")
+    p.add_argument(
+        "-v", action="store_true", help="print the facts whose owner changes or stays wrong"
+    )
     args = p.parse_args(argv)
     missing = [str(s) for s in args.stores if not s.is_dir()]
     if missing:

@@ -165,7 +165,7 @@ def test_salience_keeps_anything_that_could_matter() -> None:
 
 
 def test_a_fact_is_filed_under_the_person_its_sentence_is_about() -> None:
-    from lamina.agents.ingest.construct import subject_of
+    from lamina.agents.ingest.owner_check import subject_of
 
     assert subject_of("Theo opened a bakery.", "Maya") == "Theo"  # not the speaker
     assert subject_of("Maya's brother Theo opened a bakery.", "Theo") == "Theo"

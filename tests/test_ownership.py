@@ -177,6 +177,9 @@ def test_a_sentence_with_both_persons_decides_nothing() -> None:
         # a word the model took for a name: a verb form, a number word
         ("Renting", "I'm still renting that little house in Leeds.", False),
         ("Thirty", "Thirty years as a mechanic at Dale's Garage.", False),
+        # a chat turn's interjection
+        ("Great", "Great idea! that should get some more eyes on it.", False),
+        ("Wow", "Wow, that's amazing news!", False),
         # a pet's name: the pet's news is its owner's
         ("Rocket", "We adopted a greyhound and named him Rocket.", False),
         ("Pepper", "My kitten is called Pepper and she is pure chaos.", False),
@@ -214,6 +217,13 @@ def test_an_owner_that_is_no_person_goes_to_the_speaker() -> None:
     verdict = decide_owner("Alice", "Alice's bakery opens in May.", "Bakery opens in May.",
                            "user", None, ["user"])  # fmt: skip
     assert verdict.owner == "Alice"
+
+
+def test_a_word_that_only_opens_the_turn_is_no_owner() -> None:
+    """ "Great idea!" is no one; with no subject and no pronoun, the fact is the speaker's."""
+    turn = "Great idea! that should hopefully get some more eyes on it. Keep up the hard work!"
+    verdict = decide_owner("Great", turn, turn, "Nate", "Joanna", ["Joanna", "Nate"])
+    assert (verdict.owner, verdict.check) == ("Nate", "corrected")
 
 
 def test_a_capital_that_only_opens_a_sentence_does_not_outvote_the_grammar() -> None:

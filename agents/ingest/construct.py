@@ -38,11 +38,10 @@ from ...records.model import (
 from ..common.deps import StepLog
 from ..common.formatting import format_excerpt, format_record
 from ..common.journal import journal_key
-from ..common.names import match_speakers
 from ..common.refinement import fact_id
 from ..common.timeparse import reference_day, resolve_times
 from .lines import complete, parse_lines
-from .ownership import addressee, decide_owner, person_named, restate
+from .owner_check import checked_owner
 from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
 from .support import support_ratio, supported
@@ -210,29 +209,6 @@ def resolve_statement(
     return statement, None
 
 
-_LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
-_NOT_NAMES = frozenset(
-    "The A An In On At This That These Those They He She It We I You When After Before "
-    "Last Next Yesterday Today Tomorrow Every Some Her His Their Our My Your".split()
-)
-
-
-def subject_of(statement: str, named: str) -> str:
-    """Whom a statement is about: the name it starts with, else the model's ``named``.
-
-    A small model often files a fact under the speaker who told it ("Maya" for "Theo
-    opened a bakery"); the sentence's own grammatical subject is the better witness.
-    A possessive start ("Maya's brother Theo ...") keeps the model's choice.
-    """
-    lead = _LEAD.match(statement)
-    if lead is None:
-        return named
-    name = lead.group(1)
-    if name.split()[0] in _NOT_NAMES:
-        return named
-    return name
-
-
 def _people(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> list[str]:
     """The namespace's speakers (the excerpt's first), for owners and addressees."""
     people = list(dict.fromkeys(t.speaker for t in turns))
@@ -241,42 +217,6 @@ def _people(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> list[str]
     except Exception:  # no index: the excerpt's speakers are enough to decide most owners
         stored = []
     return list(dict.fromkeys([*people, *(str(v) for v in stored if isinstance(v, str))]))
-
-
-def _spoken_to(turn: RawTurn, turns: list[RawTurn], people: list[str]) -> str | None:
-    """Whom ``turn`` addresses: the nearest other speaker of the excerpt, else the other person."""
-    at = next((n for n, t in enumerate(turns) if t.id == turn.id), None)
-    near: list[str] = []
-    if at is not None:
-        for d in range(1, len(turns)):
-            near += [turns[i].speaker for i in (at - d, at + d) if 0 <= i < len(turns)]
-    return addressee(turn.speaker, near, people)
-
-
-def checked_owner(
-    log: StepLog,
-    text: str,
-    named: str,
-    source_turns: list[RawTurn],
-    turns: list[RawTurn],
-    people: list[str],
-) -> tuple[str, str, str]:
-    """(text, owner, check): the owner the source turn's grammar gives wins, counted."""
-    owner = subject_of(text, named)
-    # the source turn that says most of the fact (a fact with no turn label cites them all)
-    turn = max(source_turns, key=lambda t: support_ratio(text, [t.text], people))
-    verdict = decide_owner(
-        owner, text, turn.text, turn.speaker, _spoken_to(turn, turns, people), people
-    )
-    if verdict.check == "corrected":
-        log.count("owner_corrected")
-        # a leading person's name is restated; a pet's or a word taken for a name is kept
-        # ("Rocket is her new pet", "Renting a house in Leeds"), only its owner changes
-        if match_speakers(owner, people) or person_named(owner, turn.text):
-            text = restate(text, owner, verdict.owner)
-    elif verdict.check == "undecided":
-        log.count("owner_undecided")
-    return text, verdict.owner, verdict.check
 
 
 def _said(turn: RawTurn, *, answered: bool = False) -> list[str]:

@@ -101,6 +101,12 @@ _OPENERS = frozenset(
 )
 """Words a chat clause starts with when it drops its "I" ("Been busy volunteering",
 "Just started doing aerial yoga", "Went hiking yesterday")."""
+_INTERJECTIONS = frozenset(
+    "great thanks thank wow sorry awesome congrats congratulations nice cool hey hi hello "
+    "yes yeah yep no nope oh ah well sure glad amazing good haha lol ok okay totally "
+    "absolutely definitely exactly agreed cheers".split()
+)
+"""Words a chat turn opens with that are nobody's name."""
 
 
 def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
@@ -233,10 +239,11 @@ def _turn_owner(turn_text: str, speaker: str, addressed: str | None) -> str | No
 _NOT_A_NAME = re.compile(
     r"\w{3,}ing|\w{3,}ed|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|"
-    + "|".join(sorted(_OPENERS))
+    + "|".join(sorted(_OPENERS | _INTERJECTIONS))
 )
 """Words that open a sentence without being a name: a verb's -ing or -ed form, a
-number word, or a word a clause opens with when it drops its "I"."""
+number word, a word a clause opens with when it drops its "I", or a chat turn's
+interjection ("Great idea!", "Wow, ...")."""
 _NAMED = frozenset({"named", "called"})
 _NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
 
