@@ -50,6 +50,13 @@ def pair_of(old: str, new: str, **kw: Any) -> CandidatePair:
             "Tacos have replaced sushi as my favourite food.",
             "arriving",
         ),
+        # a word of another slot ("house") is the plan's thing
+        (
+            "Rosa is planning to buy a house next year.",
+            "Rosa plans to keep renting the house.",
+            "We've decided to keep renting. The house plan is off.",
+            "leaving",
+        ),
         (
             "Rosa's favourite sport is tennis.",
             "Rosa's favourite sports are padel and tennis.",

@@ -135,9 +135,10 @@ def _stem_index() -> dict[str, frozenset[str]]:
     return {stem: frozenset(slots) for stem, slots in index.items()}
 
 
-def cue_stems() -> frozenset[str]:
-    """The stems of every slot's cue words."""
-    return frozenset(_stem_index())
+def cue_stems(slot: str | None = None) -> frozenset[str]:
+    """The stems of every slot's cue words, or of ``slot``'s only."""
+    index = _stem_index()
+    return frozenset(s for s, slots in index.items() if slot is None or slot in slots)
 
 
 def slots_of(text: str, kind: str = "fact") -> frozenset[str]:

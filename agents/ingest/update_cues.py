@@ -109,17 +109,19 @@ def _affirmed(pattern: re.Pattern[str], text: str, *, negated_ok: bool = False) 
     return None
 
 
-def _shares_object(pair: CandidatePair) -> bool:
+def _shares_object(pair: CandidatePair, slot: str | None = None) -> bool:
     """Whether both statements are about one thing: a shared name or content word.
 
-    Cue words of any slot ("trip", "plan", "car") do not count: "cancelled the gym
-    membership" does not end "a trip to Rome", "cancelled the Rome trip" does.
+    Cue words of the slot ("trip", "plan"; of any slot when ``slot`` is None) do not
+    count: "cancelled the gym membership" does not end "a trip to Rome", "cancelled the
+    Rome trip" does. Another slot's word is a thing of this one ("the house plan is
+    off" ends "planning to buy a house").
     """
     people = [pair.person]
     if names_in(pair.new.text, people) & names_in(pair.old.text, people):
         return True
     shared = content_terms(pair.new.text, people) & content_terms(pair.old.text, people)
-    return bool(shared - cue_stems())
+    return bool(shared - cue_stems(slot))
 
 
 _TIME_WORDS = frozenset(
@@ -210,7 +212,7 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
         return UpdateCue(slot="partner", kind="arriving", phrase=partnered)
     if _SOMEONE_ELSES.match(text):
         return None
-    slots = [s for s in _cued_slots(pair) if s in SINGLE_VALUED or _shares_object(pair)]
+    slots = [s for s in _cued_slots(pair) if s in SINGLE_VALUED or _shares_object(pair, s)]
     planned = pair.new.kind == "foresight" and pair.old.kind != "foresight"
     if planned:
         slots = [s for s in slots if s == "plans"]
@@ -294,7 +296,7 @@ def turn_cue(pair: CandidatePair, said: Sequence[str]) -> UpdateCue | None:
             continue
         spoken = pair.new.model_copy(update={"text": sentence})
         as_said = replace(pair, new=spoken, slots=pair.slots | slots_of(sentence, pair.new.kind))
-        if not _shares_object(as_said):
+        if not any(_shares_object(as_said, slot) for slot in as_said.slots):
             continue
         cue = update_cue(as_said)
         if cue is not None:
