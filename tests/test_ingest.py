@@ -542,6 +542,30 @@ def test_construction_drops_unsupported_facts_and_files_facts_by_grammar(store, 
     assert "owner_corrected" in out["checks"]
 
 
+def test_a_statement_of_names_only_is_dropped_and_counted(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script(
+        LINES,
+        episode_reply(
+            "Plans",
+            "Alice asked Bob to water her plants.",
+            "F|t2|Bob|Bob, Bob, Bob",
+            "F|t2|Bob|Bob will water the plants",
+        ),
+    )
+    out = run(
+        store,
+        model,
+        [
+            turn("Can you water my plants while I travel?", 0),
+            turn("Sure, happy to water the plants!", 1, speaker="Bob"),
+        ],
+        closed=True,
+        trigger_policy="session",
+    )
+    assert {f.text for f in store.get("fact", NS)} == {"Bob will water the plants"}
+    assert out["checks"].count("empty_dropped") == 1
+
+
 def test_a_fact_under_the_wrong_turn_label_is_sourced_from_the_turn_that_says_it(  # type: ignore[no-untyped-def]
     store, model
 ) -> None:

@@ -243,3 +243,19 @@ def test_a_turn_whose_pronouns_point_one_way_decides_when_nothing_else_does() ->
     verdict = decide_owner("Tim", "Tim loves other cultures.", turn, "John", "Tim",
                            ["John", "Tim"])  # fmt: skip
     assert (verdict.owner, verdict.check) == ("John", "corrected")
+
+
+@pytest.mark.parametrize(
+    ("turn", "owner"),
+    [
+        # nothing in the turn is the addressee's: the speaker's dogs
+        ("Pixie's fitting in great! They love playing and exploring the house.", "Audrey"),
+        # "you" or the addressee's name: the rule stays out of it
+        ("You should get a dog, they love playing and exploring the house.", "Andrew"),
+        ("Andrew loves playing with them and exploring the house!", "Andrew"),
+    ],
+)
+def test_a_turn_that_never_names_the_addressee_says_nothing_of_them(turn: str, owner: str) -> None:
+    statement = "Andrew loves playing and exploring the house."
+    verdict = decide_owner("Andrew", statement, turn, "Audrey", "Andrew", ["Audrey", "Andrew"])
+    assert verdict.owner == owner

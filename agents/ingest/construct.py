@@ -44,7 +44,7 @@ from .lines import complete, parse_lines
 from .owner_check import checked_owner
 from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
-from .support import support_ratio, supported
+from .support import content_terms, support_ratio, supported
 
 _MONTH = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -267,13 +267,17 @@ def fact_records(
     """Stored facts from a draft's items, with provenance, owner and event time.
 
     A fact is sourced from the turns that support it (:func:`supporting_turns`); one no
-    turn supports is dropped and counted. Its owner comes from the grammar of its source
+    turn supports is dropped and counted, and so is one that says nothing but names
+    (``empty_dropped``). Its owner comes from the grammar of its source
     turn when the model's disagrees (see :mod:`.ownership`).
     """
     by_id = {t.id: t for t in turns}
     people = _people(log, ctx, turns)
     out = []
     for item in items:
+        if not content_terms(item.statement, people):  # "Audrey, Audrey, Audrey"
+            log.count("empty_dropped")
+            continue
         cited = [labels[item.source]] if item.source in labels else [t.id for t in turns]
         sources = supporting_turns(log, item.statement, cited, turns, people)
         if sources is None:

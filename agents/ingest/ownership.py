@@ -15,11 +15,13 @@ of the votes names the owner:
 * ``he``, ``she``, ``they`` is someone other than the speaker and the one addressed.
 
 A statement of what someone said ("Maya asked Theo about his trip", "Theo thanked
-Maya") is the speaker's act, whoever the model put first. Possessives (``my plants``) are
-not subjects. When no clause names a subject, each word's sentence votes by its pronouns
-if they point one way ("My four fur babies mean everything to me"). When nothing votes,
-the turn as a whole decides if it is unambiguous (only first-person words: the speaker; only
-second-person words: the one addressed). Otherwise the model's owner stays, flagged as
+Maya") is the speaker's act, whoever the model put first. A fact the model filed under
+the one addressed, from a turn with no "you" and no name of theirs, is the speaker's.
+Possessives (``my plants``) are not subjects. When no clause names a subject, each word's
+sentence votes by its pronouns if they point one way ("My four fur babies mean
+everything to me"). When nothing votes, the turn as a whole decides if it is
+unambiguous (only first-person words: the speaker; only second-person words: the one
+addressed). Otherwise the model's owner stays, flagged as
 undecided. The verdict says which happened, so construction can count it.
 """
 
@@ -34,6 +36,7 @@ from typing import Literal
 from ...stores.lexical import Analyzer
 from ..common.attribution import mentions
 from ..common.names import match_speakers
+from .name_words import NOT_A_NAME, OPENERS
 from .relations import PET_WORDS, RELATION_WORDS, ROLE_LABELS
 from .support import content_terms
 
@@ -93,25 +96,9 @@ def _norm(token: str) -> str:
     return token.lower().replace("’", "'")
 
 
-_OPENERS = frozenset(
-    "just been got went had did made took started finished tried bought visited joined "
-    "spent saw met found loved love hope hoping thinking feeling felt having doing "
-    "working trying getting going planning gonna recently finally also still really "
-    "currently gotta wanna".split()
-)
-"""Words a chat clause starts with when it drops its "I" ("Been busy volunteering",
-"Just started doing aerial yoga", "Went hiking yesterday")."""
-_INTERJECTIONS = frozenset(
-    "great thanks thank wow sorry awesome congrats congratulations nice cool hey hi hello "
-    "yes yeah yep no nope oh ah well sure glad amazing good haha lol ok okay totally "
-    "absolutely definitely exactly agreed cheers".split()
-)
-"""Words a chat turn opens with that are nobody's name."""
-
-
 def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
     """Whether the clause from ``tokens[start]`` to ``tokens[at]`` drops its "I"."""
-    return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in _OPENERS
+    return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in OPENERS
 
 
 def _subject(
@@ -236,14 +223,6 @@ def _turn_owner(turn_text: str, speaker: str, addressed: str | None) -> str | No
     return None
 
 
-_NOT_A_NAME = re.compile(
-    r"\w{3,}ing|\w{3,}ed|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|"
-    + "|".join(sorted(_OPENERS | _INTERJECTIONS))
-)
-"""Words that open a sentence without being a name: a verb's -ing or -ed form, a
-number word, a word a clause opens with when it drops its "I", or a chat turn's
-interjection ("Great idea!", "Wow, ...")."""
 _NAMED = frozenset({"named", "called"})
 _NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
 
@@ -287,7 +266,7 @@ def person_named(name: str, turn_text: str, *, within: bool = False) -> bool:
         if not before or before[-1] in '.!?:;"“':
             # a sentence's first word is capitalized anyway: a name unless it reads as a
             # word ("Renting a house...", "Thirty years...")
-            if not within and _NOT_A_NAME.fullmatch(hit.group().casefold()) is None:
+            if not within and NOT_A_NAME.fullmatch(hit.group().casefold()) is None:
                 return True
             continue
         return _pet_of(before) is None
@@ -307,6 +286,22 @@ def pet_keeper(name: str, turn_text: str, speaker: str, addressed: str | None) -
     return None
 
 
+_YOU = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?ll|you'?d|ya|u)\b", re.I)
+
+
+def _unreferenced(model: str, turn_text: str, speaker: str, addressed: str | None) -> bool:
+    """Whether the model filed a fact under the one addressed by a turn that never names them.
+
+    No "you", no name of theirs: "Pixie's fitting in great!" by Audrey says nothing of
+    Andrew, so it gives no "Andrew will play with other dogs".
+    """
+    if not model or not addressed or not match_speakers(model, [addressed]):
+        return False
+    if match_speakers(model, [speaker]) or _YOU.search(turn_text):
+        return False
+    return not mentions(turn_text, addressed) and not mentions(turn_text, model)
+
+
 def decide_owner(
     model_owner: str,
     statement: str,
@@ -320,6 +315,8 @@ def decide_owner(
     keeper = pet_keeper(model, turn_text, speaker, addressed) if model else None
     if keeper is not None:
         return OwnerVerdict(keeper, "corrected", keeper)
+    if _unreferenced(model, turn_text, speaker, addressed):
+        return OwnerVerdict(speaker, "corrected", None)
     found = grammar_owner(statement, turn_text, speaker, addressed, people)
     same = bool(model) and found not in (None, "third") and match_speakers(model, [found or ""])
     if found == "third":
