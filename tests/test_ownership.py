@@ -259,3 +259,12 @@ def test_a_turn_that_never_names_the_addressee_says_nothing_of_them(turn: str, o
     statement = "Andrew loves playing and exploring the house."
     verdict = decide_owner("Andrew", statement, turn, "Audrey", "Andrew", ["Audrey", "Andrew"])
     assert verdict.owner == owner
+
+
+@pytest.mark.parametrize(
+    "turn", ["Congrats on the new job at the bank!", "How was the new job at the bank?"]
+)
+def test_wishes_and_questions_speak_of_the_addressee_without_you(turn: str) -> None:
+    statement = "Andrew started a new job at the bank."
+    verdict = decide_owner("Andrew", statement, turn, "Audrey", "Andrew", ["Audrey", "Andrew"])
+    assert verdict.owner == "Andrew"

@@ -287,6 +287,13 @@ def pet_keeper(name: str, turn_text: str, speaker: str, addressed: str | None) -
 
 
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?ll|you'?d|ya|u)\b", re.I)
+_IMPLIED_YOU = re.compile(
+    r"\?|\b(?:congrat\w*|happy birthday|happy anniversary|good luck|well done|get well|"
+    r"how's|how (?:was|is|did|are|were))\b",
+    re.I,
+)
+"""A turn that speaks of the one addressed without "you": a question ("How was the
+trip?"), congratulations or wishes ("Congrats on the new job!")."""
 
 
 def _unreferenced(model: str, turn_text: str, speaker: str, addressed: str | None) -> bool:
@@ -297,7 +304,7 @@ def _unreferenced(model: str, turn_text: str, speaker: str, addressed: str | Non
     """
     if not model or not addressed or not match_speakers(model, [addressed]):
         return False
-    if match_speakers(model, [speaker]) or _YOU.search(turn_text):
+    if match_speakers(model, [speaker]) or _YOU.search(turn_text) or _IMPLIED_YOU.search(turn_text):
         return False
     return not mentions(turn_text, addressed) and not mentions(turn_text, model)
 
