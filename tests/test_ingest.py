@@ -513,6 +513,20 @@ def test_graph_topology_snapshot(store, model, graph_edges) -> None:  # type: ig
     ]
 
 
+def run_plants_chat(store, model) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Alice asks Bob to water her plants; the session closes and is consolidated."""
+    return run(
+        store,
+        model,
+        [
+            turn("Can you water my plants while I travel?", 0),
+            turn("Sure, happy to water the plants!", 1, speaker="Bob"),
+        ],
+        closed=True,
+        trigger_policy="session",
+    )
+
+
 def test_construction_drops_unsupported_facts_and_files_facts_by_grammar(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script(
         LINES,
@@ -524,16 +538,7 @@ def test_construction_drops_unsupported_facts_and_files_facts_by_grammar(store, 
             "F|t2|Alice|Alice thanked Bob for the plants",
         ),
     )
-    out = run(
-        store,
-        model,
-        [
-            turn("Can you water my plants while I travel?", 0),
-            turn("Sure, happy to water the plants!", 1, speaker="Bob"),
-        ],
-        closed=True,
-        trigger_policy="session",
-    )
+    out = run_plants_chat(store, model)
     facts = {f.text: f for f in store.get("fact", NS)}
     assert "Alice is moving to Berlin for a new job" not in facts  # no word of it was said
     water = facts["Bob will water the plants while she travels"]  # "you" = Bob
@@ -552,16 +557,7 @@ def test_a_statement_of_names_only_is_dropped_and_counted(store, model) -> None:
             "F|t2|Bob|Bob will water the plants",
         ),
     )
-    out = run(
-        store,
-        model,
-        [
-            turn("Can you water my plants while I travel?", 0),
-            turn("Sure, happy to water the plants!", 1, speaker="Bob"),
-        ],
-        closed=True,
-        trigger_policy="session",
-    )
+    out = run_plants_chat(store, model)
     assert {f.text for f in store.get("fact", NS)} == {"Bob will water the plants"}
     assert out["checks"].count("empty_dropped") == 1
 

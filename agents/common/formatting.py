@@ -28,6 +28,8 @@ _DATA_TAG = re.compile(
 )
 """An opening or closing ``data`` tag, also with zero-width, fullwidth or case tricks."""
 _LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+"""The space after a sentence's closing mark: ``SENTENCE_BREAK.split(text)`` gives its sentences."""
 
 
 def clip(text: str, limit: int = _MAX_FIELD) -> str:

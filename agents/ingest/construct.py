@@ -36,7 +36,7 @@ from ...records.model import (
     annotate_times,
 )
 from ..common.deps import StepLog
-from ..common.formatting import format_excerpt, format_record
+from ..common.formatting import SENTENCE_BREAK, format_excerpt, format_record
 from ..common.journal import journal_key
 from ..common.refinement import fact_id
 from ..common.timeparse import reference_day, resolve_times
@@ -54,9 +54,6 @@ _DATE_TEXT = re.compile(
     r"\d{4}\b|\b\d{4}-\d{2}-\d{2}\b"
 )
 """An absolute date as a model writes one: 14 July 2023, July 14th, 2023, 2023-07-14."""
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 _EXAMPLE_TEXT = "\n".join(
@@ -325,7 +322,7 @@ def episode_text(
     draft: ConstructionDraft, turns: list[RawTurn], ctx: MemoryContext
 ) -> tuple[str, str]:
     """(title, narrative) of a draft, with fallbacks when the model left either out."""
-    summary = " ".join(dict.fromkeys(s.strip() for s in _SENTENCE_END.split(draft.summary)))
+    summary = " ".join(dict.fromkeys(s.strip() for s in SENTENCE_BREAK.split(draft.summary)))
     summary = summary.strip()
     if summary:
         days = {reference_day(t.occurred_at, ctx.tz) for t in turns}

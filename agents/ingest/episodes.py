@@ -6,11 +6,10 @@ An episode and the atomic facts of its turns come from one construction call
 
 from __future__ import annotations
 
-import re
-
 from ...core.context import MemoryContext
 from ...records.model import EpisodeRecord, FactRecord, RawTurn, stable_id
 from ..common.deps import StepLog
+from ..common.formatting import SENTENCE_BREAK
 from .construct import draft_excerpt, episode_text, fact_records
 
 
@@ -55,17 +54,14 @@ def synthesize(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> Drafte
     return episode, fact_records(log, ctx, draft.facts, turns, labels, episode.id)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
 def extend_narrative(text: str, addition: str) -> str:
     """``text`` followed by the sentences of ``addition`` it does not already hold.
 
     A small model asked for what new turns add often repeats the known episode; only
     the new sentences are kept, so merges never pile up copies.
     """
-    known = {s.strip().casefold() for s in _SENTENCE_END.split(text)}
-    new = [s for s in _SENTENCE_END.split(addition) if s.strip().casefold() not in known]
+    known = {s.strip().casefold() for s in SENTENCE_BREAK.split(text)}
+    new = [s for s in SENTENCE_BREAK.split(addition) if s.strip().casefold() not in known]
     return " ".join([text, *new]) if new else text
 
 

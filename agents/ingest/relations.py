@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ...records.model import FactRecord, MetadataValue, RawTurn
+from ..common.formatting import SENTENCE_BREAK
 from ..common.refinement import fact_id
 
 ROLE_LABELS = frozenset({"user", "human", "assistant", "ai", "bot", "me"})
@@ -61,7 +62,6 @@ _NOT_NAMES = frozenset(
     "October November December".split()
 )
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _OWN_CONTACT = re.compile(
     r"\b(?:my|our) (?:new |current |work |personal )?e-?mail\b|\be-?mail (?:me|us)\b|"
@@ -113,7 +113,7 @@ def _own_addresses(text: str) -> list[str]:
     """The email addresses a turn gives as its speaker's own."""
     return [
         address.casefold()
-        for sentence in _SENTENCE.split(text)
+        for sentence in SENTENCE_BREAK.split(text)
         if _OWN_CONTACT.search(sentence)
         for address in _EMAIL.findall(sentence)
     ]

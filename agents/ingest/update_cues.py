@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ...stores.lexical import Analyzer
+from ..common.formatting import SENTENCE_BREAK
 from .slots import CandidatePair, cue_stems, hedged, names_in, slots_of
 from .support import content_terms
 from .update_phrases import ANY_SLOT_LEAVING, ARRIVING, LEAVING
@@ -249,7 +250,6 @@ def _cued_slots(pair: CandidatePair) -> list[str]:
     return shared
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _OWN_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll)\b")
 _RELATIVE_OPENS = re.compile(rf"^(?:\w+,? ){{0,2}}(?:my|our) (?:\w+ )?(?:{_RELATIONS})\b")
 """A sentence of the speaker's about a relative or friend ("My daughter has a new email
@@ -260,7 +260,10 @@ broke up")."""
 def _sentences(said: Sequence[str]) -> list[str]:
     """The casefolded sentences of the person's own turns."""
     return [
-        " ".join(s.casefold().split()) for text in said for s in _SENTENCE.split(text) if s.strip()
+        " ".join(s.casefold().split())
+        for text in said
+        for s in SENTENCE_BREAK.split(text)
+        if s.strip()
     ]
 
 
