@@ -594,6 +594,42 @@ def test_a_fact_under_the_wrong_turn_label_is_sourced_from_the_turn_that_says_it
     assert "unsupported_dropped" not in out["checks"]
 
 
+def test_a_turn_that_says_clearly_more_of_a_fact_is_its_source(store, model) -> None:  # type: ignore[no-untyped-def]
+    # "dogs" alone is a quarter of the note, enough support for the cited turn; the
+    # next turn holds all of it, so it is the source (the margin is half the words)
+    model.script(
+        LINES,
+        episode_reply(
+            "Dogs",
+            "Alice told Bob about her dogs.",
+            "F|t1|Alice|Alice goes on adventures with her dogs very often",
+            "F|t1|Alice|Alice got new collars for her dogs and their tags",
+        ),
+    )
+    out = run(
+        store,
+        model,
+        [
+            turn("I got new collars and tags for my dogs!", 0),
+            turn("We go on adventures together very often with the dogs.", 1),
+        ],
+        closed=True,
+        trigger_policy="session",
+    )
+    raw = {t.text: t.id for t in store.get("raw", NS)}
+    sources = {f.text: f.source_ids for f in store.get("fact", NS)}
+    assert sources == {
+        "Alice goes on adventures with her dogs very often": [
+            raw["We go on adventures together very often with the dogs."]
+        ],
+        # the other turn holds "dogs" too, a quarter of this one: the cited turn stays
+        "Alice got new collars for her dogs and their tags": [
+            raw["I got new collars and tags for my dogs!"]
+        ],
+    }
+    assert out["checks"].count("source_corrected") == 1
+
+
 class _Plain(SchemaChatModel):
     """A scripted model that keeps each call's options."""
 

@@ -44,7 +44,7 @@ from .lines import complete, parse_lines
 from .owner_check import checked_owner
 from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
-from .support import content_terms, support_ratio, supported
+from .support import SOURCE_MARGIN, content_terms, support_ratio, supported
 
 _MONTH = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -231,18 +231,27 @@ def supporting_turns(
     """The ids of the turns a statement is drawn from, or None when none supports it.
 
     Support: the turns' text and captions hold
-    :data:`~lamina.agents.support.SUPPORT_THRESHOLD` of its content words. The cited
-    turns when they support it; else the one turn of the excerpt that supports it best,
-    when that one does (a small model often writes the right note under the wrong turn
-    label: counted ``source_corrected``); else the cited turns when they support it
-    together with the turns they answer ("Yes, last week!" after "Did you move?"). A
-    note with no label cites the whole excerpt and is pinned to its best turn when that
-    turn supports it alone.
+    :data:`~lamina.agents.support.SUPPORT_THRESHOLD` of its content words. A small
+    model often writes the right note under the wrong turn label, so the one turn of the
+    excerpt that supports the note best is its source when it holds
+    :data:`~lamina.agents.support.SOURCE_MARGIN` more of its words than the cited turn,
+    or when the cited turns do not support it (both counted ``source_corrected``). Else
+    the cited turns, when they support it alone or together with the turns they answer
+    ("Yes, last week!" after "Did you move?"). A note with no label cites the whole
+    excerpt and is pinned to its best turn when that turn supports it alone.
     """
     by_id = {t.id: t for t in turns}
     best = max(turns, key=lambda t: support_ratio(statement, _said(t), people))
     alone = supported(statement, _said(best), people)
     if len(cited) > 1 and alone:
+        return [best.id]
+    if (
+        len(cited) == 1
+        and cited != [best.id]
+        and support_ratio(statement, _said(best), people)
+        >= (support_ratio(statement, _said(by_id[cited[0]]), people) + SOURCE_MARGIN)
+    ):
+        log.count("source_corrected")  # another turn says clearly more of it
         return [best.id]
     if supported(statement, [x for i in cited for x in _said(by_id[i])], people):
         return cited

@@ -22,6 +22,15 @@ from ..common.names import match_speakers
 
 SUPPORT_THRESHOLD = 0.25
 """Share of a fact's content words its sources must hold (see the module docstring)."""
+SOURCE_MARGIN = 0.5
+"""Share of a fact's content words by which another turn of its excerpt must beat the
+turn the model cited to become the fact's source.
+
+A 1.5B model often cites the turn next to the one it read ("Audrey goes on adventures
+with her dogs" under "I got new collars for my dogs"); at the support threshold of 0.25
+the cited turn still passes. Replayed on the 540 facts the local model built from
+conv-41..44 (``benchmarks/owner_replay.py --sources``, no model), see that script's
+figures for the margin's effect on owners and coverage."""
 _ANALYZER = Analyzer()
 
 
@@ -51,4 +60,4 @@ def supported(
     return support_ratio(statement, sources, people) >= threshold
 
 
-__all__ = ["SUPPORT_THRESHOLD", "content_terms", "support_ratio", "supported"]
+__all__ = ["SOURCE_MARGIN", "SUPPORT_THRESHOLD", "content_terms", "support_ratio", "supported"]
