@@ -35,7 +35,7 @@ from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.construct import supporting_turns
 from lamina.agents.ingest.ownership import addressee, decide_owner
 from lamina.agents.ingest.support import content_terms
-from lamina.agents.ingest.swapped_names import unswapped
+from lamina.agents.ingest.swapped_names import traded, unswapped
 from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import load_annotations
 from lamina.records.model import FactRecord, RawTurn
@@ -136,7 +136,8 @@ def replay(
                 owner = decide_owner(
                     stored, fact.text, turn.text, turn.speaker, spoken_to, people
                 ).owner
-                if unswapped(fact.text, turn.speaker, spoken_to, turn.text) is not None:
+                swaps = (unswapped, traded)
+                if any(f(fact.text, turn.speaker, spoken_to, turn.text) for f in swaps):
                     owner = turn.speaker  # as construction files a repaired statement
             for d in dias:
                 about.setdefault(d, set()).update(match_speakers(owner, people))

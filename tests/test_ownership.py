@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from lamina.agents.ingest.owner_check import restate
 from lamina.agents.ingest.ownership import (
     addressee,
     decide_owner,
     grammar_owner,
     person_named,
     pet_keeper,
-    restate,
     speech_act,
 )
 from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio, supported
@@ -161,6 +161,23 @@ def test_a_list_after_a_comma_keeps_the_clause_subject() -> None:
 )  # fmt: skip
 def test_a_sentences_pronouns_decide_when_no_clause_names_a_subject(turn: str, owner: str) -> None:
     found = grammar_owner("Someone started a food drive.", turn, "Theo", "Maya", PEOPLE)
+    assert found == owner
+
+
+@pytest.mark.parametrize(
+    ("turn", "owner"),
+    [
+        # a yes/no question asks; the speaker's own clause says who cooks
+        ("I've been getting into cooking more lately. Do you enjoy cooking?", "Theo"),
+        ("Do you enjoy cooking? I have been getting into cooking lately.", "Theo"),
+        # a question that takes it as given still speaks of the addressee
+        ("What made you start cooking?", "Maya"),
+        # "you" that states, not asks
+        ("You enjoy cooking so much, and I can tell.", "Maya"),
+    ],
+)  # fmt: skip
+def test_a_yes_no_question_says_nothing_of_the_one_asked(turn: str, owner: str) -> None:
+    found = grammar_owner("Maya is enjoying cooking.", turn, "Theo", "Maya", PEOPLE)
     assert found == owner
 
 

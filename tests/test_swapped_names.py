@@ -8,7 +8,7 @@ import pytest
 
 from lamina.agents.common.deps import NodeDeps, StepLog
 from lamina.agents.ingest.owner_check import checked_owner
-from lamina.agents.ingest.swapped_names import unswapped
+from lamina.agents.ingest.swapped_names import traded, unswapped
 from lamina.llm.structured import StructuredCaller
 from lamina.records.model import RawTurn
 from lamina.stores import ChromaMemoryStore
@@ -38,6 +38,26 @@ def test_the_addressee_named_twice_is_repaired(
     statement: str, turn: str, repaired: str | None
 ) -> None:
     assert unswapped(statement, "John", "Tim", turn) == repaired
+
+
+@pytest.mark.parametrize(
+    ("statement", "turn", "repaired"),
+    [
+        ("Tim will send John the recipe in a bit.", "Sure, I'll send you the recipe in a bit.",
+         "John will send Tim the recipe in a bit."),
+        ("Tim sends John photos.", "I send you photos every day!", "John sends Tim photos."),
+        ("Tim will call John tonight.", "Let me call you tonight.", "John will call Tim tonight."),
+        # the turn gives the addressee the verb: as the model wrote it
+        ("Tim will visit John next week.", "You'll visit me next week!", None),
+        # another verb, or the speaker only as a possessive: nothing to trade
+        ("Tim will send John the recipe.", "I'll make you the recipe.", None),
+        ("Tim will send John's dog a toy.", "I'll send you a toy.", None),
+    ],
+)  # fmt: skip
+def test_two_people_the_model_traded_are_put_back(
+    statement: str, turn: str, repaired: str | None
+) -> None:
+    assert traded(statement, "John", "Tim", turn) == repaired
 
 
 def test_construction_files_a_repaired_statement_under_the_speaker() -> None:

@@ -13,9 +13,9 @@ import re
 from ...records.model import RawTurn
 from ..common.deps import StepLog
 from ..common.names import match_speakers
-from .ownership import addressee, decide_owner, person_named, restate
+from .ownership import addressee, decide_owner, person_named
 from .support import support_ratio
-from .swapped_names import unswapped
+from .swapped_names import traded, unswapped
 
 _LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
 _NOT_NAMES = frozenset(
@@ -60,14 +60,17 @@ def checked_owner(
 ) -> tuple[str, str, str]:
     """(text, owner, check): the owner the source turn's grammar gives wins, counted.
 
-    A statement that names the addressee for both "I" and "you" gets the speaker's name
-    back first and is the speaker's (:func:`~.swapped_names.unswapped`), counted
+    A statement that names the addressee for both "I" and "you", or that trades the two
+    people's places, gets the speaker's name back first and is the speaker's
+    (:func:`~.swapped_names.unswapped`, :func:`~.swapped_names.traded`), counted
     ``owner_swap_repaired``.
     """
     # the source turn that says most of the fact (a fact with no turn label cites them all)
     turn = max(source_turns, key=lambda t: support_ratio(text, [t.text], people))
     spoken_to = _spoken_to(turn, turns, people)
-    repaired = unswapped(text, turn.speaker, spoken_to, turn.text)
+    repaired = unswapped(text, turn.speaker, spoken_to, turn.text) or traded(
+        text, turn.speaker, spoken_to, turn.text
+    )
     if repaired is not None:  # its subject is the speaker, by the way it went wrong
         log.count("owner_swap_repaired")
         return repaired, turn.speaker, "corrected"
@@ -84,4 +87,27 @@ def checked_owner(
     return text, verdict.owner, verdict.check
 
 
-__all__ = ["checked_owner", "subject_of"]
+_LEAD_NAME = re.compile(r"^(?P<name>[A-Z][\w-]*(?: [A-Z][\w-]*)?)(?P<poss>['’]s)?(?=[\s,])")
+
+
+def restate(statement: str, old: str, new: str) -> str:
+    """The statement with its leading ``old`` name (or possessive) replaced by ``new``.
+
+    A leading name set off by an appositive that names ``new``'s relation ("Joe, Hana's
+    husband, went keto") is dropped instead: "Hana's husband went keto", not "Hana,
+    Hana's husband, went keto".
+    """
+    match = _LEAD_NAME.match(statement)
+    if match is None or not match_speakers(match.group("name"), [old]):
+        return statement
+    rest = statement[match.end() :]
+    if not match.group("poss"):
+        aside = re.match(r",\s*(?P<aside>[^,]+?)\s*,\s*", rest)
+        if aside is not None and re.match(
+            rf"{re.escape(new)}['’]s\b", aside.group("aside"), flags=re.IGNORECASE
+        ):
+            return aside.group("aside") + " " + rest[aside.end() :]
+    return f"{new}{match.group('poss') or ''}{rest}"
+
+
+__all__ = ["checked_owner", "restate", "subject_of"]

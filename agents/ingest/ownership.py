@@ -43,6 +43,7 @@ from .support import content_terms
 _ANALYZER = Analyzer()
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’-]*|[.!?;:,]")
 _BOUNDARY = frozenset(".!?;:,")
+_ENDS = frozenset(".!?")
 _SOFT = frozenset(",")
 """Boundaries read past when looking for a subject: a comma mostly joins list items
 ("We love climbing, sliding, and playing games") or a clause that keeps its subject."""
@@ -101,6 +102,21 @@ def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
     return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in OPENERS
 
 
+_AUX = frozenset(
+    "do does did are were is was have has had can could will would should shall may might".split()
+)
+_ASKED = "asked"
+"""The subject of a yes/no question ("Do you enjoy cooking?"): it asks, it says nothing."""
+
+
+def _asked(tokens: list[str], at: int) -> bool:
+    """Whether ``tokens[at]`` ("you") follows an auxiliary in a sentence ending with "?"."""
+    if at == 0 or _norm(tokens[at - 1]) not in _AUX:
+        return False
+    end = next((t for t in tokens[at:] if t in _ENDS), "")
+    return end == "?"
+
+
 def _subject(
     tokens: list[str], at: int, speaker: str, addressed: str | None, people: Sequence[str]
 ) -> str | None:
@@ -120,7 +136,7 @@ def _subject(
         if low in _FIRST:
             return speaker
         if low in _SECOND:
-            return addressed
+            return _ASKED if _asked(tokens, back) else addressed
         if low in _THIRD:
             return "third"
         if word[0].isupper():
@@ -163,9 +179,6 @@ def speech_act(statement: str, people: Sequence[str]) -> bool:
     return bool(set(_ANALYZER(lead.group("verb"))) & _ACTS)
 
 
-_ENDS = frozenset(".!?")
-
-
 def _sentence_owner(tokens: list[str], at: int, speaker: str, addressed: str | None) -> str | None:
     """The owner the pronouns of the sentence holding ``tokens[at]`` point to, if one way.
 
@@ -198,6 +211,8 @@ def grammar_owner(
     weak: Counter[str] = Counter()  # from sentences, counted only when no clause decides
     for term in terms:
         seen = [at for at, stem in enumerate(stems) if stem == term]
+        # a word asked about in a yes/no question ("Do you enjoy cooking?") does not vote
+        seen = [a for a in seen if _subject(tokens, a, speaker, addressed, people) != _ASKED]
         found = next(
             (f for at in seen if (f := _subject(tokens, at, speaker, addressed, people))), None
         )
@@ -360,29 +375,6 @@ def decide_owner(
     return OwnerVerdict(found, "corrected", found)
 
 
-_LEAD_NAME = re.compile(r"^(?P<name>[A-Z][\w-]*(?: [A-Z][\w-]*)?)(?P<poss>['’]s)?(?=[\s,])")
-
-
-def restate(statement: str, old: str, new: str) -> str:
-    """The statement with its leading ``old`` name (or possessive) replaced by ``new``.
-
-    A leading name set off by an appositive that names ``new``'s relation ("Joe, Hana's
-    husband, went keto") is dropped instead: "Hana's husband went keto", not "Hana,
-    Hana's husband, went keto".
-    """
-    match = _LEAD_NAME.match(statement)
-    if match is None or not match_speakers(match.group("name"), [old]):
-        return statement
-    rest = statement[match.end() :]
-    if not match.group("poss"):
-        aside = re.match(r",\s*(?P<aside>[^,]+?)\s*,\s*", rest)
-        if aside is not None and re.match(
-            rf"{re.escape(new)}['’]s\b", aside.group("aside"), flags=re.IGNORECASE
-        ):
-            return aside.group("aside") + " " + rest[aside.end() :]
-    return f"{new}{match.group('poss') or ''}{rest}"
-
-
 __all__ = [
     "OwnerVerdict",
     "addressee",
@@ -390,6 +382,5 @@ __all__ = [
     "grammar_owner",
     "person_named",
     "pet_keeper",
-    "restate",
     "speech_act",
 ]

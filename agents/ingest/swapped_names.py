@@ -4,6 +4,10 @@ From John's "Any time you need help, don't hesitate to reach out" (to Tim) a 1.5
 writes "Tim will help Tim if he needs help": both pronouns became the addressee's name.
 Nothing in such a statement is anyone's; the speaker's name put back in the first
 place gives "John will help Tim if he needs help", which the turn says.
+
+It also swaps the two people whole: from Audrey's "I'll send you the recipe" (to
+Andrew) it writes "Andrew will send Audrey the recipe". When the turn says "I <verb>
+you" with the statement's verb, the names trade places back.
 """
 
 from __future__ import annotations
@@ -35,4 +39,31 @@ def unswapped(statement: str, speaker: str, addressed: str | None, turn_text: st
     return speaker + rest
 
 
-__all__ = ["unswapped"]
+_FIRST_DOES = r"\b(?:I|I'll|I’ll|I will|I'd|I’d|I would|I'm going to|I’m going to|let me)"
+
+
+def traded(statement: str, speaker: str, addressed: str | None, turn_text: str) -> str | None:
+    """The statement with the two people back in their places, or None when it needs none.
+
+    It needs it when it reads "<addressee> [will] <verb> <speaker> ..." while the turn
+    says "I [will] <verb> you" with the same verb ("I'll send you the recipe").
+    """
+    if not addressed or addressed.casefold() == speaker.casefold():
+        return None
+    lead = re.match(
+        rf"(?i)(?P<who>{re.escape(addressed)})\s+(?P<aux>(?:will|would|is going to)\s+)?"
+        rf"(?P<verb>[a-z]+)\s+(?P<whom>{re.escape(speaker)})\b(?!['’])",
+        statement,
+    )
+    if lead is None:
+        return None
+    verb = lead.group("verb").casefold()
+    stem = verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb
+    said = rf"(?i){_FIRST_DOES}\s+(?:\w+ly\s+)?{re.escape(stem)}\w*\s+you\b"
+    if re.search(said, turn_text) is None:
+        return None
+    aux = lead.group("aux") or ""
+    return f"{speaker} {aux}{lead.group('verb')} {addressed}{statement[lead.end() :]}"
+
+
+__all__ = ["traded", "unswapped"]
