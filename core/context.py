@@ -81,6 +81,9 @@ class MemoryContext:
     """Construction: at most this many facts, plans and preferences per call."""
     construction_max_tokens: int = 480
     """Construction: the output cap of one call, in tokens."""
+    construction_tokens_per_item: int = 28
+    """Construction: output tokens allowed per note (plus 70 for the title and summary),
+    up to ``construction_max_tokens``."""
     construction_frequency_penalty: float | None = 0.6
     """Construction: the OpenAI ``frequency_penalty`` of a construction call (None: the
     model's default). Without it a 1.5B model at temperature 0 writes three or four notes,
@@ -229,6 +232,7 @@ class MemoryContext:
             "max_llm_attempts",
             "construction_max_items",
             "construction_max_tokens",
+            "construction_tokens_per_item",
         ):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -769,6 +769,7 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "construction_frequency_penalty",
         "construction_max_items",
         "construction_max_tokens",
+        "construction_tokens_per_item",
         "duplicate_threshold",
         "known_facts_k",
         "max_llm_attempts",
