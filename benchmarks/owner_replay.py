@@ -1,20 +1,25 @@
-r"""Replay the owner rule on facts a model already built (issue 31), no model.
+r"""Replay construction's owner and source checks on facts a model already built, no model.
 
 ``benchmarks/construction_quality.py`` builds memory with the local model into Chroma
-stores (``--resume DIR``). This script reads every labelled fact of those stores again
-(a fact whose one source turn is cited by LoCoMo observations about exactly one person)
-and asks :func:`~lamina.agents.ingest.ownership.decide_owner`, as the tree has it now,
-for its owner, with the stored owner standing in for the model's. It prints how many
-stored owners were right and how many are right after the rule, and which facts change.
+stores (``--resume DIR``). This script reads every fact of those stores again and files
+it as :func:`~lamina.agents.ingest.owner_check.checked_owner` does in the tree as it is
+now (swap repair, a shared image, the source turn's grammar), with the stored owner
+standing in for the model's. With ``--sources`` it first chooses each fact's source
+turns again from the excerpt it was built from
+(:func:`~lamina.agents.ingest.construct.supporting_turns`). It prints the owner accuracy
+on the labelled facts (a fact whose one source turn is cited by LoCoMo observations about
+exactly one person), the observation coverage before and after, and with ``-v`` which
+labelled facts change or stay wrong.
 
-The stored owners came from the model and from the owner rule of the commit that built
-each store, so this is a quick check of a rule change on real model output; the
+The stored owners and texts came from the model and from the checks of the commit that
+built each store, so this is a quick check of a rule change on real model output; the
 construction benchmark with the model stays the measure that counts. The stores are
 machine-local (not committed); a fact seen in several stores counts once.
 
 Usage::
 
-    python benchmarks/owner_replay.py eval-results/cq-exp/*/*/chroma [--conversation conv-41] [-v]
+    python benchmarks/owner_replay.py eval-results/cq-default-af54c36/boundary/chroma \\
+        --conversation conv-41 conv-42 conv-43 conv-44 [--sources] [-v]
 """
 
 from __future__ import annotations
@@ -33,9 +38,8 @@ from construction_quality import CALIBRATION, owners_by_turn
 
 from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.construct import supporting_turns
-from lamina.agents.ingest.ownership import addressee, decide_owner
+from lamina.agents.ingest.owner_check import checked_owner
 from lamina.agents.ingest.support import content_terms
-from lamina.agents.ingest.swapped_names import traded, unswapped
 from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import load_annotations
 from lamina.records.model import FactRecord, RawTurn
@@ -93,11 +97,11 @@ def replay(
         RawTurn.turn_id(conv.namespace, t.session_id, t.turn_index): t.dia_id for t in conv.turns
     }
     turns = {t.dia_id: t for t in conv.turns}
-    order = [t.dia_id for t in conv.turns]
     people = list(conv.speakers)
     embeddings = MiniLMEmbeddings()
     seen: set[tuple[str, tuple[str, ...]]] = set()
     counts: Counter[str] = Counter()
+    log = _Checks()
     about: dict[str, set[str]] = {}
     about_before: dict[str, set[str]] = {}
     for path in stores:
@@ -106,6 +110,7 @@ def replay(
             store = ChromaMemoryStore.persistent(Path(tmp) / "c", embeddings=embeddings)
             facts = [f for f in store.get("fact", conv.namespace) if isinstance(f, FactRecord)]
             raws = {r.id: r for r in store.get("raw", conv.namespace) if isinstance(r, RawTurn)}
+            ordered = sorted(raws.values(), key=lambda r: (r.occurred_at, r.turn_index or 0))
             chosen = {
                 f.id: _sourced(f, store, raws, people) if sources else f.source_ids for f in facts
             }
@@ -128,17 +133,9 @@ def replay(
             counts["sources_changed"] += list(picked) != list(fact.source_ids)
             dias = [raw_to_dia[s] for s in picked if s in raw_to_dia]
             owner = stored
-            if len(dias) == 1:
-                turn = turns[dias[0]]
-                at = order.index(turn.dia_id)
-                near = [turns[order[j]].speaker for j in (at - 1, at + 1) if 0 <= j < len(order)]
-                spoken_to = addressee(turn.speaker, near, people)
-                owner = decide_owner(
-                    stored, fact.text, turn.text, turn.speaker, spoken_to, people
-                ).owner
-                swaps = (unswapped, traded)
-                if any(f(fact.text, turn.speaker, spoken_to, turn.text) for f in swaps):
-                    owner = turn.speaker  # as construction files a repaired statement
+            if picked and all(i in raws for i in picked):
+                sourced = [raws[i] for i in picked]
+                _, owner, _ = checked_owner(log, fact.text, stored, sourced, ordered, people)  # type: ignore[arg-type]
             for d in dias:
                 about.setdefault(d, set()).update(match_speakers(owner, people))
             if len(dias) != 1 or len(owners.get(dias[0], ())) != 1:

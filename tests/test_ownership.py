@@ -170,6 +170,9 @@ def test_a_sentences_pronouns_decide_when_no_clause_names_a_subject(turn: str, o
         # a yes/no question asks; the speaker's own clause says who cooks
         ("I've been getting into cooking more lately. Do you enjoy cooking?", "Theo"),
         ("Do you enjoy cooking? I have been getting into cooking lately.", "Theo"),
+        ("I keep cooking at home. Is there anything you enjoy cooking?", "Theo"),
+        # a request names who will do it
+        ("Could you enjoy cooking for me while I travel?", "Maya"),
         # a question that takes it as given still speaks of the addressee
         ("What made you start cooking?", "Maya"),
         # "you" that states, not asks

@@ -13,8 +13,8 @@ import re
 from ...records.model import RawTurn
 from ..common.deps import StepLog
 from ..common.names import match_speakers
-from .ownership import addressee, decide_owner, person_named
-from .support import support_ratio
+from .ownership import addressee, decide_owner, names, person_named, relative, speech_act
+from .support import support_ratio, supported
 from .swapped_names import traded, unswapped
 
 _LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
@@ -50,6 +50,20 @@ def _spoken_to(turn: RawTurn, turns: list[RawTurn], people: list[str]) -> str | 
     return addressee(turn.speaker, near, people)
 
 
+def _from_image(text: str, turn: RawTurn, people: list[str]) -> bool:
+    """Whether a statement tells only what the turn's shared image shows.
+
+    "He shared a photo of a city skyline" from Dave's turn with that caption: none of its
+    words are in what Dave wrote, all it says is in the picture Dave shared.
+    """
+    caption = turn.media_caption or ""
+    return (
+        bool(caption)
+        and support_ratio(text, [turn.text], people) == 0
+        and supported(text, [caption], people)
+    )
+
+
 def checked_owner(
     log: StepLog,
     text: str,
@@ -63,7 +77,8 @@ def checked_owner(
     A statement that names the addressee for both "I" and "you", or that trades the two
     people's places, gets the speaker's name back first and is the speaker's
     (:func:`~.swapped_names.unswapped`, :func:`~.swapped_names.traded`), counted
-    ``owner_swap_repaired``.
+    ``owner_swap_repaired``. A statement of what the turn's shared image shows is the
+    speaker's.
     """
     # the source turn that says most of the fact (a fact with no turn label cites them all)
     turn = max(source_turns, key=lambda t: support_ratio(text, [t.text], people))
@@ -75,13 +90,31 @@ def checked_owner(
         log.count("owner_swap_repaired")
         return repaired, turn.speaker, "corrected"
     owner = subject_of(text, named)
+    if _from_image(text, turn, people):  # the one who shared the photo
+        check = "agreed" if match_speakers(owner, [turn.speaker]) else "corrected"
+        if check == "corrected":
+            log.count("owner_corrected")
+        return text, turn.speaker, check
     verdict = decide_owner(owner, text, turn.text, turn.speaker, spoken_to, people)
+    placed = names(text.removeprefix(owner), verdict.owner)  # "Dave ... show Calvin"
+    if (
+        verdict.check == "corrected"
+        and placed
+        and match_speakers(owner, people)
+        and not speech_act(text, people)  # "Theo thanked Maya" is Maya's act when she spoke
+    ):
+        # "Dave plans to show Calvin..." placed both; a vote ("when you come") would
+        # make it "Calvin plans to show Calvin"
+        log.count("owner_undecided")
+        return text, owner, "undecided"
     if verdict.check == "corrected":
         log.count("owner_corrected")
         # a leading person's name is restated; a pet's or a word taken for a name is kept
         # ("Rocket is her new pet", "Renting a house in Leeds"), only its owner changes
-        if match_speakers(owner, people) or person_named(owner, turn.text):
+        if (match_speakers(owner, people) or person_named(owner, turn.text)) and not placed:
             text = restate(text, owner, verdict.owner)
+        elif relative(owner):  # "Mom passed away" -> "Deborah's mom passed away"
+            text = restate(text, owner, f"{verdict.owner}'s {owner.casefold()}")
     elif verdict.check == "undecided":
         log.count("owner_undecided")
     return text, verdict.owner, verdict.check

@@ -102,19 +102,25 @@ def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
     return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in OPENERS
 
 
-_AUX = frozenset(
-    "do does did are were is was have has had can could will would should shall may might".split()
-)
+_AUX = frozenset("do does did are were is was have has had".split())
 _ASKED = "asked"
-"""The subject of a yes/no question ("Do you enjoy cooking?"): it asks, it says nothing."""
+"""The subject of a yes/no question ("Do you enjoy cooking?"): it asks, it says nothing.
+A modal's question is a request ("Can you water my plants?"): it still names the one who
+will do it."""
 
 
 def _asked(tokens: list[str], at: int) -> bool:
-    """Whether ``tokens[at]`` ("you") follows an auxiliary in a sentence ending with "?"."""
-    if at == 0 or _norm(tokens[at - 1]) not in _AUX:
+    """Whether ``tokens[at]`` ("you") is asked about in a yes/no question.
+
+    The sentence ends with "?" and puts an auxiliary right before it ("Do you...?") or
+    opens with one ("Is there anything you remember?").
+    """
+    if next((t for t in tokens[at:] if t in _ENDS), "") != "?":
         return False
-    end = next((t for t in tokens[at:] if t in _ENDS), "")
-    return end == "?"
+    start = at
+    while start > 0 and tokens[start - 1] not in _ENDS:
+        start -= 1
+    return (at > 0 and _norm(tokens[at - 1]) in _AUX) or _norm(tokens[start]) in _AUX
 
 
 def _subject(
@@ -324,6 +330,24 @@ def _unreferenced(model: str, turn_text: str, speaker: str, addressed: str | Non
     return not mentions(turn_text, addressed) and not mentions(turn_text, model)
 
 
+def relative(owner: str) -> bool:
+    """Whether an owner is a relation word, no name: "Mom", "my sister", "Grandma"."""
+    words = owner.casefold().split()
+    return (
+        bool(words)
+        and len(words) <= 2
+        and words[-1] in RELATION_WORDS
+        and (len(words) == 1 or words[0] in ("my", "our", "your", "his", "her", "their"))
+    )
+
+
+def names(statement: str, person: str | None) -> bool:
+    """Whether ``statement`` names ``person`` as a word of its own (no possessive)."""
+    if not person:
+        return False
+    return re.search(rf"\b{re.escape(person)}\b(?!['’])", statement) is not None
+
+
 def decide_owner(
     model_owner: str,
     statement: str,
@@ -334,6 +358,10 @@ def decide_owner(
 ) -> OwnerVerdict:
     """The owner to file a fact under: the turn's grammar wins over the model."""
     model = model_owner.strip()
+    if relative(model):  # "Mom passed away": the relative of whoever the turn says
+        yours = re.search(rf"\byour {re.escape(model.split()[-1])}\b", turn_text, re.I)
+        keeper = addressed if yours and addressed else speaker
+        return OwnerVerdict(keeper, "corrected", keeper)
     keeper = pet_keeper(model, turn_text, speaker, addressed) if model else None
     if keeper is not None:
         return OwnerVerdict(keeper, "corrected", keeper)
@@ -367,7 +395,7 @@ def decide_owner(
     if same:
         return OwnerVerdict(model, "agreed", found)
     third = model and not match_speakers(model, list(people))
-    if third and person_named(model, turn_text, within=True):
+    if third and person_named(model, turn_text, within=True) and not names(statement, found):
         return OwnerVerdict(model, "agreed", found)  # a named third person the turn is about
     others = [p for p in people if p != found]
     if found and found.casefold() in ROLE_LABELS and model and not match_speakers(model, others):
@@ -381,6 +409,8 @@ __all__ = [
     "decide_owner",
     "grammar_owner",
     "person_named",
+    "names",
     "pet_keeper",
+    "relative",
     "speech_act",
 ]

@@ -1,0 +1,92 @@
+"""checked_owner: what construction files a fact under, and how it restates it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from lamina.agents.common.deps import NodeDeps, StepLog
+from lamina.agents.ingest.owner_check import checked_owner
+from lamina.llm.structured import StructuredCaller
+from lamina.records.model import RawTurn
+from lamina.stores import ChromaMemoryStore
+from lamina.testing import FakeEmbeddings, SchemaChatModel
+
+PEOPLE = ["Deborah", "Jolene"]
+
+
+def _check(
+    statement: str, named: str, spoken: str, speaker: str = "Deborah", caption: str | None = None
+) -> tuple[str, ...]:
+    """(text, owner, check, counts...) of ``statement`` drawn from ``speaker``'s turn."""
+    other = next(p for p in PEOPLE if p != speaker)
+    turns = [
+        RawTurn(id=f"t{n}", namespace="team:a", speaker=who, text=text,
+                occurred_at=datetime(2024, 5, 1, 9, n, tzinfo=UTC), session_id="s1", turn_index=n,
+                media_caption=caption if n else None)
+        for n, (who, text) in enumerate([(other, "How have you been?"), (speaker, spoken)])
+    ]  # fmt: skip
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    log = StepLog("constructor", NodeDeps(store=store, caller=StructuredCaller(SchemaChatModel())))
+    return (*checked_owner(log, statement, named, [turns[1]], turns, PEOPLE), *log.checks)
+
+
+def test_a_relative_as_owner_is_the_speakers_relative() -> None:
+    out = _check("Mom passed away a few years ago.", "Mom", "She passed away a few years ago.")
+    assert out == (
+        "Deborah's mom passed away a few years ago.",
+        "Deborah",
+        "corrected",
+        "owner_corrected",
+    )
+
+
+def test_a_relative_of_the_one_addressed_is_theirs() -> None:
+    out = _check("Mom called last night.", "Mom", "Your mom called me last night!")
+    assert out[:3] == ("Jolene's mom called last night.", "Jolene", "corrected")
+
+
+def test_a_statement_that_places_both_people_is_not_turned_on_itself() -> None:
+    # "when you come to Boston" outvotes "show": restated it would read "Jolene plans to
+    # show Jolene"; the model's owner stays, flagged
+    spoken = "Can't wait to show you some when you come to Boston!"
+    statement = "Deborah plans to show Jolene some cars when she comes to Boston."
+    assert _check(statement, "Deborah", spoken) == (
+        statement,
+        "Deborah",
+        "undecided",
+        "owner_undecided",
+    )
+
+
+@pytest.mark.parametrize(
+    ("statement", "spoken", "text"),
+    [
+        # the speaker met a third person: the speaker's, the statement kept as written
+        ("Anna met Deborah at yoga in the park.", "I met my new neighbor Anna yesterday!",
+         "Anna met Deborah at yoga in the park."),
+        # a third person's own news stays theirs
+        ("Anna got a new job at the harbor.", "My friend Anna got a new job at the harbor!",
+         None),
+    ],
+)  # fmt: skip
+def test_a_third_person_keeps_a_fact_unless_the_speaker_is_in_it(
+    statement: str, spoken: str, text: str | None
+) -> None:
+    out = _check(statement, "Anna", spoken)
+    if text is None:
+        assert out[:2] == (statement, "Anna")
+    else:
+        assert out[:3] == (text, "Deborah", "corrected")
+
+
+def test_what_a_shared_image_shows_is_the_sharers() -> None:
+    caption = "a photography of a city skyline with a boat in the water"
+    spoken = "I'll show you around town and all the cool spots!"
+    out = _check("He shared a photo of a city skyline with a boat.", "Jolene", spoken,
+                 caption=caption)  # fmt: skip
+    assert out == ("He shared a photo of a city skyline with a boat.", "Deborah", "corrected",
+                   "owner_corrected")  # fmt: skip
+    # a statement the turn's words say is read from the words
+    assert _check("Jolene will see the town.", "Jolene", spoken, caption=caption)[1] == "Jolene"
