@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from lamina.agents.ingest.named import person_named, pet_keeper
 from lamina.agents.ingest.owner_check import restate
 from lamina.agents.ingest.ownership import (
     addressee,
     decide_owner,
     grammar_owner,
-    person_named,
-    pet_keeper,
     speech_act,
 )
 from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio, supported

@@ -13,7 +13,8 @@ import re
 from ...records.model import RawTurn
 from ..common.deps import StepLog
 from ..common.names import match_speakers
-from .ownership import addressee, decide_owner, names, person_named, relative, speech_act
+from .named import person_named
+from .ownership import addressee, decide_owner, names, relative, speech_act
 from .support import support_ratio, supported
 from .swapped_names import traded, unswapped
 

@@ -1,0 +1,80 @@
+"""Whom a turn names: a person by the turn's own spelling, or a pet and its keeper (no LLM).
+
+A small model takes words for names ("Renting a house...", "Great idea!") and files a
+pet's news under the pet ("Clover is settling in"). These checks read the turn as it was
+written: where a word stands capitalized, and what the words before a name make it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..common.attribution import mentions
+from .name_words import NOT_A_NAME
+from .relations import PET_WORDS
+
+_NAMED = frozenset({"named", "called"})
+_NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
+
+
+def _hits(name: str, text: str) -> Iterator[re.Match[str]]:
+    """Where the first word of ``name`` stands as a whole word in ``text``."""
+    first = re.escape(name.split()[0])
+    return re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", text)
+
+
+def _pet_of(text_before: str) -> str | None:
+    """Whose pet the words before a name make it, as a possessive, else None.
+
+    "my rabbit Clover", "we named him Rocket", "my kitten is called Pepper": ``"my"``
+    (also with no possessive); "our dog Rex": ``"our"``; "your dog Rex": ``"your"``.
+    """
+    before = text_before.casefold().split()[-4:]
+    words = [w.strip(",") for w in before]
+    named = bool(words) and words[-1] in _NAMED and any(w in PET_WORDS for w in words)
+    if _NAMING.search(" ".join(before) + " ") or named:
+        return "my"
+    if words and words[-1] in PET_WORDS:
+        return next((w for w in reversed(words) if w in ("my", "our", "your")), "my")
+    return None
+
+
+def person_named(name: str, turn_text: str, *, within: bool = False) -> bool:
+    """Whether ``name`` stands for a person the turn names, by the turn's own spelling.
+
+    It must appear capitalized (at a sentence's start, not as a verb form or a number
+    word: "Renting a house", "Thirty years" are not names), not as a pet's name ("my
+    rabbit Clover", "my kitten is called Pepper": a pet's news is its owner's, see
+    :func:`pet_keeper`), and not only as a vocative. ``within``: only inside a sentence,
+    where a capital is a name's own ("Plans changed: ..." opens a sentence; it is not
+    enough to outvote the turn's grammar).
+    """
+    if not mentions(turn_text, name):
+        return False
+    for hit in _hits(name, turn_text):
+        before = turn_text[: hit.start()].rstrip()
+        if not before or before[-1] in '.!?:;"“':
+            # a sentence's first word is capitalized anyway: a name unless it reads as a
+            # word ("Renting a house...", "Thirty years...")
+            if not within and NOT_A_NAME.fullmatch(hit.group().casefold()) is None:
+                return True
+            continue
+        return _pet_of(before) is None
+    return False
+
+
+def pet_keeper(name: str, turn_text: str, speaker: str, addressed: str | None) -> str | None:
+    """Whose pet ``name`` is, when the turn names it as a pet, else None.
+
+    "my rabbit Clover", "we ... named him Rocket": the speaker's; "your dog Rex": the one
+    addressed. A pet's news is filed under its keeper.
+    """
+    for hit in _hits(name, turn_text):
+        whose = _pet_of(turn_text[: hit.start()])
+        if whose is not None:
+            return addressed if whose == "your" else speaker
+    return None
+
+
+__all__ = ["person_named", "pet_keeper"]
