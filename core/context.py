@@ -91,8 +91,6 @@ class MemoryContext:
     the output tokens and with more distinct notes."""
     skip_trivial_turns: bool = True
     """Construction: greetings and acknowledgements stay in the raw layer only."""
-    known_facts_k: int = 8
-    """Semantic refinement: existing facts shown to the model to avoid duplicates."""
     duplicate_threshold: float = 0.95
     """A new fact this close (cosine) to a stored one is a duplicate and is dropped."""
     conflict_k: int = 4
@@ -225,7 +223,6 @@ class MemoryContext:
         for name in (
             "theta_count",
             "neighbour_k",
-            "known_facts_k",
             "conflict_k",
             "conflict_pairs_per_fact",
             "conflict_max_pairs",

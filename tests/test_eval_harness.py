@@ -771,7 +771,6 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "construction_max_tokens",
         "construction_tokens_per_item",
         "duplicate_threshold",
-        "known_facts_k",
         "max_llm_attempts",
         "merge_threshold",
         "neighbour_k",
