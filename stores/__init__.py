@@ -2,7 +2,9 @@
 
 ``ChromaMemoryStore`` (the store), ``MemoryStore`` (the protocol every node talks to),
 the search options (``TimeWindow``, ``FusionConfig``, ``BM25Params``, ``Analyzer``,
-``IndexTextPolicy``, ``MirrorConfig``), the results (``ScoredRecord``, ``BM25Index``), and,
+``IndexTextPolicy``, ``MirrorConfig``), the results (``ScoredRecord``, ``BM25Index``), the
+keyword-engine seam a backend with its own sparse or hybrid search implements
+(``KeywordIndex``, ``KeywordIndexFactory``, ``KeywordSources``, ``RankedIndex``), and,
 for convenience, the record types (home: :mod:`lamina.records`) and the default embedder
 (home: :mod:`lamina.embedders`). The search engine's internals stay in their modules.
 
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from .filters import TimeWindow
     from .fusion import FusionConfig
     from .indexing import IndexTextPolicy
+    from .keyword import KeywordIndex, KeywordIndexFactory, KeywordSources, RankedIndex
     from .lexical import Analyzer
     from .mirror import MirrorConfig
     from .okapi import BM25Params
@@ -50,12 +53,16 @@ __all__ = [
     "FusionConfig",
     "Granularity",
     "IndexTextPolicy",
+    "KeywordIndex",
+    "KeywordIndexFactory",
+    "KeywordSources",
     "MemoryRecord",
     "MemoryStore",
     "MiniLMEmbeddingFunction",
     "MiniLMEmbeddings",
     "MirrorConfig",
     "ProfileRecord",
+    "RankedIndex",
     "RawTurn",
     "SceneRecord",
     "ScoredRecord",
@@ -76,6 +83,10 @@ __getattr__, __dir__ = lazy_exports(
         "FusionConfig": f"{__name__}.fusion",
         "Granularity": "lamina.records.model",
         "IndexTextPolicy": f"{__name__}.indexing",
+        "KeywordIndex": f"{__name__}.keyword",
+        "KeywordIndexFactory": f"{__name__}.keyword",
+        "KeywordSources": f"{__name__}.keyword",
+        "RankedIndex": f"{__name__}.keyword",
         "MemoryRecord": "lamina.records.model",
         "MemoryStore": f"{__name__}.base",
         "MiniLMEmbeddingFunction": "lamina.embedders.minilm",
