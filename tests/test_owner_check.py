@@ -47,25 +47,25 @@ def test_a_relative_of_the_one_addressed_is_theirs() -> None:
     assert out[:3] == ("Jolene's mom called last night.", "Jolene", "corrected")
 
 
-def test_a_statement_that_places_both_people_is_not_turned_on_itself() -> None:
-    # "when you come to Boston" outvotes "show": restated it would read "Jolene plans to
-    # show Jolene"; the model's owner stays, flagged
+def test_a_subordinate_clause_does_not_outvote_the_main_one() -> None:
+    # "when you come to Boston" is the visit's clause; "show" is Deborah's
     spoken = "Can't wait to show you some when you come to Boston!"
     statement = "Deborah plans to show Jolene some cars when she comes to Boston."
-    assert _check(statement, "Deborah", spoken) == (
-        statement,
-        "Deborah",
-        "undecided",
-        "owner_undecided",
-    )
+    assert _check(statement, "Deborah", spoken)[:3] == (statement, "Deborah", "agreed")
+
+
+def test_a_statement_with_both_people_swapped_gets_both_back() -> None:
+    spoken = "Last week I visited a place full of memories. It was my mother's old house."
+    out = _check("Jolene saw her mother's old house with Deborah.", "Jolene", spoken)
+    assert out[:3] == ("Deborah saw her mother's old house with Jolene.", "Deborah", "corrected")
 
 
 @pytest.mark.parametrize(
     ("statement", "spoken", "text"),
     [
-        # the speaker met a third person: the speaker's, the statement kept as written
+        # the speaker met a third person: the speaker's, the two names traded back
         ("Anna met Deborah at yoga in the park.", "I met my new neighbor Anna yesterday!",
-         "Anna met Deborah at yoga in the park."),
+         "Deborah met Anna at yoga in the park."),
         # a third person's own news stays theirs
         ("Anna got a new job at the harbor.", "My friend Anna got a new job at the harbor!",
          None),

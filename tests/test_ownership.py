@@ -183,6 +183,12 @@ def test_a_yes_no_question_says_nothing_of_the_one_asked(turn: str, owner: str) 
     assert found == owner
 
 
+def test_an_interjection_before_a_dropped_i_is_read_past() -> None:
+    turn = "Nah, didn't get to hang with them after the show. It's a dream to see your favorites!"
+    found = grammar_owner("Maya didn't hang out after the show.", turn, "Theo", "Maya", PEOPLE)
+    assert found == "Theo"
+
+
 def test_a_sentence_with_both_persons_decides_nothing() -> None:
     turn = "Your food drive made me so happy."
     assert grammar_owner("Someone started a food drive.", turn, "Theo", "Maya", PEOPLE) is None

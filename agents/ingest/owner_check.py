@@ -14,7 +14,7 @@ from ...records.model import RawTurn
 from ..common.deps import StepLog
 from ..common.names import match_speakers
 from .named import person_named
-from .ownership import addressee, decide_owner, names, relative, speech_act
+from .ownership import addressee, decide_owner, names, relative
 from .support import support_ratio, supported
 from .swapped_names import traded, unswapped
 
@@ -49,6 +49,22 @@ def _spoken_to(turn: RawTurn, turns: list[RawTurn], people: list[str]) -> str | 
         for d in range(1, len(turns)):
             near += [turns[i].speaker for i in (at - d, at + d) if 0 <= i < len(turns)]
     return addressee(turn.speaker, near, people)
+
+
+def placed(text: str, old: str, new: str) -> bool:
+    """Whether a statement led by ``old`` also names ``new`` as a word of its own."""
+    return text.startswith(old) and names(text[len(old) :], new)
+
+
+def traded_names(text: str, old: str, new: str) -> str:
+    """The statement with the two people's names traded.
+
+    "Jolene saw the house with Deborah" -> "Deborah saw the house with Jolene": a model
+    that put one in the other's place mostly put the other in the first one's.
+    """
+    swap = {old: new, new: old}
+    pattern = rf"\b({re.escape(old)}|{re.escape(new)})\b"
+    return re.sub(pattern, lambda m: swap[m.group(1)], text)
 
 
 def _from_image(text: str, turn: RawTurn, people: list[str]) -> bool:
@@ -97,22 +113,13 @@ def checked_owner(
             log.count("owner_corrected")
         return text, turn.speaker, check
     verdict = decide_owner(owner, text, turn.text, turn.speaker, spoken_to, people)
-    placed = names(text.removeprefix(owner), verdict.owner)  # "Dave ... show Calvin"
-    if (
-        verdict.check == "corrected"
-        and placed
-        and match_speakers(owner, people)
-        and not speech_act(text, people)  # "Theo thanked Maya" is Maya's act when she spoke
-    ):
-        # "Dave plans to show Calvin..." placed both; a vote ("when you come") would
-        # make it "Calvin plans to show Calvin"
-        log.count("owner_undecided")
-        return text, owner, "undecided"
     if verdict.check == "corrected":
         log.count("owner_corrected")
         # a leading person's name is restated; a pet's or a word taken for a name is kept
         # ("Rocket is her new pet", "Renting a house in Leeds"), only its owner changes
-        if (match_speakers(owner, people) or person_named(owner, turn.text)) and not placed:
+        if placed(text, owner, verdict.owner):  # "Jolene saw the house with Deborah": swapped
+            text = traded_names(text, owner, verdict.owner)
+        elif match_speakers(owner, people) or person_named(owner, turn.text):
             text = restate(text, owner, verdict.owner)
         elif relative(owner):  # "Mom passed away" -> "Deborah's mom passed away"
             text = restate(text, owner, f"{verdict.owner}'s {owner.casefold()}")

@@ -36,7 +36,7 @@ from typing import Literal
 from ...stores.lexical import Analyzer
 from ..common.attribution import mentions
 from ..common.names import match_speakers
-from .name_words import OPENERS
+from .name_words import INTERJECTIONS, OPENERS
 from .named import person_named, pet_keeper
 from .relations import RELATION_WORDS, ROLE_LABELS
 from .support import content_terms
@@ -99,7 +99,12 @@ def _norm(token: str) -> str:
 
 
 def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
-    """Whether the clause from ``tokens[start]`` to ``tokens[at]`` drops its "I"."""
+    """Whether the clause from ``tokens[start]`` to ``tokens[at]`` drops its "I".
+
+    An interjection before it is read past ("Nah, didn't get to stay").
+    """
+    while start < at and (tokens[start] in _SOFT or _norm(tokens[start]) in INTERJECTIONS):
+        start += 1
     return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in OPENERS
 
 
@@ -122,6 +127,20 @@ def _asked(tokens: list[str], at: int) -> bool:
     while start > 0 and tokens[start - 1] not in _ENDS:
         start -= 1
     return (at > 0 and _norm(tokens[at - 1]) in _AUX) or _norm(tokens[start]) in _AUX
+
+
+_SUBORDINATORS = frozenset("when if once until before after while because since whenever".split())
+
+
+def _subordinate(tokens: list[str], at: int) -> bool:
+    """Whether the subject before ``tokens[at]`` opens a subordinate clause ("when you")."""
+    for back in range(at - 1, max(-1, at - 1 - LOOKBACK), -1):
+        if tokens[back] in _BOUNDARY:
+            return False
+        low = _norm(tokens[back])
+        if low in _FIRST or low in _SECOND or low in _THIRD or tokens[back][0].isupper():
+            return back > 0 and _norm(tokens[back - 1]) in _SUBORDINATORS
+    return False
 
 
 def _subject(
@@ -220,11 +239,12 @@ def grammar_owner(
         seen = [at for at, stem in enumerate(stems) if stem == term]
         # a word asked about in a yes/no question ("Do you enjoy cooking?") does not vote
         seen = [a for a in seen if _subject(tokens, a, speaker, addressed, people) != _ASKED]
-        found = next(
-            (f for at in seen if (f := _subject(tokens, at, speaker, addressed, people))), None
+        hit = next(
+            ((at, f) for at in seen if (f := _subject(tokens, at, speaker, addressed, people))),
+            None,
         )
-        if found is not None:
-            votes[found] += 1
+        if hit is not None:  # a subordinate clause's subject ("when you come") votes weakly
+            (weak if _subordinate(tokens, hit[0]) else votes)[hit[1]] += 1
         elif seen:
             whole = _sentence_owner(tokens, seen[0], speaker, addressed)
             if whole is not None:
