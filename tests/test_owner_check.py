@@ -42,6 +42,11 @@ def test_a_relative_as_owner_is_the_speakers_relative() -> None:
     )
 
 
+def test_a_relative_who_did_something_with_the_speaker_stays_the_doer() -> None:
+    out = _check("Mom visited Deborah last week.", "Mom", "My mom visited me last week!")
+    assert out[:3] == ("Deborah's mom visited Deborah last week.", "Deborah", "corrected")
+
+
 def test_a_relative_of_the_one_addressed_is_theirs() -> None:
     out = _check("Mom called last night.", "Mom", "Your mom called me last night!")
     assert out[:3] == ("Jolene's mom called last night.", "Jolene", "corrected")

@@ -117,12 +117,12 @@ def checked_owner(
         log.count("owner_corrected")
         # a leading person's name is restated; a pet's or a word taken for a name is kept
         # ("Rocket is her new pet", "Renting a house in Leeds"), only its owner changes
-        if placed(text, owner, verdict.owner):  # "Jolene saw the house with Deborah": swapped
+        if relative(owner):  # "Mom visited Deborah" -> "Deborah's mom visited Deborah"
+            text = restate(text, owner, f"{verdict.owner}'s {owner.casefold()}")
+        elif placed(text, owner, verdict.owner):  # "Jolene saw it with Deborah": swapped
             text = traded_names(text, owner, verdict.owner)
         elif match_speakers(owner, people) or person_named(owner, turn.text):
             text = restate(text, owner, verdict.owner)
-        elif relative(owner):  # "Mom passed away" -> "Deborah's mom passed away"
-            text = restate(text, owner, f"{verdict.owner}'s {owner.casefold()}")
     elif verdict.check == "undecided":
         log.count("owner_undecided")
     return text, verdict.owner, verdict.check
