@@ -132,21 +132,22 @@ def _asked(tokens: list[str], at: int) -> bool:
 _SUBORDINATORS = frozenset("when if once until before after while because since whenever".split())
 
 
-def _subordinate(tokens: list[str], at: int) -> bool:
-    """Whether the subject before ``tokens[at]`` opens a subordinate clause ("when you")."""
-    for back in range(at - 1, max(-1, at - 1 - LOOKBACK), -1):
-        if tokens[back] in _BOUNDARY:
-            return False
-        low = _norm(tokens[back])
-        if low in _FIRST or low in _SECOND or low in _THIRD or tokens[back][0].isupper():
-            return back > 0 and _norm(tokens[back - 1]) in _SUBORDINATORS
-    return False
+def _subordinate(tokens: list[str], where: int) -> bool:
+    """Whether the subject at ``tokens[where]`` opens a subordinate clause ("when you")."""
+    return where > 0 and _norm(tokens[where - 1]) in _SUBORDINATORS
 
 
 def _subject(
     tokens: list[str], at: int, speaker: str, addressed: str | None, people: Sequence[str]
 ) -> str | None:
-    """The subject before ``tokens[at]`` in its clause: a person, ``"third"`` or None.
+    """The subject before ``tokens[at]`` in its clause: a person, ``"third"`` or None."""
+    return _subject_at(tokens, at, speaker, addressed, people)[0]
+
+
+def _subject_at(
+    tokens: list[str], at: int, speaker: str, addressed: str | None, people: Sequence[str]
+) -> tuple[str | None, int]:
+    """(subject, where it stands) before ``tokens[at]`` in its clause (-1: nowhere).
 
     A clause that starts with a subjectless opener ("Just started doing aerial yoga")
     is the speaker's.
@@ -157,24 +158,24 @@ def _subject(
         if word in _SOFT:
             continue
         if word in _BOUNDARY:
-            return speaker if _dropped_i(tokens, back + 1, at) else None
+            return (speaker if _dropped_i(tokens, back + 1, at) else None), -1
         low = _norm(word)
         if low in _FIRST:
-            return speaker
+            return speaker, back
         if low in _SECOND:
-            return _ASKED if _asked(tokens, back) else addressed
+            return (_ASKED if _asked(tokens, back) else addressed), back
         if low in _THIRD:
-            return "third"
+            return "third", back
         if word[0].isupper():
             named = match_speakers(word, list(people))
             vocative = back + 1 < len(tokens) and tokens[back + 1] in _BOUNDARY
             if named and not vocative:
-                return named[0]
+                return named[0], back
             if not named and back > 0 and _norm(tokens[back - 1]) in RELATION_WORDS:
-                return word  # "my friend Carla got a new job": Carla's
+                return word, back  # "my friend Carla got a new job": Carla's
     if floor == -1 and _dropped_i(tokens, 0, at):  # the turn's first clause
-        return speaker
-    return None
+        return speaker, -1
+    return None, -1
 
 
 _ACT_WORDS = (
@@ -239,12 +240,10 @@ def grammar_owner(
         seen = [at for at, stem in enumerate(stems) if stem == term]
         # a word asked about in a yes/no question ("Do you enjoy cooking?") does not vote
         seen = [a for a in seen if _subject(tokens, a, speaker, addressed, people) != _ASKED]
-        hit = next(
-            ((at, f) for at in seen if (f := _subject(tokens, at, speaker, addressed, people))),
-            None,
-        )
+        hits = (_subject_at(tokens, at, speaker, addressed, people) for at in seen)
+        hit = next((h for h in hits if h[0]), None)
         if hit is not None:  # a subordinate clause's subject ("when you come") votes weakly
-            (weak if _subordinate(tokens, hit[0]) else votes)[hit[1]] += 1
+            (weak if _subordinate(tokens, hit[1]) else votes)[str(hit[0])] += 1
         elif seen:
             whole = _sentence_owner(tokens, seen[0], speaker, addressed)
             if whole is not None:
