@@ -28,9 +28,11 @@ turn the model cited to become the fact's source.
 
 A 1.5B model often cites the turn next to the one it read ("Audrey goes on adventures
 with her dogs" under "I got new collars for my dogs"); at the support threshold of 0.25
-the cited turn still passes. Replayed on the 540 facts the local model built from
-conv-41..44 (``benchmarks/owner_replay.py --sources``, no model), see that script's
-figures for the margin's effect on owners and coverage."""
+the cited turn still passes. Replayed with no model on the 540 facts the local model
+built from conv-41..44 at af54c36 (``benchmarks/owner_replay.py --sources``): 34 facts
+change source; with the owner rule of 401709f, owner accuracy 0.941 -> 0.958 and
+observation coverage 0.495 -> 0.497. A margin of 0.25 moved more facts and did worse on
+both (0.937, 0.486, in an earlier form of the replay)."""
 _ANALYZER = Analyzer()
 
 
