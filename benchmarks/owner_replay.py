@@ -142,7 +142,7 @@ def replay(
                 continue
             label = next(iter(owners[dias[0]]))
             before = bool(match_speakers(stored, [label]))
-            after = owner == label
+            after = bool(match_speakers(owner, [label]))
             counts[f"{'right' if before else 'wrong'}_then_{'right' if after else 'wrong'}"] += 1
             if verbose and not (before and after):
                 tag = "FIXED" if after else "BROKE" if before else "WRONG"
