@@ -513,17 +513,20 @@ def test_graph_topology_snapshot(store, model, graph_edges) -> None:  # type: ig
     ]
 
 
+def run_session(store, model, turns: list[Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Ingest ``turns`` as one session that closes and is consolidated."""
+    return run(store, model, turns, closed=True, trigger_policy="session")
+
+
 def run_plants_chat(store, model) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Alice asks Bob to water her plants; the session closes and is consolidated."""
-    return run(
+    return run_session(
         store,
         model,
         [
             turn("Can you water my plants while I travel?", 0),
             turn("Sure, happy to water the plants!", 1, speaker="Bob"),
         ],
-        closed=True,
-        trigger_policy="session",
     )
 
 
@@ -574,15 +577,13 @@ def test_a_fact_under_the_wrong_turn_label_is_sourced_from_the_turn_that_says_it
             "F|t1|Bob|Bob started pottery classes",
         ),
     )
-    out = run(
+    out = run_session(
         store,
         model,
         [
             turn("We adopted a greyhound called Biscuit!", 0),
             turn("Lovely! I started pottery classes on Monday.", 1, speaker="Bob"),
         ],
-        closed=True,
-        trigger_policy="session",
     )
     raw = {t.text: t.id for t in store.get("raw", NS)}
     sources = {f.text: f.source_ids for f in store.get("fact", NS)}
@@ -606,15 +607,13 @@ def test_a_turn_that_says_clearly_more_of_a_fact_is_its_source(store, model) -> 
             "F|t1|Alice|Alice got new collars for her dogs and their tags",
         ),
     )
-    out = run(
+    out = run_session(
         store,
         model,
         [
             turn("I got new collars and tags for my dogs!", 0),
             turn("We go on adventures together very often with the dogs.", 1),
         ],
-        closed=True,
-        trigger_policy="session",
     )
     raw = {t.text: t.id for t in store.get("raw", NS)}
     sources = {f.text: f.source_ids for f in store.get("fact", NS)}

@@ -44,7 +44,7 @@ from .lines import complete, parse_lines
 from .owner_check import checked_owner
 from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
-from .support import SOURCE_MARGIN, content_terms, support_ratio, supported
+from .support import SOURCE_MARGIN, SUPPORT_THRESHOLD, content_terms, support_ratio, supported
 
 _MONTH = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -241,16 +241,12 @@ def supporting_turns(
     excerpt and is pinned to its best turn when that turn supports it alone.
     """
     by_id = {t.id: t for t in turns}
-    best = max(turns, key=lambda t: support_ratio(statement, _said(t), people))
-    alone = supported(statement, _said(best), people)
+    ratios = {t.id: support_ratio(statement, _said(t), people) for t in turns}
+    best = max(turns, key=lambda t: ratios[t.id])
+    alone = ratios[best.id] >= SUPPORT_THRESHOLD
     if len(cited) > 1 and alone:
         return [best.id]
-    if (
-        len(cited) == 1
-        and cited != [best.id]
-        and support_ratio(statement, _said(best), people)
-        >= (support_ratio(statement, _said(by_id[cited[0]]), people) + SOURCE_MARGIN)
-    ):
+    if len(cited) == 1 and ratios[best.id] >= ratios[cited[0]] + SOURCE_MARGIN:
         log.count("source_corrected")  # another turn says clearly more of it
         return [best.id]
     if supported(statement, [x for i in cited for x in _said(by_id[i])], people):

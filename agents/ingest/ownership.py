@@ -121,12 +121,20 @@ def _asked(tokens: list[str], at: int) -> bool:
     The sentence ends with "?" and puts an auxiliary right before it ("Do you...?") or
     opens with one ("Is there anything you remember?").
     """
-    if next((t for t in tokens[at:] if t in _ENDS), "") != "?":
+    start, end = _sentence_span(tokens, at)
+    if end == len(tokens) or tokens[end] != "?":
         return False
-    start = at
+    return (at > 0 and _norm(tokens[at - 1]) in _AUX) or _norm(tokens[start]) in _AUX
+
+
+def _sentence_span(tokens: list[str], at: int) -> tuple[int, int]:
+    """(first token, closing mark or the end) of the sentence holding ``tokens[at]``."""
+    start, end = at, at
     while start > 0 and tokens[start - 1] not in _ENDS:
         start -= 1
-    return (at > 0 and _norm(tokens[at - 1]) in _AUX) or _norm(tokens[start]) in _AUX
+    while end < len(tokens) and tokens[end] not in _ENDS:
+        end += 1
+    return start, end
 
 
 _SUBORDINATORS = frozenset("when if once until before after while because since whenever".split())
@@ -135,13 +143,6 @@ _SUBORDINATORS = frozenset("when if once until before after while because since 
 def _subordinate(tokens: list[str], where: int) -> bool:
     """Whether the subject at ``tokens[where]`` opens a subordinate clause ("when you")."""
     return where > 0 and _norm(tokens[where - 1]) in _SUBORDINATORS
-
-
-def _subject(
-    tokens: list[str], at: int, speaker: str, addressed: str | None, people: Sequence[str]
-) -> str | None:
-    """The subject before ``tokens[at]`` in its clause: a person, ``"third"`` or None."""
-    return _subject_at(tokens, at, speaker, addressed, people)[0]
 
 
 def _subject_at(
@@ -211,11 +212,7 @@ def _sentence_owner(tokens: list[str], at: int, speaker: str, addressed: str | N
 
     "My four fur babies mean everything to me": the speaker's.
     """
-    start, end = at, at
-    while start > 0 and tokens[start - 1] not in _ENDS:
-        start -= 1
-    while end < len(tokens) and tokens[end] not in _ENDS:
-        end += 1
+    start, end = _sentence_span(tokens, at)
     return _turn_owner(" ".join(tokens[start:end]), speaker, addressed)
 
 
@@ -237,15 +234,18 @@ def grammar_owner(
     votes: Counter[str] = Counter()
     weak: Counter[str] = Counter()  # from sentences, counted only when no clause decides
     for term in terms:
-        seen = [at for at, stem in enumerate(stems) if stem == term]
+        found = [
+            (at, _subject_at(tokens, at, speaker, addressed, people))
+            for at, stem in enumerate(stems)
+            if stem == term
+        ]
         # a word asked about in a yes/no question ("Do you enjoy cooking?") does not vote
-        seen = [a for a in seen if _subject(tokens, a, speaker, addressed, people) != _ASKED]
-        hits = (_subject_at(tokens, at, speaker, addressed, people) for at in seen)
-        hit = next((h for h in hits if h[0]), None)
+        seen = [(at, hit) for at, hit in found if hit[0] != _ASKED]
+        hit = next((h for _, h in seen if h[0]), None)
         if hit is not None:  # a subordinate clause's subject ("when you come") votes weakly
             (weak if _subordinate(tokens, hit[1]) else votes)[str(hit[0])] += 1
         elif seen:
-            whole = _sentence_owner(tokens, seen[0], speaker, addressed)
+            whole = _sentence_owner(tokens, seen[0][0], speaker, addressed)
             if whole is not None:
                 weak[whole] += 1
     ranked = (votes or weak).most_common(2)
