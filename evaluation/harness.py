@@ -239,7 +239,8 @@ def run_evaluation(
     if interim:
         results, run_meta["interim"] = paired_results(results, [s.name for s in systems], subset)
     run_meta["code_versions"] = code_versions(results)
-    output = RunOutput(results, ingests_of(entries), run_meta, settings.out)
+    built = ingests_of(entries, stores={cache.key for cache in caches.values()})
+    output = RunOutput(results, built, run_meta, settings.out)
     from .outputs import write_outputs  # matplotlib is imported only when writing
 
     write_outputs(output, plots=plots, keep_text=keep_text)
@@ -297,13 +298,14 @@ def _ingest(
             bar.set_postfix_str(f"{stage} {conv.sample_id}")
             ingestors[stage].advance = bar.update
             ingestors[stage].run(stage, conv)
-    recorded = {(i.stage, i.conversation, i.batch) for i in ingests_of(journal.read())}
+    # a batch rebuilt into another store (a new construction key) is recorded again
+    recorded = {(i.key, i.cache_key) for i in ingests_of(journal.read())}
     wanted = {conv.sample_id for conv in subset.conversations}
     for cache in caches.values():
         for step in cache.steps():
-            if step.conversation in wanted and step.key not in recorded:
+            if step.conversation in wanted and (step.key, step.cache_key) not in recorded:
                 journal.append(step)
-                recorded.add(step.key)
+                recorded.add((step.key, step.cache_key))
 
 
 def _calls_model(stage: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -303,6 +303,16 @@ def answers_of(entries: Sequence[JournalLine]) -> list[QuestionResult]:
     return kept
 
 
-def ingests_of(entries: Sequence[JournalLine]) -> list[IngestStep]:
-    """The ingest steps, in journal order."""
-    return [e for e in entries if isinstance(e, IngestStep)]
+def ingests_of(
+    entries: Sequence[JournalLine], stores: Collection[str] | None = None
+) -> list[IngestStep]:
+    """The ingest steps, in journal order.
+
+    ``stores``: only the batches built into these construction stores (their keys), and
+    those journaled before a batch named its store. A run whose memory was rebuilt under
+    a new key keeps the old build's lines in its journal; they no longer count.
+    """
+    steps = [e for e in entries if isinstance(e, IngestStep)]
+    if stores is None:
+        return steps
+    return [s for s in steps if not s.cache_key or s.cache_key in stores]

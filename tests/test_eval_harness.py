@@ -28,6 +28,7 @@ from lamina.evaluation.construction import RECALL_FIELDS, construction_settings
 from lamina.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from lamina.evaluation.records import Journal, QuestionResult, Redo, RunHeader, answers_of
 from lamina.evaluation.subset import load_subset
+from lamina.prompts import construction as construction_prompts
 from lamina.prompts.eval import NOT_MENTIONED
 from lamina.testing import (
     FakeEmbeddings,
@@ -378,6 +379,26 @@ def test_construction_is_built_once_per_key_and_reused_by_later_runs(
     third = run_evaluation(three, models(third_model), progress=False, plots=False)
     assert third_model.count("ConstructionLines") > 0
     assert third.meta["construction"] != first.meta["construction"]
+
+
+def test_memory_rebuilt_under_a_new_key_reports_the_new_build_only(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    one = settings(data, out, systems=["lamina"], construction_dir=tmp_path / "old")
+    first = run_evaluation(one, models(oracle_model()), progress=False, plots=False)
+    old_key = first.meta["construction"]["lamina-session"]
+    # the construction prompts changed: the same run, its lamina answers redone on new memory
+    monkeypatch.setattr(construction_prompts, "CONSTRUCTION_PROMPT_VERSION", "changed")
+    two = settings(data, out, systems=["lamina"], construction_dir=tmp_path / "new")
+    model = oracle_model()
+    second = run_evaluation(two, models(model), progress=False, plots=False, redo=["lamina"])
+    new_key = second.meta["construction"]["lamina-session"]
+    assert new_key != old_key and model.count("ConstructionLines") > 0
+    assert {i.cache_key for i in second.ingests} == {new_key}  # the old build's cost is gone
+    assert [i.key for i in second.ingests] == [i.key for i in first.ingests]
+    in_journal = [e for e in Journal(out / "journal.jsonl").read() if hasattr(e, "cache_key")]
+    assert {e.cache_key for e in in_journal} == {old_key, new_key}  # append-only
 
 
 def test_the_journal_holds_no_dataset_text_and_resumes_on_another_machine(
