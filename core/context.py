@@ -51,11 +51,10 @@ class MemoryContext:
     trigger_policy: TriggerPolicy = DEFAULT_TRIGGER_POLICY
     """When consolidation runs: eager (every turn), recurrence, boundary or session.
 
-    Boundary (with 400-token episodes) is the default: on LoCoMo conversations outside
-    the long run (conv-41, sessions 1-6, local Qwen 1.5B) it built facts from 60% of the
-    annotated observations' evidence turns at 125 LLM tokens and 3.5 s per turn, where
-    recurrence built from 13-40% at 56 tokens
-    (``benchmarks/construction_quality_policies.json``)."""
+    Boundary (with 320-token episodes) is the default: on LoCoMo conversations outside
+    the long run (conv-41, sessions 1-6, local Qwen 1.5B) boundary episodes built facts
+    from 58-60% of the annotated observations' evidence turns, where recurrence built from
+    13-40% at 56 tokens per turn (``benchmarks/construction_quality_policies.json``)."""
     theta_sim: float = 0.7
     """Recurrence: cosine a raw neighbour needs to count as a recurrence."""
     theta_count: int = 5
@@ -66,11 +65,15 @@ class MemoryContext:
     """Merge-first: cosine at which an existing episode absorbs new content."""
     boundary_gap_minutes: float = 240.0
     """Boundary: a silence longer than this closes the current episode."""
-    boundary_max_tokens: int = 400
+    boundary_max_tokens: int = 320
     """Boundary: buffered text longer than this (approx. tokens) closes the episode.
 
-    Small episodes are what a small model extracts most from: 400 tokens covered 0.60 of
-    the observations, 320 covered 0.58 at 155 tokens per turn, 1,200 covered 0.13."""
+    Small episodes are what a small model extracts most from: its capped reply covers
+    the excerpt's first turns best and its last ones least, so a shorter excerpt leaves
+    fewer turns without a note. On conv-48/50 (sessions 1-4, 72 observations, replayed
+    with the same owner rules) 320 tokens covered 0.597 of the observations at 120.6 LLM
+    tokens and 3.51 s per turn, 400 tokens 0.542 at 117.4 and 3.21; 1,200 covered 0.13
+    on conv-41 (``docs/concepts/ingest.md``)."""
     boundary_llm_check: bool = False
     """Boundary: ask the LLM boundary judge when no heuristic fires."""
 
