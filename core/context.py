@@ -51,7 +51,7 @@ class MemoryContext:
     trigger_policy: TriggerPolicy = DEFAULT_TRIGGER_POLICY
     """When consolidation runs: eager (every turn), recurrence, boundary or session.
 
-    Boundary (with 320-token episodes) is the default: on LoCoMo conversations outside
+    Boundary (with 360-token episodes) is the default: on LoCoMo conversations outside
     the long run (conv-41, sessions 1-6, local Qwen 1.5B) boundary episodes built facts
     from 58-60% of the annotated observations' evidence turns, where recurrence built from
     13-40% at 56 tokens per turn (``benchmarks/construction_quality_policies.json``)."""
@@ -65,15 +65,15 @@ class MemoryContext:
     """Merge-first: cosine at which an existing episode absorbs new content."""
     boundary_gap_minutes: float = 240.0
     """Boundary: a silence longer than this closes the current episode."""
-    boundary_max_tokens: int = 320
+    boundary_max_tokens: int = 360
     """Boundary: buffered text longer than this (approx. tokens) closes the episode.
 
     Small episodes are what a small model extracts most from: its capped reply covers
     the excerpt's first turns best and its last ones least, so a shorter excerpt leaves
-    fewer turns without a note. On conv-48/50 (sessions 1-4, 72 observations, replayed
-    with the same owner rules) 320 tokens covered 0.597 of the observations at 120.6 LLM
-    tokens and 3.51 s per turn, 400 tokens 0.542 at 117.4 and 3.21; 1,200 covered 0.13
-    on conv-41 (``docs/concepts/ingest.md``)."""
+    fewer turns without a note, at the price of more calls. On conv-41..44 (sessions
+    1-10, 865 turns, run alone) 400 tokens covered 0.489 of the observations at 3.58 s
+    per turn and 320 tokens 0.549 at 4.27 s; 360 sits between them, for coverage of at
+    least 0.50 within 4 s per turn (``docs/concepts/ingest.md``)."""
     boundary_llm_check: bool = False
     """Boundary: ask the LLM boundary judge when no heuristic fires."""
 
