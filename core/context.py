@@ -52,9 +52,9 @@ class MemoryContext:
     """When consolidation runs: eager (every turn), recurrence, boundary or session.
 
     Boundary (with 360-token episodes) is the default: on LoCoMo conversations outside
-    the long run (conv-41, sessions 1-6, local Qwen 1.5B) boundary episodes built facts
-    from 58-60% of the annotated observations' evidence turns, where recurrence built from
-    13-40% at 56 tokens per turn (``benchmarks/construction_quality_policies.json``)."""
+    the long run (conv-41..44, sessions 1-10, local Qwen 1.5B) it built facts from 55% of
+    the annotated observations' evidence turns, where recurrence built from 13-40% on
+    conv-41 (``benchmarks/construction_quality_policies.json``)."""
     theta_sim: float = 0.7
     """Recurrence: cosine a raw neighbour needs to count as a recurrence."""
     theta_count: int = 5
@@ -71,9 +71,9 @@ class MemoryContext:
     Small episodes are what a small model extracts most from: its capped reply covers
     the excerpt's first turns best and its last ones least, so a shorter excerpt leaves
     fewer turns without a note, at the price of more calls. On conv-41..44 (sessions
-    1-10, 865 turns, run alone) 400 tokens covered 0.489 of the observations at 3.58 s
-    per turn and 320 tokens 0.549 at 4.27 s; 360 sits between them, for coverage of at
-    least 0.50 within 4 s per turn (``docs/concepts/ingest.md``)."""
+    1-10, 865 turns, run alone) 400 tokens covered 0.489 of the observations at 131.8
+    LLM tokens per turn, 320 tokens 0.549 at 140.0 and 360 tokens 0.554 at 132.9
+    (``docs/concepts/ingest.md``)."""
     boundary_llm_check: bool = False
     """Boundary: ask the LLM boundary judge when no heuristic fires."""
 
