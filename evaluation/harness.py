@@ -239,7 +239,7 @@ def run_evaluation(
     if interim:
         results, run_meta["interim"] = paired_results(results, [s.name for s in systems], subset)
     run_meta["code_versions"] = code_versions(results)
-    built = ingests_of(entries, stores={cache.key for cache in caches.values()})
+    built = ingests_of(entries, stores={stage: cache.key for stage, cache in caches.items()})
     output = RunOutput(results, built, run_meta, settings.out)
     from .outputs import write_outputs  # matplotlib is imported only when writing
 

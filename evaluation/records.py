@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -304,15 +304,16 @@ def answers_of(entries: Sequence[JournalLine]) -> list[QuestionResult]:
 
 
 def ingests_of(
-    entries: Sequence[JournalLine], stores: Collection[str] | None = None
+    entries: Sequence[JournalLine], stores: Mapping[str, str] | None = None
 ) -> list[IngestStep]:
     """The ingest steps, in journal order.
 
-    ``stores``: only the batches built into these construction stores (their keys), and
-    those journaled before a batch named its store. A run whose memory was rebuilt under
-    a new key keeps the old build's lines in its journal; they no longer count.
+    ``stores``: stage -> the construction store (its key) the run builds that stage into.
+    A stage's batches of another store no longer count (its memory was rebuilt under a new
+    key; the old build's lines stay in the append-only journal). Batches journaled before
+    a batch named its store, and stages the run does not build, are kept.
     """
     steps = [e for e in entries if isinstance(e, IngestStep)]
     if stores is None:
         return steps
-    return [s for s in steps if not s.cache_key or s.cache_key in stores]
+    return [s for s in steps if not s.cache_key or stores.get(s.stage, s.cache_key) == s.cache_key]
