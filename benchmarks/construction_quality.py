@@ -17,6 +17,10 @@ conversations the long evaluation does not use, this prints and saves:
 * ``observation_coverage``: observations whose evidence turn is the source of a fact
   about the same person;
 * ``labelled_facts``, ``tokens_per_turn``, ``seconds_per_turn`` and the owner checks;
+* ``host_speed``: the model's generation speed on this host just before and just after
+  the build (``lamina.llm.speed``), so seconds per turn can be read against it (a slower
+  host is slower per turn at the same tokens). A resumed run's seconds include the
+  earlier runs' turns; its probes are this run's;
 * the supersession keys (``supersede_recall``, ``false_supersede_rate``,
   ``wallclock_validity``), copied from ``benchmarks/construction_supersession.json``
   when that benchmark has been run (null otherwise).
@@ -59,6 +63,7 @@ from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import Annotations, load_annotations
+from lamina.llm.speed import probe_speed
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 
@@ -169,12 +174,14 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
     overrides = context_overrides(args.set)
     if overrides:
         settings["context"] = overrides
+    model = local_model(args.base_url)
+    speed_before = probe_speed(model)
     cost, store = run_policy(
         policy,
         convs,
         MiniLMEmbeddings(),
         fixed_tokenizer(),
-        model=local_model(args.base_url),
+        model=model,
         sessions=args.sessions,
         context=overrides,
         resume=args.resume,
@@ -187,6 +194,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         row = label_facts(store, conv, notes[conv.sample_id], sessions)
         per_conv[conv.sample_id] = row
         totals.update({k: v for k, v in row.items() if isinstance(v, int)})
+    speed_after = probe_speed(model)
     dates = date_accuracy(store, convs)
     turns = max(1, cost.turns)
     out: dict[str, Any] = {
@@ -197,6 +205,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         "labelled_facts": totals["labelled"],
         "tokens_per_turn": round(cost.tokens / turns, 1),
         "seconds_per_turn": round(cost.seconds / turns, 2),
+        "host_speed": {"before": speed_before.as_dict(), "after": speed_after.as_dict()},
         "turns": cost.turns,
         "facts": totals["facts"],
         "unsupported_dropped": cost.checks.get("unsupported_dropped", 0),
