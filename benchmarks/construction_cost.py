@@ -103,6 +103,8 @@ class PolicyCost:
     completion_tokens: int = 0
     seconds: float = 0.0
     calls_by_step: Counter[str] = field(default_factory=Counter)
+    llm_seconds_by_step: Counter[str] = field(default_factory=Counter)
+    """Wall seconds inside each step's LLM calls (journals older than this field: none)."""
     records: Counter[str] = field(default_factory=Counter)
     failures: int = 0
     dropped_lines: int = 0
@@ -119,8 +121,8 @@ class PolicyCost:
 class CostJournal(ResumeJournal):
     """One policy's per-turn costs on disk, so an interrupted local run resumes.
 
-    Each row is one turn: its key, calls per step, server-reported tokens, seconds,
-    failures and dropped lines.
+    Each row is one turn: its key, calls per step, server-reported tokens, seconds (all of
+    the turn, and those spent in each step's LLM calls), failures and dropped lines.
     """
 
     @staticmethod
@@ -138,6 +140,7 @@ def _add_turn(cost: PolicyCost, row: dict[str, Any]) -> None:
     cost.failures += row["failures"]
     cost.dropped_lines += row["dropped_lines"]
     cost.calls_by_step.update(row["calls_by_step"])
+    cost.llm_seconds_by_step.update(row.get("llm_seconds_by_step", {}))
     cost.checks.update(row.get("checks", {}))
 
 
@@ -195,10 +198,14 @@ def run_policy(
             failures = out.get("failures", [])
             calls = out.get("llm_calls", [])
             steps: Counter[str] = Counter(f"{call.node}:{call.schema}" for call in calls)
+            waited: Counter[str] = Counter()
+            for call in calls:
+                waited[f"{call.node}:{call.schema}"] += call.latency_s or 0.0
             row = {
                 "key": key,
                 "seconds": time.perf_counter() - started,
                 "calls_by_step": dict(steps),
+                "llm_seconds_by_step": dict(waited),
                 "prompt_tokens": sum(c.prompt_tokens or 0 for c in calls),
                 "completion_tokens": sum(c.completion_tokens or 0 for c in calls),
                 "failures": len(failures),

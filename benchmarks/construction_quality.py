@@ -17,6 +17,8 @@ conversations the long evaluation does not use, this prints and saves:
 * ``observation_coverage``: observations whose evidence turn is the source of a fact
   about the same person;
 * ``labelled_facts``, ``tokens_per_turn``, ``seconds_per_turn`` and the owner checks;
+* ``llm_seconds_per_turn``: of those seconds, the ones spent waiting on each step's LLM
+  calls (the rest is the graph's own work: search, embedding, checks, writes);
 * ``host_speed``: the model's generation speed on this host just before and just after
   the build (``lamina.llm.speed``), so seconds per turn can be read against it (a slower
   host is slower per turn at the same tokens). A resumed run's seconds include the
@@ -205,6 +207,9 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         "labelled_facts": totals["labelled"],
         "tokens_per_turn": round(cost.tokens / turns, 1),
         "seconds_per_turn": round(cost.seconds / turns, 2),
+        "llm_seconds_per_turn": {
+            step: round(seconds / turns, 2) for step, seconds in cost.llm_seconds_by_step.items()
+        },
         "host_speed": {"before": speed_before.as_dict(), "after": speed_after.as_dict()},
         "turns": cost.turns,
         "facts": totals["facts"],
