@@ -5,6 +5,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import xllamacpp
@@ -49,7 +50,7 @@ for start in range(0, 9 * n_prompts, 9):
 class Spec(LocalLLMServer):
     """The library's server with the speculative settings of ``cfg`` added."""
 
-    def params(self):
+    def params(self) -> Any:
         """The library's parameters, plus speculative decoding unless ``cfg`` is none."""
         p = super().params()
         if cfg != "none":
@@ -65,23 +66,23 @@ class Spec(LocalLLMServer):
 
 model = next(Path.home().joinpath(".cache/lamina/models").glob("*.gguf"))
 srv = Spec(model, threads=2, n_ctx=8192, port=8091).start()
-out = []
-for msgs, cap in prompts:
+out: list[dict[str, Any]] = []
+for wire, cap in prompts:
     body = {
         "model": "x",
-        "messages": msgs,
+        "messages": wire,
         "max_tokens": cap,
         "temperature": 0,
         "frequency_penalty": 0.6,
     }
-    t = time.perf_counter()
+    t0 = time.perf_counter()
     req = urllib.request.Request(
         srv.base_url + "/chat/completions",
         data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
     )
     r = json.load(urllib.request.urlopen(req, timeout=900))
-    dt = time.perf_counter() - t
+    dt = time.perf_counter() - t0
     tim = r.get("timings", {})
     out.append(
         {
