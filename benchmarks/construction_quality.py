@@ -196,7 +196,10 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         row = label_facts(store, conv, notes[conv.sample_id], sessions)
         per_conv[conv.sample_id] = row
         totals.update({k: v for k, v in row.items() if isinstance(v, int)})
-    speed_after = probe_speed(model)
+    try:  # the build is done and journaled: a failed probe must not lose its figures
+        speed_after: dict[str, Any] = probe_speed(model).as_dict()
+    except Exception as e:
+        speed_after = {"error": f"{type(e).__name__}: {e}"[:300]}
     dates = date_accuracy(store, convs)
     turns = max(1, cost.turns)
     out: dict[str, Any] = {
@@ -210,7 +213,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         "llm_seconds_per_turn": {
             step: round(seconds / turns, 2) for step, seconds in cost.llm_seconds_by_step.items()
         },
-        "host_speed": {"before": speed_before.as_dict(), "after": speed_after.as_dict()},
+        "host_speed": {"before": speed_before.as_dict(), "after": speed_after},
         "turns": cost.turns,
         "facts": totals["facts"],
         "unsupported_dropped": cost.checks.get("unsupported_dropped", 0),
