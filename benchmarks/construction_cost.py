@@ -197,10 +197,12 @@ def run_policy(
             out = graph.invoke({"turns": [turn], "session_closed": closes}, context=ctx)
             failures = out.get("failures", [])
             calls = out.get("llm_calls", [])
-            steps: Counter[str] = Counter(f"{call.node}:{call.schema}" for call in calls)
+            steps: Counter[str] = Counter()
             waited: Counter[str] = Counter()
             for call in calls:
-                waited[f"{call.node}:{call.schema}"] += call.latency_s or 0.0
+                step = f"{call.node}:{call.schema}"
+                steps[step] += 1
+                waited[step] += call.latency_s or 0.0
             row = {
                 "key": key,
                 "seconds": time.perf_counter() - started,
