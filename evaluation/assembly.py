@@ -19,6 +19,7 @@ from .answering import Answerer
 from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
 from .ingest import CHUNK_STAGE, DERIVED_ORACLE_STAGE, RAW_STAGE, lamina_stage
 from .peers import PACKAGES, PeerMemory, PeerSystem, open_peer, peer_stage
+from .reply_cache import REPLY_FILE, ReplyFile
 from .settings import EvalModels, EvalSettings
 from .systems import (
     DERIVED_ORACLE,
@@ -63,12 +64,22 @@ def needed_stages(settings: EvalSettings) -> list[str]:
     return list(dict.fromkeys(stages))
 
 
+def built_by(models: EvalModels) -> str:
+    """The chat model as construction keys name it (its serving window builds nothing)."""
+    return re.sub(r",? n_ctx \d+", "", models.model_name)
+
+
+def reply_file(settings: EvalSettings, models: EvalModels) -> ReplyFile:
+    """The model's construction replies, shared by the construction folder's keys."""
+    return ReplyFile(settings.construction_root / REPLY_FILE, scope=built_by(models))
+
+
 def open_caches(settings: EvalSettings, models: EvalModels) -> dict[str, ConstructionCache]:
     """The construction store of every needed stage (created when missing)."""
     inputs = KeyInputs(
         data_sha256=file_sha256(settings.data),
         embeddings=type(models.embeddings).__name__,
-        model=re.sub(r",? n_ctx \d+", "", models.model_name),  # the window builds nothing
+        model=built_by(models),
         batch_size=settings.batch_size,
         chunk_words=settings.chunk_words,
         chunk_overlap=settings.chunk_overlap,

@@ -14,10 +14,15 @@ everything that decides what gets built:
   lamina feeds it (:func:`lamina.evaluation.peers.stage_fingerprint`). A peer keeps its
   own store under the key's folder; lamina's store there is opened only if asked for.
 
-Each store keeps its own journal of finished batches (``ingest.jsonl``), so a later run
-with other questions, systems or recall settings reuses it batch by batch, and a run cut
-short continues it. A store lives on the machine that built it (it is not committed);
-a run resumed elsewhere rebuilds what is missing there, once.
+Each key keeps its own journal of finished batches (``ingest.jsonl``, with their costs),
+so a later run with other questions, systems or recall settings reuses it batch by batch,
+and a run cut short continues it. A store lives on the machine that built it: it holds the
+dataset's turns, so it is never committed. What is committed is the journal and, for
+lamina's stages, the model's replies (``replies.jsonl`` in the construction folder, shared
+by its keys: :class:`~.reply_cache.ReplyFile`). On another machine, a batch the journal
+lists but the local store lacks (``built.jsonl`` lists what the store holds) is built
+again from the kept replies, without calling the model and without a second journal
+line; its costs stay the first build's.
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ from .records import IngestStep, Journal, ingests_of
 
 INGEST_JOURNAL = "ingest.jsonl"
 STORE_DIR = "chroma"
+BUILT_FILE = "built.jsonl"
+"""The batches this machine's store holds, one JSON ``[stage, conversation, batch]`` a line."""
+COMMITTED = frozenset({INGEST_JOURNAL})
+"""The files of a key's folder that travel between machines; the rest is the local store."""
+BatchKey = tuple[str, str, int]
 RECALL_FIELDS = frozenset(
     {
         "namespace",
@@ -180,6 +190,11 @@ class ConstructionCache:
         """Open (or create) the folder of ``key`` under ``root``; its store when first used."""
         folder = root / key
         folder.mkdir(parents=True, exist_ok=True)
+        built = folder / BUILT_FILE
+        if not built.exists() and any(p.name not in COMMITTED for p in folder.iterdir()):
+            # a store built before the list was kept holds every batch of its journal
+            steps = ingests_of(Journal(folder / INGEST_JOURNAL).read())
+            built.write_text("".join(json.dumps(list(s.key)) + "\n" for s in steps))
         store = partial(
             ChromaMemoryStore.persistent,
             folder / STORE_DIR,
@@ -192,12 +207,38 @@ class ConstructionCache:
         """The finished batches, in order."""
         return ingests_of(self.journal.read())
 
+    def built(self) -> set[BatchKey]:
+        """The batches this machine's store holds (the rest of the journal is rebuilt).
+
+        A folder with only the committed files holds none (:meth:`open` lists every
+        journaled batch as built for a store from before ``built.jsonl`` was kept).
+        """
+        path = self.folder / BUILT_FILE
+        if not path.exists():
+            return set()
+        out: set[BatchKey] = set()
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    stage, conversation, batch = json.loads(line)
+                    out.add((str(stage), str(conversation), int(batch)))
+                except (ValueError, TypeError):
+                    continue  # a line cut short by a crash: that batch is built again
+        return out
+
+    def _mark(self, key: BatchKey) -> None:
+        with (self.folder / BUILT_FILE).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(list(key)) + "\n")
+
     def record(self, step: IngestStep) -> None:
-        """Append a finished batch."""
-        self.journal.append(step.model_copy(update={"cache_key": self.key}))
+        """A batch is built: journal it (unless a first build did) and mark it built here."""
+        if step.key not in {s.key for s in self.steps()}:
+            self.journal.append(step.model_copy(update={"cache_key": self.key}))
+        self._mark(step.key)
 
 
 __all__ = [
+    "BUILT_FILE",
     "ConstructionCache",
     "KeyInputs",
     "construction_key",

@@ -25,7 +25,7 @@ from ..datasets.locomo_annotations import Annotations, load_annotations
 from ..errors import InvalidInputError
 from ..graphs.ingest import build_ingest_graph
 from ..llm.structured import StructuredCaller
-from .assembly import build_systems, open_caches, peer_memories, system_id
+from .assembly import build_systems, open_caches, peer_memories, reply_file, system_id
 from .code_version import code_version
 from .construction import ConstructionCache
 from .ingest import LAMINA_STAGE, Ingestor
@@ -41,6 +41,7 @@ from .records import (
     answers_of,
     ingests_of,
 )
+from .reply_cache import replaying
 from .scoring import bleu1, evidence_recall, is_refusal, locomo_f1, mem0_f1
 from .settings import JOURNAL, EvalModels, EvalSettings
 from .subset import EvalQuestion, Subset, load_subset
@@ -263,8 +264,9 @@ def _ingest(
 ) -> None:
     """Build what the stages' stores still lack; copy the batches into the run's journal."""
     ingestors: dict[str, Ingestor | PeerIngestor] = {}
+    replies = reply_file(settings, models)
     for stage, cache in caches.items():
-        done = {s.key for s in cache.steps()}
+        done = cache.built()
         if is_peer_stage(stage):  # the peer writes its own store, under the stage's folder
             ingestors[stage] = PeerIngestor(
                 memory=peers[stage], batch_size=settings.batch_size, done=done, record=cache.record
@@ -273,7 +275,7 @@ def _ingest(
         graph = None
         if stage.startswith(LAMINA_STAGE):  # only lamina's stages call the model
             graph = build_ingest_graph(
-                chat_model=models.chat_model,
+                chat_model=replaying(models.chat_model, replies),
                 store=cache.store,
                 structured_method=settings.structured_method,
                 max_attempts=settings.max_attempts,
@@ -298,6 +300,11 @@ def _ingest(
             bar.set_postfix_str(f"{stage} {conv.sample_id}")
             ingestors[stage].advance = bar.update
             ingestors[stage].run(stage, conv)
+    if replies.hits:
+        print(
+            f"construction: {replies.hits} kept replies reused, {replies.misses} asked",
+            file=sys.stderr,
+        )
     # a batch rebuilt into another store (a new construction key) is recorded again
     recorded = {(i.key, i.cache_key) for i in ingests_of(journal.read())}
     wanted = {conv.sample_id for conv in subset.conversations}

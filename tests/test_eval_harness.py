@@ -371,14 +371,17 @@ def test_construction_is_built_once_per_key_and_reused_by_later_runs(
     reused = [i for i in second.ingests if i.stage == "lamina-session"]
     assert [i.key for i in reused] == [i.key for i in first.ingests]  # costs still reported
     assert {i.cache_key for i in reused} == {first.meta["construction"]["lamina-session"]}
-    # another batch size builds other memory: a new key, built again
+    # another batch size: a new key, built again into its own store; the session policy
+    # builds each session whole, so its requests are the first build's, not asked twice
     third_model = oracle_model()
     three = settings(
-        data, tmp_path / "c", systems=["lamina"], batch_size=8, construction_dir=shared
+        data, tmp_path / "c", systems=["lamina"], batch_size=3, construction_dir=shared
     )
     third = run_evaluation(three, models(third_model), progress=False, plots=False)
-    assert third_model.count("ConstructionLines") > 0
     assert third.meta["construction"] != first.meta["construction"]
+    new_key = third.meta["construction"]["lamina-session"]
+    assert len(Journal(shared / new_key / "ingest.jsonl").read()) == 9  # 3 sessions x 3
+    assert third_model.count("ConstructionLines") == 0
 
 
 def test_memory_rebuilt_under_a_new_key_reports_the_new_build_only(
@@ -450,6 +453,54 @@ def test_interrupted_ingest_resumes_without_redoing_finished_batches(
     assert len(resumed.results) == 6
     steps = [e.key for e in Journal(built).read()]  # type: ignore[union-attr]
     assert len(steps) == len(set(steps)) == 6  # finished batches were not built twice
+
+
+def test_built_memory_is_rebuilt_elsewhere_from_the_committed_files_alone(
+    data: Path, tmp_path: Path
+) -> None:
+    one = settings(data, tmp_path / "here", systems=["lamina"], construction_dir=tmp_path / "b1")
+    first_model = oracle_model()
+    first = run_evaluation(one, models(first_model), progress=False, plots=False)
+    built_calls = len(first_model.calls) - sum(
+        first_model.count(t) for t in ("EvalAnswer", "DraftFirst", "JudgeLabel", "QueryRewrite")
+    )
+    assert built_calls > 0
+    # another machine: only the committed files of each key (journal and replies) came over
+    there = tmp_path / "b2"
+    for path in (tmp_path / "b1").glob("*/ingest.jsonl"):
+        (there / path.parent.name).mkdir(parents=True)
+        (there / path.parent.name / path.name).write_bytes(path.read_bytes())
+    (there / "replies.jsonl").write_bytes((tmp_path / "b1" / "replies.jsonl").read_bytes())
+    (lamina_dir,) = there.glob("lamina-session-*")
+    journaled = (lamina_dir / "ingest.jsonl").read_text()
+    again = settings(data, tmp_path / "there", systems=["lamina"], construction_dir=there)
+    model = oracle_model()
+    rebuilt = run_evaluation(again, models(model), progress=False, plots=False)
+    answer_calls = ("EvalAnswer", "DraftFirst", "JudgeLabel", "QueryRewrite")
+    assert len(model.calls) == sum(model.count(t) for t in answer_calls)  # no build call
+    assert (lamina_dir / "ingest.jsonl").read_text() == journaled  # journaled once
+    assert _rows(rebuilt.results) == _rows(first.results)  # the same memory answered
+    assert [i.construction for i in rebuilt.ingests] == [i.construction for i in first.ingests]
+    # the next run there finds the store built: nothing is rebuilt a second time
+    model = oracle_model()
+    run_evaluation(again, models(model), progress=False, plots=False)
+    assert model.calls == []
+
+
+def test_a_store_built_before_its_batch_list_was_kept_is_not_rebuilt(
+    data: Path, tmp_path: Path
+) -> None:
+    built = tmp_path / "built"
+    one = settings(data, tmp_path / "a", systems=["lamina"], construction_dir=built)
+    run_evaluation(one, models(oracle_model()), progress=False, plots=False)
+    (listed,) = built.glob("lamina-session-*/built.jsonl")
+    assert len(listed.read_text().splitlines()) == 6  # 3 sessions x 2 batches
+    listed.unlink()  # as an older version left it: the store and its journal only
+    model = oracle_model()
+    two = settings(data, tmp_path / "b", systems=["lamina"], construction_dir=built)
+    run_evaluation(two, models(model), progress=False, plots=False)
+    assert model.count("ConstructionLines") == 0
+    assert len(listed.read_text().splitlines()) == 6
 
 
 def test_a_resume_with_other_settings_is_refused(data: Path, tmp_path: Path) -> None:
