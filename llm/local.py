@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import SecretStr
 
-from ..errors import InvalidInputError, InvalidTypeError, LocalModelError
+from ..errors import InvalidInputError, LocalModelError
+from .args import int_arg, seconds_arg
 from .gguf import check_gguf
 
 if TYPE_CHECKING:
@@ -123,25 +124,25 @@ class LocalLLMServer:
                 f"host must be a hostname or IPv4 address such as '127.0.0.1', got {host!r}"
             )
         self.host = host
-        self.parallel = _int_arg("parallel", parallel, 1)
-        self.n_ctx = _int_arg("n_ctx", n_ctx, 128)
+        self.parallel = int_arg("parallel", parallel, 1)
+        self.n_ctx = int_arg("n_ctx", n_ctx, 128)
         if self.n_ctx // self.parallel < 128:
             raise InvalidInputError(
                 f"n_ctx={self.n_ctx} is shared by parallel={self.parallel} slots, leaving "
                 f"{self.n_ctx // self.parallel} tokens each; raise n_ctx or lower parallel"
             )
-        self.threads = default_threads() if threads is None else _int_arg("threads", threads, 1)
+        self.threads = default_threads() if threads is None else int_arg("threads", threads, 1)
         self.threads_batch = (
-            self.threads if threads_batch is None else _int_arg("threads_batch", threads_batch, 1)
+            self.threads if threads_batch is None else int_arg("threads_batch", threads_batch, 1)
         )
-        self.max_tokens = _int_arg("max_tokens", max_tokens, -1)
+        self.max_tokens = int_arg("max_tokens", max_tokens, -1)
         if self.max_tokens == 0:
             raise InvalidInputError("max_tokens must be -1 (no bound) or >= 1, got 0")
-        self.prompt_cache_mib = _int_arg("prompt_cache_mib", prompt_cache_mib, 0)
-        self.verbosity = _int_arg("verbosity", verbosity, 0)
-        self.startup_timeout = _seconds_arg("startup_timeout", startup_timeout)
-        self.request_timeout = _seconds_arg("request_timeout", request_timeout)
-        self.port = _free_port(host) if port is None else _int_arg("port", port, 1)
+        self.prompt_cache_mib = int_arg("prompt_cache_mib", prompt_cache_mib, 0)
+        self.verbosity = int_arg("verbosity", verbosity, 0)
+        self.startup_timeout = seconds_arg("startup_timeout", startup_timeout)
+        self.request_timeout = seconds_arg("request_timeout", request_timeout)
+        self.port = _free_port(host) if port is None else int_arg("port", port, 1)
         if self.port > 65535:
             raise InvalidInputError(f"port must be in [1, 65535] or None, got {self.port}")
         self.model_alias = model_alias or self.model_path.stem
@@ -276,22 +277,6 @@ class LocalLLMServer:
                     "on a slow or busy machine"
                 )
             time.sleep(0.05)
-
-
-def _int_arg(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def _seconds_arg(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidTypeError(f"{name} must be a number of seconds, got {type(value).__name__}")
-    if not value > 0:
-        raise InvalidInputError(f"{name} must be > 0 seconds, got {value}")
-    return float(value)
 
 
 def _free_port(host: str) -> int:

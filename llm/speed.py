@@ -20,6 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from ..errors import InvalidInputError
+from .args import int_arg
 
 PROBE_PROMPT = "Write the whole numbers from 1 to 400 in words, separated by commas."
 """A request whose reply is long and nearly the same for any instruction-tuned model."""
@@ -54,12 +55,11 @@ def probe_speed(
     """Time the fixed request on ``model`` (send it once untimed, then timed).
 
     Raises:
+        InvalidTypeError: ``max_tokens`` is not an int.
         InvalidInputError: ``max_tokens`` is below 8, or the reply reports no output
             token count (``usage_metadata``), so no speed can be computed.
     """
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8:
-        raise InvalidInputError(f"max_tokens must be an int >= 8, got {max_tokens!r}")
-    capped = model.bind(max_tokens=max_tokens)
+    capped = model.bind(max_tokens=int_arg("max_tokens", max_tokens, 8))
     messages = [HumanMessage(PROBE_PROMPT)]
     capped.invoke(messages)  # fills the prompt cache
     started = clock()

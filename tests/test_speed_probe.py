@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from lamina.errors import InvalidInputError
+from lamina.errors import InvalidInputError, InvalidTypeError
 from lamina.llm.speed import PROBE_PROMPT, probe_speed
 
 
@@ -53,9 +53,14 @@ def test_a_reply_without_a_token_count_is_refused() -> None:
         probe_speed(CountingModel(tokens=None, calls=[]))
 
 
-@pytest.mark.parametrize("bad", [0, 7, True, 12.5, "64"])
-def test_a_bad_cap_is_refused_before_any_call(bad: Any) -> None:
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [(0, InvalidInputError), (7, InvalidInputError), (True, InvalidTypeError),
+     (12.5, InvalidTypeError), ("64", InvalidTypeError)],
+)  # fmt: skip
+def test_a_bad_cap_is_refused_before_any_call(bad: Any, error: type[Exception]) -> None:
     model = CountingModel(calls=[])
-    with pytest.raises(InvalidInputError, match="max_tokens"):
+    with pytest.raises(error, match="max_tokens"):
         probe_speed(model, max_tokens=bad)
+    assert model.calls == []
     assert model.calls == []
