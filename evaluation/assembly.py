@@ -19,6 +19,7 @@ from .answering import Answerer
 from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
 from .ingest import CHUNK_STAGE, DERIVED_ORACLE_STAGE, RAW_STAGE, lamina_stage
 from .peers import PACKAGES, PeerMemory, PeerSystem, open_peer, peer_stage
+from .peers.kept_openai import open_replies
 from .reply_cache import REPLY_FILE, ReplyFile
 from .settings import EvalModels, EvalSettings
 from .systems import (
@@ -166,6 +167,8 @@ def build_systems(
                 caches[stage].folder,
                 chat_model=models.chat_model,
                 embeddings=models.embeddings,
+                replies=open_replies(settings.construction_root),
+                scope=built_by(models),
             )
             out.append(
                 PeerSystem(name, stage, memory, answerer, models.counter, PACKAGES[name].top_k)

@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import os
-import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +30,7 @@ from langchain_core.load import dumpd, load
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, Generation
 
-log = logging.getLogger(__name__)
+from .kept_replies import KeptReplies
 
 REPLY_FILE = "replies.jsonl"
 _ENDPOINT_FIELDS = frozenset(
@@ -73,72 +70,57 @@ def _revive(value: Any) -> list[Generation]:
 
 
 class ReplyFile(BaseCache):
-    """A LangChain cache in one append-only JSONL file, one line per request.
+    """A LangChain cache in one append-only JSONL file (:class:`~.kept_replies.KeptReplies`).
 
-    Reading skips a line that cannot be decoded (a write cut short by a crash), counted in
-    :attr:`unreadable`; the request is then asked again and appended. The last line of a
-    key wins. ``hits`` and ``misses`` count lookups, for the caller to report. ``scope``
-    is part of every key (see :func:`request_key`).
+    ``hits`` and ``misses`` count lookups, for the caller to report; ``unreadable`` the
+    lines skipped when the file was read. ``scope`` is part of every key (see
+    :func:`request_key`).
     """
 
     def __init__(self, path: str | Path, *, scope: str = "") -> None:
-        self.path = Path(path)
         self.scope = scope
-        self._lock = threading.Lock()
-        self._kept: dict[str, list[Generation]] = {}
-        self.hits = 0
-        self.misses = 0
-        self.unreadable = 0
-        if self.path.exists():
-            self._read()
+        self.kept = KeptReplies(path, field="generations", revive=_revive)
 
-    def _read(self) -> None:
-        with self.path.open(encoding="utf-8") as handle:
-            for n, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                    self._kept[str(entry["key"])] = _revive(entry["generations"])
-                except (ValueError, KeyError, TypeError) as e:
-                    self.unreadable += 1
-                    log.warning("%s line %d: unreadable reply skipped (%s)", self.path, n, e)
+    @property
+    def path(self) -> Path:
+        """The JSONL file."""
+        return self.kept.path
+
+    @property
+    def hits(self) -> int:
+        """Lookups answered from the file."""
+        return self.kept.hits
+
+    @property
+    def misses(self) -> int:
+        """Lookups the file could not answer (the model was asked)."""
+        return self.kept.misses
+
+    @property
+    def unreadable(self) -> int:
+        """Lines skipped when the file was read."""
+        return self.kept.unreadable
 
     def __len__(self) -> int:
-        return len(self._kept)
+        return len(self.kept)
 
     def lookup(self, prompt: str, llm_string: str) -> RETURN_VAL_TYPE | None:
         """The kept reply to this request, or None (then the model is asked)."""
-        with self._lock:
-            kept = self._kept.get(request_key(prompt, llm_string, self.scope))
-            if kept is None:
-                self.misses += 1
-                return None
-            self.hits += 1
-            return [g.model_copy(deep=True) for g in kept]
+        kept = self.kept.get(request_key(prompt, llm_string, self.scope))
+        return None if kept is None else [g.model_copy(deep=True) for g in kept]
 
     def update(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
         """Keep the model's reply: appended to the file and flushed to disk at once."""
         generations: Sequence[Generation] = return_val
-        key = request_key(prompt, llm_string, self.scope)
-        line = json.dumps({"key": key, "generations": [dumpd(g) for g in generations]})
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a+b") as handle:
-                if handle.seek(0, os.SEEK_END):
-                    handle.seek(-1, os.SEEK_END)
-                    if handle.read(1) != b"\n":  # the last write was cut short
-                        line = "\n" + line
-                handle.write((line + "\n").encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            self._kept[key] = [g.model_copy(deep=True) for g in generations]
+        self.kept.put(
+            request_key(prompt, llm_string, self.scope),
+            [dumpd(g) for g in generations],
+            [g.model_copy(deep=True) for g in generations],
+        )
 
     def clear(self, **kwargs: Any) -> None:
-        """Forget every kept reply and empty the file."""
-        with self._lock:
-            self._kept.clear()
-            self.path.unlink(missing_ok=True)
+        """Forget every kept reply and delete the file."""
+        self.kept.clear()
 
 
 def replaying(model: BaseChatModel, replies: BaseCache) -> BaseChatModel:

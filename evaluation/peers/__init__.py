@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInputError
+from ..kept_replies import KeptReplies
 from ..systems import LANGMEM, MEM0, PEERS
 from .base import PeerMemory, Recalled
 from .costs import CallLog
@@ -138,10 +139,24 @@ def stage_fingerprint(stage: str) -> dict[str, Any]:
     return {"package": package_version(name), "adapter": ADAPTER_VERSION}
 
 
-def open_peer(name: str, folder: Path, *, chat_model: Any, embeddings: Any) -> PeerMemory:
-    """Open peer ``name``'s memory, stored under ``folder`` (its package imported now)."""
+def open_peer(
+    name: str,
+    folder: Path,
+    *,
+    chat_model: Any,
+    embeddings: Any,
+    replies: KeptReplies | None = None,
+    scope: str = "",
+) -> PeerMemory:
+    """Open peer ``name``'s memory, stored under ``folder`` (its package imported now).
+
+    ``replies``: the construction folder's kept OpenAI replies (mem0 calls the model
+    through its own OpenAI client; LangMem's store is a committed JSON snapshot instead).
+    """
     if name == MEM0:
-        return open_mem0(folder, chat_model=chat_model, embeddings=embeddings)
+        return open_mem0(
+            folder, chat_model=chat_model, embeddings=embeddings, replies=replies, scope=scope
+        )
     if name == LANGMEM:
         return open_langmem(folder, chat_model=chat_model, embeddings=embeddings)
     raise ValueError(f"unknown peer {name!r}; choose from {', '.join(PEERS)}")

@@ -5,7 +5,9 @@
   run's temperature. mem0 also has a ``langchain`` provider that would take the chat model
   object itself, but that provider drops the ``response_format`` mem0 asks for (JSON mode
   for its extraction call), so the OpenAI provider is the one that runs mem0 as written.
-  Its client is given the chat model's timeout and retries, and is wrapped to count calls.
+  Its client is given the chat model's timeout and retries, and is wrapped to count calls
+  and to keep its replies (``openai-replies.jsonl`` in the construction folder, committed:
+  the store is rebuilt on another machine without asking the model again).
 * Embeddings: its ``langchain`` embedder provider wrapping the run's embeddings object.
 * Vector store: Chroma under ``<stage folder>/mem0/chroma``; its history database and its
   home folder (``MEM0_DIR``, where it keeps a config file) under the same folder.
@@ -27,8 +29,10 @@ from typing import Any
 
 from ...core.state import TurnInput
 from ...errors import InvalidInputError
+from ..kept_replies import KeptReplies
 from .base import Recalled, dia_ids_of, messages_of
 from .costs import CallLog, CountingOpenAI, logged_errors
+from .kept_openai import KeptOpenAI
 
 NODE = "mem0"
 FOLDER = "mem0"
@@ -155,6 +159,8 @@ def open_mem0(
     chat_model: Any,
     embeddings: Any,
     endpoint: OpenAIEndpoint | None = None,
+    replies: KeptReplies | None = None,
+    scope: str = "",
 ) -> Mem0Memory:
     """Open (or create) mem0's memory under ``<folder>/mem0``.
 
@@ -163,6 +169,9 @@ def open_mem0(
         chat_model: The run's chat model (its endpoint is used unless ``endpoint``).
         embeddings: The run's LangChain embeddings.
         endpoint: Where to send mem0's calls instead (tests).
+        replies: Kept replies that answer a request seen before, and keep every new one
+            (:class:`~.kept_openai.KeptOpenAI`); None: none kept.
+        scope: Part of every kept reply's key: the model as the run names it.
     """
     home = folder / FOLDER
     home.mkdir(parents=True, exist_ok=True)
@@ -176,6 +185,8 @@ def open_mem0(
     if target.max_retries is not None:
         options["max_retries"] = target.max_retries
     client = memory.llm.client.with_options(**options) if options else memory.llm.client
+    if replies is not None:
+        client = KeptOpenAI(client, replies, scope)
     memory.llm.client = CountingOpenAI(client, log)
     return Mem0Memory(memory, log)
 

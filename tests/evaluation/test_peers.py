@@ -14,6 +14,7 @@ import importlib.util
 import json
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -456,7 +457,7 @@ def test_lamina_eval_runs_mem0_as_its_own_resumable_stage(
     (result,) = run.results
     assert result.system == "mem0" and result.answer == "Biscuit" and result.turn_recall == 1.0
     assert [(i.stage, i.batch) for i in run.ingests] == [("peer-mem0", 0), ("peer-mem0", 1)]
-    (folder,) = (tmp_path / "construction").iterdir()
+    (folder,) = (p for p in (tmp_path / "construction").iterdir() if p.is_dir())
     assert folder.name.startswith("peer-mem0-") and (folder / "mem0" / "chroma").is_dir()
     assert not (folder / "chroma").exists()  # lamina's own store is never opened there
     summary = json.loads((run.out / "results.json").read_text())
@@ -472,6 +473,69 @@ def test_lamina_eval_runs_mem0_as_its_own_resumable_stage(
     assert len(stub.extractions()) == calls  # the built memory is reused batch by batch
     assert [r.answer for r in again.results] == ["Biscuit"]
     assert len(ingests_of(Journal(run.out / "journal.jsonl").read())) == 2
+
+
+def _committed(root: Path, there: Path, names: tuple[str, ...]) -> None:
+    """Copy what git carries of a construction folder (see .gitignore) to ``there``."""
+    for path in root.rglob("*"):
+        relative = path.relative_to(root)
+        if path.is_file() and (relative.name in names or "langmem" in relative.parts[1:2]):
+            (there / relative).parent.mkdir(parents=True, exist_ok=True)
+            (there / relative).write_bytes(path.read_bytes())
+
+
+@needs_mem0
+@pytest.mark.usefixtures("mem0_env")
+def test_mem0_memory_is_rebuilt_elsewhere_from_its_kept_replies(
+    data: Path, tmp_path: Path, stub: OpenAIStub
+) -> None:
+    from langchain_openai import ChatOpenAI
+
+    chat = ChatOpenAI(
+        base_url=stub.url, api_key="not-needed", model="stub", max_retries=0, timeout=20
+    )  # type: ignore[call-arg]
+    models = EvalModels(chat_model=chat, embeddings=FakeEmbeddings(), model_name="stub")
+    first = settings(data, tmp_path / "run", ["mem0"])
+    run_evaluation(first, models, progress=False)
+    calls = len(stub.extractions())
+    assert calls == 2 and (tmp_path / "construction" / "openai-replies.jsonl").is_file()
+    # another machine: only the journal and the kept replies came over, not mem0's store
+    there = tmp_path / "elsewhere"
+    _committed(tmp_path / "construction", there, ("ingest.jsonl", "openai-replies.jsonl"))
+    again = replace(settings(data, tmp_path / "run2", ["mem0"]), construction_dir=there)
+    rebuilt = run_evaluation(again, models, progress=False)
+    assert len(stub.extractions()) == calls  # mem0 was answered from the kept replies
+    assert [r.answer for r in rebuilt.results] == ["Biscuit"]  # from the rebuilt store
+    assert (next(there.glob("peer-mem0-*")) / "mem0" / "chroma").is_dir()
+
+
+def test_a_kept_openai_reply_is_found_on_another_day_but_not_for_another_request() -> None:
+    from lamina.evaluation.peers.kept_openai import completion_key
+
+    def asked(on: str, said: str = "moved on 2023-05-08") -> dict[str, Any]:
+        return {"model": "qwen", "messages": [{"content": f"Today is {on}. {said}"}]}
+
+    monday = completion_key(asked("2026-11-23"), "q", days=lambda: {"2026-11-23"})
+    tuesday = completion_key(asked("2026-11-24"), "q", days=lambda: {"2026-11-24"})
+    assert monday == tuesday  # mem0 writes the build day into its prompt
+    other = asked("2026-11-24", said="moved on 2023-05-09")
+    assert completion_key(other, "q", days=lambda: {"2026-11-24"}) != tuesday
+    assert completion_key(asked("2026-11-24"), "other model", days=lambda: {"2026-11-24"}) != (
+        tuesday
+    )
+
+
+@needs_langmem
+def test_langmem_memory_travels_as_its_snapshot(data: Path, tmp_path: Path) -> None:
+    models = EvalModels(chat_model=langmem_model(), embeddings=FakeEmbeddings(), model_name="f")
+    run_evaluation(settings(data, tmp_path / "run", ["langmem"]), models, progress=False)
+    there = tmp_path / "elsewhere"
+    _committed(tmp_path / "construction", there, ("ingest.jsonl", "built.jsonl"))
+    model = langmem_model()
+    again = replace(settings(data, tmp_path / "run2", ["langmem"]), construction_dir=there)
+    moved = EvalModels(chat_model=model, embeddings=FakeEmbeddings(), model_name="f")
+    (result,) = run_evaluation(again, moved, progress=False).results
+    assert len(model.calls) == 1 and result.answer == "Biscuit"  # the answer; nothing built
 
 
 @needs_langmem

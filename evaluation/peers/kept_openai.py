@@ -1,0 +1,100 @@
+"""mem0's OpenAI client answered from kept replies first, so its memory can be rebuilt.
+
+mem0 keeps its memory in a local Chroma store that cannot be committed (it holds the
+dataset's text). :class:`KeptOpenAI` wraps the client mem0 calls: every
+``chat.completions.create`` reply is appended to a JSONL file
+(:class:`~lamina.evaluation.kept_replies.KeptReplies`) under a sha256 of the request, and
+a request seen before is answered from the file without calling the model. On another
+machine mem0, fed the same batches, asks the same requests and rebuilds the same store.
+
+mem0 writes today's date into its extraction prompt, so the key reads today's date
+(UTC or local, ``YYYY-MM-DD``) as a placeholder: a rebuild on a later day still finds
+the reply the model gave. The dataset's own dates are years before any build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from ..kept_replies import KeptReplies
+
+OPENAI_REPLIES = "openai-replies.jsonl"
+"""The construction folder's file of replies to OpenAI-client peers."""
+TODAY = "<today>"
+
+
+def _completion(value: Any) -> Any:
+    from openai.types.chat import ChatCompletion
+
+    return ChatCompletion.model_validate(value)
+
+
+def open_replies(folder: Path) -> KeptReplies:
+    """The kept OpenAI replies of a construction folder."""
+    return KeptReplies(folder / OPENAI_REPLIES, field="completion", revive=_completion)
+
+
+def today() -> set[str]:
+    """Today's date as ``YYYY-MM-DD``, in UTC and in local time (one or two strings)."""
+    return {datetime.now(UTC).date().isoformat(), date.today().isoformat()}
+
+
+def completion_key(
+    params: Mapping[str, Any], scope: str = "", *, days: Callable[[], set[str]] = today
+) -> str:
+    """A sha256 over ``scope`` and the request's parameters, today's ``days`` read as a mark."""
+    text = json.dumps(params, sort_keys=True, default=str)
+    for day in days():
+        text = text.replace(day, TODAY)
+    return hashlib.sha256(f"{scope}\x1f{text}".encode("utf-8", "replace")).hexdigest()
+
+
+class _KeptCompletions:
+    def __init__(self, completions: Any, replies: KeptReplies, scope: str) -> None:
+        self._completions = completions
+        self._replies = replies
+        self._scope = scope
+
+    def create(self, **params: Any) -> Any:
+        key = completion_key(params, self._scope)
+        kept = self._replies.get(key)
+        if kept is not None:
+            return kept.model_copy(deep=True)
+        response = self._completions.create(**params)
+        self._replies.put(key, response.model_dump(mode="json"), response.model_copy(deep=True))
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._completions, name)
+
+
+class _KeptChat:
+    def __init__(self, chat: Any, replies: KeptReplies, scope: str) -> None:
+        self.completions = _KeptCompletions(chat.completions, replies, scope)
+        self._chat = chat
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._chat, name)
+
+
+class KeptOpenAI:
+    """An OpenAI client whose ``chat.completions.create`` is answered from kept replies first.
+
+    ``scope`` is part of every key (what the request does not name, such as the weights a
+    local server loaded). Everything else is the wrapped client's.
+    """
+
+    def __init__(self, client: Any, replies: KeptReplies, scope: str = "") -> None:
+        self.chat = _KeptChat(client.chat, replies, scope)
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+__all__ = ["OPENAI_REPLIES", "KeptOpenAI", "completion_key", "open_replies"]
