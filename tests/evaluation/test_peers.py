@@ -441,17 +441,22 @@ def settings(data: Path, out: Path, systems: list[str]) -> EvalSettings:
     return EvalSettings(data=data, out=out, systems=systems, batch_size=4, judge=False)
 
 
-@needs_mem0
-@pytest.mark.usefixtures("mem0_env")
-def test_lamina_eval_runs_mem0_as_its_own_resumable_stage(
-    data: Path, tmp_path: Path, stub: OpenAIStub
-) -> None:
+def stub_models(stub: OpenAIStub) -> EvalModels:
+    """The run's models: a ``ChatOpenAI`` client of the stub endpoint, fake embeddings."""
     from langchain_openai import ChatOpenAI
 
     chat = ChatOpenAI(
         base_url=stub.url, api_key="not-needed", model="stub", max_retries=0, timeout=20
     )  # type: ignore[call-arg]
-    models = EvalModels(chat_model=chat, embeddings=FakeEmbeddings(), model_name="stub")
+    return EvalModels(chat_model=chat, embeddings=FakeEmbeddings(), model_name="stub")
+
+
+@needs_mem0
+@pytest.mark.usefixtures("mem0_env")
+def test_lamina_eval_runs_mem0_as_its_own_resumable_stage(
+    data: Path, tmp_path: Path, stub: OpenAIStub
+) -> None:
+    models = stub_models(stub)
     run = run_evaluation(settings(data, tmp_path / "run", ["mem0"]), models, progress=False)
 
     (result,) = run.results
@@ -489,12 +494,7 @@ def _committed(root: Path, there: Path, names: tuple[str, ...]) -> None:
 def test_mem0_memory_is_rebuilt_elsewhere_from_its_kept_replies(
     data: Path, tmp_path: Path, stub: OpenAIStub
 ) -> None:
-    from langchain_openai import ChatOpenAI
-
-    chat = ChatOpenAI(
-        base_url=stub.url, api_key="not-needed", model="stub", max_retries=0, timeout=20
-    )  # type: ignore[call-arg]
-    models = EvalModels(chat_model=chat, embeddings=FakeEmbeddings(), model_name="stub")
+    models = stub_models(stub)
     first = settings(data, tmp_path / "run", ["mem0"])
     run_evaluation(first, models, progress=False)
     calls = len(stub.extractions())
