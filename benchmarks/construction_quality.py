@@ -57,7 +57,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from construction_cost import date_accuracy, fixed_tokenizer, local_model, run_policy
+from construction_dates import date_accuracy
+from construction_run import fixed_tokenizer, local_model, run_policy
 
 from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.ownership import addressee, decide_owner

@@ -333,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = fake_model(n_items, confirm=args.fake_update == "confirm")
         embeddings, name = FakeEmbeddings(), f"fake ({args.fake_update} every pair)"
     else:
-        from construction_cost import local_model
+        from construction_run import local_model
 
         from lamina.stores import MiniLMEmbeddings
 
