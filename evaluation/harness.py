@@ -289,6 +289,7 @@ def _ingest(
             done=done,
             record=cache.record,
             annotations=annotations,
+            kept=lambda: replies.hits,
         )
     plan = [(stage, conv) for conv in subset.conversations for stage in caches]
     planned = [(stage, ingestors[stage].planned_turns(stage, conv)) for stage, conv in plan]

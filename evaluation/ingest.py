@@ -92,6 +92,8 @@ class Ingestor:
     """Progress callback: turns just ingested."""
     annotations: Mapping[str, Annotations] = field(default_factory=dict)
     """LoCoMo's annotations by sample id (only the ``derived-oracle`` stage reads them)."""
+    kept: Callable[[], int] = lambda: 0
+    """How many model calls were answered from kept replies so far (a running count)."""
 
     def planned_turns(self, stage: str, conv: Conversation) -> int:
         """Turns still to ingest for this stage and conversation (for the progress bar)."""
@@ -124,7 +126,7 @@ class Ingestor:
         for n, (batch, closes) in enumerate(batches):
             if (stage, conv.sample_id, n) in self.done:
                 continue
-            started = time.perf_counter()
+            started, kept = time.perf_counter(), self.kept()
             out = self.graph.invoke({"turns": batch, "session_closed": closes}, context=ctx)
             self.record(
                 IngestStep(
@@ -138,6 +140,7 @@ class Ingestor:
                     failures=len(out.get("failures", [])),
                     construction=costs_of(out.get("llm_calls", [])),
                     seconds=time.perf_counter() - started,
+                    kept_replies=self.kept() - kept,
                 )
             )
             self.advance(len(batch))

@@ -180,6 +180,9 @@ class IngestStep(BaseModel):
     seconds: float = 0.0
     cache_key: str = ""
     """The construction store the batch was built into (see ``evaluation.construction``)."""
+    kept_replies: int = 0
+    """LLM calls of the batch answered from kept replies (``evaluation.reply_cache``): a
+    batch built again from another build's replies; its seconds are not the model's."""
     error: str | None = None
     """A peer's batch that raised on both tries (see ``evaluation.peers.ingest``): the last
     error; the batch counts as failed and is not sent again."""

@@ -45,6 +45,14 @@ def cost_tables(summary: dict[str, Any], meta: dict[str, Any]) -> list[str]:
         ),
         rows,
     )
+    for stage, c in summary["construction"].items():
+        if c.get("kept_replies"):
+            lines += [
+                f"{stage}: {c['kept_replies']} of its {c['llm_calls']} LLM calls were answered "
+                "from kept replies (built again from another build's replies), so its "
+                "seconds are not the model's.",
+                "",
+            ]
     node_rows = [
         (stage, node, n["calls"], n["prompt_tokens"], n["completion_tokens"], n["latency_s"])
         for stage, c in summary["construction"].items()

@@ -82,6 +82,7 @@ def construction(ingests: Sequence[IngestStep]) -> dict[str, Any]:
             "failures": sum(i.failures for i in steps),
             "seconds": round(sum(i.seconds for i in steps), 2),
             "llm_calls": whole.calls,
+            "kept_replies": sum(i.kept_replies for i in steps),
             "prompt_tokens": whole.prompt_tokens,
             "completion_tokens": whole.completion_tokens,
             "tokens": whole.tokens,

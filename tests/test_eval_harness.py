@@ -487,6 +487,26 @@ def test_built_memory_is_rebuilt_elsewhere_from_the_committed_files_alone(
     assert model.calls == []
 
 
+def test_a_new_key_built_from_kept_replies_says_its_seconds_are_not_the_models(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "built"
+    one = settings(data, tmp_path / "a", systems=["lamina"], construction_dir=shared)
+    first = run_evaluation(one, models(oracle_model()), progress=False, plots=False)
+    assert all(i.kept_replies == 0 for i in first.ingests)
+    calls = sum(sum(c.calls for c in i.construction.values()) for i in first.ingests)
+    # a new key whose requests are the same (only the declared version changed)
+    monkeypatch.setattr(construction_prompts, "CONSTRUCTION_PROMPT_VERSION", "same words")
+    model = oracle_model()
+    two = settings(data, tmp_path / "b", systems=["lamina"], construction_dir=shared)
+    second = run_evaluation(two, models(model), progress=False)
+    assert second.meta["construction"] != first.meta["construction"]
+    assert model.count("ConstructionLines") == 0
+    assert sum(i.kept_replies for i in second.ingests) == calls > 0
+    report = (second.out / "report.md").read_text()
+    assert f"{calls} of its {calls} LLM calls were answered from kept replies" in report
+
+
 def test_a_store_built_before_its_batch_list_was_kept_is_not_rebuilt(
     data: Path, tmp_path: Path
 ) -> None:
