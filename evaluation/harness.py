@@ -13,25 +13,20 @@ journal, so a run continues where it stopped. At the end it writes ``results.jso
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from ..datasets.locomo_annotations import Annotations, load_annotations
 from ..errors import InvalidInputError
-from ..graphs.ingest import build_ingest_graph
 from ..llm.structured import StructuredCaller
-from .assembly import build_systems, open_caches, peer_memories, reply_file, system_id
+from .assembly import build_systems, open_caches, peer_memories, system_id
+from .building import build_memory, progress_bar
 from .code_version import code_version
-from .construction import ConstructionCache
-from .ingest import LAMINA_STAGE, Ingestor
 from .journal_merge import changed_settings, merge_answers, paired_results
 from .judge import Judge
-from .peers import PeerIngestor, PeerMemory, is_peer_stage, peer_versions, peers_in
+from .peers import peer_versions, peers_in
 from .records import (
     Journal,
     QuestionResult,
@@ -41,7 +36,6 @@ from .records import (
     answers_of,
     ingests_of,
 )
-from .reply_cache import replaying
 from .scoring import bleu1, evidence_recall, is_refusal, locomo_f1, mem0_f1
 from .settings import JOURNAL, EvalModels, EvalSettings
 from .subset import EvalQuestion, Subset, load_subset
@@ -216,7 +210,7 @@ def run_evaluation(
         judge = Judge(judge_caller, models.counter, name=models.judge_label)
     if not interim:
         peers = peer_memories(systems)
-        _ingest(settings, models, subset, caches, journal, progress, annotations, peers)
+        build_memory(settings, models, subset, caches, journal, progress, annotations, peers)
         _answer(subset, systems, journal, journal.read(), judge, progress, models.ready)
     entries = journal.read()
     header = next(e for e in entries if isinstance(e, RunHeader))
@@ -248,79 +242,6 @@ def run_evaluation(
     return output
 
 
-def _bar(total: int, desc: str, unit: str, progress: bool) -> Any:
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not progress or None)
-
-
-def _ingest(
-    settings: EvalSettings,
-    models: EvalModels,
-    subset: Subset,
-    caches: dict[str, ConstructionCache],
-    journal: Journal,
-    progress: bool,
-    annotations: dict[str, Annotations],
-    peers: Mapping[str, PeerMemory],
-) -> None:
-    """Build what the stages' stores still lack; copy the batches into the run's journal."""
-    ingestors: dict[str, Ingestor | PeerIngestor] = {}
-    replies = reply_file(settings, models)
-    for stage, cache in caches.items():
-        done = cache.built()
-        if is_peer_stage(stage):  # the peer writes its own store, under the stage's folder
-            ingestors[stage] = PeerIngestor(
-                memory=peers[stage], batch_size=settings.batch_size, done=done, record=cache.record
-            )
-            continue
-        graph = None
-        if stage.startswith(LAMINA_STAGE):  # only lamina's stages call the model
-            graph = build_ingest_graph(
-                chat_model=replaying(models.chat_model, replies),
-                store=cache.store,
-                structured_method=settings.structured_method,
-                max_attempts=settings.max_attempts,
-            ).compile()
-        ingestors[stage] = Ingestor(
-            store=cache.store,
-            graph=graph,
-            batch_size=settings.batch_size,
-            chunk_words=settings.chunk_words,
-            chunk_overlap=settings.chunk_overlap,
-            done=done,
-            record=cache.record,
-            annotations=annotations,
-            kept=lambda: replies.hits,
-        )
-    plan = [(stage, conv) for conv in subset.conversations for stage in caches]
-    planned = [(stage, ingestors[stage].planned_turns(stage, conv)) for stage, conv in plan]
-    if any(turns for stage, turns in planned if _calls_model(stage)):
-        models.ready()  # memory still to build with the model: a local one loads now
-    total = sum(turns for _, turns in planned)
-    with _bar(total, "ingest", "turn", progress) as bar:
-        for stage, conv in plan:
-            bar.set_postfix_str(f"{stage} {conv.sample_id}")
-            ingestors[stage].advance = bar.update
-            ingestors[stage].run(stage, conv)
-    if replies.hits:
-        print(
-            f"construction: {replies.hits} kept replies reused, {replies.misses} asked",
-            file=sys.stderr,
-        )
-    # a batch rebuilt into another store (a new construction key) is recorded again
-    recorded = {(i.key, i.cache_key) for i in ingests_of(journal.read())}
-    wanted = {conv.sample_id for conv in subset.conversations}
-    for cache in caches.values():
-        for step in cache.steps():
-            if step.conversation in wanted and (step.key, step.cache_key) not in recorded:
-                journal.append(step)
-                recorded.add((step.key, step.cache_key))
-
-
-def _calls_model(stage: str) -> bool:
-    """Whether building ``stage`` asks the chat model (lamina's stages and the peers')."""
-    return stage.startswith(LAMINA_STAGE) or is_peer_stage(stage)
-
-
 def _answer(
     subset: Subset,
     systems: Sequence[EvalSystem],
@@ -342,7 +263,7 @@ def _answer(
     ]
     if plan:
         ready()  # questions to answer (and judge): a local model loads now, not before
-    with _bar(len(plan), "answer", "question", progress) as bar:
+    with progress_bar(len(plan), "answer", "question", progress) as bar:
         for conv, system, question in plan:
             bar.set_postfix_str(f"{system.name} {question.qid}")
             session_of = {t.dia_id: t.session_id for t in conv.turns}
