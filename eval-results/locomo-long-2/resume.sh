@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The long LoCoMo run, resumed from its committed journals. Every step skips what its
+# journal already holds, so this script is run again, unchanged, at the start of every
+# sitting until it ends; commit the journals as they grow (see docs/benchmarks/locomo.md).
+#
+#   1. lamina and lamina-retrieval, with the code their memory was built with (faaebf2):
+#      the store is rebuilt from eval-results/construction-long2/replies.jsonl where it
+#      is missing, then the questions are answered.
+#   2. flat, oracle and derived-oracle, with the code their first answers came from
+#      (1936587); their stores need no model and stay machine-local.
+#   3. the peers, mem0 and LangMem, with the current code (their construction replies and
+#      LangMem's snapshot are kept under eval-results/construction).
+#   4. the report: the peers' answers joined in (--merge-from); nothing is left to
+#      answer, so no model loads.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DATA=${DATA:-../shared/data/locomo/locomo10.json}
+PY=.venv/bin/python
+
+freeze() {  # a frozen copy of one commit, importable as `lamina`
+  local dir=/tmp/lamina-at-$1
+  if [ ! -d "$dir/lamina" ]; then
+    mkdir -p "$dir/lamina"
+    git archive "$1" | tar -x -C "$dir/lamina"
+  fi
+  echo "$dir"
+}
+
+run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-26 conv-30
+     --local-ctx 32768 --pick balanced --questions 65 --threads 2)
+
+PYTHONPATH=$(freeze faaebf2) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+  --construction-dir eval-results/construction-long2 --systems lamina lamina-retrieval
+PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+  --construction-dir /tmp/construction-long2-baselines --systems flat oracle derived-oracle
+$PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-peers \
+  --construction-dir eval-results/construction --systems mem0 langmem
+$PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+  --construction-dir eval-results/construction-long2 --merge-from eval-results/locomo-long-peers \
+  --systems lamina lamina-retrieval flat oracle derived-oracle mem0 langmem
