@@ -10,8 +10,9 @@
 #      (1936587); their stores need no model and stay machine-local.
 #   3. the peers, mem0 and LangMem, with the current code (their construction replies and
 #      LangMem's snapshot are kept under eval-results/construction).
-#   4. the report: the peers' answers joined in (--merge-from); nothing is left to
-#      answer, so no model loads.
+#   4. the report: the peers' answers joined in (--merge-from). --interim builds and
+#      answers nothing (no model loads, no peer store is built here) and scores the
+#      questions every system answered: all of them, once steps 1-3 are done.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=${DATA:-../shared/data/locomo/locomo10.json}
@@ -37,4 +38,4 @@ $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-peers \
   --construction-dir eval-results/construction --systems mem0 langmem
 $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 --merge-from eval-results/locomo-long-peers \
-  --systems lamina lamina-retrieval flat oracle derived-oracle mem0 langmem
+  --interim --systems lamina lamina-retrieval flat oracle derived-oracle mem0 langmem
