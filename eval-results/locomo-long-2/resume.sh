@@ -10,7 +10,8 @@
 #      (1936587); their stores need no model and stay machine-local.
 #   3. the peers, mem0 and LangMem, with the current code (their construction replies and
 #      LangMem's snapshot are kept under eval-results/construction).
-#   4. the report: the peers' answers joined in (--merge-from). --interim builds and
+#   4. the report, with lamina's code of step 1 (its construction key finds the batch
+#      journal), the peers' answers joined in (--merge-from). --interim builds and
 #      answers nothing (no model loads, no peer store is built here) and scores the
 #      questions every system answered: all of them, once steps 1-3 are done.
 set -euo pipefail
@@ -36,6 +37,6 @@ PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/l
   --construction-dir /tmp/construction-long2-baselines --systems flat oracle derived-oracle
 $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-peers \
   --construction-dir eval-results/construction --systems mem0 langmem
-$PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+PYTHONPATH=$(freeze faaebf2) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 --merge-from eval-results/locomo-long-peers \
   --interim --systems lamina lamina-retrieval flat oracle derived-oracle mem0 langmem
