@@ -191,9 +191,11 @@ class ConstructionCache:
         folder = root / key
         folder.mkdir(parents=True, exist_ok=True)
         built = folder / BUILT_FILE
-        if not built.exists() and any(p.name not in COMMITTED for p in folder.iterdir()):
-            # a store built before the list was kept holds every batch of its journal
-            steps = ingests_of(Journal(folder / INGEST_JOURNAL).read())
+        if not built.exists():  # kept from now on, before the store is first opened
+            steps: list[IngestStep] = []
+            if any(p.name not in COMMITTED for p in folder.iterdir()):
+                # a store built before the list was kept holds every batch of its journal
+                steps = ingests_of(Journal(folder / INGEST_JOURNAL).read())
             built.write_text("".join(json.dumps(list(s.key)) + "\n" for s in steps))
         store = partial(
             ChromaMemoryStore.persistent,
@@ -210,8 +212,9 @@ class ConstructionCache:
     def built(self) -> set[BatchKey]:
         """The batches this machine's store holds (the rest of the journal is rebuilt).
 
-        A folder with only the committed files holds none (:meth:`open` lists every
-        journaled batch as built for a store from before ``built.jsonl`` was kept).
+        :meth:`open` starts the list: empty for a folder with only the committed files,
+        every journaled batch for a store from before the list was kept. A store opened
+        and left before its first batch was built is then still known to hold none.
         """
         path = self.folder / BUILT_FILE
         if not path.exists():

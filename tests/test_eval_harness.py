@@ -967,3 +967,21 @@ def test_the_eval_command_builds_a_local_model_without_loading_it() -> None:
         built.ready()
         assert [s.starts for s in servers] == [1]
     assert [s.stops for s in servers] == [1]
+
+
+def test_a_rebuild_cut_short_before_its_first_batch_is_still_a_rebuild(tmp_path: Path) -> None:
+    from lamina.evaluation.construction import ConstructionCache
+    from lamina.evaluation.records import IngestStep
+
+    folder = tmp_path / "there" / "lamina-session-abc"
+    folder.mkdir(parents=True)
+    step = IngestStep(stage="lamina-session", conversation="c", batch=0, batches=1, turns=2)
+    Journal(folder / "ingest.jsonl").append(step)  # as committed: the journal alone
+    cache = ConstructionCache.open(tmp_path / "there", folder.name, FakeEmbeddings())
+    assert cache.built() == set()
+    cache.store.count("raw", "lamina-session/c")  # the store is created, then the run dies
+    assert (folder / "chroma").exists()
+    again = ConstructionCache.open(tmp_path / "there", folder.name, FakeEmbeddings())
+    assert again.built() == set()  # not taken for a store that holds its journal
+    again.record(step)
+    assert again.built() == {step.key} and len(again.steps()) == 1  # journaled once

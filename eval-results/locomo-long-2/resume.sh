@@ -31,6 +31,12 @@ freeze() {  # a frozen copy of one commit, importable as `lamina`
 run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-26 conv-30
      --local-ctx 32768 --pick balanced --questions 65 --threads 2)
 
+# faaebf2 starts a key's list of built batches only with its first batch: on a machine
+# with only the committed files, start it empty now (as later code does), so a rebuild
+# cut short before its first batch is not taken for a finished store.
+for key in eval-results/construction-long2/*/; do
+  [ -e "$key/built.jsonl" ] || [ -e "$key/chroma" ] || : > "$key/built.jsonl"
+done
 PYTHONPATH=$(freeze faaebf2) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 --systems lamina lamina-retrieval
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
