@@ -35,6 +35,8 @@ class Taken:
     calls: list[LLMCall]
     invalid: int
     """Outputs the peer reported as unusable (and went on without)."""
+    kept: int = 0
+    """Calls answered from kept replies instead of the model (their seconds are not its)."""
 
 
 class CallLog:
@@ -47,6 +49,7 @@ class CallLog:
         """How the peer reaches the model (``openai`` client or ``langchain`` model)."""
         self._calls: list[LLMCall] = []
         self._invalid = 0
+        self._kept = 0
         self._lock = threading.Lock()
 
     def call(
@@ -76,11 +79,16 @@ class CallLog:
         with self._lock:
             self._invalid += 1
 
+    def kept(self) -> None:
+        """Record one call answered from kept replies (it is also recorded as a call)."""
+        with self._lock:
+            self._kept += 1
+
     def take(self) -> Taken:
         """Everything recorded since the last take (and forget it)."""
         with self._lock:
-            taken = Taken(self._calls, self._invalid)
-            self._calls, self._invalid = [], 0
+            taken = Taken(self._calls, self._invalid, self._kept)
+            self._calls, self._invalid, self._kept = [], 0, 0
         return taken
 
 

@@ -91,19 +91,20 @@ class PeerIngestor:
         """
         started = time.perf_counter()
         calls: list[LLMCall] = []
-        failures, written, error = 0, 0, None
+        failures, written, error, kept = 0, 0, None, 0
         for attempt in range(1, TRIES + 1):
             try:
                 written = self.memory.add(conversation, turns)
             except Exception as e:
-                calls += self.memory.log.take().calls
+                taken = self.memory.log.take()
+                calls, kept = calls + taken.calls, kept + taken.kept
                 failures += 1
                 if attempt == TRIES and _connection_refused(e):
                     raise
                 error = describe(e)
                 continue
             taken = self.memory.log.take()
-            calls += taken.calls
+            calls, kept = calls + taken.calls, kept + taken.kept
             failures += taken.invalid
             error = None
             break
@@ -118,6 +119,7 @@ class PeerIngestor:
             construction=costs_of(calls),
             seconds=time.perf_counter() - started,
             error=error,
+            kept_replies=kept,
         )
 
 

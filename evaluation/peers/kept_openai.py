@@ -55,15 +55,19 @@ def completion_key(
 
 
 class _KeptCompletions:
-    def __init__(self, completions: Any, replies: KeptReplies, scope: str) -> None:
+    def __init__(
+        self, completions: Any, replies: KeptReplies, scope: str, on_kept: Callable[[], None]
+    ) -> None:
         self._completions = completions
         self._replies = replies
         self._scope = scope
+        self._on_kept = on_kept
 
     def create(self, **params: Any) -> Any:
         key = completion_key(params, self._scope)
         kept = self._replies.get(key)
         if kept is not None:
+            self._on_kept()
             return kept.model_copy(deep=True)
         response = self._completions.create(**params)
         self._replies.put(key, response.model_dump(mode="json"), response.model_copy(deep=True))
@@ -74,8 +78,10 @@ class _KeptCompletions:
 
 
 class _KeptChat:
-    def __init__(self, chat: Any, replies: KeptReplies, scope: str) -> None:
-        self.completions = _KeptCompletions(chat.completions, replies, scope)
+    def __init__(
+        self, chat: Any, replies: KeptReplies, scope: str, on_kept: Callable[[], None]
+    ) -> None:
+        self.completions = _KeptCompletions(chat.completions, replies, scope, on_kept)
         self._chat = chat
 
     def __getattr__(self, name: str) -> Any:
@@ -86,11 +92,18 @@ class KeptOpenAI:
     """An OpenAI client whose ``chat.completions.create`` is answered from kept replies first.
 
     ``scope`` is part of every key (what the request does not name, such as the weights a
-    local server loaded). Everything else is the wrapped client's.
+    local server loaded); ``on_kept`` is called for each request answered from the file.
+    Everything else is the wrapped client's.
     """
 
-    def __init__(self, client: Any, replies: KeptReplies, scope: str = "") -> None:
-        self.chat = _KeptChat(client.chat, replies, scope)
+    def __init__(
+        self,
+        client: Any,
+        replies: KeptReplies,
+        scope: str = "",
+        on_kept: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.chat = _KeptChat(client.chat, replies, scope, on_kept)
         self._client = client
 
     def __getattr__(self, name: str) -> Any:

@@ -186,7 +186,7 @@ def open_mem0(
         options["max_retries"] = target.max_retries
     client = memory.llm.client.with_options(**options) if options else memory.llm.client
     if replies is not None:
-        client = KeptOpenAI(client, replies, scope)
+        client = KeptOpenAI(client, replies, scope, on_kept=log.kept)
     memory.llm.client = CountingOpenAI(client, log)
     return Mem0Memory(memory, log)
 

@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from lamina.cli import build_parser
 from lamina.commands import eval as eval_command
 from lamina.errors import InvalidInputError
+from lamina.evaluation import peers as peers_package
 from lamina.evaluation.answering import Answerer
 from lamina.evaluation.assembly import needed_stages
 from lamina.evaluation.harness import EvalModels, EvalSettings, run_evaluation
@@ -492,7 +493,7 @@ def _committed(root: Path, there: Path, names: tuple[str, ...]) -> None:
 @needs_mem0
 @pytest.mark.usefixtures("mem0_env")
 def test_mem0_memory_is_rebuilt_elsewhere_from_its_kept_replies(
-    data: Path, tmp_path: Path, stub: OpenAIStub
+    data: Path, tmp_path: Path, stub: OpenAIStub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     models = stub_models(stub)
     first = settings(data, tmp_path / "run", ["mem0"])
@@ -505,6 +506,12 @@ def test_mem0_memory_is_rebuilt_elsewhere_from_its_kept_replies(
     again = replace(settings(data, tmp_path / "run2", ["mem0"]), construction_dir=there)
     rebuilt = run_evaluation(again, models, progress=False)
     assert len(stub.extractions()) == calls  # mem0 was answered from the kept replies
+    # under a new key (a new adapter version, say) the same requests are answered from the
+    # file again, and its batches say their seconds are not the model's
+    monkeypatch.setattr(peers_package, "ADAPTER_VERSION", "next")
+    newer = run_evaluation(replace(again, out=tmp_path / "run3"), models, progress=False)
+    assert len(stub.extractions()) == calls
+    assert [i.kept_replies for i in newer.ingests] == [1, 1]
     assert [r.answer for r in rebuilt.results] == ["Biscuit"]  # from the rebuilt store
     assert (next(there.glob("peer-mem0-*")) / "mem0" / "chroma").is_dir()
 
