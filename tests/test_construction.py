@@ -273,3 +273,25 @@ def test_a_relation_named_in_passing_is_a_fact_about_the_speaker() -> None:
     assert (relation.subject, relation.text) == ("Maya", "Maya's brother is Theo.")
     assert relation.source_ids == [t.id for t in store.get("raw", NS) if "brother" in t.text]
     assert out["checks"].count("relations_named") == 1
+
+
+def test_the_examples_relation_and_notes_copied_onto_real_people_are_repaired() -> None:
+    """The example teaches "Omar, Priya's cousin, ..." and "Jonas loves chess"; a small
+    model wrote "Melanie, Caroline's cousin, ..." about two friends and "Caroline loves
+    chess" under a turn about adoption. The support check alone passed both."""
+    reply = (
+        "T|Bakery\nS|Sam, Maya's cousin, loves bread. Theo, Maya's brother, opened a bakery.\n"
+        "F|t2|Sam|Sam, Maya's cousin, loves fresh bread.\n"
+        "L|t2|Sam|Sam loves chess.\n"
+        "F|t1|Theo|Theo, Maya's brother, opened a bakery last week."
+    )
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    out = _ingest(SchemaChatModel().script("ConstructionLines", reply), store)
+    assert sorted(f.text for f in model_facts(store)) == [
+        "Sam loves fresh bread.",  # nobody said cousin: the relation is cut, the rest kept
+        "Theo, Maya's brother, opened a bakery last week (19–25 February 2024).",  # said
+    ]
+    (episode,) = store.get("episode", NS)
+    assert episode.text == "Sam loves bread. Theo, Maya's brother, opened a bakery."
+    assert out["checks"].count("relation_unsaid") == 1
+    assert out["checks"].count("example_copied") == 1

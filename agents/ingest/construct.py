@@ -40,6 +40,7 @@ from ..common.formatting import SENTENCE_BREAK, format_excerpt, format_record
 from ..common.journal import journal_key
 from ..common.refinement import fact_id
 from ..common.timeparse import reference_day, resolve_times
+from .example_leaks import copies_example, cut_unsaid_relations
 from .lines import complete, parse_lines
 from .owner_check import checked_owner
 from .relations import relation_records
@@ -270,11 +271,15 @@ def fact_records(
 
     A fact is sourced from the turns that support it (:func:`supporting_turns`); one no
     turn supports is dropped and counted, and so is one that says nothing but names
-    (``empty_dropped``). Its owner comes from the grammar of its source
-    turn when the model's disagrees (see :mod:`.ownership`).
+    (``empty_dropped``) and one that only repeats a note of the prompt's example
+    (``example_copied``). An appositive relation the excerpt does not state ("Melanie,
+    Caroline's cousin, ...") is cut out (``relation_unsaid``; see :mod:`.example_leaks`).
+    Its owner comes from the grammar of its source turn when the model's disagrees (see
+    :mod:`.ownership`).
     """
     by_id = {t.id: t for t in turns}
     people = _people(log, ctx, turns)
+    excerpt = [x for t in turns for x in _said(t, answered=True)]
     out = []
     for item in items:
         if not content_terms(item.statement, people):  # "Audrey, Audrey, Audrey"
@@ -286,8 +291,15 @@ def fact_records(
             log.count("unsupported_dropped")
             continue
         source_turns = [by_id[s] for s in sources]
+        said = [x for t in source_turns for x in _said(t, answered=True)]
+        if copies_example(item.statement, people, said):
+            log.count("example_copied")
+            continue
+        statement, cut = cut_unsaid_relations(item.statement, excerpt)
+        for _ in range(cut):
+            log.count("relation_unsaid")
         anchor = reference_day(source_turns[0].occurred_at, ctx.tz)
-        text, when = resolve_statement(item.statement.strip(), source_turns, anchor)
+        text, when = resolve_statement(statement.strip(), source_turns, anchor)
         text, owner, check = checked_owner(
             log, text, item.subject.strip(), source_turns, turns, people
         )
@@ -328,6 +340,7 @@ def episode_text(
 ) -> tuple[str, str]:
     """(title, narrative) of a draft, with fallbacks when the model left either out."""
     summary = " ".join(dict.fromkeys(s.strip() for s in SENTENCE_BREAK.split(draft.summary)))
+    summary = cut_unsaid_relations(summary, [x for t in turns for x in _said(t, answered=True)])[0]
     summary = summary.strip()
     if summary:
         days = {reference_day(t.occurred_at, ctx.tz) for t in turns}
