@@ -3,9 +3,10 @@
 Building memory with a local model takes hours. The store it builds is machine-local, and
 it cannot be committed: it holds the dataset's turns. :class:`ReplyFile` is a LangChain
 cache (``BaseCache``, set as the chat model's ``cache``) that appends every reply the
-model gives while memory is built to a JSONL file, keyed by a sha256 of the request. The
-file holds the replies and their usage, never a prompt, so it may be committed beside the
-batch journal. On another machine the same build, fed the same turns, asks the same
+model gives while memory is built to a JSONL file, keyed by a sha256 of the request and
+sealed with another hash of it (:mod:`.kept_replies`). The file holds no prompt, and no
+reply anyone without the data could read, so it may be committed beside the batch
+journal. On another machine the same build, fed the same turns, asks the same
 questions and gets the kept replies back without calling the model: the store is rebuilt
 in minutes, and whatever was not kept is asked for and appended.
 
@@ -46,6 +47,15 @@ def request_key(prompt: str, llm_string: str, scope: str = "") -> str:
     The endpoint is left out of the settings. ``scope`` names what the settings may not,
     such as which weights a local server loaded.
     """
+    return hashlib.sha256(_request(prompt, llm_string, scope)).hexdigest()
+
+
+def request_secret(prompt: str, llm_string: str, scope: str = "") -> bytes:
+    """The secret a reply to this request is sealed with: another hash of the request."""
+    return hashlib.sha256(b"lamina-seal\x1f" + _request(prompt, llm_string, scope)).digest()
+
+
+def _request(prompt: str, llm_string: str, scope: str) -> bytes:
     head, sep, tail = llm_string.partition("---")
     try:
         settings = json.loads(head)
@@ -54,10 +64,9 @@ def request_key(prompt: str, llm_string: str, scope: str = "") -> str:
     if isinstance(settings, dict) and isinstance(settings.get("kwargs"), dict):
         kwargs = {k: v for k, v in settings["kwargs"].items() if k not in _ENDPOINT_FIELDS}
         head = json.dumps({**settings, "kwargs": kwargs}, sort_keys=True)
-    digest = hashlib.sha256(scope.encode("utf-8", "replace") + b"\x1f")
-    digest.update(prompt.encode("utf-8", "replace") + b"\x1f")
-    digest.update(f"{head}{sep}{tail}".encode("utf-8", "replace"))
-    return digest.hexdigest()
+    return b"\x1f".join(
+        part.encode("utf-8", "replace") for part in (scope, prompt, f"{head}{sep}{tail}")
+    )
 
 
 def _revive(value: Any) -> list[Generation]:
@@ -106,7 +115,8 @@ class ReplyFile(BaseCache):
 
     def lookup(self, prompt: str, llm_string: str) -> RETURN_VAL_TYPE | None:
         """The kept reply to this request, or None (then the model is asked)."""
-        kept = self.kept.get(request_key(prompt, llm_string, self.scope))
+        key = request_key(prompt, llm_string, self.scope)
+        kept = self.kept.get(key, request_secret(prompt, llm_string, self.scope))
         return None if kept is None else [g.model_copy(deep=True) for g in kept]
 
     def update(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
@@ -116,6 +126,7 @@ class ReplyFile(BaseCache):
             request_key(prompt, llm_string, self.scope),
             [dumpd(g) for g in generations],
             [g.model_copy(deep=True) for g in generations],
+            request_secret(prompt, llm_string, self.scope),
         )
 
     def clear(self, **kwargs: Any) -> None:
@@ -132,4 +143,4 @@ def replaying(model: BaseChatModel, replies: BaseCache) -> BaseChatModel:
     return model.model_copy(update={"cache": replies})
 
 
-__all__ = ["REPLY_FILE", "ReplyFile", "replaying", "request_key"]
+__all__ = ["REPLY_FILE", "ReplyFile", "replaying", "request_key", "request_secret"]

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from langchain_core.load import dumps
 from langchain_core.messages import AIMessage, HumanMessage
 
-from lamina.evaluation.reply_cache import ReplyFile, replaying, request_key
+from lamina.evaluation.kept_replies import seal, unseal
+from lamina.evaluation.reply_cache import ReplyFile, replaying, request_key, request_secret
 from lamina.testing import FakeChatModel
 
 
@@ -42,6 +45,7 @@ def test_a_kept_reply_answers_a_later_process_without_calling_the_model(tmp_path
     assert again.usage_metadata["output_tokens"] == 3  # the first build's usage
     assert later.calls == [] and (kept.hits, kept.misses) == (1, 0)
     assert "turns" not in path.read_text()  # no prompt text is kept
+    assert "Ana" not in path.read_text()  # and the reply is sealed
 
     other = FakeChatModel().enqueue("S|other")
     assert replaying(other, kept).invoke([HumanMessage("new turns")]).content == "S|other"
@@ -63,3 +67,35 @@ def test_a_line_cut_short_is_skipped_and_asked_again(tmp_path: Path) -> None:
     assert (len(reread), reread.unreadable) == (2, 1)
     kept.clear()
     assert len(kept) == 0 and not path.exists()
+
+
+def test_a_sealed_reply_opens_only_with_its_requests_secret() -> None:
+    sealed = seal({"text": "Ana moved to Porto"}, b"secret")
+    assert "Porto" not in sealed and unseal(sealed, b"secret") == {"text": "Ana moved to Porto"}
+    assert seal({"text": "x"}, b"secret") != seal({"text": "x"}, b"secret")  # a fresh nonce
+    with pytest.raises(ValueError):
+        unseal(sealed, b"another secret")
+
+
+def _secret_of(question: str) -> bytes:
+    """The secret of the request ``FakeChatModel().invoke(question)`` makes."""
+    prompt = dumps([HumanMessage(question)])
+    return request_secret(prompt, FakeChatModel()._get_llm_string(stop=None))
+
+
+def test_plain_lines_of_an_older_file_are_sealed_as_they_are_used(tmp_path: Path) -> None:
+    path = tmp_path / "replies.jsonl"
+    replaying(FakeChatModel().enqueue("used"), ReplyFile(path)).invoke("a")
+    replaying(FakeChatModel().enqueue("unused"), ReplyFile(path)).invoke("b")
+    plain = [json.loads(line) for line in path.read_text().splitlines()]
+    for entry, question in zip(plain, ("a", "b"), strict=True):  # as older code wrote it
+        entry["generations"] = unseal(entry.pop("sealed"), _secret_of(question))
+    path.write_text("".join(json.dumps(e) + "\n" for e in plain))
+    kept = ReplyFile(path)
+    assert (len(kept), kept.kept.plain) == (2, 2)
+    model = FakeChatModel(when_empty="the model was asked")
+    assert replaying(model, kept).invoke("a").content == "used"
+    assert kept.kept.plain == 1 and kept.kept.drop_plain() == 1
+    again = ReplyFile(path)
+    assert (len(again), again.kept.plain) == (1, 0) and "used" not in path.read_text()
+    assert replaying(model, again).invoke("a").content == "used"

@@ -3,7 +3,8 @@
 mem0 keeps its memory in a local Chroma store that cannot be committed (it holds the
 dataset's text). :class:`KeptOpenAI` wraps the client mem0 calls: every
 ``chat.completions.create`` reply is appended to a JSONL file
-(:class:`~lamina.evaluation.kept_replies.KeptReplies`) under a sha256 of the request, and
+(:class:`~lamina.evaluation.kept_replies.KeptReplies`) under a sha256 of the request,
+sealed with another hash of it, and
 a request seen before is answered from the file without calling the model. On another
 machine mem0, fed the same batches, asks the same requests and rebuilds the same store.
 
@@ -44,14 +45,25 @@ def today() -> set[str]:
     return {datetime.now(UTC).date().isoformat(), date.today().isoformat()}
 
 
+def _request(params: Mapping[str, Any], scope: str, days: Callable[[], set[str]]) -> bytes:
+    text = json.dumps(params, sort_keys=True, default=str)
+    for day in days():
+        text = text.replace(day, TODAY)
+    return f"{scope}\x1f{text}".encode("utf-8", "replace")
+
+
 def completion_key(
     params: Mapping[str, Any], scope: str = "", *, days: Callable[[], set[str]] = today
 ) -> str:
     """A sha256 over ``scope`` and the request's parameters, today's ``days`` read as a mark."""
-    text = json.dumps(params, sort_keys=True, default=str)
-    for day in days():
-        text = text.replace(day, TODAY)
-    return hashlib.sha256(f"{scope}\x1f{text}".encode("utf-8", "replace")).hexdigest()
+    return hashlib.sha256(_request(params, scope, days)).hexdigest()
+
+
+def completion_secret(
+    params: Mapping[str, Any], scope: str = "", *, days: Callable[[], set[str]] = today
+) -> bytes:
+    """The secret a reply to this request is sealed with (see :mod:`..kept_replies`)."""
+    return hashlib.sha256(b"lamina-seal\x1f" + _request(params, scope, days)).digest()
 
 
 class _KeptCompletions:
@@ -64,13 +76,14 @@ class _KeptCompletions:
         self._on_kept = on_kept
 
     def create(self, **params: Any) -> Any:
-        key = completion_key(params, self._scope)
-        kept = self._replies.get(key)
+        key, secret = completion_key(params, self._scope), completion_secret(params, self._scope)
+        kept = self._replies.get(key, secret)
         if kept is not None:
             self._on_kept()
             return kept.model_copy(deep=True)
         response = self._completions.create(**params)
-        self._replies.put(key, response.model_dump(mode="json"), response.model_copy(deep=True))
+        value = response.model_dump(mode="json")
+        self._replies.put(key, value, response.model_copy(deep=True), secret)
         return response
 
     def __getattr__(self, name: str) -> Any:
@@ -110,4 +123,4 @@ class KeptOpenAI:
         return getattr(self._client, name)
 
 
-__all__ = ["OPENAI_REPLIES", "KeptOpenAI", "completion_key", "open_replies"]
+__all__ = ["OPENAI_REPLIES", "KeptOpenAI", "completion_key", "completion_secret", "open_replies"]
