@@ -3,11 +3,13 @@
 # journal already holds, so this script is run again, unchanged, at the start of every
 # sitting until it ends; commit the journals as they grow (see docs/benchmarks/locomo.md).
 #
-#   1. lamina and lamina-retrieval, pinned to a5f28c1: its construction asks the model
-#      what faaebf2's build asked (the same key), and repairs the notes copied from the
-#      prompt's example. The store is rebuilt from
+#   1. lamina and lamina-retrieval, pinned to 2baa866: its construction asks the model
+#      what faaebf2's build asked (the same key), repairs the notes copied from the
+#      prompt's example, and reads the sealed replies. The store is rebuilt from
 #      eval-results/construction-long2/replies.jsonl where it is missing (the batch
-#      journal keeps faaebf2's costs), then the questions are answered.
+#      journal keeps the first build's costs), then the questions are answered. The
+#      answers of 26 November came from the same construction and recall code before
+#      the replies were sealed.
 #   2. flat, oracle and derived-oracle, with the code their first answers came from
 #      (1936587); their stores need no model and stay machine-local.
 #   3. the peers, mem0 and LangMem, with the current code (their construction replies and
@@ -33,12 +35,12 @@ freeze() {  # a frozen copy of one commit, importable as `lamina`
 run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-26 conv-30
      --local-ctx 32768 --pick balanced --questions 65 --threads 2)
 
-PYTHONPATH=$(freeze a5f28c1) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+PYTHONPATH=$(freeze 2baa866) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 --systems lamina lamina-retrieval
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir /tmp/construction-long2-baselines --systems flat oracle derived-oracle
 $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-peers \
   --construction-dir eval-results/construction --systems mem0 langmem
-PYTHONPATH=$(freeze a5f28c1) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+PYTHONPATH=$(freeze 2baa866) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 --merge-from eval-results/locomo-long-peers \
   --interim --systems lamina lamina-retrieval flat oracle derived-oracle mem0 langmem
