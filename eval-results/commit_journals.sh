@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Commit what a long evaluation has written so far and git carries (see .gitignore): the
-# runs' answer journals, each construction key's batch journal, the kept model replies and
-# LangMem's snapshot. Only these paths are committed; other staged work stays staged.
+# runs' answer journals, each construction key's batch journal and the kept (sealed) model
+# replies. Only these paths are committed; other staged work stays staged.
 # Run it every 15 minutes or so while a run goes on:  while sleep 900; do <this>; done
 set -uo pipefail
 cd "$(dirname "$0")/.."
 paths=()
 for p in eval-results/locomo-long*/journal.jsonl eval-results/construction*/replies.jsonl \
-         eval-results/construction*/openai-replies.jsonl eval-results/construction*/*/ingest.jsonl \
-         eval-results/construction/peer-langmem-*/built.jsonl eval-results/construction/peer-langmem-*/langmem; do
+         eval-results/construction*/openai-replies.jsonl eval-results/construction*/*/ingest.jsonl; do
   [ -e "$p" ] && paths+=("$p")
 done
 [ ${#paths[@]} -eq 0 ] && exit 0

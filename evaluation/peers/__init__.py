@@ -151,7 +151,8 @@ def open_peer(
     """Open peer ``name``'s memory, stored under ``folder`` (its package imported now).
 
     ``replies``: the construction folder's kept OpenAI replies (mem0 calls the model
-    through its own OpenAI client; LangMem's store is a committed JSON snapshot instead).
+    through its own OpenAI client; LangMem calls the run's chat model, and its prompts
+    carry fresh uuid4 keys, so its replies could not be replayed).
     """
     if name == MEM0:
         return open_mem0(

@@ -482,7 +482,7 @@ def test_lamina_eval_runs_mem0_as_its_own_resumable_stage(
 
 
 def _committed(root: Path, there: Path, names: tuple[str, ...]) -> None:
-    """Copy what git carries of a construction folder (see .gitignore) to ``there``."""
+    """Copy the named files of a construction folder, and LangMem's snapshot, to ``there``."""
     for path in root.rglob("*"):
         relative = path.relative_to(root)
         if path.is_file() and (relative.name in names or "langmem" in relative.parts[1:2]):
@@ -533,7 +533,9 @@ def test_a_kept_openai_reply_is_found_on_another_day_but_not_for_another_request
 
 
 @needs_langmem
-def test_langmem_memory_travels_as_its_snapshot(data: Path, tmp_path: Path) -> None:
+def test_a_langmem_snapshot_copied_with_its_built_list_is_not_built_again(
+    data: Path, tmp_path: Path
+) -> None:
     models = EvalModels(chat_model=langmem_model(), embeddings=FakeEmbeddings(), model_name="f")
     run_evaluation(settings(data, tmp_path / "run", ["langmem"]), models, progress=False)
     there = tmp_path / "elsewhere"
