@@ -12,8 +12,9 @@
 #      the replies were sealed.
 #   2. flat, oracle and derived-oracle, with the code their first answers came from
 #      (1936587); their stores need no model and stay machine-local.
-#   3. the peers, mem0 and LangMem, with the current code (their construction replies and
-#      LangMem's snapshot are kept under eval-results/construction).
+#   3. the peers, mem0 and LangMem, with the current code (mem0's sealed replies are kept
+#      under eval-results/construction; LangMem's snapshot stays local, so LangMem is
+#      built again on a new machine).
 #   4. the report, with lamina's code of step 1 (its construction key finds the batch
 #      journal), the peers' answers joined in (--merge-from). --interim builds and
 #      answers nothing (no model loads, no peer store is built here) and scores the
