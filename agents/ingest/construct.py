@@ -226,6 +226,11 @@ def _said(turn: RawTurn, *, answered: bool = False) -> list[str]:
     return [turn.text, turn.media_caption or "", (turn.context or "") if answered else ""]
 
 
+def _all_said(turns: list[RawTurn]) -> list[str]:
+    """What the turns say, with the turns they answer (see :func:`_said`)."""
+    return [x for t in turns for x in _said(t, answered=True)]
+
+
 def supporting_turns(
     log: StepLog, statement: str, cited: list[str], turns: list[RawTurn], people: list[str]
 ) -> list[str] | None:
@@ -279,7 +284,7 @@ def fact_records(
     """
     by_id = {t.id: t for t in turns}
     people = _people(log, ctx, turns)
-    excerpt = [x for t in turns for x in _said(t, answered=True)]
+    excerpt = _all_said(turns)
     out = []
     for item in items:
         if not content_terms(item.statement, people):  # "Audrey, Audrey, Audrey"
@@ -291,8 +296,7 @@ def fact_records(
             log.count("unsupported_dropped")
             continue
         source_turns = [by_id[s] for s in sources]
-        said = [x for t in source_turns for x in _said(t, answered=True)]
-        if copies_example(item.statement, people, said):
+        if copies_example(item.statement, people, _all_said(source_turns)):
             log.count("example_copied")
             continue
         statement, cut = cut_unsaid_relations(item.statement, excerpt)
@@ -340,7 +344,7 @@ def episode_text(
 ) -> tuple[str, str]:
     """(title, narrative) of a draft, with fallbacks when the model left either out."""
     summary = " ".join(dict.fromkeys(s.strip() for s in SENTENCE_BREAK.split(draft.summary)))
-    summary = cut_unsaid_relations(summary, [x for t in turns for x in _said(t, answered=True)])[0]
+    summary = cut_unsaid_relations(summary, _all_said(turns))[0]
     summary = summary.strip()
     if summary:
         days = {reference_day(t.occurred_at, ctx.tz) for t in turns}

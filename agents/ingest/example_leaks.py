@@ -23,9 +23,8 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 
 from ...prompts.construction import CONSTRUCT_LINES
-from ...stores.lexical import Analyzer
 from .lines import parse_lines
-from .support import content_terms
+from .support import content_terms, source_terms
 
 RELATIONS = (
     "cousin", "sister", "brother", "sibling", "mother", "father", "mom", "mum", "dad",
@@ -39,19 +38,11 @@ _NAME = r"[A-Z][\w'’-]*"
 _APPOSITIVE = re.compile(
     rf"\b({_NAME}), ({_NAME})['’]s ((?:[a-z]+ )?(?:{'|'.join(RELATIONS)}))\b,\s*"
 )
-_ANALYZER = Analyzer()
-
-
-def _words(texts: Iterable[str]) -> set[str]:
-    found: set[str] = set()
-    for text in texts:
-        found.update(_ANALYZER(text))
-    return found
 
 
 def _terms(statement: str, people: Sequence[str]) -> frozenset[str]:
     """The statement's content words without the people's names, stemmed as the text is."""
-    return frozenset(content_terms(statement, people) - _words(people))
+    return frozenset(content_terms(statement, people) - source_terms(people))
 
 
 def cut_unsaid_relations(statement: str, sources: Iterable[str]) -> tuple[str, int]:
@@ -60,13 +51,13 @@ def cut_unsaid_relations(statement: str, sources: Iterable[str]) -> tuple[str, i
     ``Melanie, Caroline's cousin, went camping.`` becomes ``Melanie went camping.`` unless
     a source says "cousin". An appositive the sources do state is kept.
     """
-    said = _words(sources)
+    said = source_terms(sources)
     cut = 0
 
     def repair(match: re.Match[str]) -> str:
         nonlocal cut
         relation = match.group(3).split()[-1]
-        if set(_ANALYZER(relation)) <= said:
+        if source_terms([relation]) <= said:
             return match.group(0)
         cut += 1
         return f"{match.group(1)} "
@@ -91,7 +82,7 @@ def copies_example(statement: str, people: Sequence[str], sources: Iterable[str]
     terms = _terms(statement, people)
     if not terms:
         return False
-    said = _words(sources)
+    said = source_terms(sources)
     return any(terms <= note and not terms <= said for note in example_notes())
 
 

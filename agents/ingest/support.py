@@ -41,15 +41,20 @@ def content_terms(statement: str, people: Sequence[str]) -> set[str]:
     return {t for t in _ANALYZER(statement) if not match_speakers(t, list(people))}
 
 
+def source_terms(sources: Iterable[str]) -> set[str]:
+    """Every stemmed word of ``sources``, as the statements' words are stemmed."""
+    found: set[str] = set()
+    for text in sources:
+        found.update(_ANALYZER(text))
+    return found
+
+
 def support_ratio(statement: str, sources: Iterable[str], people: Sequence[str]) -> float:
     """Share of the statement's content words found in ``sources`` (1.0: none to check)."""
     terms = content_terms(statement, people)
     if not terms:
         return 1.0
-    found: set[str] = set()
-    for text in sources:
-        found.update(_ANALYZER(text))
-    return len(terms & found) / len(terms)
+    return len(terms & source_terms(sources)) / len(terms)
 
 
 def supported(
@@ -62,4 +67,11 @@ def supported(
     return support_ratio(statement, sources, people) >= threshold
 
 
-__all__ = ["SOURCE_MARGIN", "SUPPORT_THRESHOLD", "content_terms", "support_ratio", "supported"]
+__all__ = [
+    "SOURCE_MARGIN",
+    "SUPPORT_THRESHOLD",
+    "content_terms",
+    "source_terms",
+    "support_ratio",
+    "supported",
+]
