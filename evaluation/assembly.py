@@ -18,7 +18,7 @@ from ..stores.chroma import ChromaMemoryStore
 from .answering import Answerer
 from .construction import ConstructionCache, KeyInputs, construction_key, file_sha256
 from .ingest import CHUNK_STAGE, DERIVED_ORACLE_STAGE, RAW_STAGE, lamina_stage
-from .peers import PACKAGES, PeerMemory, PeerSystem, open_peer, peer_stage
+from .peers import PACKAGES, PeerMemory, PeerSystem, open_peer, peer_stage, peers_in
 from .peers.kept_openai import open_replies
 from .reply_cache import REPLY_FILE, ReplyFile
 from .settings import EvalModels, EvalSettings
@@ -112,6 +112,8 @@ def build_systems(
         models.chat_model, method=settings.structured_method, max_attempts=settings.max_attempts
     )
     answerer = Answerer(caller, models.counter)
+    # read once, shared by the peers that call the model through an OpenAI client (mem0)
+    peer_replies = open_replies(settings.construction_root) if peers_in(settings.systems) else None
     out: list[EvalSystem] = []
     for name in settings.systems:
         if name in (LAMINA, LAMINA_RETRIEVAL):
@@ -167,7 +169,7 @@ def build_systems(
                 caches[stage].folder,
                 chat_model=models.chat_model,
                 embeddings=models.embeddings,
-                replies=open_replies(settings.construction_root),
+                replies=peer_replies,
                 scope=built_by(models),
             )
             out.append(

@@ -1,7 +1,8 @@
 """Replies a model gave, kept sealed in an append-only JSONL file by request key.
 
-One line per request: ``{"key": <sha256>, "sealed": <base64>}``. The key is the caller's
-hash of the request, so the file holds no prompt text. A construction reply often quotes
+One line per request: ``{"key": <sha256>, "sealed": <base64>}``. The caller hands in the
+request as bytes (its messages and settings, serialized); the key is a hash of them
+(:func:`key_of`), so the file holds no prompt text. A construction reply often quotes
 the conversation it was asked about, and the evaluation data may not be copied into the
 repository (LoCoMo is CC BY-NC), so the reply itself is sealed too: XORed with a
 keystream (SHAKE-256 of a secret and a random nonce) whose secret is a second hash of the
@@ -44,6 +45,16 @@ def _as_is(value: Any) -> Any:
 
 def _stream(secret: bytes, nonce: bytes, n: int) -> bytes:
     return hashlib.shake_256(secret + nonce).digest(n)
+
+
+def key_of(request: bytes) -> str:
+    """The key a request's reply is kept under: a sha256 of the request."""
+    return hashlib.sha256(request).hexdigest()
+
+
+def secret_of(request: bytes) -> bytes:
+    """The secret a request's reply is sealed with: another hash of the request."""
+    return hashlib.sha256(b"lamina-seal\x1f" + request).digest()
 
 
 def seal(value: Any, secret: bytes) -> str:
@@ -114,11 +125,12 @@ class KeptReplies:
         """Lines of the file not sealed yet (from before replies were sealed)."""
         return sum(1 for sealed, _ in self._lines.values() if not sealed)
 
-    def get(self, key: str, secret: bytes) -> Any | None:
-        """The reply kept under ``key``, opened with the request's ``secret``, or None.
+    def get(self, request: bytes) -> Any | None:
+        """The reply kept for ``request`` (serialized), or None.
 
         The caller must not change it. A plain line found is sealed and appended.
         """
+        key, secret = key_of(request), secret_of(request)
         with self._lock:
             reply = self._open.get(key)
             line = self._lines.get(key) if reply is None else None
@@ -138,10 +150,11 @@ class KeptReplies:
                 self.hits += 1
             return reply
 
-    def put(self, key: str, value: Any, reply: Any, secret: bytes) -> None:
-        """Keep ``reply`` under ``key``; ``value`` (its JSON form) is sealed into the file."""
+    def put(self, request: bytes, value: Any, reply: Any) -> None:
+        """Keep ``reply`` for ``request``; ``value`` (its JSON form) is sealed into the file."""
+        key = key_of(request)
         with self._lock:
-            self._append(key, value, secret)
+            self._append(key, value, secret_of(request))
             self._open[key] = reply
 
     def _append(self, key: str, value: Any, secret: bytes) -> None:
@@ -181,4 +194,4 @@ class KeptReplies:
             self.path.unlink(missing_ok=True)
 
 
-__all__ = ["KeptReplies", "seal", "unseal"]
+__all__ = ["KeptReplies", "key_of", "seal", "secret_of", "unseal"]

@@ -17,7 +17,6 @@ response format, every message) is in it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from langchain_core.load import dumpd, load
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, Generation
 
-from .kept_replies import KeptReplies
+from .kept_replies import KeptReplies, key_of, secret_of
 
 REPLY_FILE = "replies.jsonl"
 _ENDPOINT_FIELDS = frozenset(
@@ -42,20 +41,21 @@ _ALLOWED: list[Any] = [ChatGeneration, Generation, AIMessage]
 
 
 def request_key(prompt: str, llm_string: str, scope: str = "") -> str:
-    """A sha256 over ``scope``, the serialized messages and the model's settings.
-
-    The endpoint is left out of the settings. ``scope`` names what the settings may not,
-    such as which weights a local server loaded.
-    """
-    return hashlib.sha256(_request(prompt, llm_string, scope)).hexdigest()
+    """The key of a request's reply: a sha256 over :func:`request_bytes`."""
+    return key_of(request_bytes(prompt, llm_string, scope))
 
 
 def request_secret(prompt: str, llm_string: str, scope: str = "") -> bytes:
     """The secret a reply to this request is sealed with: another hash of the request."""
-    return hashlib.sha256(b"lamina-seal\x1f" + _request(prompt, llm_string, scope)).digest()
+    return secret_of(request_bytes(prompt, llm_string, scope))
 
 
-def _request(prompt: str, llm_string: str, scope: str) -> bytes:
+def request_bytes(prompt: str, llm_string: str, scope: str = "") -> bytes:
+    """``scope``, the serialized messages and the model's settings, as one request.
+
+    The endpoint is left out of the settings. ``scope`` names what the settings may not,
+    such as which weights a local server loaded.
+    """
     head, sep, tail = llm_string.partition("---")
     try:
         settings = json.loads(head)
@@ -115,18 +115,16 @@ class ReplyFile(BaseCache):
 
     def lookup(self, prompt: str, llm_string: str) -> RETURN_VAL_TYPE | None:
         """The kept reply to this request, or None (then the model is asked)."""
-        key = request_key(prompt, llm_string, self.scope)
-        kept = self.kept.get(key, request_secret(prompt, llm_string, self.scope))
+        kept = self.kept.get(request_bytes(prompt, llm_string, self.scope))
         return None if kept is None else [g.model_copy(deep=True) for g in kept]
 
     def update(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
         """Keep the model's reply: appended to the file and flushed to disk at once."""
         generations: Sequence[Generation] = return_val
         self.kept.put(
-            request_key(prompt, llm_string, self.scope),
+            request_bytes(prompt, llm_string, self.scope),
             [dumpd(g) for g in generations],
             [g.model_copy(deep=True) for g in generations],
-            request_secret(prompt, llm_string, self.scope),
         )
 
     def clear(self, **kwargs: Any) -> None:
@@ -143,4 +141,11 @@ def replaying(model: BaseChatModel, replies: BaseCache) -> BaseChatModel:
     return model.model_copy(update={"cache": replies})
 
 
-__all__ = ["REPLY_FILE", "ReplyFile", "replaying", "request_key", "request_secret"]
+__all__ = [
+    "REPLY_FILE",
+    "ReplyFile",
+    "replaying",
+    "request_bytes",
+    "request_key",
+    "request_secret",
+]

@@ -15,14 +15,13 @@ the reply the model gave. The dataset's own dates are years before any build.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..kept_replies import KeptReplies
+from ..kept_replies import KeptReplies, key_of
 
 OPENAI_REPLIES = "openai-replies.jsonl"
 """The construction folder's file of replies to OpenAI-client peers."""
@@ -45,7 +44,10 @@ def today() -> set[str]:
     return {datetime.now(UTC).date().isoformat(), date.today().isoformat()}
 
 
-def _request(params: Mapping[str, Any], scope: str, days: Callable[[], set[str]]) -> bytes:
+def completion_request(
+    params: Mapping[str, Any], scope: str = "", *, days: Callable[[], set[str]] = today
+) -> bytes:
+    """``scope`` and the request's parameters as one request, today's ``days`` as a mark."""
     text = json.dumps(params, sort_keys=True, default=str)
     for day in days():
         text = text.replace(day, TODAY)
@@ -55,15 +57,8 @@ def _request(params: Mapping[str, Any], scope: str, days: Callable[[], set[str]]
 def completion_key(
     params: Mapping[str, Any], scope: str = "", *, days: Callable[[], set[str]] = today
 ) -> str:
-    """A sha256 over ``scope`` and the request's parameters, today's ``days`` read as a mark."""
-    return hashlib.sha256(_request(params, scope, days)).hexdigest()
-
-
-def completion_secret(
-    params: Mapping[str, Any], scope: str = "", *, days: Callable[[], set[str]] = today
-) -> bytes:
-    """The secret a reply to this request is sealed with (see :mod:`..kept_replies`)."""
-    return hashlib.sha256(b"lamina-seal\x1f" + _request(params, scope, days)).digest()
+    """The key of a request's reply: a sha256 over :func:`completion_request`."""
+    return key_of(completion_request(params, scope, days=days))
 
 
 class _KeptCompletions:
@@ -76,14 +71,13 @@ class _KeptCompletions:
         self._on_kept = on_kept
 
     def create(self, **params: Any) -> Any:
-        key, secret = completion_key(params, self._scope), completion_secret(params, self._scope)
-        kept = self._replies.get(key, secret)
+        request = completion_request(params, self._scope)
+        kept = self._replies.get(request)
         if kept is not None:
             self._on_kept()
             return kept.model_copy(deep=True)
         response = self._completions.create(**params)
-        value = response.model_dump(mode="json")
-        self._replies.put(key, value, response.model_copy(deep=True), secret)
+        self._replies.put(request, response.model_dump(mode="json"), response.model_copy(deep=True))
         return response
 
     def __getattr__(self, name: str) -> Any:
@@ -123,4 +117,4 @@ class KeptOpenAI:
         return getattr(self._client, name)
 
 
-__all__ = ["OPENAI_REPLIES", "KeptOpenAI", "completion_key", "completion_secret", "open_replies"]
+__all__ = ["OPENAI_REPLIES", "KeptOpenAI", "completion_key", "completion_request", "open_replies"]
