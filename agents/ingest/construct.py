@@ -46,6 +46,7 @@ from .owner_check import checked_owner
 from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
 from .support import SOURCE_MARGIN, SUPPORT_THRESHOLD, content_terms, support_ratio, supported
+from .titles import owned_title
 
 _MONTH = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -340,9 +341,13 @@ def fact_records(
 
 
 def episode_text(
-    draft: ConstructionDraft, turns: list[RawTurn], ctx: MemoryContext
+    log: StepLog, draft: ConstructionDraft, turns: list[RawTurn], ctx: MemoryContext
 ) -> tuple[str, str]:
-    """(title, narrative) of a draft, with fallbacks when the model left either out."""
+    """(title, narrative) of a draft, with fallbacks when the model left either out.
+
+    A person's possessive in the title goes to whom its turns say (:mod:`.titles`),
+    counted ``title_owner_corrected``.
+    """
     summary = " ".join(dict.fromkeys(s.strip() for s in SENTENCE_BREAK.split(draft.summary)))
     summary = cut_unsaid_relations(summary, _all_said(turns))[0]
     summary = summary.strip()
@@ -355,4 +360,7 @@ def episode_text(
     if not summary:
         summary = " ".join(f"{t.speaker}: {t.text}" for t in turns)[:600]
     title = draft.title.strip() or summary.split(".")[0][:80] or "Untitled episode"
+    title, corrected = owned_title(title, turns, _people(log, ctx, turns))
+    for _ in range(corrected):
+        log.count("title_owner_corrected")
     return title, summary

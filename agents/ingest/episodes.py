@@ -38,7 +38,7 @@ def synthesize(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> Drafte
     if result is None:
         return None
     draft, labels = result
-    title, text = episode_text(draft, turns, ctx)
+    title, text = episode_text(log, draft, turns, ctx)
     start, end = turns[0].occurred_at, turns[-1].occurred_at
     episode = EpisodeRecord(
         id=episode_id(ctx.namespace, [t.id for t in turns]),
@@ -77,7 +77,7 @@ def merge(
     if result is None:
         return None
     draft, labels = result
-    title, addition = episode_text(draft, turns, ctx)
+    title, addition = episode_text(log, draft, turns, ctx)
     text = extend_narrative(episode.text, addition)
     times = [t.occurred_at for t in turns]
     merged = episode.model_copy(

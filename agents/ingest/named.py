@@ -15,6 +15,17 @@ from .name_words import NOT_A_NAME
 from .relations import PET_WORDS
 
 _NAMED = frozenset({"named", "called"})
+_PLACE_WORDS = (
+    "Street St Avenue Ave Road Rd Lane Boulevard Drive Square Park Bridge Station Hall "
+    "Cafe Café Bakery Bar Restaurant Hotel Inn Shop Store Market Mall Gallery Museum Theater "
+    "Theatre Studio Club Center Centre School College University Academy Hospital Clinic "
+    "Church Bank Company Co Corp Inc Ltd LLC Group Lake River Beach Island Mountains".split()
+)
+_NOT_A_PERSON = re.compile(
+    rf"^(?:\s*&\s*[A-Z]|\s+(?:[A-Z][\w'’-]*\s+)?(?:{'|'.join(_PLACE_WORDS)})\b)"
+)
+"""What follows a capitalized word that makes it part of a business's or a place's name:
+"Rise & Crumb opens", "the Alder Street shop", "Maple Grove Park"."""
 _NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
 
 
@@ -48,11 +59,14 @@ def person_named(name: str, turn_text: str, *, within: bool = False) -> bool:
     rabbit Clover", "my kitten is called Pepper": a pet's news is its owner's, see
     :func:`pet_keeper`), and not only as a vocative. ``within``: only inside a sentence,
     where a capital is a name's own ("Plans changed: ..." opens a sentence; it is not
-    enough to outvote the turn's grammar).
+    enough to outvote the turn's grammar). A word that opens a business's or a place's name
+    ("Rise & Crumb", "Alder Street") is no person.
     """
     if not mentions(turn_text, name):
         return False
     for hit in _hits(name, turn_text):
+        if _NOT_A_PERSON.match(turn_text[hit.end() :]):  # "Rise & Crumb", "Alder Street"
+            continue
         before = turn_text[: hit.start()].rstrip()
         if not before or before[-1] in '.!?:;"“':
             # a sentence's first word is capitalized anyway: a name unless it reads as a

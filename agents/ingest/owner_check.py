@@ -17,6 +17,7 @@ from .named import person_named
 from .ownership import addressee, decide_owner, names, relative
 from .support import support_ratio, supported
 from .swapped_names import traded, unswapped
+from .voice import in_third_person, told_subject
 
 _LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
 _NOT_NAMES = frozenset(
@@ -81,6 +82,21 @@ def _from_image(text: str, turn: RawTurn, people: list[str]) -> bool:
     )
 
 
+def _voiced(log: StepLog, text: str, turn: RawTurn, spoken_to: str | None) -> str:
+    """The statement with its turn's own subject back and its first person the speaker's.
+
+    Counted ``subject_restored`` and ``first_person_shifted`` (see :mod:`.voice`).
+    """
+    restored = told_subject(text, turn.speaker, spoken_to, turn.text)
+    if restored is not None:
+        log.count("subject_restored")
+        text = restored
+    text, shifted = in_third_person(text, turn.speaker)
+    if shifted:
+        log.count("first_person_shifted")
+    return text
+
+
 def checked_owner(
     log: StepLog,
     text: str,
@@ -91,6 +107,9 @@ def checked_owner(
 ) -> tuple[str, str, str]:
     """(text, owner, check): the owner the source turn's grammar gives wins, counted.
 
+    The statement first gets the subject its turn gives its words and loses the turn's
+    first person (:func:`_voiced`: "Theo approved my loan" -> "The bank approved Theo's
+    loan").
     A statement that names the addressee for both "I" and "you", or that trades the two
     people's places, gets the speaker's name back first and is the speaker's
     (:func:`~.swapped_names.unswapped`, :func:`~.swapped_names.traded`), counted
@@ -100,6 +119,7 @@ def checked_owner(
     # the source turn that says most of the fact (a fact with no turn label cites them all)
     turn = max(source_turns, key=lambda t: support_ratio(text, [t.text], people))
     spoken_to = _spoken_to(turn, turns, people)
+    text = _voiced(log, text, turn, spoken_to)
     repaired = unswapped(text, turn.speaker, spoken_to, turn.text) or traded(
         text, turn.speaker, spoken_to, turn.text
     )

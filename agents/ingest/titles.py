@@ -1,0 +1,104 @@
+"""Whose an episode title says each thing is, read from the turns that tell it (no LLM).
+
+A 1.5B model titles an excerpt "Theo's bakery loan approval and Maya's lease signing"
+when Maya only asked Theo when he signs the lease, and "Melanie's support group and
+Caroline's painting" when Caroline went to the group and Melanie painted. The title is
+what recall shows first of an episode, so a wrong owner there misleads every answer
+that reads it.
+
+Each "<Name>'s <words>" of a title, for a person of the excerpt, is checked as a fact's
+owner is (:func:`~.ownership.grammar_owner`): against the turn of the excerpt that says
+most of its words (at least :data:`TITLE_SUPPORT` of them), by that turn's grammar.
+When the grammar names another person of the excerpt, the name is changed, and counted
+by the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ...records.model import RawTurn
+from ..common.names import match_speakers
+from .ownership import addressee, grammar_owner
+from .support import support_ratio
+
+TITLE_SUPPORT = 0.5
+"""Share of a title part's content words one turn must say for its grammar to decide."""
+_GIVING = frozenset(
+    "support encouragement help advice congratulations kindness praise words thanks feedback "
+    "gift gifts kind".split()
+)
+"""First words of what one person gives another: the title names the giver, the turn the
+one who got it ("I'm grateful for all the support I've got")."""
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_PART = re.compile(r"\b(?P<name>[A-Z][\w-]*)['’]s\s+(?P<words>[^,:;()]+?)(?=\s+and\s+|[,:;()]|$)")
+
+
+def _spoken_to(at: int, turns: Sequence[RawTurn], people: Sequence[str]) -> str | None:
+    """Whom ``turns[at]`` speaks to: the nearest other speaker of the excerpt."""
+    near = [
+        turns[i].speaker
+        for d in range(1, len(turns))
+        for i in (at - d, at + d)
+        if 0 <= i < len(turns)
+    ]
+    return addressee(turns[at].speaker, near, people)
+
+
+def _statements(text: str) -> str:
+    """``text`` without its questions: "Got any projects planned?" says nobody's plans."""
+    return " ".join(q for q in _SENTENCE.split(text) if not q.rstrip().endswith("?"))
+
+
+def _possessor(words: str, turn: RawTurn, spoken_to: str | None) -> str | None:
+    """Whose the turn says the head word is: "my journey" the speaker's, "your art" the other's."""
+    head = re.escape(words.split()[0])
+    said = re.search(rf"(?i)\b(my|your)\s+(?:\w+\s+)?{head}", turn.text)
+    if said is None:
+        return None
+    return turn.speaker if said.group(1).casefold() == "my" else spoken_to
+
+
+def title_owner(words: str, turns: Sequence[RawTurn], people: Sequence[str]) -> str | None:
+    """Whose ``words`` ("lease signing") are by the turns that say most of them, else None.
+
+    Every turn that says most of them (its questions aside) votes: by "my" or "your" before
+    the words' first word, else by its grammar. Votes that disagree decide nothing; so do
+    words of giving ("Maya's support" is what Maya gave, told by the one who got it).
+    """
+    if words.split()[0].casefold() in _GIVING:
+        return None
+    said = [_statements(t.text) for t in turns]
+    ratios = [support_ratio(words, [text], people) for text in said]
+    if not ratios or max(ratios) < TITLE_SUPPORT:
+        return None
+    found = set()
+    for at, turn in enumerate(turns):
+        if ratios[at] == max(ratios):
+            spoken_to = _spoken_to(at, turns, people)
+            whose = _possessor(words, turn, spoken_to)
+            found.add(whose or grammar_owner(words, said[at], turn.speaker, spoken_to, people))
+    owners = {f for f in found if f and f != "third" and f in people}
+    return owners.pop() if len(owners) == 1 else None
+
+
+def owned_title(title: str, turns: Sequence[RawTurn], people: Sequence[str]) -> tuple[str, int]:
+    """``title`` with each person's possessive given to whom its turn says; how many changed."""
+    changed = 0
+
+    def check(match: re.Match[str]) -> str:
+        nonlocal changed
+        named = match_speakers(match.group("name"), people)
+        if not named:
+            return match.group()
+        owner = title_owner(match.group("words"), turns, people)
+        if owner is None or owner == named[0]:
+            return match.group()
+        changed += 1
+        return f"{owner}'s {match.group('words')}"
+
+    return _PART.sub(check, title), changed
+
+
+__all__ = ["TITLE_SUPPORT", "owned_title", "title_owner"]
