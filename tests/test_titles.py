@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lamina.agents.ingest.titles import owned_title
+from lamina.agents.ingest.titles import owned_title, voiced_summary
 from lamina.records.model import RawTurn
 
 
@@ -41,3 +41,15 @@ TURNS = [
 )  # fmt: skip
 def test_a_possessive_goes_to_whom_the_turns_say(title: str, owned: str, changed: int) -> None:
     assert owned_title(title, TURNS, ["Theo", "Maya"]) == (owned, changed)
+
+
+def test_a_summary_is_told_in_the_voice_of_the_turns_it_copies() -> None:
+    summary = (
+        "Theo approved my bakery loan yesterday. Maya asked when he signs the lease. "
+        "I sign the lease next Friday."
+    )
+    assert voiced_summary(summary, TURNS, ["Theo", "Maya"]) == (
+        "The bank approved Theo's bakery loan yesterday. Maya asked when he signs the lease. "
+        "Theo signs the lease next Friday.",
+        2,
+    )

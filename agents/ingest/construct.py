@@ -46,7 +46,7 @@ from .owner_check import checked_owner
 from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
 from .support import SOURCE_MARGIN, SUPPORT_THRESHOLD, content_terms, support_ratio, supported
-from .titles import owned_title
+from .titles import owned_title, voiced_summary
 
 _MONTH = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -345,12 +345,15 @@ def episode_text(
 ) -> tuple[str, str]:
     """(title, narrative) of a draft, with fallbacks when the model left either out.
 
-    A person's possessive in the title goes to whom its turns say (:mod:`.titles`),
-    counted ``title_owner_corrected``.
+    A person's possessive in the title goes to whom its turns say, and each sentence of
+    the summary is told in the voice of the turn it copies (:mod:`.titles`), counted
+    ``title_owner_corrected`` and ``summary_voiced``.
     """
     summary = " ".join(dict.fromkeys(s.strip() for s in SENTENCE_BREAK.split(draft.summary)))
     summary = cut_unsaid_relations(summary, _all_said(turns))[0]
-    summary = summary.strip()
+    summary, voiced = voiced_summary(summary.strip(), turns, _people(log, ctx, turns))
+    for _ in range(voiced):
+        log.count("summary_voiced")
     if summary:
         days = {reference_day(t.occurred_at, ctx.tz) for t in turns}
         if len(days) == 1:

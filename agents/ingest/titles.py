@@ -1,4 +1,4 @@
-"""Whose an episode title says each thing is, read from the turns that tell it (no LLM).
+"""Whose an episode's title and summary say each thing is, read from its turns (no LLM).
 
 A 1.5B model titles an excerpt "Theo's bakery loan approval and Maya's lease signing"
 when Maya only asked Theo when he signs the lease, and "Melanie's support group and
@@ -11,6 +11,10 @@ owner is (:func:`~.ownership.grammar_owner`): against the turn of the excerpt th
 most of its words (at least :data:`TITLE_SUPPORT` of them), by that turn's grammar.
 When the grammar names another person of the excerpt, the name is changed, and counted
 by the caller.
+
+The summary has the faults of a note ("Theo approved my bakery loan yesterday"): each of
+its sentences is told in the voice of the turn it copies (:func:`voiced_summary`, with
+:mod:`.voice`'s repairs).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from ...records.model import RawTurn
 from ..common.names import match_speakers
 from .ownership import addressee, grammar_owner
 from .support import support_ratio
+from .voice import FIRST_PERSON, in_third_person, told_subject
 
 TITLE_SUPPORT = 0.5
 """Share of a title part's content words one turn must say for its grammar to decide."""
@@ -101,4 +106,32 @@ def owned_title(title: str, turns: Sequence[RawTurn], people: Sequence[str]) -> 
     return _PART.sub(check, title), changed
 
 
-__all__ = ["TITLE_SUPPORT", "owned_title", "title_owner"]
+def voiced_summary(
+    summary: str, turns: Sequence[RawTurn], people: Sequence[str]
+) -> tuple[str, int]:
+    """``summary`` with each sentence in the voice of the turn it copies; how many changed.
+
+    A sentence that puts a name in front of a turn's words gets the turn's subject back
+    (:func:`~.voice.told_subject`); first-person words left in a sentence become the
+    speaker's of the turn that says most of it (half its words at least), else stay.
+    """
+    changed = 0
+    out = []
+    for sentence in _SENTENCE.split(summary):
+        new = sentence
+        for at, turn in enumerate(turns):
+            told = told_subject(sentence, turn.speaker, _spoken_to(at, turns, people), turn.text)
+            if told is not None:
+                new = in_third_person(told, turn.speaker)[0]
+                break
+        else:
+            if FIRST_PERSON.search(sentence):
+                ratios = [support_ratio(sentence, [t.text], people) for t in turns]
+                if ratios and max(ratios) >= TITLE_SUPPORT:
+                    new = in_third_person(sentence, turns[ratios.index(max(ratios))].speaker)[0]
+        changed += new != sentence
+        out.append(new)
+    return " ".join(out), changed
+
+
+__all__ = ["TITLE_SUPPORT", "owned_title", "title_owner", "voiced_summary"]

@@ -65,6 +65,10 @@ _I_VERB = re.compile(
     rf"(?<![\w-])I(?![\w'’-])(?P<adverbs>(?:\s+(?:{'|'.join(sorted(_ADVERBS))}))*)"
     r"(?P<space>\s+)(?P<verb>[A-Za-z][A-Za-z'’]*)"
 )
+FIRST_PERSON = re.compile(
+    r"(?<![\w'’-])(?:I|I['’](?:m|ve|ll|d)|[Mm]e|[Mm]y|mine|myself)(?![\w'’-])"
+)
+"""A first-person singular word (not in "me-time")."""
 _NAMED_BEFORE = re.compile(r"[\w,]\s+[A-Z][a-z]*\s+$")
 """A capitalized word inside a sentence right before "I": a name's numeral ("World War
 I"), no pronoun."""
@@ -203,4 +207,4 @@ def in_third_person(statement: str, speaker: str) -> tuple[str, int]:
     return "".join(out), changed
 
 
-__all__ = ["in_third_person", "told_subject"]
+__all__ = ["FIRST_PERSON", "in_third_person", "told_subject"]
