@@ -339,6 +339,28 @@ def test_refined_facts_are_deduplicated(store, model) -> None:  # type: ignore[n
     assert [w.granularity for w in out["written"]].count("fact") == 1
 
 
+def test_a_turn_restated_twice_is_kept_once(store, model) -> None:  # type: ignore[no-untyped-def]
+    """Three notes of one turn say one thing; a note of another turn stays."""
+    dance = (
+        "Alice will host a dance competition next month.",
+        "Alice is hosting a dance competition next month.",
+        "Alice will host a dance",
+    )
+    notes = [f"F|t1|Alice|{s}" for s in dance] + ["F|t2|Alice|Alice bakes bread on Sundays."]
+    model.script(LINES, episode_reply("Talk", "Alice talked.", *notes))
+    turns = [
+        turn("I'm hosting a dance competition next month!", 0),
+        turn("I bake bread on Sundays", 1),
+    ]
+    out = run(store, model, turns, closed=True, trigger_policy="session")
+    texts = sorted(f.text.split(" (")[0] for f in store.get("fact", NS))
+    assert texts == [
+        "Alice bakes bread on Sundays.",
+        "Alice will host a dance competition next month",
+    ]
+    assert out["checks"].count("repeat_merged") == 2
+
+
 def test_facts_carry_subject_kind_sources_and_the_parsers_event_time(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script(
         LINES,
