@@ -52,7 +52,7 @@ UPDATE_CHECK = ChatPromptTemplate.from_messages(
 """The Judge's update check: only the candidate pairs the slot pre-filter found."""
 
 
-CONSTRUCTION_PROMPT_VERSION = "construct-lines-4"
+CONSTRUCTION_PROMPT_VERSION = "construct-lines-3"
 """Part of every construction journal key: change it when the prompts below change."""
 
 CONSTRUCTION_FORMAT = "ConstructionLines"
@@ -76,12 +76,11 @@ CONSTRUCT_LINES = ChatPromptTemplate.from_messages(
             "L|t3|Jonas|Jonas loves chess.\n"
             "P|t3|Jonas|Jonas will hike in Peru in June.\n"
             "Rules: T is a short title and S a 1-2 sentence summary. F is a fact (event, "
-            "name, relation, job, place, thing), P a plan the person states, L a lasting "
-            "like or habit; each gives the turn label and the person the note is about, who "
-            "is not always the speaker. Each note is one short sentence of at most 15 words: "
-            "never copy a whole turn. Write names, never I, you, he or she. Copy dates given "
-            "in brackets. No notes for greetings, thanks, praise, wishes or other small talk. "
-            "If a known episode is given, S tells only what the new turns add. " + DATA_RULE,
+            "name, relation, job, place, thing), P a plan, L a like or habit; each gives the "
+            "turn label and the person the note is about, who is not always the speaker. "
+            "Write names, never I, you, he or she. Copy dates given in brackets. No notes "
+            "for greetings or small talk. If a known episode is given, S tells only what the "
+            "new turns add. " + DATA_RULE,
         ),
         (
             "human",
