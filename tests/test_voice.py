@@ -9,7 +9,7 @@ import pytest
 from lamina.agents.common.deps import NodeDeps, StepLog
 from lamina.agents.ingest.named import person_named
 from lamina.agents.ingest.owner_check import checked_owner
-from lamina.agents.ingest.voice import in_third_person, told_subject
+from lamina.agents.ingest.voice import in_third_person, spoken_subject, told_subject
 from lamina.llm.structured import StructuredCaller
 from lamina.records.model import RawTurn
 from lamina.stores import ChromaMemoryStore
@@ -70,6 +70,25 @@ def test_the_subject_the_turn_gives_its_words_comes_back(
 )  # fmt: skip
 def test_first_person_words_become_the_speakers(statement: str, shifted: str, changes: int) -> None:
     assert in_third_person(statement, "Mel") == (shifted, changes)
+
+
+@pytest.mark.parametrize(
+    ("statement", "turn", "told"),
+    [
+        ("Moving to Lisbon in September.", "I'm moving to Lisbon in September!",
+         "Maya is moving to Lisbon in September."),
+        ("Went hiking with friends.", "Yesterday I went hiking with friends.",
+         "Maya went hiking with friends."),
+        ("Finished the marathon.", "I've finally finished the marathon",
+         "Maya has finally finished the marathon."),
+        # a note with its own subject, a base verb, or words the turn's "I" does not say
+        ("Theo went hiking.", "I went hiking", None),
+        ("Love is all you need.", "I love that. Love is all you need", None),
+        ("Moving is hard.", "Theo is moving next week", None),
+    ],
+)  # fmt: skip
+def test_a_dropped_subject_is_the_turns_i(statement: str, turn: str, told: str | None) -> None:
+    assert spoken_subject(statement, "Maya", turn) == told
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from .named import person_named
 from .ownership import addressee, decide_owner, names, relative
 from .support import support_ratio, supported
 from .swapped_names import traded, unswapped
-from .voice import in_third_person, told_subject
+from .voice import in_third_person, spoken_subject, told_subject
 
 _LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
 _NOT_NAMES = frozenset(
@@ -87,7 +87,9 @@ def _voiced(log: StepLog, text: str, turn: RawTurn, spoken_to: str | None) -> st
 
     Counted ``subject_restored`` and ``first_person_shifted`` (see :mod:`.voice`).
     """
-    restored = told_subject(text, turn.speaker, spoken_to, turn.text)
+    restored = told_subject(text, turn.speaker, spoken_to, turn.text) or spoken_subject(
+        text, turn.speaker, turn.text
+    )
     if restored is not None:
         log.count("subject_restored")
         text = restored

@@ -15,6 +15,8 @@ the long run's memory of conv-26 and conv-30 (2baa866), 63 of 457 facts kept an 
   speaker's: "I'm" -> "Melanie is", "I love" -> "Melanie loves", "my violin" ->
   "Melanie's violin" (or "her violin" when the note leads with her and calls her "she").
   Quotations and shared-image captions keep their words.
+* :func:`spoken_subject`: a note that dropped its subject ("Moving to Lisbon in
+  September") gets the turn's "I", told in the third person ("Maya is moving ...").
 """
 
 from __future__ import annotations
@@ -119,6 +121,32 @@ def told_subject(statement: str, speaker: str, addressed: str | None, turn_text:
     return None
 
 
+def spoken_subject(statement: str, speaker: str, turn_text: str) -> str | None:
+    """A note that dropped its subject, with the one its turn says, or None.
+
+    "Moving to Lisbon in September" from Maya's "I'm moving to Lisbon in September" ->
+    "Maya is moving to Lisbon in September": the note's first word, a participle or a past
+    tense, follows the turn's "I" (with its auxiliary and adverbs), which is told in the
+    third person.
+    """
+    first = re.match(r"[A-Z][a-z]+\b", statement)
+    if first is None:
+        return None
+    low = first.group().casefold()
+    if not (low.endswith(("ing", "ed")) or low in _UNCHANGED):  # "Love is all you need"
+        return None
+    word = re.escape(low)
+    said = re.search(
+        rf"(?i)(?<![\w'’-])(I(?:['’](?:m|ve|ll|d))?(?:\s+(?:am|was|have|had|will|would))?"
+        rf"(?:\s+(?:{'|'.join(sorted(_ADVERBS))}))*)\s+{word}(?![\w'’-])",
+        turn_text,
+    )
+    if said is None or not said.group(1).startswith("I"):
+        return None
+    told = _shifted(f"{said.group(1)} {low}", speaker, None)[0]
+    return told + statement[first.end() :]
+
+
 def _gender(statement: str) -> str | None:
     she = len(re.findall(r"(?i)\b(?:she|her|hers|herself)\b", statement))
     he = len(re.findall(r"(?i)\b(?:he|him|his|himself)\b", statement))
@@ -207,4 +235,4 @@ def in_third_person(statement: str, speaker: str) -> tuple[str, int]:
     return "".join(out), changed
 
 
-__all__ = ["FIRST_PERSON", "in_third_person", "told_subject"]
+__all__ = ["FIRST_PERSON", "in_third_person", "spoken_subject", "told_subject"]
