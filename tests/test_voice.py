@@ -96,7 +96,8 @@ def test_a_dropped_subject_is_the_turns_i(statement: str, turn: str, told: str |
     [
         ("Rise", "I sign the lease Friday, and Rise & Crumb opens in May.", False),
         ("Alder", "We toured the Alder Street shop.", False),
-        ("Maple", "The Maple Grove Park trail was lovely.", False),
+        ("Maple", "The Maple Grove Station trail was lovely.", False),
+        ("Grace", "I ran into Grace Park at the gym.", True),
         ("Carla", "I met my friend Carla at the cafe.", True),
         ("Carla", "We saw Carla and Jonas downtown.", True),
     ],

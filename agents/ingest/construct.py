@@ -351,7 +351,8 @@ def episode_text(
     """
     summary = " ".join(dict.fromkeys(s.strip() for s in SENTENCE_BREAK.split(draft.summary)))
     summary = cut_unsaid_relations(summary, _all_said(turns))[0]
-    summary, voiced = voiced_summary(summary.strip(), turns, _people(log, ctx, turns))
+    people = _people(log, ctx, turns)
+    summary, voiced = voiced_summary(summary.strip(), turns, people)
     for _ in range(voiced):
         log.count("summary_voiced")
     if summary:
@@ -363,7 +364,7 @@ def episode_text(
     if not summary:
         summary = " ".join(f"{t.speaker}: {t.text}" for t in turns)[:600]
     title = draft.title.strip() or summary.split(".")[0][:80] or "Untitled episode"
-    title, corrected = owned_title(title, turns, _people(log, ctx, turns))
+    title, corrected = owned_title(title, turns, people)
     for _ in range(corrected):
         log.count("title_owner_corrected")
     return title, summary

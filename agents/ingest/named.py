@@ -16,11 +16,13 @@ from .relations import PET_WORDS
 
 _NAMED = frozenset({"named", "called"})
 _PLACE_WORDS = (
-    "Street St Avenue Ave Road Rd Lane Boulevard Drive Square Park Bridge Station Hall "
-    "Cafe Café Bakery Bar Restaurant Hotel Inn Shop Store Market Mall Gallery Museum Theater "
-    "Theatre Studio Club Center Centre School College University Academy Hospital Clinic "
-    "Church Bank Company Co Corp Inc Ltd LLC Group Lake River Beach Island Mountains".split()
+    "Street St Avenue Ave Road Rd Boulevard Drive Square Bridge Station Cafe Café Bakery "
+    "Bar Restaurant Hotel Inn Shop Store Market Mall Gallery Museum Theater Theatre Studio "
+    "Club Center Centre School College University Academy Hospital Clinic Bank Company Co "
+    "Corp Inc Ltd LLC Group Lake River Beach Island Mountains".split()
 )
+"""Words that end a place's or a business's name, not a person's (so no "Park", "Hall" or
+"Lane": "Grace Park" is a person)."""
 _NOT_A_PERSON = re.compile(
     rf"^(?:\s*&\s*[A-Z]|\s+(?:[A-Z][\w'’-]*\s+)?(?:{'|'.join(_PLACE_WORDS)})\b)"
 )

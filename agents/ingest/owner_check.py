@@ -9,6 +9,7 @@ statement's own subject and the source turn's speaker, addressee and pronouns
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ...records.model import RawTurn
 from ..common.deps import StepLog
@@ -42,7 +43,7 @@ def subject_of(statement: str, named: str) -> str:
     return name
 
 
-def _spoken_to(turn: RawTurn, turns: list[RawTurn], people: list[str]) -> str | None:
+def spoken_to(turn: RawTurn, turns: Sequence[RawTurn], people: Sequence[str]) -> str | None:
     """Whom ``turn`` addresses: the nearest other speaker of the excerpt, else the other person."""
     at = next((n for n, t in enumerate(turns) if t.id == turn.id), None)
     near: list[str] = []
@@ -82,12 +83,12 @@ def _from_image(text: str, turn: RawTurn, people: list[str]) -> bool:
     )
 
 
-def _voiced(log: StepLog, text: str, turn: RawTurn, spoken_to: str | None) -> str:
+def _voiced(log: StepLog, text: str, turn: RawTurn, addressed: str | None) -> str:
     """The statement with its turn's own subject back and its first person the speaker's.
 
     Counted ``subject_restored`` and ``first_person_shifted`` (see :mod:`.voice`).
     """
-    restored = told_subject(text, turn.speaker, spoken_to, turn.text) or spoken_subject(
+    restored = told_subject(text, turn.speaker, addressed, turn.text) or spoken_subject(
         text, turn.speaker, turn.text
     )
     if restored is not None:
@@ -120,10 +121,10 @@ def checked_owner(
     """
     # the source turn that says most of the fact (a fact with no turn label cites them all)
     turn = max(source_turns, key=lambda t: support_ratio(text, [t.text], people))
-    spoken_to = _spoken_to(turn, turns, people)
-    text = _voiced(log, text, turn, spoken_to)
-    repaired = unswapped(text, turn.speaker, spoken_to, turn.text) or traded(
-        text, turn.speaker, spoken_to, turn.text
+    addressed = spoken_to(turn, turns, people)
+    text = _voiced(log, text, turn, addressed)
+    repaired = unswapped(text, turn.speaker, addressed, turn.text) or traded(
+        text, turn.speaker, addressed, turn.text
     )
     if repaired is not None:  # its subject is the speaker, by the way it went wrong
         log.count("owner_swap_repaired")
@@ -134,7 +135,7 @@ def checked_owner(
         if check == "corrected":
             log.count("owner_corrected")
         return text, turn.speaker, check
-    verdict = decide_owner(owner, text, turn.text, turn.speaker, spoken_to, people)
+    verdict = decide_owner(owner, text, turn.text, turn.speaker, addressed, people)
     if verdict.check == "corrected":
         log.count("owner_corrected")
         # a leading person's name is restated; a pet's or a word taken for a name is kept
@@ -173,4 +174,4 @@ def restate(statement: str, old: str, new: str) -> str:
     return f"{new}{match.group('poss') or ''}{rest}"
 
 
-__all__ = ["checked_owner", "restate", "subject_of"]
+__all__ = ["checked_owner", "restate", "spoken_to", "subject_of"]

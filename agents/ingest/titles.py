@@ -24,7 +24,8 @@ from collections.abc import Sequence
 
 from ...records.model import RawTurn
 from ..common.names import match_speakers
-from .ownership import addressee, grammar_owner
+from .owner_check import spoken_to
+from .ownership import grammar_owner
 from .support import support_ratio
 from .voice import FIRST_PERSON, in_third_person, told_subject
 
@@ -40,29 +41,18 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _PART = re.compile(r"\b(?P<name>[A-Z][\w-]*)['’]s\s+(?P<words>[^,:;()]+?)(?=\s+and\s+|[,:;()]|$)")
 
 
-def _spoken_to(at: int, turns: Sequence[RawTurn], people: Sequence[str]) -> str | None:
-    """Whom ``turns[at]`` speaks to: the nearest other speaker of the excerpt."""
-    near = [
-        turns[i].speaker
-        for d in range(1, len(turns))
-        for i in (at - d, at + d)
-        if 0 <= i < len(turns)
-    ]
-    return addressee(turns[at].speaker, near, people)
-
-
 def _statements(text: str) -> str:
     """``text`` without its questions: "Got any projects planned?" says nobody's plans."""
     return " ".join(q for q in _SENTENCE.split(text) if not q.rstrip().endswith("?"))
 
 
-def _possessor(words: str, turn: RawTurn, spoken_to: str | None) -> str | None:
+def _possessor(words: str, turn: RawTurn, addressed: str | None) -> str | None:
     """Whose the turn says the head word is: "my journey" the speaker's, "your art" the other's."""
     head = re.escape(words.split()[0])
     said = re.search(rf"(?i)\b(my|your)\s+(?:\w+\s+)?{head}", turn.text)
     if said is None:
         return None
-    return turn.speaker if said.group(1).casefold() == "my" else spoken_to
+    return turn.speaker if said.group(1).casefold() == "my" else addressed
 
 
 def title_owner(words: str, turns: Sequence[RawTurn], people: Sequence[str]) -> str | None:
@@ -81,9 +71,9 @@ def title_owner(words: str, turns: Sequence[RawTurn], people: Sequence[str]) -> 
     found = set()
     for at, turn in enumerate(turns):
         if ratios[at] == max(ratios):
-            spoken_to = _spoken_to(at, turns, people)
-            whose = _possessor(words, turn, spoken_to)
-            found.add(whose or grammar_owner(words, said[at], turn.speaker, spoken_to, people))
+            addressed = spoken_to(turn, turns, people)
+            whose = _possessor(words, turn, addressed)
+            found.add(whose or grammar_owner(words, said[at], turn.speaker, addressed, people))
     owners = {f for f in found if f and f != "third" and f in people}
     return owners.pop() if len(owners) == 1 else None
 
@@ -119,8 +109,8 @@ def voiced_summary(
     out = []
     for sentence in _SENTENCE.split(summary):
         new = sentence
-        for at, turn in enumerate(turns):
-            told = told_subject(sentence, turn.speaker, _spoken_to(at, turns, people), turn.text)
+        for turn in turns:
+            told = told_subject(sentence, turn.speaker, spoken_to(turn, turns, people), turn.text)
             if told is not None:
                 new = in_third_person(told, turn.speaker)[0]
                 break
