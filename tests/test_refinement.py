@@ -34,3 +34,11 @@ def test_a_repeat_is_the_same_person_turn_and_words(
     later: FactRecord, earlier: FactRecord, same: bool
 ) -> None:
     assert repeats(later, earlier) is same
+
+
+def test_a_relation_read_from_the_turn_is_no_repeat() -> None:
+    relation = _fact("Caroline's cat is Tom.").model_copy(
+        update={"metadata": {"derived_by": "relations"}}
+    )
+    assert not repeats(relation, _fact("Caroline's cat Tom sleeps all day."))
+    assert not repeats(_fact("Caroline's cat Tom sleeps all day."), relation)

@@ -43,8 +43,12 @@ def repeats(fact: FactRecord, earlier: FactRecord) -> bool:
     """Whether two facts say one thing: same person, a shared source, words alike.
 
     Alike: a Jaccard overlap of :data:`REPEAT_OVERLAP`, or every word of one in the other
-    (a note cut off at the output cap, "Alice will host a dance").
+    (a note cut off at the output cap, "Alice will host a dance"). A relation read from
+    the turn without the model ("Alice's cat is Tom.", agents/ingest/relations.py) is
+    never a repeat: later turns end or change it.
     """
+    if any(f.metadata.get("derived_by") == "relations" for f in (fact, earlier)):
+        return False  # "Alice's cat is Tom." is read from the turn on purpose: it stays
     if (fact.subject or "").casefold() != (earlier.subject or "").casefold():
         return False
     if not set(fact.source_ids) & set(earlier.source_ids):

@@ -48,6 +48,13 @@ SESSIONS = {
     "s2": ["I moved to Berlin last week", "Tom the cat likes Berlin too"],
 }
 ALL_TEXTS = sorted(t for texts in SESSIONS.values() for t in texts)
+NOTES = {
+    "I live in Paris near the river": "Alice lives in Paris near the river",
+    "My cat Tom sleeps all day in Paris": "Alice's cat Tom sleeps all day in Paris",
+    "I moved to Berlin last week": "Alice moved to Berlin last week",
+    "Tom the cat likes Berlin too": "Tom the cat likes Berlin too",
+}
+"""The facts the fake model's turn texts become: construction tells them in the third person."""
 PERSISTENT = frozenset(range(1, 200))
 FAULT_CALLS = (1, 2, 3, 4) if os.environ.get("LAMINA_FUZZ", "").lower() == "full" else (1, 2)
 """Which call of a node gets the fault (see conftest: ``LAMINA_FUZZ=full``)."""
@@ -197,11 +204,11 @@ def assert_invariants(store: ChromaMemoryStore, ns: str) -> None:
     # 3. no duplicate facts
     texts = Counter(re.sub(r"\s+", " ", f.text.strip().lower()) for f in facts.values())
     assert [t for t, n in texts.items() if n > 1] == []
-    # the model's facts are turn texts here; a failed construction: absent
+    # the model's facts are turn texts here, told in the third person; a failed construction: absent
     read = {f.text for f in facts.values() if f.metadata.get("derived_by") == "relations"}
     written = [f for f in facts.values() if f.metadata.get("derived_by") != "relations"]
     unannotated = {re.sub(r" \([^()]*\d{4}\)", "", f.text) for f in written}
-    assert unannotated <= set(ALL_TEXTS)
+    assert unannotated <= set(NOTES.values())
     assert read <= {"Alice's cat is Tom."}  # read from "My cat Tom sleeps all day"
 
 
@@ -212,9 +219,10 @@ def test_the_healthy_run_exercises_every_node(shared_store: ChromaMemoryStore) -
     assert_invariants(shared_store, "crash-healthy")
     stored = shared_store.get("fact", "crash-healthy")
     written = [f for f in stored if f.metadata.get("derived_by") != "relations"]
-    assert sorted(re.sub(r" \([^()]*\d{4}\)", "", f.text) for f in written) == ALL_TEXTS
+    unannotated = sorted(re.sub(r" \([^()]*\d{4}\)", "", f.text) for f in written)
+    assert unannotated == sorted(NOTES.values())
     assert {f.text for f in stored} - {f.text for f in written} == {"Alice's cat is Tom."}
-    assert "I moved to Berlin last week (19–25 February 2024)" in {f.text for f in stored}
+    assert "Alice moved to Berlin last week (19–25 February 2024)" in {f.text for f in stored}
     assert any(f.superseded_by for f in shared_store.get("fact", "crash-healthy"))  # type: ignore[attr-defined]
 
 
