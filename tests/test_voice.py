@@ -56,6 +56,8 @@ def test_the_subject_the_turn_gives_its_words_comes_back(
          "Mel's wife and Mel love it, and Mel hopes so.", 3),
         ("The bank approved my loan.", "The bank approved Mel's loan.", 1),
         ("My dog and I watch TV.", "Mel's dog and Mel watch TV.", 2),
+        ("Mel said she and Tom went. Me and Tom had fun.",
+         "Mel said she and Tom went. Her and Tom had fun.", 1),
         # a note that leads with the speaker and calls her "she" keeps her pronouns
         ("Mel said she loves my violin and believes in myself.",
          "Mel said she loves her violin and believes in herself.", 2),

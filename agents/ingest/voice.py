@@ -198,7 +198,7 @@ def _shifted(text: str, speaker: str, gender: str | None) -> tuple[str, int]:
         nonlocal changed
         changed += 1
         new = words[m.group().casefold()]
-        return new[0].upper() + new[1:] if m.group()[0].isupper() and new == poss else new
+        return new[0].upper() + new[1:] if m.group()[0].isupper() else new
 
     text = _CONTRACTION.sub(contraction, text)
     text = _I_VERB.sub(subject, text)
