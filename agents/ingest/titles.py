@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from ...records.model import RawTurn
+from ..common.formatting import SENTENCE_BREAK
 from ..common.names import match_speakers
 from .owner_check import spoken_to
 from .ownership import grammar_owner
@@ -37,13 +38,12 @@ _GIVING = frozenset(
 )
 """First words of what one person gives another: the title names the giver, the turn the
 one who got it ("I'm grateful for all the support I've got")."""
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _PART = re.compile(r"\b(?P<name>[A-Z][\w-]*)['’]s\s+(?P<words>[^,:;()]+?)(?=\s+and\s+|[,:;()]|$)")
 
 
 def _statements(text: str) -> str:
     """``text`` without its questions: "Got any projects planned?" says nobody's plans."""
-    return " ".join(q for q in _SENTENCE.split(text) if not q.rstrip().endswith("?"))
+    return " ".join(q for q in SENTENCE_BREAK.split(text) if not q.rstrip().endswith("?"))
 
 
 def _possessor(words: str, turn: RawTurn, addressed: str | None) -> str | None:
@@ -107,7 +107,7 @@ def voiced_summary(
     """
     changed = 0
     out = []
-    for sentence in _SENTENCE.split(summary):
+    for sentence in SENTENCE_BREAK.split(summary):
         new = sentence
         for turn in turns:
             told = told_subject(sentence, turn.speaker, spoken_to(turn, turns, people), turn.text)

@@ -46,6 +46,8 @@ _ADVERBS = frozenset(
     "usually totally definitely already ever too kinda sorta literally absolutely truly "
     "only mostly barely hardly simply".split()
 )
+_ADVERB = rf"(?:{'|'.join(sorted(_ADVERBS))})"
+"""One of :data:`_ADVERBS`, as a pattern (between "I" and its verb: "I really try")."""
 _UNCHANGED = frozenset(
     "can could will would shall should may might must can't couldn't won't wouldn't "
     "shouldn't didn't wasn't did had was gotta wanna gonna used gave went got made felt "
@@ -64,7 +66,7 @@ _PAIRED = re.compile(r"(?:\b[A-Z][\w'’-]*|\b(?i:my|our|your|his|her|their)\s+\
 the verb stays plural. After a clause ("..., and I hope") it is the speaker's alone."""
 _CONTRACTION = re.compile(r"(?<![\w-])I['’](?P<tail>m|ve|ll|d)(?![\w-])(?P<been>(?=\s+been\b))?")
 _I_VERB = re.compile(
-    rf"(?<![\w-])I(?![\w'’-])(?P<adverbs>(?:\s+(?:{'|'.join(sorted(_ADVERBS))}))*)"
+    rf"(?<![\w-])I(?![\w'’-])(?P<adverbs>(?:\s+{_ADVERB})*)"
     r"(?P<space>\s+)(?P<verb>[A-Za-z][A-Za-z'’]*)"
 )
 FIRST_PERSON = re.compile(
@@ -138,7 +140,7 @@ def spoken_subject(statement: str, speaker: str, turn_text: str) -> str | None:
     word = re.escape(low)
     said = re.search(
         rf"(?i)(?<![\w'’-])(I(?:['’](?:m|ve|ll|d))?(?:\s+(?:am|was|have|had|will|would))?"
-        rf"(?:\s+(?:{'|'.join(sorted(_ADVERBS))}))*)\s+{word}(?![\w'’-])",
+        rf"(?:\s+{_ADVERB})*)\s+{word}(?![\w'’-])",
         turn_text,
     )
     if said is None or not said.group(1).startswith("I"):
