@@ -46,6 +46,25 @@ def test_lines_are_read_one_by_one() -> None:
     assert parsed.dropped == ["F|t2|", "F|x9y|Theo|bad label"]
 
 
+def test_an_item_under_the_summary_tag_or_no_tag_is_a_fact() -> None:
+    reply = "\n".join(
+        [
+            "T|Maria's volunteering",
+            "S|Maria told John about the shelter.",
+            "S|t5|Maria|Maria hopes to get into local politics.",
+            "t9|John|John wants schools funded properly.",
+            "S|[t2] | John | John loves helping the community.",
+        ]
+    )
+    draft = parse_lines(reply).draft
+    assert draft.summary == "Maria told John about the shelter."
+    assert [(f.kind, f.source, f.subject, f.statement) for f in draft.facts] == [
+        ("fact", "t5", "Maria", "Maria hopes to get into local politics."),
+        ("fact", "t9", "John", "John wants schools funded properly."),
+        ("fact", "t2", "John", "John loves helping the community."),
+    ]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_any_reply_parses_without_raising(text: str) -> None:
@@ -172,6 +191,10 @@ def test_a_fact_is_filed_under_the_person_its_sentence_is_about() -> None:
     assert subject_of("The bank approved the loan.", "Theo") == "Theo"
     assert subject_of("She likes dogs.", "Mel") == "Mel"
     assert subject_of("LGBTQ groups helped Caroline.", "Caroline") == "Caroline"
+    people = ["Joanna", "Nate", "Grace Park"]
+    assert subject_of("Joanna Thanks Nate for the card.", "Nate", people) == "Joanna"
+    assert subject_of("Grace Park ran a marathon.", "Nate", people) == "Grace Park"
+    assert subject_of("Omar Khan joined a club.", "Nate", people) == "Omar Khan"
 
 
 def test_the_profile_holds_each_persons_own_facts_only() -> None:
@@ -295,3 +318,29 @@ def test_the_examples_relation_and_notes_copied_onto_real_people_are_repaired() 
     assert episode.text == "Sam loves bread. Theo, Maya's brother, opened a bakery."
     assert out["checks"].count("relation_unsaid") == 1
     assert out["checks"].count("example_copied") == 1
+
+
+def test_a_reply_cut_at_its_token_limit_loses_its_unfinished_last_line() -> None:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from lamina.agents.ingest.lines import complete
+
+    text = "T|Repairs\nS|John saw repairs.\nF|t1|John|John saw the school repaired.\nF|t2|John|John saw how"
+    model = GenericFakeChatModel(
+        messages=iter(
+            [
+                AIMessage(text, response_metadata={"finish_reason": "length"}),
+                AIMessage(text, response_metadata={"finish_reason": "stop"}),
+            ]
+        )
+    )
+    cut = complete(model, [HumanMessage("x")], 40)
+    assert cut.cut_off
+    parsed = parse_lines(cut.text, cut_off=cut.cut_off)
+    assert parsed.cut == "F|t2|John|John saw how"
+    assert [f.statement for f in parsed.draft.facts] == ["John saw the school repaired."]
+    whole = complete(model, [HumanMessage("x")], 40)
+    assert not whole.cut_off
+    assert len(parse_lines(whole.text, cut_off=whole.cut_off).draft.facts) == 2
+    assert parse_lines("\n\n", cut_off=True).cut is None

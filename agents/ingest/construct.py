@@ -45,6 +45,7 @@ from .lines import complete, parse_lines
 from .owner_check import checked_owner
 from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
+from .split_notes import split_note
 from .support import SOURCE_MARGIN, SUPPORT_THRESHOLD, content_terms, support_ratio, supported
 from .titles import owned_title, voiced_summary
 
@@ -136,7 +137,9 @@ def _ask_lines(
                 log.fail(step, error)
                 return None
             continue
-        parsed = parse_lines(reply.text)
+        parsed = parse_lines(reply.text, cut_off=reply.cut_off)
+        if parsed.cut is not None:  # the note the token limit cut short is not memory
+            log.count("cut_line_dropped")
         if parsed.empty:
             _record_call(log, attempt, started, reply, "no T|, S| or F| line in the reply")
             convo = [*messages, HumanMessage(LINES_REPAIR)]
@@ -147,8 +150,9 @@ def _ask_lines(
                 f"{step}_line",
                 f"dropped {len(parsed.dropped)} malformed line(s), e.g. {parsed.dropped[0]!r}",
             )
-        if deps.journal is not None:
-            deps.journal.put(key, reply.text)
+        if deps.journal is not None:  # what was read: without a line cut short
+            read = reply.text if parsed.cut is None else reply.text.rstrip().rsplit("\n", 1)[0]
+            deps.journal.put(key, read)
         return parsed.draft
     log.fail(step, f"no usable {CONSTRUCTION_FORMAT} reply after {ctx.max_llm_attempts} attempt(s)")
     return None
@@ -281,13 +285,20 @@ def fact_records(
     (``example_copied``). An appositive relation the excerpt does not state ("Melanie,
     Caroline's cousin, ...") is cut out (``relation_unsaid``; see :mod:`.example_leaks`).
     Its owner comes from the grammar of its source turn when the model's disagrees (see
-    :mod:`.ownership`).
+    :mod:`.ownership`). A note whose later sentence opens with another person is split
+    first (``note_split``; see :mod:`.split_notes`).
     """
     by_id = {t.id: t for t in turns}
     people = _people(log, ctx, turns)
     excerpt = _all_said(turns)
     out = []
-    for item in items:
+    notes = []
+    for item in items:  # one note per person its sentences open with
+        split = split_note(item, people)
+        for _ in split[1:]:
+            log.count("note_split")
+        notes += split
+    for item in notes:
         if not content_terms(item.statement, people):  # "Audrey, Audrey, Audrey"
             log.count("empty_dropped")
             continue

@@ -20,6 +20,8 @@ from .schemas import ConstructionDraft, FactLine
 
 _LINE = re.compile(r"^\s*(?:[-*\u2022]\s*|\d+[.)]\s*)?([TSFPL])\s*[|:]\s*(.*?)\s*$")
 _LABEL = re.compile(r"^\[?\s*([a-z]\d{1,3})\s*\]?$", re.IGNORECASE)
+_ITEM_SHAPE = re.compile(r"^\s*\[?\s*[a-z]\d{1,3}\s*\]?\s*\|[^|]+\|\s*\S", re.IGNORECASE)
+"""``t5|Maria|<sentence>``: an item, whatever tag the model put before it (or none)."""
 _KINDS = {"F": "fact", "P": "foresight", "L": "preference"}
 MAX_LINES = 200
 """Lines past this many are ignored (a runaway reply, not memory)."""
@@ -32,6 +34,8 @@ class ParsedReply:
     draft: ConstructionDraft
     dropped: list[str] = field(default_factory=list)
     """The lines that looked like items but failed validation."""
+    cut: str | None = None
+    """The last line of a reply that stopped at its token limit, left unread."""
 
     @property
     def empty(self) -> bool:
@@ -55,14 +59,33 @@ def _item(kind: str, rest: str) -> FactLine:
     return FactLine(kind=_KINDS[kind], source=source, subject=subject, statement=statement)  # type: ignore[arg-type]
 
 
-def parse_lines(text: str) -> ParsedReply:
-    """Read ``T|``, ``S|`` and ``F|/P|/L|`` lines; other lines (prose, fences) are ignored."""
+def parse_lines(text: str, *, cut_off: bool = False) -> ParsedReply:
+    """Read ``T|``, ``S|`` and ``F|/P|/L|`` lines; other lines (prose, fences) are ignored.
+
+    A line shaped like an item (``t5|Maria|<sentence>``) is read as a fact when its tag is
+    missing or is ``T``/``S``: the small model sometimes tags its notes ``S``, and those
+    notes would otherwise be glued into the episode's summary.
+
+    ``cut_off``: the reply stopped at its token limit, so its last line is unfinished
+    ("John saw how the repairs were enabled by"); it is left unread (``cut``).
+    """
     title, summary, facts, dropped = "", "", [], []
-    for raw in text.splitlines()[:MAX_LINES]:
+    lines = text.splitlines()[:MAX_LINES]
+    cut = None
+    if cut_off:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        cut = lines.pop().strip()[:300] if lines else None
+    for raw in lines:
         match = _LINE.match(raw)
-        if match is None:
+        if match is not None:
+            tag, rest = match.group(1).upper(), match.group(2)
+        elif _ITEM_SHAPE.match(raw):  # the model left the tag out: a fact
+            tag, rest = "F", raw.strip()
+        else:
             continue
-        tag, rest = match.group(1).upper(), match.group(2)
+        if tag in ("T", "S") and _ITEM_SHAPE.match(rest):  # an item under the wrong tag
+            tag = "F"
         if tag == "T":
             title = title or rest.strip("|").strip()
         elif tag == "S":
@@ -73,7 +96,7 @@ def parse_lines(text: str) -> ParsedReply:
             except (ValueError, ValidationError):
                 dropped.append(raw.strip()[:300])
     draft = ConstructionDraft(title=title[:200], summary=summary, facts=facts)
-    return ParsedReply(draft=draft, dropped=dropped)
+    return ParsedReply(draft=draft, dropped=dropped, cut=cut)
 
 
 @dataclass(frozen=True)
@@ -84,6 +107,8 @@ class TextReply:
     latency_s: float
     prompt_tokens: int | None
     completion_tokens: int | None
+    cut_off: bool = False
+    """The model stopped at ``max_tokens`` (finish reason ``length``), mid-line."""
 
 
 def takes_frequency_penalty(model: object) -> bool:
@@ -116,9 +141,11 @@ def complete(
     if not isinstance(content, str):
         content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
     usage = getattr(message, "usage_metadata", None) or {}
+    metadata = getattr(message, "response_metadata", None) or {}
     return TextReply(
         text=content,
         latency_s=time.perf_counter() - started,
         prompt_tokens=usage.get("input_tokens"),
         completion_tokens=usage.get("output_tokens"),
+        cut_off=isinstance(metadata, dict) and metadata.get("finish_reason") == "length",
     )

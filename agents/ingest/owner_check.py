@@ -27,19 +27,26 @@ _NOT_NAMES = frozenset(
 )
 
 
-def subject_of(statement: str, named: str) -> str:
+def subject_of(statement: str, named: str, people: Sequence[str] = ()) -> str:
     """Whom a statement is about: the name it starts with, else the model's ``named``.
 
     A small model often files a fact under the speaker who told it ("Maya" for "Theo
     opened a bakery"); the sentence's own grammatical subject is the better witness.
-    A possessive start ("Maya's brother Theo ...") keeps the model's choice.
+    A possessive start ("Maya's brother Theo ...") keeps the model's choice. Of a
+    two-word start, a known person's first name followed by a capitalized word that is
+    not their surname ("Joanna Thanks Nate") is that person.
     """
     lead = _LEAD.match(statement)
     if lead is None:
         return named
     name = lead.group(1)
-    if name.split()[0] in _NOT_NAMES:
+    first = name.split()[0]
+    if first in _NOT_NAMES:
         return named
+    known = {p.casefold() for p in people}
+    if " " in name and name.casefold() not in known:
+        if first.casefold() in {p.split()[0].casefold() for p in people if p.strip()}:
+            return first
     return name
 
 
@@ -129,7 +136,7 @@ def checked_owner(
     if repaired is not None:  # its subject is the speaker, by the way it went wrong
         log.count("owner_swap_repaired")
         return repaired, turn.speaker, "corrected"
-    owner = subject_of(text, named)
+    owner = subject_of(text, named, people)
     if _from_image(text, turn, people):  # the one who shared the photo
         check = "agreed" if match_speakers(owner, [turn.speaker]) else "corrected"
         if check == "corrected":
