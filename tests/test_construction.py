@@ -326,7 +326,14 @@ def test_a_reply_cut_at_its_token_limit_loses_its_unfinished_last_line() -> None
 
     from lamina.agents.ingest.lines import complete
 
-    text = "T|Repairs\nS|John saw repairs.\nF|t1|John|John saw the school repaired.\nF|t2|John|John saw how"
+    text = "\n".join(
+        [
+            "T|Repairs",
+            "S|John saw repairs.",
+            "F|t1|John|John saw the school repaired.",
+            "F|t2|John|John saw how",
+        ]
+    )
     model = GenericFakeChatModel(
         messages=iter(
             [

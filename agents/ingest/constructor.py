@@ -22,7 +22,7 @@ from ...core.state import IngestState, Job, Written
 from ...records.model import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from ..common import refinement
 from ..common.deps import NodeDeps, StepLog
-from . import construct, episodes, scenes
+from . import construct, drafting, episodes, scenes
 
 WINDOW_TURNS = 6
 """Recent turns shown as context when extracting facts from a single turn."""
@@ -159,7 +159,7 @@ class _Run:
             key=lambda t: t.turn_index,
         )[-WINDOW_TURNS:]
         shown = [*window, *turns]
-        result = construct.draft_excerpt(self.log, self.ctx, shown, step="turn_facts")
+        result = drafting.draft_excerpt(self.log, self.ctx, shown, step="turn_facts")
         if result is None:
             return
         draft, labels = result

@@ -1,7 +1,7 @@
 """Episode synthesis and merge-first (RecMem eq. 6) for the Constructor.
 
 An episode and the atomic facts of its turns come from one construction call
-(:mod:`.construct`), so semantic refinement costs no second call.
+(:mod:`.drafting`, :mod:`.construct`), so semantic refinement costs no second call.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from ...core.context import MemoryContext
 from ...records.model import EpisodeRecord, FactRecord, RawTurn, stable_id
 from ..common.deps import StepLog
 from ..common.formatting import SENTENCE_BREAK
-from .construct import draft_excerpt, episode_text, fact_records
+from .construct import episode_text, fact_records
+from .drafting import draft_excerpt
 
 
 def episode_id(namespace: str, raw_ids: list[str]) -> str:

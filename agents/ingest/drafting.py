@@ -1,0 +1,159 @@
+"""The construction call: an excerpt's turns in, the model's title, summary and notes out.
+
+One call per excerpt with a capped output, in the compact line format
+(``construction_format="lines"``, the default, for small local models) or as a JSON
+object (``"json"``, for API models with native structured output). A reply already in
+the construction journal is reused without calling the model. What the draft becomes in
+the store (owners, sources, dates) is :mod:`.construct`'s work.
+"""
+
+from __future__ import annotations
+
+import time
+
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from ...core.calls import LLMCall
+from ...core.context import MemoryContext
+from ...llm.reachability import unreachable_reason
+from ...prompts.construction import (
+    CONSTRUCT_JSON,
+    CONSTRUCT_LINES,
+    CONSTRUCTION_FORMAT,
+    CONSTRUCTION_PROMPT_VERSION,
+    LINES_REPAIR,
+)
+from ...records.model import EpisodeRecord, RawTurn
+from ..common.deps import StepLog
+from ..common.formatting import format_excerpt, format_record
+from ..common.journal import journal_key
+from .lines import complete, parse_lines
+from .schemas import ConstructionDraft
+
+_EXAMPLE_TEXT = "\n".join(
+    str(getattr(getattr(m, "prompt", None), "template", ""))
+    for m in (*CONSTRUCT_LINES.messages, *CONSTRUCT_JSON.messages)
+)
+"""The prompts' own words: a note copied from the example is not memory."""
+
+
+def _copied(statement: str, example: str) -> bool:
+    """A whole sentence of the prompt (not a short phrase that happens to occur in it)."""
+    text = statement.strip().casefold()
+    return len(text) >= 15 and text in example
+
+
+def item_budget(ctx: MemoryContext, n_turns: int) -> tuple[int, int]:
+    """(items, output tokens) allowed for an excerpt of ``n_turns`` turns."""
+    items = max(1, min(ctx.construction_max_items, n_turns + 2))
+    return items, min(ctx.construction_max_tokens, 70 + ctx.construction_tokens_per_item * items)
+
+
+def _messages(
+    ctx: MemoryContext, turns: list[RawTurn], known: EpisodeRecord | None, items: int
+) -> tuple[list[BaseMessage], dict[str, str]]:
+    text, labels = format_excerpt(turns, ctx.tz)
+    known_text = (
+        f"Known episode:\n<data>\n{format_record(known, ctx.tz)}\n</data>\n" if known else ""
+    )
+    template = CONSTRUCT_JSON if ctx.construction_format == "json" else CONSTRUCT_LINES
+    return template.format_messages(known=known_text, turns=text, max_items=items), labels
+
+
+def _record_call(
+    log: StepLog,
+    attempt: int,
+    started: float,
+    reply: object,
+    error: str | None,
+    *,
+    unreachable: bool = False,
+) -> None:
+    log.calls.append(
+        LLMCall(
+            node=log.node,
+            schema=CONSTRUCTION_FORMAT,
+            attempt=attempt,
+            method="lines",
+            ok=error is None,
+            latency_s=getattr(reply, "latency_s", time.perf_counter() - started),
+            prompt_tokens=getattr(reply, "prompt_tokens", None),
+            completion_tokens=getattr(reply, "completion_tokens", None),
+            error=error,
+            unreachable=unreachable,
+        )
+    )
+
+
+def _ask_lines(
+    log: StepLog, ctx: MemoryContext, messages: list[BaseMessage], cap: int, step: str
+) -> ConstructionDraft | None:
+    deps = log.deps
+    penalty = ctx.construction_frequency_penalty
+    version = CONSTRUCTION_PROMPT_VERSION + ("" if penalty is None else f"/fp{penalty:g}")
+    key = journal_key(deps.model_name, version, cap, messages)
+    kept = deps.journal.get(key) if deps.journal is not None else None
+    if kept is not None and not (parsed := parse_lines(kept)).empty:
+        return parsed.draft
+    convo = list(messages)
+    for attempt in range(1, ctx.max_llm_attempts + 1):
+        started = time.perf_counter()
+        try:
+            reply = complete(deps.caller.model, convo, cap, frequency_penalty=penalty)
+        except Exception as e:  # HTTP errors, timeouts: the turns stay unconsolidated
+            down = unreachable_reason(e) is not None
+            error = f"{type(e).__name__}: {e}"[:2000]
+            _record_call(log, attempt, started, None, error, unreachable=down)
+            if down:  # a model that cannot be reached is not asked again
+                log.fail(step, error)
+                return None
+            continue
+        parsed = parse_lines(reply.text, cut_off=reply.cut_off)
+        if parsed.cut is not None:  # the note the token limit cut short is not memory
+            log.count("cut_line_dropped")
+        if parsed.empty:
+            _record_call(log, attempt, started, reply, "no T|, S| or F| line in the reply")
+            convo = [*messages, HumanMessage(LINES_REPAIR)]
+            continue
+        _record_call(log, attempt, started, reply, None)
+        if parsed.dropped:
+            log.fail(
+                f"{step}_line",
+                f"dropped {len(parsed.dropped)} malformed line(s), e.g. {parsed.dropped[0]!r}",
+            )
+        if deps.journal is not None:  # what was read: without a line cut short
+            read = reply.text if parsed.cut is None else reply.text.rstrip().rsplit("\n", 1)[0]
+            deps.journal.put(key, read)
+        return parsed.draft
+    log.fail(step, f"no usable {CONSTRUCTION_FORMAT} reply after {ctx.max_llm_attempts} attempt(s)")
+    return None
+
+
+def draft_excerpt(
+    log: StepLog,
+    ctx: MemoryContext,
+    turns: list[RawTurn],
+    *,
+    known: EpisodeRecord | None = None,
+    step: str = "construct",
+) -> tuple[ConstructionDraft, dict[str, str]] | None:
+    """Ask for the excerpt's title, summary and facts; None when the call failed."""
+    items, cap = item_budget(ctx, len(turns))
+    messages, labels = _messages(ctx, turns, known, items)
+    if ctx.construction_format == "json":
+        value = log.ask(ConstructionDraft, messages, step)
+    else:
+        value = _ask_lines(log, ctx, messages, cap, step)
+    if value is None:
+        return None
+    example = _EXAMPLE_TEXT.casefold()
+    kept = [f for f in value.facts if not _copied(f.statement, example)]
+    if len(kept) < len(value.facts):
+        log.fail(
+            f"{step}_line",
+            f"dropped {len(value.facts) - len(kept)} note(s) copied from the prompt's example",
+        )
+    return value.model_copy(update={"facts": kept[:items]}), labels
+
+
+__all__ = ["draft_excerpt", "item_budget"]
