@@ -53,3 +53,21 @@ def test_a_summary_is_told_in_the_voice_of_the_turns_it_copies() -> None:
         "Theo signs the lease next Friday.",
         2,
     )
+
+
+def test_a_place_put_in_a_persons_stead_goes_to_whom_the_turns_say() -> None:
+    turns = [
+        _turn(0, "Maya", "My job moved to Porto, so I'm moving to Porto."),
+        _turn(1, "Theo", "I'll visit Porto once the bakery runs itself."),
+    ]
+    people = ["Theo", "Maya"]
+    assert owned_title("Porto's bakery runs itself", turns, people) == (
+        "Theo's bakery runs itself",
+        1,
+    )
+    # a person the speakers talk about keeps the title as written
+    jen = [_turn(0, "Mel", "Jen got married last week! The wedding was lovely.")]
+    assert owned_title("Jen's wedding", jen, ["Mel", "Cara"]) == ("Jen's wedding", 0)
+    # a name someone owns things under ("Porto's harbour") is not only a place
+    owned = [_turn(0, "Theo", "Porto's harbour is lovely; I'll visit Porto soon.")]
+    assert owned_title("Porto's harbour", owned, people) == ("Porto's harbour", 0)

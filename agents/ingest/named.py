@@ -29,6 +29,11 @@ _NOT_A_PERSON = re.compile(
 """What follows a capitalized word that makes it part of a business's or a place's name:
 "Rise & Crumb opens", "the Alder Street shop", "Maple Grove Park"."""
 _NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
+_TO_A_PLACE = re.compile(
+    r"\b(?:in|to|from|at|near|around|across|visit|visiting|visited|leave|leaving|left)\s+$",
+    re.IGNORECASE,
+)
+"""The words before a name that make it a place: "moving to Lisbon", "visit Porto"."""
 
 
 def _hits(name: str, text: str) -> Iterator[re.Match[str]]:
@@ -51,6 +56,22 @@ def _pet_of(text_before: str) -> str | None:
     if words and words[-1] in PET_WORDS:
         return next((w for w in reversed(words) if w in ("my", "our", "your")), "my")
     return None
+
+
+def place_only(name: str, texts: list[str]) -> bool:
+    """Whether every mention of ``name`` in ``texts`` reads as a place ("visit Porto").
+
+    It must be mentioned at least once, never with a possessive, and always right after a
+    word of going or being somewhere (in, to, from, at, visit, leave...).
+    """
+    seen = False
+    for text in texts:
+        for hit in _hits(name, text):
+            after = text[hit.end() : hit.end() + 2]
+            if after[:1] in ("'", "’") or not _TO_A_PLACE.search(text[: hit.start()]):
+                return False
+            seen = True
+    return seen
 
 
 def person_named(name: str, turn_text: str, *, within: bool = False) -> bool:

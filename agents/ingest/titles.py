@@ -10,7 +10,9 @@ Each "<Name>'s <words>" of a title, for a person of the excerpt, is checked as a
 owner is (:func:`~.ownership.grammar_owner`): against the turn of the excerpt that says
 most of its words (at least :data:`TITLE_SUPPORT` of them), by that turn's grammar.
 When the grammar names another person of the excerpt, the name is changed, and counted
-by the caller.
+by the caller. So is a place's name put in a person's stead ("Porto's bakery runs itself"
+from Theo's "I'll visit Porto once the bakery runs itself"): a name the turns only ever
+go to or come from (:func:`~.named.place_only`).
 
 The summary has the faults of a note ("Theo approved my bakery loan yesterday"): each of
 its sentences is told in the voice of the turn it copies (:func:`voiced_summary`, with
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from ...records.model import RawTurn
 from ..common.formatting import SENTENCE_BREAK
 from ..common.names import match_speakers
+from .named import place_only
 from .owner_check import spoken_to
 from .ownership import grammar_owner
 from .support import support_ratio
@@ -85,10 +88,10 @@ def owned_title(title: str, turns: Sequence[RawTurn], people: Sequence[str]) -> 
     def check(match: re.Match[str]) -> str:
         nonlocal changed
         named = match_speakers(match.group("name"), people)
-        if not named:
-            return match.group()
+        if not named and not place_only(match.group("name"), [t.text for t in turns]):
+            return match.group()  # someone the speakers talk about: theirs as written
         owner = title_owner(match.group("words"), turns, people)
-        if owner is None or owner == named[0]:
+        if owner is None or (named and owner == named[0]):
             return match.group()
         changed += 1
         return f"{owner}'s {match.group('words')}"
