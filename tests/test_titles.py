@@ -71,3 +71,20 @@ def test_a_place_put_in_a_persons_stead_goes_to_whom_the_turns_say() -> None:
     # a name someone owns things under ("Porto's harbour") is not only a place
     owned = [_turn(0, "Theo", "Porto's harbour is lovely; I'll visit Porto soon.")]
     assert owned_title("Porto's harbour", owned, people) == ("Porto's harbour", 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "texts", "place"),
+    [
+        ("Porto", ["I'm moving to Porto.", "I'll visit Porto soon."], True),
+        ("Lisbon", ["I went back to Lisbon.", "We live in Lisbon."], True),
+        ("Jen", ["I talked to Jen."], False),  # a bare "to" or "from" is no going
+        ("Jen", ["I got a gift from Jen."], False),
+        ("Porto", ["Porto's harbour is lovely. I'll visit Porto."], False),
+        ("Porto", ["Nothing of it here."], False),
+    ],
+)  # fmt: skip
+def test_a_place_is_a_name_the_turns_only_go_to(name: str, texts: list[str], place: bool) -> None:
+    from lamina.agents.ingest.named import place_only
+
+    assert place_only(name, texts) is place

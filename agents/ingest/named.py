@@ -30,10 +30,14 @@ _NOT_A_PERSON = re.compile(
 "Rise & Crumb opens", "the Alder Street shop", "Maple Grove Park"."""
 _NAMING = re.compile(r"\b(?:named|called|call|name)\s+(?:him|her|it|them)\s+$", re.IGNORECASE)
 _TO_A_PLACE = re.compile(
-    r"\b(?:in|to|from|at|near|around|across|visit|visiting|visited|leave|leaving|left)\s+$",
+    r"\b(?:(?:move|moving|moved|go|going|went|gone|travel\w*|trip|flight|fly|flying|flew|"
+    r"drive|driving|drove|relocat\w*|head\w*|back|return\w*|came|come|coming)\s+"
+    r"(?:back\s+)?(?:to|from)|in|visit|visiting|visited|near|around|across|leave|leaving|left)"
+    r"\s+$",
     re.IGNORECASE,
 )
-"""The words before a name that make it a place: "moving to Lisbon", "visit Porto"."""
+"""The words before a name that make it a place: "moving to Lisbon", "visit Porto", "in
+Porto" (not a bare "to" or "from": "talked to Jen", "a gift from Jen")."""
 
 
 def _hits(name: str, text: str) -> Iterator[re.Match[str]]:
@@ -67,8 +71,8 @@ def place_only(name: str, texts: list[str]) -> bool:
     seen = False
     for text in texts:
         for hit in _hits(name, text):
-            after = text[hit.end() : hit.end() + 2]
-            if after[:1] in ("'", "’") or not _TO_A_PLACE.search(text[: hit.start()]):
+            possessive = text[hit.end() : hit.end() + 1] in ("'", "’")
+            if possessive or not _TO_A_PLACE.search(text[: hit.start()]):
                 return False
             seen = True
     return seen
