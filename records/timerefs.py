@@ -71,14 +71,17 @@ def annotate_times(text: str, refs: list[TimeRef]) -> str:
 
     ``"went there last Friday"`` becomes ``"went there last Friday (14 July 2023)"``. A
     bracket that already follows the expression (a model copying, or miscopying, the
-    dates) is replaced by the resolved one. Refs whose expression is no longer at their
-    offset are skipped, never misplaced.
+    dates) is replaced by the resolved one; an expression its dates already follow
+    ("Thursday 22 December 2022") is left as it is. Refs whose expression is no longer at
+    their offset are skipped, never misplaced.
     """
     out, cursor = [], 0
     for ref in sorted(refs, key=lambda r: r.offset):
         end = ref.offset + len(ref.expression)
         if ref.offset < cursor or text[ref.offset : end] != ref.expression:
             continue
+        if re.match(rf"[\s,]*{re.escape(ref.label())}", text[end:]):
+            continue  # "on Thursday 22 December 2022": the dates are written already
         out.append(f"{text[cursor:end]} ({ref.label()})")
         cursor = end
         bracket = _BRACKET.match(text, cursor)

@@ -96,6 +96,13 @@ def test_labels_cross_month_and_year_boundaries():
     assert only("last week", date(2023, 6, 9)).label() == "29 May – 4 June 2023"
 
 
+def test_an_expression_whose_dates_follow_it_is_not_annotated_twice():
+    text = "We raced last Saturday, 8 July 2023, and camp next month."
+    assert annotate_times(text, resolve_times(text, SAT)) == (
+        "We raced last Saturday, 8 July 2023, and camp next month (August 2023)."
+    )
+
+
 def test_an_annotation_whose_expression_moved_is_skipped():
     ref = only("yesterday", FRI)
     assert annotate_times("something else entirely", [ref]) == "something else entirely"
