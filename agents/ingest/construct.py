@@ -25,6 +25,7 @@ from ..common.refinement import fact_id
 from ..common.timeparse import reference_day, resolve_times
 from .example_leaks import copies_example, cut_unsaid_relations
 from .owner_check import checked_owner
+from .questions import answer_to, only_asked
 from .relations import relation_records
 from .schemas import ConstructionDraft, FactLine
 from .split_notes import split_note
@@ -137,9 +138,11 @@ def fact_records(
 
     A fact is sourced from the turns that support it (:func:`supporting_turns`); one no
     turn supports is dropped and counted, and so is one that says nothing but names
-    (``empty_dropped``) and one that only repeats a note of the prompt's example
-    (``example_copied``). An appositive relation the excerpt does not state ("Melanie,
-    Caroline's cousin, ...") is cut out (``relation_unsaid``; see :mod:`.example_leaks`).
+    (``empty_dropped``), one that only repeats a note of the prompt's example
+    (``example_copied``) and one its turns support only in their questions
+    (``question_dropped``; see :mod:`.questions`). An appositive relation the excerpt does
+    not state ("Melanie, Caroline's cousin, ...") is cut out (``relation_unsaid``; see
+    :mod:`.example_leaks`).
     Its owner comes from the grammar of its source turn when the model's disagrees (see
     :mod:`.ownership`). A note whose later sentence opens with another person is split
     first (``note_split``; see :mod:`.split_notes`).
@@ -167,6 +170,13 @@ def fact_records(
         if copies_example(item.statement, people, _all_said(source_turns)):
             log.count("example_copied")
             continue
+        if only_asked(item.statement, source_turns, people):  # a question asserts nothing
+            reply = answer_to(source_turns, turns)  # ... unless it was answered
+            said = [x for t in source_turns for x in _said(t)]
+            if reply is None or not supported(item.statement, [*said, reply.text], people):
+                log.count("question_dropped")
+                continue
+            sources, source_turns = [*sources, reply.id], [*source_turns, reply]
         statement, cut = cut_unsaid_relations(item.statement, excerpt)
         for _ in range(cut):
             log.count("relation_unsaid")

@@ -30,6 +30,7 @@ from ..common.names import match_speakers
 from .named import place_only
 from .owner_check import spoken_to
 from .ownership import grammar_owner
+from .questions import statements
 from .support import support_ratio
 from .voice import FIRST_PERSON, in_third_person, told_subject
 
@@ -42,11 +43,6 @@ _GIVING = frozenset(
 """First words of what one person gives another: the title names the giver, the turn the
 one who got it ("I'm grateful for all the support I've got")."""
 _PART = re.compile(r"\b(?P<name>[A-Z][\w-]*)['’]s\s+(?P<words>[^,:;()]+?)(?=\s+and\s+|[,:;()]|$)")
-
-
-def _statements(text: str) -> str:
-    """``text`` without its questions: "Got any projects planned?" says nobody's plans."""
-    return " ".join(q for q in SENTENCE_BREAK.split(text) if not q.rstrip().endswith("?"))
 
 
 def _possessor(words: str, turn: RawTurn, addressed: str | None) -> str | None:
@@ -67,7 +63,7 @@ def title_owner(words: str, turns: Sequence[RawTurn], people: Sequence[str]) -> 
     """
     if words.split()[0].casefold() in _GIVING:
         return None
-    said = [_statements(t.text) for t in turns]
+    said = [statements(t.text) for t in turns]
     ratios = [support_ratio(words, [text], people) for text in said]
     if not ratios or max(ratios) < TITLE_SUPPORT:
         return None
