@@ -27,7 +27,7 @@ from ...records.model import EpisodeRecord, RawTurn
 from ..common.deps import StepLog
 from ..common.formatting import format_excerpt, format_record
 from ..common.journal import journal_key
-from .lines import complete, parse_lines
+from .lines import complete, parse_lines, without_cut_line
 from .schemas import ConstructionDraft
 
 _EXAMPLE_TEXT = "\n".join(
@@ -122,7 +122,7 @@ def _ask_lines(
                 f"dropped {len(parsed.dropped)} malformed line(s), e.g. {parsed.dropped[0]!r}",
             )
         if deps.journal is not None:  # what was read: without a line cut short
-            read = reply.text if parsed.cut is None else reply.text.rstrip().rsplit("\n", 1)[0]
+            read = without_cut_line(reply.text)[0] if reply.cut_off else reply.text
             deps.journal.put(key, read)
         return parsed.draft
     log.fail(step, f"no usable {CONSTRUCTION_FORMAT} reply after {ctx.max_llm_attempts} attempt(s)")

@@ -59,6 +59,15 @@ def _item(kind: str, rest: str) -> FactLine:
     return FactLine(kind=_KINDS[kind], source=source, subject=subject, statement=statement)  # type: ignore[arg-type]
 
 
+def without_cut_line(text: str) -> tuple[str, str | None]:
+    """``text`` without its last non-blank line, and that line (None when there is none).
+
+    What is read of a reply that stopped at its token limit: its last line is unfinished.
+    """
+    head, _, last = text.rstrip().rpartition("\n")
+    return head, last.strip()[:300] or None
+
+
 def parse_lines(text: str, *, cut_off: bool = False) -> ParsedReply:
     """Read ``T|``, ``S|`` and ``F|/P|/L|`` lines; other lines (prose, fences) are ignored.
 
@@ -70,13 +79,8 @@ def parse_lines(text: str, *, cut_off: bool = False) -> ParsedReply:
     ("John saw how the repairs were enabled by"); it is left unread (``cut``).
     """
     title, summary, facts, dropped = "", "", [], []
-    lines = text.splitlines()[:MAX_LINES]
-    cut = None
-    if cut_off:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        cut = lines.pop().strip()[:300] if lines else None
-    for raw in lines:
+    text, cut = without_cut_line(text) if cut_off else (text, None)
+    for raw in text.splitlines()[:MAX_LINES]:
         match = _LINE.match(raw)
         if match is not None:
             tag, rest = match.group(1).upper(), match.group(2)
