@@ -416,7 +416,11 @@ def test_scenes_lend_their_episodes_and_derived_memory_never_displaces_raw(store
             a,
             b,
             SceneRecord(
-                id="s1", namespace=NS, text="Rex dog", members=["e1", "e2"], occurred_at=T0
+                id="s1",
+                namespace=NS,
+                text="Rex the dog's first weeks at home",  # more than either episode says
+                members=["e1", "e2"],
+                occurred_at=T0,
             ),
         ],
     )

@@ -148,3 +148,53 @@ def test_relevance_order_puts_the_best_turn_next_to_the_question() -> None:
     # without ``ordered`` the same memories render in conversation order
     plain, _ = render_context(ordered, UTC_ZONE)
     assert plain.splitlines()[0].endswith("Caroline: second")
+
+
+def derived(kind: str, i: int, title: str, text: str) -> Candidate:
+    return Candidate(
+        granularity=kind,  # type: ignore[arg-type]
+        id=f"{kind[0]}{i}",
+        title=title,
+        text=text,
+        occurred_at=T0 - timedelta(days=1),
+        score=0.5,
+        source_ids=[f"x{i}"],
+    )
+
+
+def test_a_memory_restating_another_is_not_shown_and_the_fuller_one_stays() -> None:
+    title = "John's online group"
+    scene = derived("scene", 1, title, f"1 January 2023: {title}. John joined an online group.")
+    episode = derived(
+        "episode",
+        2,
+        title,
+        "John joined an online group last week. Everyone there has inspiring stories.",
+    )
+    other = derived("fact", 3, "", "Maria adopted a shelter dog named Coco.")
+    same_again = derived("fact", 4, "", "Maria adopted a shelter dog, Coco!")
+    kept = cut_to_budget(
+        [],
+        [scene, other, episode, same_again],
+        budget=1000,
+        derived_share=0.5,
+        limit=100,
+        tz=UTC_ZONE,
+        count=words,
+    )
+    # the episode says all the scene does and more: it takes the scene's place
+    assert [m.id for m in kept] == ["e2", "f3"]
+
+
+def test_a_derived_memory_without_content_words_is_not_shown() -> None:
+    empty = derived("fact", 1, "", "Oh, that is so it!")
+    kept = cut_to_budget(
+        [],
+        [empty, fact(2, ["x2"])],
+        budget=1000,
+        derived_share=0.5,
+        limit=100,
+        tz=UTC_ZONE,
+        count=words,
+    )
+    assert [m.id for m in kept] == ["f2"]

@@ -8,7 +8,9 @@ turns with their kind and date (``[m21] (fact, 7 May 2023) ...``).
 :func:`cut_to_budget` decides what stays: raw turns first, up to the share of the budget
 that derived memory may not take; then derived memories that add a source turn the
 context does not show yet; then more raw turns in the room left. A derived memory whose
-source turns are all shown is a duplicate of its evidence and is dropped.
+source turns are all shown is a duplicate of its evidence and is dropped, and so is one
+that restates a better-ranked derived memory already taken (a scene made of one episode
+repeats that episode's summary; :data:`RESTATED`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,16 @@ from zoneinfo import ZoneInfo
 
 from ...core.context import MemoryContext
 from ...core.state import Candidate
+from ...stores.lexical import Analyzer
 from ..common.formatting import data_line, long_date
 
 TokenCount = Callable[[str], int]
 """Counts the tokens of a text (the serving model's tokenizer, or an estimate)."""
 NO_MEMORIES = "(no memories found)"
+RESTATED = 0.8
+"""A derived memory whose content words are at least this share of a taken one's
+(its title and text, stemmed, stop words left out) restates it and is not shown."""
+_ANALYZER = Analyzer()
 
 
 def render_turn(
@@ -134,6 +141,47 @@ def _fill(
     return room, chosen
 
 
+_MONTHS = frozenset(
+    _ANALYZER(
+        "january february march april may june july august september october november december"
+    )
+)
+
+
+def _content_words(memory: Candidate) -> frozenset[str]:
+    """Title and text, stemmed, without stop words, numbers or month names.
+
+    Dates are left out because a scene opens with its own date, which its line shows.
+    """
+    words = _ANALYZER(f"{memory.title or ''} {memory.text}")
+    return frozenset(w for w in words if not w.isdigit() and w not in _MONTHS)
+
+
+def _within(words: frozenset[str], other: frozenset[str]) -> bool:
+    """Whether (nearly) all of ``words`` are among ``other``."""
+    return len(words & other) >= RESTATED * len(words)
+
+
+def _unrestated(ranked: Sequence[Candidate]) -> list[Candidate]:
+    """``ranked`` (best first) without the memories that restate another one.
+
+    Of two memories where one says (nearly) all the other does, the fuller one is kept,
+    in the place of the better-ranked of the two.
+    """
+    kept: list[tuple[Candidate, frozenset[str]]] = []
+    for memory in ranked:
+        words = _content_words(memory)
+        if not words or any(_within(words, other) for _, other in kept):
+            continue
+        covered = [i for i, (_, other) in enumerate(kept) if _within(other, words)]
+        if covered:
+            kept[covered[0]] = (memory, words)
+            kept = [k for i, k in enumerate(kept) if i not in covered[1:]]
+        else:
+            kept.append((memory, words))
+    return [memory for memory, _ in kept]
+
+
 def _adds_evidence(memory: Candidate, shown: set[str]) -> bool:
     """A derived memory adds something unless every source turn of it is shown."""
     return not memory.source_ids or not set(memory.source_ids) <= shown
@@ -168,13 +216,7 @@ def cut_to_budget(
     room += reserve
     # 2. derived memories that add a source turn the context does not show
     shown = {m.id for m in turns}
-    useful, seen_text = [], set()
-    for memory in derived:
-        key = memory.text.strip().casefold()
-        if key in seen_text or not _adds_evidence(memory, shown):
-            continue
-        seen_text.add(key)
-        useful.append(memory)
+    useful = _unrestated([m for m in derived if _adds_evidence(m, shown)])
     room, notes = _fill(useful, [], min(room, reserve), limit - len(turns))
     room = budget - sum(m.tokens for m in turns) - sum(m.tokens for m in notes)
     # 3. more raw turns in the room left; a note whose sources all became shown goes
