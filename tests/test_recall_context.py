@@ -198,3 +198,14 @@ def test_a_derived_memory_without_content_words_is_not_shown() -> None:
         count=words,
     )
     assert [m.id for m in kept] == ["f2"]
+
+
+def test_a_past_state_and_the_same_state_again_are_both_shown() -> None:
+    before = fact(1, ["x1"], "Maya lives in Lisbon").model_copy(
+        update={"superseded_by": "f9", "valid_to": T0 - timedelta(days=300)}
+    )
+    again = fact(2, ["x2"], "Maya lives in Lisbon")
+    kept = cut_to_budget(
+        [], [before, again], budget=1000, derived_share=0.5, limit=100, tz=UTC_ZONE, count=words
+    )
+    assert [m.id for m in kept] == ["f1", "f2"]

@@ -166,14 +166,19 @@ def _unrestated(ranked: Sequence[Candidate]) -> list[Candidate]:
     """``ranked`` (best first) without the memories that restate another one.
 
     Of two memories where one says (nearly) all the other does, the fuller one is kept,
-    in the place of the better-ranked of the two.
+    in the place of the better-ranked of the two. A fact with an end of validity is
+    compared with none: "lives in Lisbon" until April and "lives in Lisbon" again now
+    are two states.
     """
     kept: list[tuple[Candidate, frozenset[str]]] = []
     for memory in ranked:
+        if memory.superseded_by or memory.valid_to:  # a past state is not a restatement
+            kept.append((memory, frozenset()))
+            continue
         words = _content_words(memory)
         if not words or any(_within(words, other) for _, other in kept):
             continue
-        covered = [i for i, (_, other) in enumerate(kept) if _within(other, words)]
+        covered = [i for i, (_, other) in enumerate(kept) if other and _within(other, words)]
         if covered:
             kept[covered[0]] = (memory, words)
             kept = [k for i, k in enumerate(kept) if i not in covered[1:]]
