@@ -128,3 +128,21 @@ def test_a_doubted_premise_needs_a_turn_on_the_topic_about_the_person() -> None:
     assert premise_found(GINA, BANK_Q, [BANK, hers])
     assert premise_found(QueryAnalysis(), BANK_Q, shown)  # no single person: no doubt
     assert not premise_found(GINA, BANK_Q, SMALL_TALK)  # nothing on the topic at all
+
+
+def test_an_echo_of_the_answer_on_another_topic_does_not_tie_the_person() -> None:
+    # Mel said it about the race; Carol only echoes the answer's words, not the race
+    said = turn(
+        "The charity race was so rewarding. It made me realize self-care is important.", "Mel"
+    )
+    echo = turn(
+        "Taking care of ourselves is so important. Great that you prioritize self-care!", "Carol"
+    )
+    carol = QueryAnalysis(persons=["Carol"])
+    q = "What did Carol realize after her charity race?"
+    shown = [said, echo, *SMALL_TALK]
+    assert unfounded_premise(carol, q, "self-care is important", shown) == "Carol"
+    # asked of Mel, whose words they are, the premise holds
+    mel = QueryAnalysis(persons=["Mel"])
+    q_mel = "What did Mel realize after her charity race?"
+    assert unfounded_premise(mel, q_mel, "self-care is important", shown) is None

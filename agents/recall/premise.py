@@ -11,7 +11,11 @@ instead. It fires only when both of these hold:
   words (the person's name, question words and time expressions left out; at least
   two words in common, weighted by how rare each is among the shown turns) are about
   someone else;
-- **so is the answer**: the turns that best match the draft answer's words are too.
+- **so is the answer**: the turns the draft came from are too. Those are the turns that
+  share a word with the draft and the most words with the draft and the question's topic
+  together, so the person's echo of the answer on another topic ("Great that you're
+  prioritizing self-care!") does not outweigh the turn that said it about the thing
+  asked ("The race made me realize self-care is important").
 
 A sentence is about its speaker when it speaks in the first person ("I had to shut
 down my bank account"). Said to the named person ("you", or their name as a vocative
@@ -23,7 +27,10 @@ counts as its sender's words.
 
 Calibrated on the raw-layer context of the 8 LoCoMo conversations the long evaluation
 does not use (``benchmarks/premise_check.py``), with the gold answer as the draft: it
-fires on 9 of 1,305 answerable questions (0.7%) and on 134 of 375 category-5 ones.
+fires on 15 of 1,305 answerable questions (1.1%) and on 161 of 375 category-5 ones
+(43%). Several of those 15 name the other speaker in LoCoMo's own question ("What does
+Nate feel he could do in cool places like Whispering Falls?", said by Joanna). When the
+answer test matched the answer's words alone, it fired on 9 and 134.
 The topic test alone fired on about 5% of the answerable questions, far too often to
 refuse on. A firing makes the draft insufficient: the graph retries with rewritten
 queries, then refuses unless a turn of the new round ties the person to the topic
@@ -35,7 +42,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ...core.state import Candidate
@@ -128,10 +135,20 @@ def _topic_matches(
 
 
 def _answer_matches(
-    terms: set[str], turns: Sequence[Candidate], analyzer: Analyzer
+    said: set[str], topic: Collection[str], turns: Sequence[Candidate], analyzer: Analyzer
 ) -> list[Candidate]:
-    """The turns sharing the most words with the answer (none when none shares one)."""
-    overlap = [len(terms.intersection(analyzer(_text(t)))) for t in turns]
+    """The turns the answer most likely came from (none when none shares a word with it).
+
+    Among the turns sharing a word with the answer, those sharing the most words with
+    the answer and the question's topic together: an echo of the answer on another
+    topic ("Great that you're prioritizing self-care") loses to the turn that said it
+    about the thing asked ("The race made me realize self-care is important").
+    """
+    terms = said | set(topic)
+    overlap = []
+    for turn in turns:
+        words = set(analyzer(_text(turn)))
+        overlap.append(len(terms & words) if said & words else 0)
     best = max(overlap, default=0)
     return [t for t, n in zip(turns, overlap, strict=True) if n == best] if best else []
 
@@ -168,6 +185,8 @@ class ForeignTopic:
     """The raw turns that best match the question's topic (none about ``person``)."""
     shown: list[Candidate]
     """Every raw turn shown."""
+    topic: frozenset[str] = frozenset()
+    """The question's content words (analyzed; the person and time words left out)."""
 
 
 def foreign_topic(
@@ -187,18 +206,21 @@ def foreign_topic(
     person, turns, others, topic, best = found
     if not best or any(_about(t, topic, person, others, analyzer) for t in best):
         return None
-    return ForeignTopic(person, others, best, turns)
+    return ForeignTopic(person, others, best, turns, frozenset(topic))
 
 
 def foreign_answer(foreign: ForeignTopic, answer: str, analyzer: Analyzer = _ANALYZER) -> bool:
-    """The answer test: the turns that best match the answer are about someone else too.
+    """The answer test: the turns the answer came from are about someone else too.
 
-    False when no shown turn shares a word with the answer.
+    Those turns share a word with the answer and the most words with the answer and the
+    question's topic together (:func:`_answer_matches`). False when no shown turn shares
+    a word with the answer.
     """
     person, others = foreign.person, foreign.others
     said = _content(answer, person, analyzer)
-    grounds = _answer_matches(said, foreign.shown, analyzer)
-    return bool(grounds) and not any(_about(t, said, person, others, analyzer) for t in grounds)
+    grounds = _answer_matches(said, foreign.topic, foreign.shown, analyzer)
+    terms = said | foreign.topic
+    return bool(grounds) and not any(_about(t, terms, person, others, analyzer) for t in grounds)
 
 
 def unfounded_premise(
