@@ -8,9 +8,9 @@ turns with their kind and date (``[m21] (fact, 7 May 2023) ...``).
 :func:`cut_to_budget` decides what stays: raw turns first, up to the share of the budget
 that derived memory may not take; then derived memories that add a source turn the
 context does not show yet; then more raw turns in the room left. A derived memory whose
-source turns are all shown is a duplicate of its evidence and is dropped, and so is one
-that restates a better-ranked derived memory already taken (a scene made of one episode
-repeats that episode's summary; :data:`RESTATED`).
+source turns are all shown is a duplicate of its evidence and is dropped. Of two derived
+memories where one restates the other (a scene made of one episode repeats that
+episode's summary), only the fuller one is shown (:data:`RESTATED`).
 """
 
 from __future__ import annotations
@@ -28,9 +28,14 @@ TokenCount = Callable[[str], int]
 """Counts the tokens of a text (the serving model's tokenizer, or an estimate)."""
 NO_MEMORIES = "(no memories found)"
 RESTATED = 0.8
-"""A derived memory whose content words are at least this share of a taken one's
-(its title and text, stemmed, stop words left out) restates it and is not shown."""
+"""A derived memory restates another when at least this share of its content words
+(title and text, stemmed; stop words, numbers and month names left out) are the other's."""
 _ANALYZER = Analyzer()
+_MONTHS = frozenset(
+    _ANALYZER(
+        "january february march april may june july august september october november december"
+    )
+)
 
 
 def render_turn(
@@ -139,13 +144,6 @@ def _fill(
         taken.add(memory.id)
         room -= memory.tokens
     return room, chosen
-
-
-_MONTHS = frozenset(
-    _ANALYZER(
-        "january february march april may june july august september october november december"
-    )
-)
 
 
 def _content_words(memory: Candidate) -> frozenset[str]:
