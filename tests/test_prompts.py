@@ -51,3 +51,20 @@ def test_answer_memories_show_dates_the_way_people_write_them() -> None:
     # the day is the one in the context's time zone
     text, _ = format_candidates([memory], ZoneInfo("Asia/Tokyo"))
     assert text.startswith("[m1] (raw, 9 May 2023)")
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("2023-07-10", "10 July 2023"),
+        ("in 2023-05, then on 2023-06-01", "in May 2023, then on 1 June 2023"),
+        ("2019-20", "2019-20"),  # a year range
+        ("2023-02-30", "2023-02-30"),  # no calendar day
+        ("2023-13", "2023-13"),
+        ("10 July 2023", "10 July 2023"),
+    ],
+)
+def test_natural_dates_writes_iso_dates_as_memories_do(text: str, written: str) -> None:
+    from lamina.agents.common.formatting import natural_dates
+
+    assert natural_dates(text) == written

@@ -119,6 +119,12 @@ def test_sufficient_path_is_one_call_and_the_draft_is_the_answer(store, model) -
     assert prompt.rindex("(fact,") < prompt.index("Alice: I adopted Rex")
 
 
+def test_an_iso_date_in_the_draft_is_answered_the_way_memories_write_dates(store, model) -> None:  # type: ignore[no-untyped-def]
+    model.script("DraftFirst", lambda m: judged("2024-03-02", label_of(m, "I adopted Rex")))
+    out = ask(store, model, "When did Alice adopt Rex?")
+    assert out["answer"] == "2 March 2024" and out["answer_source"] == "draft"
+
+
 def test_the_time_order_shows_raw_turns_first_in_conversation_order(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script("DraftFirst", lambda m: judged("Rex", label_of(m, "I adopted Rex")))
     ask(store, model, "When did Alice adopt Rex?", context_order="time")

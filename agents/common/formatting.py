@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from ...core.state import Candidate
@@ -67,6 +67,34 @@ def long_date(when: datetime, tz: ZoneInfo) -> str:
     """
     local = when.astimezone(tz)
     return f"{local.day} {local:%B %Y}"
+
+
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_ISO_MONTH = re.compile(r"\b(\d{4})-(\d{2})\b(?!-\d)")
+
+
+def _iso_day(m: re.Match[str]) -> str:
+    try:
+        day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:  # not a calendar day: leave it as written
+        return m.group()
+    return f"{day.day} {day:%B %Y}"
+
+
+def _iso_month(m: re.Match[str]) -> str:
+    month = int(m.group(2))
+    return f"{date(2000, month, 1):%B} {m.group(1)}" if 1 <= month <= 12 else m.group()
+
+
+def natural_dates(text: str) -> str:
+    """``text`` with ISO dates written as the memories write them.
+
+    ``2023-07-10`` becomes ``10 July 2023`` and ``2023-07`` becomes ``July 2023``, as
+    :func:`long_date` writes them; a year range (``2019-20``) or a number that is no
+    calendar date stays as written. A small model asked for structured output sometimes
+    answers in ISO form although its instructions show ``7 May 2023``.
+    """
+    return _ISO_MONTH.sub(_iso_month, _ISO_DAY.sub(_iso_day, text))
 
 
 def format_turns(

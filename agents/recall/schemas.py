@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+
+from ..common.formatting import natural_dates
 
 MAX_NOTE = 160
 """Characters kept of a one-line field (what is missing, a reason)."""
@@ -57,7 +59,10 @@ def _labels(value: object, limit: int = MAX_LABELS) -> object:
 
 
 Note = Annotated[str, _clip(MAX_NOTE), Field(max_length=MAX_NOTE)]
-AnswerText = Annotated[str, _clip(MAX_ANSWER), Field(max_length=MAX_ANSWER)]
+AnswerText = Annotated[
+    str, _clip(MAX_ANSWER), Field(max_length=MAX_ANSWER), AfterValidator(natural_dates)
+]
+"""An answer, clipped, its ISO dates written as the memories write them (7 May 2023)."""
 """Free text is cut to its limit when read, and the limit is in the JSON schema
 (maxLength): a grammar-constrained local model must close the string there, so a
 rambling answer cannot run into the call's token cap and leave the JSON unclosed (a
