@@ -22,7 +22,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -104,7 +103,6 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[b.id for b in RUNNABLE])
 def test_runnable_block(block: Block, sandbox: Path) -> None:
-    started = time.monotonic()
     if block.lang == "python":
         module = ModuleType(f"docs_block_{block.line}")  # a real module, for dataclasses
         sys.modules[module.__name__] = module
@@ -123,10 +121,9 @@ def test_runnable_block(block: Block, sandbox: Path) -> None:
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=600,  # a hang guard only: speed is for benchmarks, not for a loaded CI host
         )
         assert done.returncode == 0, f"{block.id} exited {done.returncode}:\n{done.stderr[-2000:]}"
-    assert time.monotonic() - started < 30, f"{block.id} is too slow for a runnable block"
 
 
 def test_mkdocs_build_strict(tmp_path: Path) -> None:
