@@ -146,3 +146,16 @@ def test_an_echo_of_the_answer_on_another_topic_does_not_tie_the_person() -> Non
     mel = QueryAnalysis(persons=["Mel"])
     q_mel = "What did Mel realize after her charity race?"
     assert unfounded_premise(mel, q_mel, "self-care is important", shown) is None
+
+
+def test_the_persons_own_question_about_others_does_not_tie_them() -> None:
+    # Mel's kids had the accident; Carol only asks about it
+    told = turn("My son got into an accident last week. The kids were scared.", "Mel")
+    asked = turn("The kids look so cute, Mel! How did they handle the accident?", "Carol")
+    carol = QueryAnalysis(persons=["Carol"])
+    q = "How did Carol's children handle the accident?"
+    shown = [told, asked, *SMALL_TALK]
+    assert unfounded_premise(carol, q, "they were scared", shown) == "Carol"
+    # asking about her own thing, with an "I", still ties her to it
+    own = turn("Should I tell you how my kids handled the accident?", "Carol")
+    assert unfounded_premise(carol, q, "they were scared", [told, own, *SMALL_TALK]) is None

@@ -22,15 +22,17 @@ down my bank account"). Said to the named person ("you", or their name as a voca
 with no "I"), it is about them: "What are your pets' names?" asked by the other speaker
 is about the one asked. Naming the person other than by addressing them makes it
 theirs as well. The named person's own sentence about or to someone else ("Did you
-make it?", "That race sounds great, Mel!") is not theirs. A shared photo's caption
-counts as its sender's words.
+make it?", "That race sounds great, Mel!"), or their question without an "I" ("How did
+they handle the accident?"), is not theirs. A shared photo's caption counts as its
+sender's words.
 
 Calibrated on the raw-layer context of the 8 LoCoMo conversations the long evaluation
 does not use (``benchmarks/premise_check.py``), with the gold answer as the draft: it
-fires on 15 of 1,305 answerable questions (1.1%) and on 161 of 375 category-5 ones
-(43%). Several of those 15 name the other speaker in LoCoMo's own question ("What does
+fires on 15 of 1,305 answerable questions (1.1%) and on 165 of 375 category-5 ones
+(44%). Several of those 15 name the other speaker in LoCoMo's own question ("What does
 Nate feel he could do in cool places like Whispering Falls?", said by Joanna). When the
-answer test matched the answer's words alone, it fired on 9 and 134.
+answer test matched the answer's words alone, and the person's own questions counted
+as theirs, it fired on 9 and 134.
 The topic test alone fired on about 5% of the answerable questions, far too often to
 refuse on. A firing makes the draft insufficient: the graph retries with rewritten
 queries, then refuses unless a turn of the new round ties the person to the topic
@@ -92,7 +94,8 @@ def _about(
     """Whether the turn's sentences that best match ``terms`` are about ``person``.
 
     ``others``: the other speakers; the person's own sentence that names or addresses
-    one of them without an "I" is about them ("That race sounds great, Mel!").
+    one of them without an "I" is about them ("That race sounds great, Mel!"), and so
+    is the person's own question without an "I" ("How did they handle the accident?").
     """
     sentences = _SENTENCE.findall(_text(turn)) or [_text(turn)]
     overlap = [len(terms.intersection(analyzer(s))) for s in sentences]
@@ -105,7 +108,8 @@ def _about(
         first = bool(_FIRST_PERSON.search(sentence))
         second = bool(_SECOND_PERSON.search(sentence))
         if turn.speaker == person:
-            if first or not (second or match_speakers(sentence, others)):
+            asked = sentence.rstrip().endswith("?")  # "How did they handle it?"
+            if first or not (second or asked or match_speakers(sentence, others)):
                 return True
         elif second or (not first and match_speakers(sentence, [person])):
             return True
