@@ -8,34 +8,48 @@ is averaged per category. It is an upper bound on what the answer model can use,
 answer score, and it lets designs of the context (``--recall-option``) be compared in
 seconds instead of hours.
 
+It also counts the derived lines the context shows, per kind, and how many repeat
+another line's title (a scene of one episode restating that episode).
+
 Usage (the derived-oracle store of the long run, derived memory off and on)::
 
     python benchmarks/context_answer_recall.py \
         --store eval-results/construction/derived-oracle-15a60cbd203b/chroma \
         --stage derived-oracle --recall-option derived_share=0
     python benchmarks/context_answer_recall.py --store ... --stage derived-oracle
+
+A construction benchmark store (``benchmarks/construction_quality.py --resume DIR``) of
+calibration conversations, all their questions of categories 1-4 whose evidence lies in
+the sessions built::
+
+    python benchmarks/context_answer_recall.py \
+        --store eval-results/cq-default-80486e9/boundary/chroma --namespace 'locomo:{sample}' \
+        --collection-prefix '' --conversations conv-41 conv-42 --sessions 10
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import string
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from lamina.agents.recall.context import render_for
 from lamina.core.context import MemoryContext
-from lamina.datasets.locomo import default_locomo_path
+from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.evaluation.subset import load_subset
 from lamina.graphs.recall import build_recall_graph
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 from lamina.testing import SchemaChatModel
 
 _DROP = str.maketrans("", "", string.punctuation)
+_DERIVED_LINE = re.compile(r"^\[m\d+\] \((fact|episode|scene), [^)]*\) (?:(.*?): )?")
+LONG_RUN = ("conv-26", "conv-30")
 
 
 def words(text: str) -> list[str]:
@@ -52,6 +66,51 @@ def option(text: str) -> tuple[str, Any]:
         return name, value
 
 
+def _derived_lines(context: str) -> Counter[str]:
+    """Derived lines shown, per kind, and ``repeated_title``: lines whose title another has."""
+    kinds: Counter[str] = Counter()
+    titles: Counter[str] = Counter()
+    for line in context.splitlines():
+        m = _DERIVED_LINE.match(line)
+        if m:
+            kinds[m.group(1)] += 1
+            if m.group(2):
+                titles[m.group(2)] += 1
+    kinds["repeated_title"] = sum(n - 1 for n in titles.values())
+    return kinds
+
+
+def _questions(args: argparse.Namespace) -> Iterator[tuple[str, int, str, str]]:
+    """(sample id, category, question, gold answer) of the chosen questions of categories 1-4."""
+    if list(args.conversations) == list(LONG_RUN) and args.sessions is None:
+        subset = load_subset(
+            args.data,
+            conversations=list(LONG_RUN),
+            categories=[1, 2, 3, 4, 5],
+            questions=65,
+            adversarial=10,
+            sessions=None,
+            pick="balanced",
+            exclude=[],
+        )
+        gold = {
+            (str(s["sample_id"]), str(q["question"])): str(q.get("answer", ""))
+            for s in json.loads(args.data.read_text(encoding="utf-8"))
+            for q in s["qa"]
+        }
+        for sample_id, questions in subset.questions.items():
+            for q in questions:
+                if q.category != 5:
+                    yield sample_id, q.category, q.text, gold[(sample_id, q.text)]
+        return
+    for conv in load_locomo(args.data, sample_ids=args.conversations, categories=(1, 2, 3, 4)):
+        built = set(conv.sessions()[: args.sessions] if args.sessions else conv.sessions())
+        session_of = {t.dia_id: t.session_id for t in conv.turns}
+        for asked in conv.questions:
+            if all(session_of.get(e) in built for e in asked.evidence):
+                yield conv.sample_id, asked.category, asked.text, str(asked.answer)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print (and optionally save) the answer-word recall of the context per category."""
     p = argparse.ArgumentParser(description=__doc__)
@@ -60,47 +119,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--stage", required=True, help="the ingest stage, e.g. derived-oracle")
     p.add_argument("--recall-option", action="append", default=[], type=option)
     p.add_argument("--json", type=Path)
+    p.add_argument(
+        "--conversations",
+        nargs="+",
+        default=list(LONG_RUN),
+        help="default: the long run's, with its choice of questions; others: all their "
+        "questions of categories 1-4",
+    )
+    p.add_argument("--sessions", type=int, help="only questions whose evidence lies in these")
+    p.add_argument("--namespace", default="{stage}/{sample}", help="the store's namespaces")
+    p.add_argument("--collection-prefix", default="eval", help="'' for the library default")
     args = p.parse_args(argv)
     opts = dict(args.recall_option)
-    store = ChromaMemoryStore.persistent(
-        args.store, embeddings=MiniLMEmbeddings(), collection_prefix="eval"
-    )
+    prefix = {"collection_prefix": args.collection_prefix} if args.collection_prefix else {}
+    store = ChromaMemoryStore.persistent(args.store, embeddings=MiniLMEmbeddings(), **prefix)
     graph = build_recall_graph(chat_model=SchemaChatModel(), store=store).compile()
-    subset = load_subset(
-        args.data,
-        conversations=["conv-26", "conv-30"],
-        categories=[1, 2, 3, 4, 5],
-        questions=65,
-        adversarial=10,
-        sessions=None,
-        pick="balanced",
-        exclude=[],
-    )
-    gold = {
-        (str(s["sample_id"]), str(q["question"])): str(q.get("answer", ""))
-        for s in json.loads(args.data.read_text(encoding="utf-8"))
-        for q in s["qa"]
-    }
     found: dict[str, list[float]] = defaultdict(list)
     sizes: list[int] = []
-    for sample_id, questions in subset.questions.items():
-        for q in questions:
-            if q.category == 5:
-                continue
-            ctx = MemoryContext(namespace=f"{args.stage}/{sample_id}", **opts)
-            out = graph.invoke({"question": q.text, "mode": "retrieve"}, context=ctx)
-            text, _ = render_for(out.get("candidates", []), ctx, ZoneInfo("UTC"))
-            want, have = words(gold[(sample_id, q.text)]), set(words(text))
-            share = sum(w in have for w in want) / len(want) if want else 0.0
-            found[f"c{q.category}"].append(share)
-            found["c1-4"].append(share)
-            sizes.append(len(text.split()))
+    lines: Counter[str] = Counter()
+    for sample_id, category, text, answer in _questions(args):
+        namespace = args.namespace.format(stage=args.stage, sample=sample_id)
+        ctx = MemoryContext(namespace=namespace, **opts)
+        out = graph.invoke({"question": text, "mode": "retrieve"}, context=ctx)
+        shown, _ = render_for(out.get("candidates", []), ctx, ZoneInfo("UTC"))
+        want, have = words(answer), set(words(shown))
+        share = sum(w in have for w in want) / len(want) if want else 0.0
+        found[f"c{category}"].append(share)
+        found["c1-4"].append(share)
+        sizes.append(len(shown.split()))
+        lines.update(_derived_lines(shown))
+    n = len(found["c1-4"])
     result = {
         "stage": args.stage,
+        "conversations": args.conversations,
         "recall_options": opts,
         "answer_word_recall": {k: round(sum(v) / len(v), 4) for k, v in sorted(found.items())},
-        "questions": len(found["c1-4"]),
+        "questions": n,
         "context_words": round(sum(sizes) / max(1, len(sizes)), 1),
+        "derived_lines": dict(sorted(lines.items())),
     }
     print(json.dumps(result))
     if args.json:
