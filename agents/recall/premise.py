@@ -13,9 +13,10 @@ instead. It fires only when both of these hold:
   someone else;
 - **so is the answer**: the turns the draft came from are too. Those are the turns that
   share a word with the draft and the most words with the draft and the question's topic
-  together, so the person's echo of the answer on another topic ("Great that you're
-  prioritizing self-care!") does not outweigh the turn that said it about the thing
-  asked ("The race made me realize self-care is important").
+  together, and the turns sharing the most words with the draft that also share a topic
+  word. The person's echo of the answer on another topic ("Great that you're
+  prioritizing self-care!") is neither, so it does not outweigh the turn that said it
+  about the thing asked ("The race made me realize self-care is important").
 
 A sentence is about its speaker when it speaks in the first person ("I had to shut
 down my bank account"). Said to the named person ("you", or their name as a vocative
@@ -28,11 +29,12 @@ sender's words.
 
 Calibrated on the raw-layer context of the 8 LoCoMo conversations the long evaluation
 does not use (``benchmarks/premise_check.py``), with the gold answer as the draft: it
-fires on 15 of 1,305 answerable questions (1.1%) and on 165 of 375 category-5 ones
-(44%). Several of those 15 name the other speaker in LoCoMo's own question ("What does
-Nate feel he could do in cool places like Whispering Falls?", said by Joanna). When the
-answer test matched the answer's words alone, and the person's own questions counted
-as theirs, it fired on 9 and 134.
+fires on 9 of 1,305 answerable questions (0.7%) and on 148 of 375 category-5 ones
+(39%). When the answer test read the answer's words alone, and the person's own
+questions counted as theirs, it fired on 9 and 134. Taking only the first reading of
+where the answer came from fired on 165, but also on 15 answerable questions, among
+them reported speech ("Melanie told me she realized self-care matters" no longer lifted
+"What did Melanie realize after the charity race?").
 The topic test alone fired on about 5% of the answerable questions, far too often to
 refuse on. A firing makes the draft insufficient: the graph retries with rewritten
 queries, then refuses unless a turn of the new round ties the person to the topic
@@ -214,17 +216,31 @@ def foreign_topic(
 
 
 def foreign_answer(foreign: ForeignTopic, answer: str, analyzer: Analyzer = _ANALYZER) -> bool:
-    """The answer test: the turns the answer came from are about someone else too.
+    """The answer test: no turn the answer may have come from is about the person.
 
-    Those turns share a word with the answer and the most words with the answer and the
-    question's topic together (:func:`_answer_matches`). False when no shown turn shares
-    a word with the answer.
+    Two readings of where it came from, and one about the person lifts the doubt:
+
+    - the turns sharing a word with the answer and the most words with the answer and
+      the question's topic together (:func:`_answer_matches`);
+    - the turns sharing the most words with the answer alone, when they also share a
+      topic word: "Melanie told me she realized self-care matters" ties Melanie to
+      "What did Melanie realize...", but Caroline's echo "Great that you're prioritizing
+      self-care!" does not tie her to "What did Caroline realize after the race?".
+
+    False when no shown turn shares a word with the answer.
     """
-    person, others = foreign.person, foreign.others
+    person, others, topic = foreign.person, foreign.others, foreign.topic
     said = _content(answer, person, analyzer)
-    grounds = _answer_matches(said, foreign.topic, foreign.shown, analyzer)
-    terms = said | foreign.topic
-    return bool(grounds) and not any(_about(t, terms, person, others, analyzer) for t in grounds)
+    grounds = _answer_matches(said, topic, foreign.shown, analyzer)
+    if not grounds:
+        return False
+    if any(_about(t, said | topic, person, others, analyzer) for t in grounds):
+        return False
+    for turn in _answer_matches(said, (), foreign.shown, analyzer):
+        on_topic = not topic or bool(topic.intersection(analyzer(_text(turn))))
+        if on_topic and _about(turn, said, person, others, analyzer):
+            return False
+    return True
 
 
 def unfounded_premise(
