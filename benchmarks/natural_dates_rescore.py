@@ -3,7 +3,7 @@ r"""Re-score a run's answers with their ISO dates written as memories write them
 The recall graph's answers pass through
 :func:`~lamina.agents.common.formatting.natural_dates` (``2023-07-10`` -> ``10 July
 2023``). This script applies it to the answers a ``lamina eval`` journal already holds
-for one system (by default lamina's answers after the journal's last redo of it) and
+for one system (those that count: a redo drops a system's earlier answers) and
 prints the LoCoMo F1 of categories 1-4 before and after, beside flat's on the same
 questions, with the answers it changes. It re-scores; it answers nothing again.
 
@@ -15,28 +15,18 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from lamina.agents.common.formatting import natural_dates
 from lamina.datasets.locomo import default_locomo_path, load_locomo
+from lamina.evaluation.records import Journal, QuestionResult, answers_of
 from lamina.evaluation.scoring import locomo_f1
 
 
-def answers(journal: Path, system: str) -> dict[str, dict[str, Any]]:
-    """The system's answers by qid, those after its last redo only."""
-    rows = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
-    redos = [
-        i for i, r in enumerate(rows) if r.get("kind") == "redo" and system in r.get("systems", [])
-    ]
-    start = max(redos, default=-1)
-    return {
-        r["qid"]: r
-        for i, r in enumerate(rows)
-        if i > start and r.get("kind") == "answer" and r["system"] == system
-    }
+def answers(journal: Path, system: str) -> dict[str, QuestionResult]:
+    """The system's answers that count (a redo drops the ones before it), by qid."""
+    return {r.qid: r for r in answers_of(Journal(journal).read()) if r.system == system}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,12 +43,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for conv in load_locomo(args.data, sample_ids=samples, categories=(1, 2, 3, 4, 5))
         for n, q in enumerate(conv.questions)
     }
-    qids = [q for q in mine if q in flat and mine[q]["category"] != 5]
+    qids = [q for q in mine if q in flat and mine[q].category != 5]
     if not qids:
         raise SystemExit("no category 1-4 question answered by both the system and flat")
     before = after = base = 0.0
     for qid in qids:
-        g, said = gold[qid], mine[qid]["answer"]
+        g, said = gold[qid], mine[qid].answer
         old, new = locomo_f1(said, g.answer, g.category), None
         if natural_dates(said) != said:
             new = locomo_f1(natural_dates(said), g.answer, g.category)
@@ -68,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         before += old
         after += old if new is None else new
-        base += flat[qid]["locomo_f1"]
+        base += flat[qid].locomo_f1
     n = len(qids)
     print(f"{args.system}, {n} questions of categories 1-4 also answered by flat:")
     print(f"  as answered {before / n:.3f}, dates rewritten {after / n:.3f}, flat {base / n:.3f}")
