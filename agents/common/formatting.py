@@ -65,8 +65,11 @@ def long_date(when: datetime, tz: ZoneInfo) -> str:
     That is how people (and LoCoMo's gold answers) write dates, so an answer that copies
     a memory's date reads naturally.
     """
-    local = when.astimezone(tz)
-    return f"{local.day} {local:%B %Y}"
+    return _day_text(when.astimezone(tz))
+
+
+def _day_text(day: date) -> str:
+    return f"{day.day} {day:%B %Y}"
 
 
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
@@ -78,7 +81,7 @@ def _iso_day(m: re.Match[str]) -> str:
         day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     except ValueError:  # not a calendar day: leave it as written
         return m.group()
-    return f"{day.day} {day:%B %Y}"
+    return _day_text(day)
 
 
 def _iso_month(m: re.Match[str]) -> str:
