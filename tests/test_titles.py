@@ -65,6 +65,15 @@ def test_a_place_put_in_a_persons_stead_goes_to_whom_the_turns_say() -> None:
         "Theo's bakery runs itself",
         1,
     )
+    # the demo's own words: a sentence that opens with the place does not hide it
+    demo = [
+        _turn(0, "Maya", "Change of plans: my new job is in Porto, so I'm moving to Porto, not Lisbon."),
+        _turn(1, "Theo", "Porto is lovely. I'll visit once the bakery runs itself."),
+    ]
+    assert owned_title("Porto's bakery runs itself", demo, people) == (
+        "Theo's bakery runs itself",
+        1,
+    )
     # a person the speakers talk about keeps the title as written
     jen = [_turn(0, "Mel", "Jen got married last week! The wedding was lovely.")]
     assert owned_title("Jen's wedding", jen, ["Mel", "Cara"]) == ("Jen's wedding", 0)
@@ -82,6 +91,12 @@ def test_a_place_put_in_a_persons_stead_goes_to_whom_the_turns_say() -> None:
         ("Jen", ["I got a gift from Jen."], False),
         ("Porto", ["Porto's harbour is lovely. I'll visit Porto."], False),
         ("Porto", ["Nothing of it here."], False),
+        # a sentence's first word counts neither way (the demo's "Porto is lovely")
+        ("Porto", ["My job is in Porto.", "Porto is lovely. I'll visit soon."], True),
+        ("Porto", ["Porto is lovely."], False),
+        # one can visit or leave a person: some mention must follow "in" or "moving to"
+        ("Jen", ["Jen is back. I visited Jen and left Jen a note."], False),
+        ("Jen", ["I moved to Jen's town.", "We live in Jen."], False),
     ],
 )  # fmt: skip
 def test_a_place_is_a_name_the_turns_only_go_to(name: str, texts: list[str], place: bool) -> None:

@@ -38,6 +38,13 @@ _TO_A_PLACE = re.compile(
 )
 """The words before a name that make it a place: "moving to Lisbon", "visit Porto", "in
 Porto" (not a bare "to" or "from": "talked to Jen", "a gift from Jen")."""
+_ONLY_A_PLACE = re.compile(
+    r"\b(?:(?:move|moving|moved|travel\w*|trip|flight|fly|flying|flew|relocat\w*)\s+"
+    r"(?:back\s+)?(?:to|from)|in|near)\s+$",
+    re.IGNORECASE,
+)
+"""Of those, the words that only a place follows: "moving to Porto", "in Porto" (one can
+visit, leave or come back to a person too)."""
 
 
 def _hits(name: str, text: str) -> Iterator[re.Match[str]]:
@@ -63,19 +70,25 @@ def _pet_of(text_before: str) -> str | None:
 
 
 def place_only(name: str, texts: list[str]) -> bool:
-    """Whether every mention of ``name`` in ``texts`` reads as a place ("visit Porto").
+    """Whether the mentions of ``name`` in ``texts`` read as a place ("moving to Porto").
 
-    It must be mentioned at least once, never with a possessive, and always right after a
-    word of going or being somewhere (in, to, from, at, visit, leave...).
+    No mention may carry a possessive or stand inside a sentence other than right after a
+    word of going or being somewhere (in, to, from, at, visit, leave...), and at least one
+    must follow a word only a place follows ("in", "moving to"). A sentence's first word
+    counts neither way: "Porto is lovely" could be said of a person as well.
     """
-    seen = False
+    placed = False
     for text in texts:
         for hit in _hits(name, text):
-            possessive = text[hit.end() : hit.end() + 1] in ("'", "’")
-            if possessive or not _TO_A_PLACE.search(text[: hit.start()]):
+            if text[hit.end() : hit.end() + 1] in ("'", "’"):
                 return False
-            seen = True
-    return seen
+            before = text[: hit.start()]
+            if not before.rstrip() or before.rstrip()[-1] in '.!?:;"“':
+                continue
+            if not _TO_A_PLACE.search(before):
+                return False
+            placed = placed or _ONLY_A_PLACE.search(before) is not None
+    return placed
 
 
 def person_named(name: str, turn_text: str, *, within: bool = False) -> bool:
