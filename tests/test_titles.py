@@ -67,7 +67,7 @@ def test_a_place_put_in_a_persons_stead_goes_to_whom_the_turns_say() -> None:
     )
     # the demo's own words: a sentence that opens with the place does not hide it
     demo = [
-        _turn(0, "Maya", "Change of plans: my new job is in Porto, so I'm moving to Porto, not Lisbon."),
+        _turn(0, "Maya", "Change of plans: my new job is in Porto, so I'm moving to Porto."),
         _turn(1, "Theo", "Porto is lovely. I'll visit once the bakery runs itself."),
     ]
     assert owned_title("Porto's bakery runs itself", demo, people) == (
