@@ -68,3 +68,29 @@ def test_natural_dates_writes_iso_dates_as_memories_do(text: str, written: str) 
     from lamina.agents.common.formatting import natural_dates
 
     assert natural_dates(text) == written
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # a model's loop, cut by the answer's length limit mid-item (conv-30's "destress")
+        ("Dance, destress, destress, destress, destr", "Dance, destress"),
+        ("Parade, art show, parade, Support group", "Parade, art show, Support group"),
+        ("pottery, painting, camping", "pottery, painting, camping"),  # nothing repeats
+        ("7 May 2023", "7 May 2023"),
+        ("Yes, yes", "Yes"),
+    ],
+)  # fmt: skip
+def test_distinct_items_says_a_repeated_item_once(text: str, said: str) -> None:
+    from lamina.agents.common.formatting import distinct_items
+
+    assert distinct_items(text) == said
+
+
+def test_an_answer_that_loops_is_read_with_each_item_once() -> None:
+    from lamina.agents.recall.schemas import DraftFirst
+
+    draft = DraftFirst.model_validate(
+        {"answer": "painting, " + "hiking, running, " * 40, "sufficient": True}
+    )
+    assert draft.answer == "painting, hiking, running"

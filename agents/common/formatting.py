@@ -100,6 +100,27 @@ def natural_dates(text: str) -> str:
     return _ISO_MONTH.sub(_iso_month, _ISO_DAY.sub(_iso_day, text))
 
 
+def distinct_items(text: str) -> str:
+    """``text`` as a list said once: a comma-separated item that repeats is kept once.
+
+    A small model that lists things sometimes loops ("Pride event, Pride event, Pride
+    event, ...") until its length limit cuts the answer, leaving a last item cut short;
+    that one goes too when it begins an item already kept. An answer with no repeated
+    item is returned as it is.
+    """
+    items = [part.strip() for part in text.split(",")]
+    keys = [item.casefold() for item in items]
+    if len(set(keys)) == len(keys):
+        return text
+    kept: list[str] = []
+    for item, key in zip(items, keys, strict=True):
+        if item and key not in (k.casefold() for k in kept):
+            kept.append(item)
+    if len(kept) > 1 and any(k.casefold().startswith(kept[-1].casefold()) for k in kept[:-1]):
+        kept.pop()  # the cut-off repeat ("Pride eve")
+    return ", ".join(kept)
+
+
 def format_turns(
     turns: Sequence[RawTurn], tz: ZoneInfo, prefix: str = "t"
 ) -> tuple[str, dict[str, str]]:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
-from ..common.formatting import natural_dates
+from ..common.formatting import distinct_items, natural_dates
 
 MAX_NOTE = 160
 """Characters kept of a one-line field (what is missing, a reason)."""
@@ -60,9 +60,14 @@ def _labels(value: object, limit: int = MAX_LABELS) -> object:
 
 Note = Annotated[str, _clip(MAX_NOTE), Field(max_length=MAX_NOTE)]
 AnswerText = Annotated[
-    str, _clip(MAX_ANSWER), Field(max_length=MAX_ANSWER), AfterValidator(natural_dates)
+    str,
+    _clip(MAX_ANSWER),
+    Field(max_length=MAX_ANSWER),
+    AfterValidator(natural_dates),
+    AfterValidator(distinct_items),
 ]
-"""An answer, clipped, its ISO dates written as the memories write them (7 May 2023)."""
+"""An answer, clipped, its ISO dates written as the memories write them (7 May 2023), a
+listed item that repeats said once."""
 """Free text is cut to its limit when read, and the limit is in the JSON schema
 (maxLength): a grammar-constrained local model must close the string there, so a
 rambling answer cannot run into the call's token cap and leave the JSON unclosed (a
