@@ -1,0 +1,152 @@
+r"""lamina's end-to-end answers under several recall settings, question by question (issue 31).
+
+``benchmarks/context_answer_recall.py`` says, with no model, how much of each gold answer
+the context holds. This script asks the model: the full recall graph (Judge, answer,
+retries) answers the questions of a construction benchmark store, once per arm (a set of
+``MemoryContext`` options), the arms one after another on each question (in turn first, as
+a served model reuses the prompt prefix of the call before) so that a busy host slows
+them alike. It prints LoCoMo F1 per arm and category, the paired 95% bootstrap
+interval of each arm against the first, and cost per question (LLM calls, prompt tokens,
+seconds). Every answer is journaled (``--journal``), so a run that stops resumes.
+
+Usage (the model served by ``lamina serve-llm --model qwen --threads 2 --ctx 8192``)::
+
+    python benchmarks/budget_answers.py \
+        --store eval-results/cq-default-80486e9/boundary/chroma --conversations conv-41 conv-42 \
+        --sessions 10 --base-url http://127.0.0.1:8090/v1 \
+        --arm base: --arm small:context_tokens=1100 \
+        --journal eval-results/budget-answers/journal.jsonl --json benchmarks/budget_answers.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from construction_run import local_model
+from context_answer_recall import _questions, option
+
+from lamina.core.context import MemoryContext
+from lamina.datasets.locomo import default_locomo_path
+from lamina.evaluation.bootstrap import bootstrap_mean
+from lamina.evaluation.records import costs_of
+from lamina.evaluation.scoring import locomo_f1
+from lamina.graphs.recall import build_recall_graph
+from lamina.llm.gguf import installed_qwen_gguf
+from lamina.llm.tokens import gguf_counter
+from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+
+
+def arm(text: str) -> tuple[str, dict[str, Any]]:
+    """``name:opt=value,opt=value`` (``name:`` for the defaults)."""
+    name, _, rest = text.partition(":")
+    if not name:
+        raise argparse.ArgumentTypeError(f"an arm needs a name before ':', got {text!r}")
+    return name, dict(option(part) for part in rest.split(",") if part)
+
+
+def _summary(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:
+    """F1 per arm and category, paired intervals against the first arm, costs."""
+    by_q: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for r in rows:
+        by_q[r["qid"]][r["arm"]] = r
+    done = [q for q, got in by_q.items() if all(a in got for a in arms)]
+    out: dict[str, Any] = {"questions": len(done), "arms": {}}
+    for name in arms:
+        mine = [by_q[q][name] for q in done]
+        cats: dict[str, list[float]] = defaultdict(list)
+        for r in mine:
+            cats[f"c{r['category']}"].append(r["f1"])
+        entry: dict[str, Any] = {
+            "f1": round(statistics.fmean(r["f1"] for r in mine), 4) if mine else None,
+            "f1_by_category": {c: round(statistics.fmean(v), 4) for c, v in sorted(cats.items())},
+            "calls_per_q": round(statistics.fmean(r["calls"] for r in mine), 3) if mine else None,
+            "prompt_tokens_per_q": round(statistics.fmean(r["prompt_tokens"] for r in mine))
+            if mine
+            else None,
+            "seconds_per_q": round(statistics.fmean(r["seconds"] for r in mine), 1)
+            if mine
+            else None,
+        }
+        if name != arms[0] and mine:
+            diff = [by_q[q][name]["f1"] - by_q[q][arms[0]]["f1"] for q in done]
+            entry["paired_vs_" + arms[0]] = bootstrap_mean(diff).as_dict()
+        out["arms"][name] = entry
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Answer every chosen question once per arm; print and save the summary."""
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--data", type=Path, default=default_locomo_path())
+    p.add_argument("--store", type=Path, required=True, help="a construction store's chroma/")
+    p.add_argument("--conversations", nargs="+", required=True)
+    p.add_argument("--sessions", type=int, help="only questions whose evidence lies in these")
+    p.add_argument("--namespace", default="locomo:{sample}", help="the store's namespaces")
+    p.add_argument("--base-url", required=True, help="an OpenAI-compatible local server")
+    p.add_argument("--arm", action="append", type=arm, required=True)
+    p.add_argument("--limit", type=int, help="at most this many questions")
+    p.add_argument("--journal", type=Path, required=True)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+    arms = dict(args.arm)
+    if len(arms) != len(args.arm):
+        p.error("arm names must differ")
+    args.stage = "boundary"  # read by _questions only for the long run's own questions
+    questions = list(_questions(args))[: args.limit]
+    args.journal.parent.mkdir(parents=True, exist_ok=True)
+    rows = (
+        [json.loads(line) for line in args.journal.read_text(encoding="utf-8").splitlines()]
+        if args.journal.exists()
+        else []
+    )
+    done = {(r["qid"], r["arm"]) for r in rows}
+    store = ChromaMemoryStore.persistent(args.store, embeddings=MiniLMEmbeddings())
+    gguf = installed_qwen_gguf()
+    if gguf is None:
+        p.error("the local model is not installed: lamina install-model qwen")
+    counter = gguf_counter(gguf)
+    graph = build_recall_graph(
+        chat_model=local_model(args.base_url), store=store, count_tokens=counter.count
+    ).compile()
+    for n, (sample_id, category, text, gold) in enumerate(questions):
+        qid = f"{sample_id}:{n}"
+        order = list(arms.items())
+        for name, opts in order if n % 2 == 0 else order[::-1]:  # neither always reuses
+            if (qid, name) in done:  # the other's cached prompt prefix
+                continue
+            ctx = MemoryContext(namespace=args.namespace.format(sample=sample_id), **opts)
+            started = time.perf_counter()
+            out = graph.invoke({"question": text, "mode": "answer"}, context=ctx)
+            seconds = time.perf_counter() - started
+            costs = list(costs_of(out.get("llm_calls", [])).values())
+            answer = str(out.get("answer", ""))
+            row = {
+                "qid": qid,
+                "arm": name,
+                "category": category,
+                "question": text,
+                "answer": answer,
+                "f1": locomo_f1(answer, gold, category),
+                "calls": sum(c.calls for c in costs),
+                "prompt_tokens": sum(c.prompt_tokens for c in costs),
+                "seconds": round(seconds, 2),
+            }
+            rows.append(row)
+            with args.journal.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(row) + "\n")
+    result = {"arms_options": arms, "store": str(args.store), **_summary(rows, list(arms))}
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
