@@ -7,7 +7,8 @@ retries) answers the questions of a construction benchmark store, once per arm (
 a served model reuses the prompt prefix of the call before) so that a busy host slows
 them alike. It prints LoCoMo F1 per arm and category, the paired 95% bootstrap
 interval of each arm against the first, and cost per question (LLM calls, prompt tokens,
-seconds). Every answer is journaled (``--journal``), so a run that stops resumes.
+seconds). Every answer is journaled (``--journal``; no question text: LoCoMo stays out
+of the repository), so a run that stops resumes.
 
 Usage (the model served by ``lamina serve-llm --model qwen --threads 2 --ctx 8192``)::
 
@@ -131,7 +132,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "qid": qid,
                 "arm": name,
                 "category": category,
-                "question": text,
                 "answer": answer,
                 "f1": locomo_f1(answer, gold, category),
                 "calls": sum(c.calls for c in costs),
