@@ -79,6 +79,9 @@ def test_natural_dates_writes_iso_dates_as_memories_do(text: str, written: str) 
         ("pottery, painting, camping", "pottery, painting, camping"),  # nothing repeats
         ("7 May 2023", "7 May 2023"),
         ("Yes, yes", "Yes"),
+        (", ,", ""),
+        # only the answer's last item can be a cut-off repeat
+        ("hiking in the woods, camping, hiking, camping", "hiking in the woods, camping, hiking"),
     ],
 )  # fmt: skip
 def test_distinct_items_says_a_repeated_item_once(text: str, said: str) -> None:

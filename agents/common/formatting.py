@@ -105,8 +105,9 @@ def distinct_items(text: str) -> str:
 
     A small model that lists things sometimes loops ("Pride event, Pride event, Pride
     event, ...") until its length limit cuts the answer, leaving a last item cut short;
-    that one goes too when it begins an item already kept. An answer with no repeated
-    item is returned as it is.
+    that one goes too when it begins an item already kept (only the answer's last item:
+    "hiking" said after "hiking in the forest" and before a repeat stays). An answer with
+    no repeated item is returned as it is.
     """
     items = [part.strip() for part in text.split(",")]
     keys = [item.casefold() for item in items]
@@ -116,8 +117,13 @@ def distinct_items(text: str) -> str:
     for item, key in zip(items, keys, strict=True):
         if item and key not in (k.casefold() for k in kept):
             kept.append(item)
-    if len(kept) > 1 and any(k.casefold().startswith(kept[-1].casefold()) for k in kept[:-1]):
-        kept.pop()  # the cut-off repeat ("Pride eve")
+    last = keys[-1]
+    if (
+        kept
+        and kept[-1] == items[-1]
+        and any(k.casefold().startswith(last) and k.casefold() != last for k in kept[:-1])
+    ):
+        kept.pop()  # the answer's last item, a repeat cut off ("Pride eve")
     return ", ".join(kept)
 
 
