@@ -6,7 +6,9 @@ folder) and the rendered context is checked for the gold answer's words (LoCoMo'
 normalisation: lower case, no punctuation or articles). The share of answer words found
 is averaged per category. It is an upper bound on what the answer model can use, not an
 answer score, and it lets designs of the context (``--recall-option``) be compared in
-seconds instead of hours.
+seconds instead of hours. It cannot choose a budget: 1,100 context tokens hold the answer
+words as often as 1,500 (0.820 vs 0.822 on conv-41/42), yet the model answers worse from
+them (``benchmarks/budget_answers.json``: -0.061 LoCoMo F1).
 
 It also counts the derived lines the context shows, per kind, and how many repeat
 another line's title (a scene of one episode restating that episode).
