@@ -100,7 +100,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(arms) != len(args.arm):
         p.error("arm names must differ")
     args.stage = "boundary"  # read by _questions only for the long run's own questions
+    if not (args.store / "chroma.sqlite3").is_file():
+        p.error(f"no Chroma store at {args.store}")
+    gguf = installed_qwen_gguf()
+    if gguf is None:
+        p.error("the local model is not installed: lamina install-model qwen")
     questions = list(_questions(args))[: args.limit]
+    asked = {f"{sample_id}:{n}" for n, (sample_id, *_) in enumerate(questions)}
     args.journal.parent.mkdir(parents=True, exist_ok=True)
     rows = (
         [json.loads(line) for line in args.journal.read_text(encoding="utf-8").splitlines()]
@@ -109,9 +115,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     done = {(r["qid"], r["arm"]) for r in rows}
     store = ChromaMemoryStore.persistent(args.store, embeddings=MiniLMEmbeddings())
-    gguf = installed_qwen_gguf()
-    if gguf is None:
-        p.error("the local model is not installed: lamina install-model qwen")
     counter = gguf_counter(gguf)
     graph = build_recall_graph(
         chat_model=local_model(args.base_url), store=store, count_tokens=counter.count
@@ -119,8 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for n, (sample_id, category, text, gold) in enumerate(questions):
         qid = f"{sample_id}:{n}"
         order = list(arms.items())
-        for name, opts in order if n % 2 == 0 else order[::-1]:  # neither always reuses
-            if (qid, name) in done:  # the other's cached prompt prefix
+        # each arm goes first in turn: no arm always reuses the other's cached prompt prefix
+        for name, opts in order if n % 2 == 0 else order[::-1]:
+            if (qid, name) in done:
                 continue
             ctx = MemoryContext(namespace=args.namespace.format(sample=sample_id), **opts)
             started = time.perf_counter()
@@ -141,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(row)
             with args.journal.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row) + "\n")
-    result = {"arms_options": arms, "store": str(args.store), **_summary(rows, list(arms))}
+    chosen = [r for r in rows if r["qid"] in asked]  # a journal may hold more questions
+    result = {"arms_options": arms, "store": str(args.store), **_summary(chosen, list(arms))}
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
