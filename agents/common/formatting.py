@@ -113,18 +113,14 @@ def distinct_items(text: str) -> str:
     keys = [item.casefold() for item in items]
     if len(set(keys)) == len(keys):
         return text
-    kept: list[str] = []
+    kept: dict[str, str] = {}  # each item's first spelling, by its folded form
     for item, key in zip(items, keys, strict=True):
-        if item and key not in (k.casefold() for k in kept):
-            kept.append(item)
+        if item:
+            kept.setdefault(key, item)
     last = keys[-1]
-    if (
-        kept
-        and kept[-1] == items[-1]
-        and any(k.casefold().startswith(last) and k.casefold() != last for k in kept[:-1])
-    ):
-        kept.pop()  # the answer's last item, a repeat cut off ("Pride eve")
-    return ", ".join(kept)
+    if list(kept)[-1:] == [last] and any(k.startswith(last) and k != last for k in kept):
+        del kept[last]  # the answer's last item, said first there: a repeat cut off
+    return ", ".join(kept.values())
 
 
 def format_turns(

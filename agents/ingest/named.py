@@ -53,6 +53,12 @@ def _hits(name: str, text: str) -> Iterator[re.Match[str]]:
     return re.finditer(rf"(?<![\w'’-]){first}(?![\w-])", text)
 
 
+def _opens_sentence(text_before: str) -> bool:
+    """Whether a word after ``text_before`` stands first in its sentence (or the text)."""
+    before = text_before.rstrip()
+    return not before or before[-1] in '.!?:;"“'
+
+
 def _pet_of(text_before: str) -> str | None:
     """Whose pet the words before a name make it, as a possessive, else None.
 
@@ -83,7 +89,7 @@ def place_only(name: str, texts: list[str]) -> bool:
             if text[hit.end() : hit.end() + 1] in ("'", "’"):
                 return False
             before = text[: hit.start()]
-            if not before.rstrip() or before.rstrip()[-1] in '.!?:;"“':
+            if _opens_sentence(before):
                 continue
             if not _TO_A_PLACE.search(before):
                 return False
@@ -108,7 +114,7 @@ def person_named(name: str, turn_text: str, *, within: bool = False) -> bool:
         if _NOT_A_PERSON.match(turn_text[hit.end() :]):  # "Rise & Crumb", "Alder Street"
             continue
         before = turn_text[: hit.start()].rstrip()
-        if not before or before[-1] in '.!?:;"“':
+        if _opens_sentence(before):
             # a sentence's first word is capitalized anyway: a name unless it reads as a
             # word ("Renting a house...", "Thirty years...")
             if not within and NOT_A_NAME.fullmatch(hit.group().casefold()) is None:
