@@ -19,13 +19,14 @@ and answer tests, no LLM), ``asked`` and ``owner`` (calls made; other speaker na
 and ``combined`` (what the graph decides: the answer test, or else the owner call).
 Without a server, only the no-LLM columns are measured.
 
-A second no-LLM design is measured beside them, a premise search: for every question
-on which the topic test fires, a BM25 search of the whole conversation's raw turns for
-the question (its person and time expressions left out, top :data:`SEARCH_K`), asking
-:func:`~lamina.agents.recall.premise.premise_found` whether a best topic match among those
-turns is about the named person. ``unlifted`` counts the questions it finds none for;
-``search_or_answer`` those where that or the answer test fires (what the graph would
-doubt if the search replaced the owner call).
+The premise search of ``agents/recall/premise_search.py`` is measured beside them: for
+every question on which the topic test fires, a BM25 search of the whole conversation's
+raw turns for the question (its person and time expressions left out, top
+:data:`SEARCH_K`), asking :func:`~lamina.agents.recall.premise.premise_found` whether a
+best topic match among those turns is about the named person. ``unlifted`` counts the
+questions it finds none for (the graph refuses those, whatever the draft);
+``search_or_answer`` those where that or the answer test fires (what the graph doubts:
+the answer test's doubt gets a second round).
 
 Usage:
     python benchmarks/premise_check.py --json benchmarks/premise_check.json
@@ -49,7 +50,6 @@ from lamina.agents.common.deps import NodeDeps
 from lamina.agents.common.query_analysis import QueryAnalysis
 from lamina.agents.common.token_caps import capped_log
 from lamina.agents.ingest.raw_writer import build_raw_turns
-from lamina.agents.recall.pooling import to_candidate
 from lamina.agents.recall.premise import (
     TOPIC_MIN_TERMS,
     TOPIC_RATIO,
@@ -58,9 +58,9 @@ from lamina.agents.recall.premise import (
     premise_found,
 )
 from lamina.agents.recall.premise_owner import other_owner
+from lamina.agents.recall.premise_search import SEARCH_K, searched_turns
 from lamina.core.context import MemoryContext
 from lamina.core.nodes import JUDGE
-from lamina.core.state import Candidate
 from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.evaluation.transcripts import WordPieceCounter
 from lamina.graphs.recall import build_recall_graph
@@ -82,23 +82,6 @@ COLUMNS = (
     "owner",
     "combined",
 )
-SEARCH_K = 30
-"""Raw turns the premise search reads (BM25 over the whole conversation)."""
-
-
-def searched_turns(
-    store: ChromaMemoryStore, namespace: str, analysis: QueryAnalysis, question: str
-) -> list[Candidate]:
-    """The premise search: the conversation's raw turns that best match the question.
-
-    The question's person and time expressions are left out of the query, so the
-    search looks for the topic wherever it was talked about, by anyone.
-    """
-    query = question
-    for part in (*analysis.time_expressions, *analysis.persons):
-        query = query.replace(part, " ")
-    hits = store.search(query, "raw", namespace, k=SEARCH_K, mode="bm25")
-    return [to_candidate(h.record, h.score, query) for h in hits]
 
 
 def measure(

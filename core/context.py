@@ -196,6 +196,13 @@ class MemoryContext:
     answerable questions doubted from 0.7% to 1.9% (``benchmarks/premise_check.py
     --owner-base-url``, ``benchmarks/premise_owner.json``). A stronger model may
     separate them."""
+    premise_search: bool = True
+    """Recall (with ``attribution_check``): when the turns best matching the question's
+    topic are all about someone other than the person it names, and the draft does not
+    confirm it, search the namespace's raw turns for the topic (BM25, no LLM,
+    ``agents.premise_search``); if none ties the person to it, the answer is a refusal.
+    On the 8 calibration conversations (raw context, ``benchmarks/premise_check.py``,
+    ``unlifted``): 171 of 375 adversarial questions, 41 of 1,305 answerable ones."""
     premise_max_tokens: int = 24
     """Recall: output cap of that call (a name, or "unclear")."""
 

@@ -181,6 +181,9 @@ class RecallVerdict(BaseModel):
     premise_failed: bool = False
     """No shown turn tied that person to the question's topic (``agents.premise``):
     later rounds must find one before a draft counts."""
+    premise_searched: bool = False
+    """Nor did any raw turn of the namespace (``agents.premise_search``): the premise
+    fails for good, and the answer is a refusal without another round."""
     round: int = 0
 
     @property

@@ -74,6 +74,7 @@ RECALL_FIELDS = frozenset(
         "context_order",
         "rewrite_with_llm",
         "premise_owner_check",
+        "premise_search",
         "premise_max_tokens",
         "extra",
     }

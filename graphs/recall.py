@@ -50,11 +50,14 @@ def route_after_judge(
 ) -> Literal["rewriter", "refresher", "answer"]:
     """Typed routing on the verdict and the round counter.
 
-    Conflicting memories go to the Refresher; a sufficient draft (or a failed call, which
+    A premise the whole namespace does not hold goes to the answer, which refuses;
+    conflicting memories go to the Refresher; a sufficient draft (or a failed call, which
     the answer node answers plainly) goes to the answer; an insufficient or empty round
     is retried with rewritten queries while rounds remain, then answered or refused.
     """
     verdict = RecallVerdict.model_validate(state.get("verdict") or {"status": "failed"})
+    if verdict.premise_searched:  # the whole namespace was searched: refuse now
+        return ANSWER
     if verdict.wants_refresh:
         return REFRESHER
     if verdict.status == "failed" or verdict.sufficient:

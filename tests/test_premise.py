@@ -159,3 +159,16 @@ def test_the_persons_own_question_about_others_does_not_tie_them() -> None:
     # asking about her own thing, with an "I", still ties her to it
     own = turn("Should I tell you how my kids handled the accident?", "Carol")
     assert unfounded_premise(carol, q, "they were scared", [told, own, *SMALL_TALK]) is None
+
+
+def test_in_a_chat_of_two_the_other_speakers_question_is_put_to_the_person() -> None:
+    # "What are the pets' names?" has no "you", but only Gina can be asked it
+    asked = turn("Ah, the pets are adorable! What are the pets' names?", "Jon")
+    q = "What are Gina's pets' names?"
+    assert unfounded_premise(GINA, q, "their names", [asked, *SMALL_TALK]) is None
+    # with a third speaker, whom it was put to is not known: the topic is not hers
+    third = turn("Morning all!", "Ana")
+    assert unfounded_premise(GINA, q, "their names", [asked, third, *SMALL_TALK]) == "Gina"
+    # a question with an "I" in it is the asker's own
+    own = turn("They're adorable! What should I name my pets?", "Jon")
+    assert unfounded_premise(GINA, q, "pet names", [own, *SMALL_TALK]) == "Gina"

@@ -536,8 +536,9 @@ def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) ->
     assert out["refused"] and out["rounds"] == 2
     assert [v["unsupported_person"] for v in out["verdicts"]] == ["Melanie", "Melanie"]
     assert out["verdicts"][0]["missing"] == "what Melanie said about it"
-    # her own words, or words about her, support the same draft
-    s.add(NS, [raw("Melanie told me she realized self-care matters", 2, "Caroline")])
+    # her own words, or words about her on the topic, support the same draft
+    told = "Melanie told me the charity race made her realize self-care matters"
+    s.add(NS, [raw(told, 2, "Caroline")])
     model.script("DraftFirst", lambda m: judged("self-care", label_of(m, "Melanie told")))
     assert ask(s, model, question)["answer"] == "self-care"
     # the check can be switched off
@@ -609,7 +610,7 @@ def test_when_the_topic_is_someone_elses_the_model_is_asked_whose_it_is(model) -
     question = "Why did Gina shut down her bank account?"
     model.script("DraftFirst", judged(STRAY), judged(STRAY))
     model.script("PremiseOwner", json.dumps({"owner": "Jon"}))
-    out = ask(s, model, question, premise_owner_check=True)
+    out = ask(s, model, question, premise_owner_check=True, premise_search=False)
     assert out["refused"] and out["rounds"] == 2
     assert [v["premise_failed"] for v in out["verdicts"]] == [True, True]
     assert model.count("PremiseOwner") == 1  # round 2 needs a turn on the topic, not a call
@@ -626,7 +627,8 @@ def test_the_draft_stands_unless_the_model_names_someone_else(model, reply) -> N
     s = _bank_account_store()
     model.script("DraftFirst", judged(STRAY))
     model.script("PremiseOwner", *[reply] * 3)
-    out = ask(s, model, "Why did Gina shut down her bank account?", premise_owner_check=True)
+    question = "Why did Gina shut down her bank account?"
+    out = ask(s, model, question, premise_owner_check=True, premise_search=False)
     assert out["answer"] == STRAY and out["rounds"] == 1 and not out["refused"]
     assert model.count("PremiseOwner") == (3 if reply == "not json" else 1)
     assert bool(out["failures"]) == (reply == "not json")  # a failed call is recorded
@@ -635,12 +637,55 @@ def test_the_draft_stands_unless_the_model_names_someone_else(model, reply) -> N
 def test_no_owner_call_when_the_topic_is_the_persons_own_or_the_check_is_off(model) -> None:  # type: ignore[no-untyped-def]
     s = _bank_account_store()
     model.script("DraftFirst", judged(STRAY))
-    out = ask(s, model, "Why did Gina shut down her bank account?", premise_owner_check=False)
+    question = "Why did Gina shut down her bank account?"
+    out = ask(s, model, question, premise_owner_check=False, premise_search=False)
     assert out["answer"] == STRAY and model.count("PremiseOwner") == 0
     s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 3, "Gina")])
     model.script("DraftFirst", judged(STRAY))
     out = ask(s, model, "Why did Gina shut down her bank account?", premise_owner_check=True)
     assert out["answer"] == STRAY and model.count("PremiseOwner") == 0
+
+
+def test_a_premise_no_turn_holds_is_refused_without_another_round(model) -> None:  # type: ignore[no-untyped-def]
+    # the stray draft cannot confirm the topic test; the premise search of the whole
+    # namespace finds only Jon on the bank account, so the answer is a refusal, at once
+    s = _bank_account_store()
+    s.add(NS, [raw(f"My store sold {n} candles today!", 2 + n, "Gina") for n in range(3)])
+    question = "Why did Gina shut down her bank account?"
+    model.script("DraftFirst", judged(STRAY))
+    out = ask(s, model, question)
+    assert out["refused"] and out["rounds"] == 1 and model.count("DraftFirst") == 1
+    verdict = out["verdicts"][0]
+    assert verdict["premise_failed"] and verdict["premise_searched"]
+    assert verdict["unsupported_person"] == "Gina"
+    # off, the same draft stands
+    model.script("DraftFirst", judged(STRAY))
+    assert ask(s, model, question, premise_search=False)["answer"] == STRAY
+    # her own words on the topic anywhere in the namespace lift the doubt
+    s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 9, "Gina")])
+    model.script("DraftFirst", judged(STRAY))
+    out = ask(s, model, question)
+    assert out["answer"] == STRAY and not out["verdicts"][0]["premise_searched"]
+
+
+def test_the_premise_search_reads_only_the_askers_namespace(model) -> None:  # type: ignore[no-untyped-def]
+    # Gina's own words on the topic live in another user's namespace: they lift nothing
+    s = _bank_account_store()
+    s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 2, "Gina")])
+    bob = "user:bob"
+    texts = [
+        ("Hey Gina, I had to shut down my bank account for my biz.", "Jon"),
+        ("Oh no, Jon! Had to shut down your bank account for your biz?", "Gina"),
+    ]
+    s.add(
+        bob,
+        [raw(t, i, who).model_copy(update={"namespace": bob}) for i, (t, who) in enumerate(texts)],
+    )
+    model.script("DraftFirst", judged(STRAY))
+    out = ask(s, model, "Why did Gina shut down her bank account?", namespace=bob)
+    assert out["refused"] and out["verdicts"][0]["premise_searched"]
+    model.script("DraftFirst", judged(STRAY))
+    assert ask(s, model, "Why did Gina shut down her bank account?")["answer"] == STRAY
 
 
 def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  # type: ignore[no-untyped-def]

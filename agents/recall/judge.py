@@ -10,6 +10,7 @@ not sufficient (:mod:`..common.attribution`, :mod:`.premise`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -26,6 +27,7 @@ from ..common.token_caps import capped_log
 from .context import render_for
 from .premise import ForeignTopic, foreign_answer, foreign_topic, premise_found
 from .premise_owner import other_owner
+from .premise_search import premise_anywhere
 from .schemas import DraftFirst, JudgedAnswer, is_refusal_text
 
 JUDGE_SCHEMAS: dict[str, type[JudgedAnswer] | type[DraftFirst]] = {
@@ -63,27 +65,32 @@ def _attributed(
     candidates: list[Candidate],
     doubted: bool,
     ask_owner: Callable[[ForeignTopic], str | None] | None = None,
+    search: Callable[[], bool] | None = None,
 ) -> RecallVerdict:
     """The verdict, no longer sufficient when the draft rests on someone else's words.
 
     Its citations are all other people's turns, or the memories that best match its
     answer are (see :mod:`.attribution`), or the turns best matching the question's
     topic are about someone else and so are those best matching the answer, or, asked
-    with ``ask_owner``, the model names someone else as the topic's owner (see
-    :mod:`.premise`, :mod:`.premise_owner`). ``doubted``: an earlier round's premise
-    failed; then only a turn tying the person to the topic lifts it.
+    with ``ask_owner``, the model names someone else as the topic's owner, or
+    ``search`` (the premise search of the whole namespace) finds no turn tying the person
+    to the topic either (see :mod:`.premise`, :mod:`.premise_owner`,
+    :mod:`.premise_search`). ``doubted``: an earlier round's premise failed; then only a
+    turn tying the person to the topic lifts it.
     """
     by_id = {c.id: c for c in candidates}
     person = unsupported_person(
         analysis, [by_id[i] for i in verdict.cited_ids if i in by_id]
     ) or ungrounded_person(analysis, verdict.answer, candidates)
-    premise_failed = False
+    premise_failed = searched = False
     if person is None:
         if doubted:
             premise_failed = not premise_found(analysis, question, candidates)
             person = analysis.persons[0] if premise_failed else None
         else:
-            person = _unfounded(analysis, question, verdict.answer, candidates, ask_owner)
+            person, searched = _unfounded(
+                analysis, question, verdict.answer, candidates, ask_owner, search
+            )
             premise_failed = person is not None
     if person is None:
         return verdict
@@ -93,6 +100,7 @@ def _attributed(
             "missing": f"what {person} said about it",
             "unsupported_person": person,
             "premise_failed": premise_failed,
+            "premise_searched": searched,
         }
     )
 
@@ -103,20 +111,24 @@ def _unfounded(
     answer: str,
     candidates: list[Candidate],
     ask_owner: Callable[[ForeignTopic], str | None] | None,
-) -> str | None:
-    """The person whose premise fails, or None.
+    search: Callable[[], bool] | None,
+) -> tuple[str | None, bool]:
+    """The person whose premise fails (or None), and whether the search settled it.
 
-    It fails when the topic test fires and so does the answer test, or the model names
-    another speaker as the subject's owner.
+    It fails when the topic test fires and so does the answer test, or the premise
+    search finds the person on the topic nowhere in the namespace (then True: no other
+    round is needed), or the model names another speaker as the subject's owner.
     """
     foreign = foreign_topic(analysis, question, candidates)
     if foreign is None:
-        return None
+        return None, False
     if foreign_answer(foreign, answer):
-        return foreign.person
+        return foreign.person, False
+    if search is not None and not search():
+        return foreign.person, True
     if ask_owner is not None and ask_owner(foreign) is not None:
-        return foreign.person
-    return None
+        return foreign.person, False
+    return None, False
 
 
 def _owner_question(
@@ -171,7 +183,14 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                         if ctx.premise_owner_check
                         else None
                     )
-                    verdict = _attributed(verdict, analysis, question, candidates, doubted, ask)
+                    search = (
+                        partial(premise_anywhere, deps.store, ctx.namespace, analysis, question)
+                        if ctx.premise_search
+                        else None
+                    )
+                    verdict = _attributed(
+                        verdict, analysis, question, candidates, doubted, ask, search
+                    )
         decided = verdict.model_dump()
         return {"verdict": decided, "verdicts": [decided], **log.update()}
 

@@ -21,7 +21,8 @@ instead. It fires only when both of these hold:
 A sentence is about its speaker when it speaks in the first person ("I had to shut
 down my bank account"). Said to the named person ("you", or their name as a vocative
 with no "I"), it is about them: "What are your pets' names?" asked by the other speaker
-is about the one asked. Naming the person other than by addressing them makes it
+is about the one asked, and in a chat of two so is that speaker's question with no "I"
+("What are their names?"). Naming the person other than by addressing them makes it
 theirs as well. The named person's own sentence about or to someone else ("Did you
 make it?", "That race sounds great, Mel!"), or their question without an "I" ("How did
 they handle the accident?"), is not theirs. A shared photo's caption counts as its
@@ -98,6 +99,8 @@ def _about(
     ``others``: the other speakers; the person's own sentence that names or addresses
     one of them without an "I" is about them ("That race sounds great, Mel!"), and so
     is the person's own question without an "I" ("How did they handle the accident?").
+    When the other speaker is the only one, their question without an "I" is put to the
+    person and so about them ("What are their names?", "Got any fave styles?").
     """
     sentences = _SENTENCE.findall(_text(turn)) or [_text(turn)]
     overlap = [len(terms.intersection(analyzer(s))) for s in sentences]
@@ -115,6 +118,8 @@ def _about(
                 return True
         elif second or (not first and match_speakers(sentence, [person])):
             return True
+        elif not first and list(others) == [turn.speaker] and sentence.rstrip().endswith("?"):
+            return True  # "What are their names?": in a chat of two, asked of the person
     return False
 
 
