@@ -10,14 +10,17 @@
 #      local, so LangMem is built again on a new machine). The longest step (hours).
 #   2. flat, oracle and derived-oracle, with the code their first answers came from
 #      (1936587); their stores need no model and stay machine-local.
-#   3. lamina and lamina-retrieval, pinned to 3ae8457: issue 31's construction checks as
-#      built (a note told in its turn's voice, episode titles by whose things they name,
-#      a turn restated twice kept once) over the same model requests as faaebf2's build
-#      (the same key). Their answers at 2baa866 (92 of lamina's) were set aside with
-#      `--redo lamina lamina-retrieval` on 26 November, once; the local store was
-#      rebuilt from eval-results/construction-long2/replies.jsonl (the batch journal keeps
-#      the first build's costs; the update checks whose pairs changed ask the model).
-#      When issue 31's next build is done, this step is pinned to it and redone once.
+#   3. lamina and lamina-retrieval, pinned to 96bdf93: issue 31's construction checks
+#      since 3ae8457 (notes told in their turn's voice, place titles, a note only a
+#      question supports dropped, cut replies) and the premise search (a premise no raw
+#      turn of the conversation holds is refused). Their answers at 3ae8457 (lamina 119,
+#      lamina-retrieval 75 of 150) are set aside once, with `--redo lamina
+#      lamina-retrieval`, when this step first runs (the journal then holds a third redo
+#      record). The construction key is unchanged, but the local store holds 3ae8457's
+#      notes, so it is removed then too and built again from the kept replies
+#      (eval-results/construction-long2/replies.jsonl); a request 96bdf93 asks that no
+#      kept reply answers goes to the model and is kept. The batch journal keeps the
+#      first build's costs.
 #   4. the report, with lamina's code of step 3 (its construction key finds the batch
 #      journal), the peers' answers joined in (--merge-from). --interim builds and
 #      answers nothing (no model loads, no peer store is built here) and scores the
@@ -43,8 +46,16 @@ PYTHONPATH=$(freeze eef1dca) $PY -m lamina eval "${run[@]}" --out eval-results/l
   --construction-dir eval-results/construction --systems mem0 langmem
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir /tmp/construction-long2-baselines --systems flat oracle derived-oracle
-PYTHONPATH=$(freeze 3ae8457) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
-  --construction-dir eval-results/construction-long2 --systems lamina lamina-retrieval
-PYTHONPATH=$(freeze 3ae8457) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+LAMINA=96bdf93
+redo=()
+if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 3 ]; then
+  redo=(--redo lamina lamina-retrieval)  # once: the answers at 3ae8457 are set aside
+  for key in eval-results/construction-long2/lamina-*/; do
+    rm -rf "${key}chroma" "${key}built.jsonl"  # the local store only; ingest.jsonl stays
+  done
+fi
+PYTHONPATH=$(freeze $LAMINA) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+  --construction-dir eval-results/construction-long2 --systems lamina lamina-retrieval "${redo[@]}"
+PYTHONPATH=$(freeze $LAMINA) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 --merge-from eval-results/locomo-long-peers \
   --interim --systems lamina lamina-retrieval flat oracle derived-oracle mem0 langmem
