@@ -8,7 +8,10 @@ a served model reuses the prompt prefix of the call before) so that a busy host 
 them alike. It prints LoCoMo F1 per arm and category, the paired 95% bootstrap
 interval of each arm against the first, and cost per question (LLM calls, prompt tokens,
 seconds). Every answer is journaled (``--journal``; no question text: LoCoMo stays out
-of the repository), so a run that stops resumes.
+of the repository), so a run that stops resumes. ``--categories 5`` asks the adversarial
+questions instead of categories 1-4; a refusal is scored as the evaluation harness scores
+it, in LoCoMo's wording (1 on category 5), and the summary counts refusals and those the
+premise search decided (``premise_searched``).
 
 Usage (the model served by ``lamina serve-llm --model qwen --threads 2 --ctx 8192``)::
 
@@ -41,6 +44,7 @@ from lamina.evaluation.scoring import locomo_f1
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.gguf import installed_qwen_gguf
 from lamina.llm.tokens import gguf_counter
+from lamina.prompts.eval import NOT_MENTIONED
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 
 
@@ -74,6 +78,8 @@ def _summary(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:
             "seconds_per_q": round(statistics.fmean(r["seconds"] for r in mine), 1)
             if mine
             else None,
+            "refused": sum(bool(r.get("refused")) for r in mine),
+            "premise_searched": sum(bool(r.get("premise_searched")) for r in mine),
         }
         if name != arms[0] and mine:
             diff = [by_q[q][name]["f1"] - by_q[q][arms[0]]["f1"] for q in done]
@@ -93,6 +99,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--base-url", required=True, help="an OpenAI-compatible local server")
     p.add_argument("--arm", action="append", type=arm, required=True)
     p.add_argument("--limit", type=int, help="at most this many questions")
+    p.add_argument(
+        "--categories",
+        type=int,
+        nargs="+",
+        choices=(1, 2, 3, 4, 5),
+        help="LoCoMo categories asked (default 1-4; 5 scores 1 for a refusal)",
+    )
     p.add_argument("--journal", type=Path, required=True)
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
@@ -113,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.journal.exists()
         else []
     )
+    gold_of = {f"{sample_id}:{n}": gold for n, (sample_id, _, _, gold) in enumerate(questions)}
+    for r in rows:  # a refusal is scored as the harness scores it: in LoCoMo's wording
+        if r.get("refused") and r["qid"] in gold_of:
+            r["f1"] = locomo_f1(NOT_MENTIONED, gold_of[r["qid"]], r["category"])
     done = {(r["qid"], r["arm"]) for r in rows}
     store = ChromaMemoryStore.persistent(args.store, embeddings=MiniLMEmbeddings())
     counter = gguf_counter(gguf)
@@ -132,15 +149,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             seconds = time.perf_counter() - started
             costs = list(costs_of(out.get("llm_calls", [])).values())
             answer = str(out.get("answer", ""))
+            refused = bool(out.get("refused"))
             row = {
                 "qid": qid,
                 "arm": name,
                 "category": category,
                 "answer": answer,
-                "f1": locomo_f1(answer, gold, category),
+                "f1": locomo_f1(NOT_MENTIONED if refused else answer, gold, category),
                 "calls": sum(c.calls for c in costs),
                 "prompt_tokens": sum(c.prompt_tokens for c in costs),
                 "seconds": round(seconds, 2),
+                "refused": refused,
+                "premise_searched": any(v.get("premise_searched") for v in out.get("verdicts", [])),
             }
             rows.append(row)
             with args.journal.open("a", encoding="utf-8") as f:

@@ -83,7 +83,10 @@ def _derived_lines(context: str) -> Counter[str]:
 
 
 def _questions(args: argparse.Namespace) -> Iterator[tuple[str, int, str, str]]:
-    """(sample id, category, question, gold answer) of the chosen questions of categories 1-4."""
+    """(sample id, category, question, gold answer) of the chosen questions.
+
+    Categories 1-4, or ``args.categories`` where given (not for the long run's own set).
+    """
     if list(args.conversations) == list(LONG_RUN) and args.sessions is None:
         subset = load_subset(
             args.data,
@@ -105,7 +108,8 @@ def _questions(args: argparse.Namespace) -> Iterator[tuple[str, int, str, str]]:
                 if q.category != 5:
                     yield sample_id, q.category, q.text, gold[(sample_id, q.text)]
         return
-    for conv in load_locomo(args.data, sample_ids=args.conversations, categories=(1, 2, 3, 4)):
+    categories = tuple(getattr(args, "categories", None) or (1, 2, 3, 4))
+    for conv in load_locomo(args.data, sample_ids=args.conversations, categories=categories):
         built = set(conv.sessions()[: args.sessions] if args.sessions else conv.sessions())
         session_of = {t.dia_id: t.session_id for t in conv.turns}
         for asked in conv.questions:
