@@ -119,17 +119,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if gguf is None:
         p.error("the local model is not installed: lamina install-model qwen")
     questions = list(_questions(args))[: args.limit]
-    asked = {f"{sample_id}:{n}" for n, (sample_id, *_) in enumerate(questions)}
     args.journal.parent.mkdir(parents=True, exist_ok=True)
     rows = (
         [json.loads(line) for line in args.journal.read_text(encoding="utf-8").splitlines()]
         if args.journal.exists()
         else []
     )
-    gold_of = {f"{sample_id}:{n}": gold for n, (sample_id, _, _, gold) in enumerate(questions)}
-    for r in rows:  # a refusal is scored as the harness scores it: in LoCoMo's wording
-        if r.get("refused") and r["qid"] in gold_of:
-            r["f1"] = locomo_f1(NOT_MENTIONED, gold_of[r["qid"]], r["category"])
+    chosen = {f"{sample_id}:{n}": (c, gold) for n, (sample_id, c, _, gold) in enumerate(questions)}
+    for r in rows:
+        if r["qid"] not in chosen:
+            continue
+        category, gold = chosen[r["qid"]]
+        if r["category"] != category:  # ids number the chosen questions: other categories
+            p.error(f"{args.journal} holds other questions under these ids; use another journal")
+        if r.get("refused"):  # scored as the harness scores a refusal: in LoCoMo's wording
+            r["f1"] = locomo_f1(NOT_MENTIONED, gold, category)
     done = {(r["qid"], r["arm"]) for r in rows}
     store = ChromaMemoryStore.persistent(args.store, embeddings=MiniLMEmbeddings())
     counter = gguf_counter(gguf)
@@ -165,8 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(row)
             with args.journal.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row) + "\n")
-    chosen = [r for r in rows if r["qid"] in asked]  # a journal may hold more questions
-    result = {"arms_options": arms, "store": str(args.store), **_summary(chosen, list(arms))}
+    kept = [r for r in rows if r["qid"] in chosen]  # a journal may hold more questions
+    result = {"arms_options": arms, "store": str(args.store), **_summary(kept, list(arms))}
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
