@@ -668,6 +668,25 @@ def test_a_premise_no_turn_holds_is_refused_without_another_round(model) -> None
     assert out["answer"] == STRAY and not out["verdicts"][0]["premise_searched"]
 
 
+def test_an_insufficient_round_whose_premise_no_turn_holds_is_refused_at_once(model) -> None:  # type: ignore[no-untyped-def]
+    # the draft is not taken (insufficient, or a refusal): instead of a second round,
+    # the premise search settles it when the namespace ties Gina to nothing on the topic
+    s = _bank_account_store()
+    s.add(NS, [raw(f"My store sold {n} candles today!", 2 + n, "Gina") for n in range(3)])
+    question = "Why did Gina shut down her bank account?"
+    for reply in (judged(STRAY, sufficient=False), judged("")):
+        model.script("DraftFirst", reply)
+        out = ask(s, model, question)
+        assert out["refused"] and out["rounds"] == 1
+        assert out["verdicts"][0]["premise_searched"]
+    assert model.count("DraftFirst") == 2 and model.count("QueryRewrite") == 0
+    # with her own words on the topic in the namespace, the round is retried as before
+    s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 9, "Gina")])
+    model.script("DraftFirst", judged("", sufficient=False), judged(STRAY))
+    out = ask(s, model, question)
+    assert out["rounds"] == 2 and not any(v["premise_searched"] for v in out["verdicts"])
+
+
 def test_the_premise_search_reads_only_the_askers_namespace(model) -> None:  # type: ignore[no-untyped-def]
     # Gina's own words on the topic live in another user's namespace: they lift nothing
     s = _bank_account_store()

@@ -131,6 +131,32 @@ def _unfounded(
     return None, False
 
 
+def _searched_refusal(
+    verdict: RecallVerdict,
+    analysis: QueryAnalysis,
+    question: str,
+    candidates: list[Candidate],
+    search: Callable[[], bool],
+) -> RecallVerdict:
+    """An insufficient verdict, refused at once when the namespace does not hold its premise.
+
+    A round whose draft is not taken would be retried with rewritten queries; when the
+    topic test fires on its context and the premise search finds the person on the topic
+    nowhere, the next round would find nothing more (see :mod:`.premise_search`).
+    """
+    foreign = foreign_topic(analysis, question, candidates)
+    if foreign is None or search():
+        return verdict
+    return verdict.model_copy(
+        update={
+            "missing": f"what {foreign.person} said about it",
+            "unsupported_person": foreign.person,
+            "premise_failed": True,
+            "premise_searched": True,
+        }
+    )
+
+
 def _owner_question(
     deps: NodeDeps, log: StepLog, ctx: MemoryContext, question: str
 ) -> Callable[[ForeignTopic], str | None]:
@@ -175,22 +201,24 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                 verdict.status = "failed"
             else:
                 verdict = verdict_of(judged, labels, verdict.round)
+                question = state.get("question", "")
+                search = (
+                    partial(premise_anywhere, deps.store, ctx.namespace, analysis, question)
+                    if ctx.premise_search and ctx.attribution_check
+                    else None
+                )
                 if ctx.attribution_check and verdict.sufficient:
-                    question = state.get("question", "")
                     doubted = any(v.get("premise_failed") for v in state.get("verdicts", []))
                     ask = (
                         _owner_question(deps, log, ctx, question)
                         if ctx.premise_owner_check
                         else None
                     )
-                    search = (
-                        partial(premise_anywhere, deps.store, ctx.namespace, analysis, question)
-                        if ctx.premise_search
-                        else None
-                    )
                     verdict = _attributed(
                         verdict, analysis, question, candidates, doubted, ask, search
                     )
+                elif search is not None:
+                    verdict = _searched_refusal(verdict, analysis, question, candidates, search)
         decided = verdict.model_dump()
         return {"verdict": decided, "verdicts": [decided], **log.update()}
 
