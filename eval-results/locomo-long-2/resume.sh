@@ -3,9 +3,18 @@
 # journal already holds, so this script is run again, unchanged, at the start of every
 # sitting until it ends; commit the journals as they grow (see docs/benchmarks/locomo.md).
 #
-# The order (changed on 27 November, when lamina had 119 and lamina-retrieval 75 of their
-# 150 answers at 3ae8457): what will not change first, lamina last.
-#   1. the peers, mem0 and LangMem, pinned to eef1dca (their construction is journaled
+# The order (changed again on 27 November, 14:20 UTC, when mem0 had built 9 of conv-26's
+# 49 batches on its second build): issue 31's systems first, the peers after them, so
+# that lamina's answers against flat are not held back by the peers' construction
+# (about 6 hours of mem0 alone on an idle host). Each step resumes from its journal, so
+# mem0 goes on from the batch it reached when its turn comes back (it was stopped
+# between two batches).
+#   1. flat, oracle and derived-oracle (below);
+#   2. lamina and lamina-retrieval, then an interim report of those five systems;
+#   3. the peers;
+#   4. the report with the peers joined in.
+# What each step runs:
+#   - the peers, mem0 and LangMem, pinned to eef1dca (their construction is journaled
 #      and its replies kept under eval-results/construction; LangMem's snapshot stays
 #      local, so LangMem is built again on a new machine). The longest step (hours).
 #      Their model requests get 1,800 s each (LAMINA_TIMEOUT; the default is 300 s).
@@ -16,9 +25,9 @@
 #      while the retry waited. That build is kept as
 #      construction/peer-mem0-*/ingest-attempt1-timeout300s.jsonl and mem0 is built again
 #      from the first batch, in order (its kept replies answer the requests seen before).
-#   2. flat, oracle and derived-oracle, with the code their first answers came from
+#   - flat, oracle and derived-oracle, with the code their first answers came from
 #      (1936587); their stores need no model and stay machine-local.
-#   3. lamina and lamina-retrieval, pinned to d45eb7e: issue 31's construction checks
+#   - lamina and lamina-retrieval, pinned to d45eb7e: issue 31's construction checks
 #      since 3ae8457 (notes told in their turn's voice, place titles, a note only a
 #      question supports dropped, cut replies) and the premise search (a premise no raw
 #      turn of the conversation holds is refused, whether or not the round's draft is
@@ -30,10 +39,10 @@
 #      (eval-results/construction-long2/replies.jsonl); a request d45eb7e asks that no
 #      kept reply answers goes to the model and is kept. The batch journal keeps the
 #      first build's costs.
-#   4. the report, with lamina's code of step 3 (its construction key finds the batch
+#   - the report, with lamina's code (pinned below) (its construction key finds the batch
 #      journal), the peers' answers joined in (--merge-from). --interim builds and
 #      answers nothing (no model loads, no peer store is built here) and scores the
-#      questions every system answered: all of them, once steps 1-3 are done.
+#      questions every system with answers answered: all of them, once steps 1-3 are done.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=${DATA:-../shared/data/locomo/locomo10.json}
@@ -51,8 +60,6 @@ freeze() {  # a frozen copy of one commit, importable as `lamina`
 run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-26 conv-30
      --local-ctx 32768 --pick balanced --questions 65 --threads 2)
 
-LAMINA_TIMEOUT=1800 PYTHONPATH=$(freeze eef1dca) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-peers \
-  --construction-dir eval-results/construction --systems mem0 langmem
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir /tmp/construction-long2-baselines --systems flat oracle derived-oracle
 LAMINA=d45eb7e
@@ -65,6 +72,11 @@ if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 3
 fi
 PYTHONPATH=$(freeze $LAMINA) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 --systems lamina lamina-retrieval "${redo[@]}"
+PYTHONPATH=$(freeze $LAMINA) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+  --construction-dir eval-results/construction-long2 \
+  --interim --systems lamina lamina-retrieval flat oracle derived-oracle
+LAMINA_TIMEOUT=1800 PYTHONPATH=$(freeze eef1dca) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-peers \
+  --construction-dir eval-results/construction --systems mem0 langmem
 PYTHONPATH=$(freeze $LAMINA) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 --merge-from eval-results/locomo-long-peers \
   --interim --systems lamina lamina-retrieval flat oracle derived-oracle mem0 langmem
