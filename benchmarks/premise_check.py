@@ -24,7 +24,8 @@ every question on which the topic test fires, a BM25 search of the whole convers
 raw turns for the question (its person and time expressions left out, top
 :data:`SEARCH_K`), asking :func:`~lamina.agents.recall.premise.premise_found` whether a
 best topic match among those turns is about the named person. ``unlifted`` counts the
-questions it finds none for (the graph refuses those when the Judge takes the draft);
+questions it finds none for (the graph refuses those at once, whether or not the Judge
+takes the draft, unless the answer test already doubts a draft it takes);
 ``search_or_answer`` those where that or the answer test fires (what the graph doubts:
 the answer test's doubt gets a second round).
 

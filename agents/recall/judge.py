@@ -94,6 +94,13 @@ def _attributed(
             premise_failed = person is not None
     if person is None:
         return verdict
+    return _doubted(verdict, person, premise_failed=premise_failed, searched=searched)
+
+
+def _doubted(
+    verdict: RecallVerdict, person: str, *, premise_failed: bool, searched: bool
+) -> RecallVerdict:
+    """The verdict, not sufficient: what ``person`` said is missing."""
     return verdict.model_copy(
         update={
             "sufficient": False,
@@ -147,14 +154,7 @@ def _searched_refusal(
     foreign = foreign_topic(analysis, question, candidates)
     if foreign is None or search():
         return verdict
-    return verdict.model_copy(
-        update={
-            "missing": f"what {foreign.person} said about it",
-            "unsupported_person": foreign.person,
-            "premise_failed": True,
-            "premise_searched": True,
-        }
-    )
+    return _doubted(verdict, foreign.person, premise_failed=True, searched=True)
 
 
 def _owner_question(
