@@ -82,6 +82,11 @@ class MemoryContext:
     models) or a JSON object validated against the schema (for API models)."""
     construction_max_items: int = 12
     """Construction: at most this many facts, plans and preferences per call."""
+    construction_extra_items: int = 2
+    """Construction: notes asked for beyond one per turn of the excerpt (up to
+    ``construction_max_items``). A 1.5B model reads "at most N notes" as N: it writes one
+    note per turn label in order and, with N above the excerpt's turns, goes on with
+    labels the excerpt does not have."""
     construction_max_tokens: int = 480
     """Construction: the output cap of one call, in tokens."""
     construction_tokens_per_item: int = 28
@@ -230,6 +235,10 @@ class MemoryContext:
             value = getattr(self, name)
             if not -1.0 <= value <= 1.0:
                 raise InvalidInputError(f"{name} is a cosine in [-1, 1], got {value}")
+        if self.construction_extra_items < 0:
+            raise InvalidInputError(
+                f"construction_extra_items must be >= 0, got {self.construction_extra_items}"
+            )
         for name in (
             "theta_count",
             "neighbour_k",

@@ -1,18 +1,22 @@
 """The construction call: the line format, the JSON path, the journal, salience."""
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from lamina.agents.common.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
+from lamina.agents.ingest.drafting import item_budget
 from lamina.agents.ingest.lines import parse_lines
 from lamina.agents.ingest.salience import is_trivial
 from lamina.core.context import MemoryContext
+from lamina.errors import InvalidInputError
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
@@ -168,6 +172,34 @@ def test_output_is_capped_per_call() -> None:
 
     _ingest(Capturing(), ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
     assert seen and all(isinstance(cap, int) and 0 < cap <= 480 for cap in seen)
+
+
+def test_the_notes_asked_for_follow_the_excerpts_turns() -> None:
+    """One note per turn plus ``construction_extra_items``, never above the maximum; the
+    output cap follows the notes asked for."""
+    default, tight = MemoryContext(), MemoryContext(construction_extra_items=0)
+    assert item_budget(default, 6) == (8, min(480, 70 + 28 * 8))
+    assert item_budget(tight, 6) == (6, 70 + 28 * 6)
+    assert item_budget(tight, 30)[0] == tight.construction_max_items
+    assert item_budget(tight, 0)[0] == 1
+    asked: list[str] = []
+
+    class Capturing(SchemaChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+            asked.append(str(messages[-1].content))
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    _ingest(Capturing(), store, construction_extra_items=0)
+    assert asked
+    for prompt in asked:  # as many notes as the excerpt has turn labels
+        wanted = re.search(r"at most (\d+) F, P or L notes", prompt)
+        assert wanted and int(wanted.group(1)) == len(re.findall(r"^\[t\d+\] ", prompt, re.M))
+
+
+def test_extra_items_below_zero_are_refused() -> None:
+    with pytest.raises(InvalidInputError, match="construction_extra_items"):
+        MemoryContext(construction_extra_items=-1)
 
 
 def test_salience_keeps_anything_that_could_matter() -> None:

@@ -857,6 +857,7 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "conflict_k",
         "conflict_max_pairs",
         "conflict_pairs_per_fact",
+        "construction_extra_items",
         "construction_format",
         "construction_frequency_penalty",
         "construction_max_items",

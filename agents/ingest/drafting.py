@@ -45,7 +45,7 @@ def _copied(statement: str, example: str) -> bool:
 
 def item_budget(ctx: MemoryContext, n_turns: int) -> tuple[int, int]:
     """(items, output tokens) allowed for an excerpt of ``n_turns`` turns."""
-    items = max(1, min(ctx.construction_max_items, n_turns + 2))
+    items = max(1, min(ctx.construction_max_items, n_turns + ctx.construction_extra_items))
     return items, min(ctx.construction_max_tokens, 70 + ctx.construction_tokens_per_item * items)
 
 
