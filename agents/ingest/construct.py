@@ -24,6 +24,7 @@ from ..common.formatting import SENTENCE_BREAK
 from ..common.refinement import fact_id
 from ..common.timeparse import reference_day, resolve_times
 from .example_leaks import copies_example, cut_unsaid_relations
+from .kinds import checked_kind
 from .owner_check import checked_owner
 from .questions import answer_to, only_asked
 from .relations import relation_records
@@ -145,7 +146,8 @@ def fact_records(
     :mod:`.example_leaks`).
     Its owner comes from the grammar of its source turn when the model's disagrees (see
     :mod:`.ownership`). A note whose later sentence opens with another person is split
-    first (``note_split``; see :mod:`.split_notes`).
+    first (``note_split``; see :mod:`.split_notes`). Its kind is read from its wording
+    when the model's tag contradicts it (``kind_corrected``; see :mod:`.kinds`).
     """
     by_id = {t.id: t for t in turns}
     people = _people(log, ctx, turns)
@@ -185,6 +187,9 @@ def fact_records(
         text, owner, check = checked_owner(
             log, text, item.subject.strip(), source_turns, turns, people
         )
+        kind, kind_fixed = checked_kind(item.kind, text)
+        if kind_fixed:
+            log.count("kind_corrected")
         said_at = max(t.occurred_at for t in source_turns)
         point = start = end = None
         if when is not None and when.start == when.end:
@@ -200,7 +205,7 @@ def fact_records(
                 namespace=ctx.namespace,
                 text=text,
                 subject=owner,
-                kind=item.kind,
+                kind=kind,
                 point_in_time=point,
                 start_time=start,
                 end_time=end,
