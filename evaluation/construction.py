@@ -114,10 +114,24 @@ def construction_prompts() -> dict[str, Any]:
     return {"version": version, "templates": templates, "schemas": models}
 
 
-def construction_settings(policy: str) -> dict[str, Any]:
-    """The construction settings of a policy's default context (recall fields left out)."""
-    ctx = MemoryContext(namespace="eval", trigger_policy=policy)  # type: ignore[arg-type]
-    return {k: v for k, v in dataclasses.asdict(ctx).items() if k not in RECALL_FIELDS}
+KEYED_UNLESS: dict[str, Any] = {"construction_extra_items": 2}
+"""Construction settings added after memory was built with the key: each is left out of
+the key while it holds the value that reproduces the behaviour from before it existed, so
+adding a setting does not send every built store (an hour for the long run) to be built
+again; set to anything else, it is in the key."""
+
+
+def construction_settings(policy: str, **overrides: Any) -> dict[str, Any]:
+    """The construction settings of a policy's context, as they enter the key.
+
+    Recall fields are left out, and so is a setting of :data:`KEYED_UNLESS` at its old value.
+    """
+    ctx = MemoryContext(namespace="eval", trigger_policy=policy, **overrides)  # type: ignore[arg-type]
+    return {
+        k: v
+        for k, v in dataclasses.asdict(ctx).items()
+        if k not in RECALL_FIELDS and not (k in KEYED_UNLESS and KEYED_UNLESS[k] == v)
+    }
 
 
 @dataclass(frozen=True)
@@ -247,6 +261,7 @@ __all__ = [
     "KeyInputs",
     "construction_key",
     "construction_prompts",
+    "KEYED_UNLESS",
     "construction_settings",
     "file_sha256",
 ]

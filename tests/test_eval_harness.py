@@ -24,7 +24,7 @@ from lamina.commands.eval import build_models, run_eval
 from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
 from lamina.evaluation.code_version import code_version
-from lamina.evaluation.construction import RECALL_FIELDS, construction_settings
+from lamina.evaluation.construction import KEYED_UNLESS, RECALL_FIELDS, construction_settings
 from lamina.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from lamina.evaluation.records import Journal, QuestionResult, Redo, RunHeader, answers_of
 from lamina.evaluation.subset import load_subset
@@ -878,9 +878,18 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "update_check_all_pairs",
         "update_cues",
     }
-    assert set(construction_settings("recurrence")) == construction
+    assert set(construction_settings("recurrence")) | set(KEYED_UNLESS) == construction
     every = {f.name for f in dataclasses.fields(MemoryContext)}
     assert every == construction | RECALL_FIELDS
+
+
+def test_a_setting_added_later_enters_the_key_only_away_from_its_old_value() -> None:
+    """Built memory keeps its key when a setting that reproduces the old behaviour is added."""
+    for name, old in KEYED_UNLESS.items():
+        assert getattr(MemoryContext(), name) == old  # the default reproduces the old build
+        assert name not in construction_settings("boundary")
+        other = old + 1 if isinstance(old, int) else not old
+        assert construction_settings("boundary", **{name: other})[name] == other
 
 
 def test_redo_of_lamina_covers_each_policy_when_several_run(data: Path, tmp_path: Path) -> None:
