@@ -22,6 +22,8 @@ from lamina.agents.ingest.kinds import checked_kind, looks_ahead, states_a_like
         ("fact", "Noor plans to visit her grandmother next month.", "foresight"),
         ("fact", "Noor's gonna run the half marathon.", "foresight"),
         ("preference", "Noor would love to learn the cello one day.", "foresight"),
+        ("foresight", "Noor is moving to Ghent in September for a new job.", "foresight"),
+        ("fact", "Noor's flying to Oslo on Friday.", "foresight"),
         # a plausible tag stays
         ("fact", "Noor thanked Ilse, who loves pottery.", "fact"),
         ("preference", "Noor loves pottery.", "preference"),
@@ -42,6 +44,8 @@ def test_the_kind_follows_the_wording(tagged: str, statement: str, stored: str) 
         "Noor's brother was going to call.",
         "Noor went into the shop.",
         "The next day Noor felt better.",
+        "Noor is still painting every day.",  # a progressive with no time to come
+        "Noor was moving boxes in September.",
     ],
 )
 def test_past_plans_and_common_words_do_not_look_ahead(statement: str) -> None:

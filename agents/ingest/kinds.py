@@ -13,7 +13,7 @@ and the profile files preferences as traits.
 only when the wording rules it out:
 
 * a note that looks ahead (``will``, ``is going to``, ``plans to``, ``wants to``,
-  ``next month``...) is a plan;
+  ``next month``, ``is moving ... in September``...) is a plan;
 * a plan that does not look ahead is a preference when it states a like or a habit,
   else a fact;
 * a preference with no like, dislike or habit in it is a fact.
@@ -40,6 +40,14 @@ _AHEAD = re.compile(
 )
 """Wording that looks ahead: a plan, an intention, a wish or a prediction."""
 
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_SOON_PROGRESSIVE = re.compile(
+    r"\b(?:is|are|am|'s|'re|'m)\s+(?:\w+\s+)?\w+ing\b.*?\b(?:tomorrow|tonight|"
+    r"this\s+(?:weekend|week|month|year|summer|winter|spring|fall|autumn)|"
+    rf"in\s+(?:{_MONTHS})|on\s+(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday))\b"
+)
+"""The present progressive with a time to come: "Maya is moving to Lisbon in September"."""
+
 _LIKES = re.compile(
     r"\b(?:loves?|likes?|enjoys?|prefers?|hates?|dislikes?|adores?|detests?|"
     r"favou?rites?|fan of|fond of|passionate about|keen on|can't stand|"
@@ -54,7 +62,7 @@ _LIKES = re.compile(
 
 def looks_ahead(statement: str) -> bool:
     """Whether the statement speaks of something still to come (a plan or a wish)."""
-    return _AHEAD.search(statement) is not None
+    return _AHEAD.search(statement) is not None or _SOON_PROGRESSIVE.search(statement) is not None
 
 
 def states_a_like(statement: str) -> bool:
