@@ -42,7 +42,7 @@ _AHEAD = re.compile(
 
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _SOON_PROGRESSIVE = re.compile(
-    r"\b(?:is|are|am|'s|'re|'m)\s+(?:\w+\s+)?\w+ing\b.*?\b(?:tomorrow|tonight|"
+    r"\b(?:is|are|am|'s|'re|'m)\s+(?:\w+\s+)?\w+ing\b[^.!?]*?\b(?:tomorrow|tonight|"
     r"this\s+(?:weekend|week|month|year|summer|winter|spring|fall|autumn)|"
     rf"in\s+(?:{_MONTHS})|on\s+(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday))\b"
 )
