@@ -27,17 +27,17 @@
 #      from the first batch, in order (its kept replies answer the requests seen before).
 #   - flat, oracle and derived-oracle, with the code their first answers came from
 #      (1936587); their stores need no model and stay machine-local.
-#   - lamina and lamina-retrieval, pinned to 0515a92 (27 November, 18:00 UTC; was
+#   - lamina and lamina-retrieval, pinned to 31ff522 (27 November, 18:00 UTC; was
 #      d45eb7e): issue 31's construction checks since 3ae8457 (notes told in their
 #      turn's voice, place titles, a note only a question supports dropped, cut replies,
-#      and since 1b12828 and 0515a92 a note's kind read from its wording) and the premise search (a
+#      and since 1b12828 and 31ff522 a note's kind read from its wording) and the premise search (a
 #      premise no raw turn of the conversation holds is refused, whether or not the
 #      round's draft is taken). Their answers at 3ae8457 (lamina 119,
 #      lamina-retrieval 75 of 150) are set aside once, with `--redo lamina
 #      lamina-retrieval`, when this step first runs (the journal then holds a third redo
 #      record). The construction key is unchanged, but the local store holds 3ae8457's
 #      notes, so it is removed then too and built again from the kept replies
-#      (eval-results/construction-long2/replies.jsonl); a request 0515a92 asks that no
+#      (eval-results/construction-long2/replies.jsonl); a request 31ff522 asks that no
 #      kept reply answers goes to the model and is kept. The batch journal keeps the
 #      first build's costs.
 #   - the report, with lamina's code (pinned below) (its construction key finds the batch
@@ -63,7 +63,7 @@ run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-
 
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir /tmp/construction-long2-baselines --systems flat oracle derived-oracle
-LAMINA=0515a92
+LAMINA=31ff522
 redo=()
 if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 3 ]; then
   redo=(--redo lamina lamina-retrieval)  # once: the answers at 3ae8457 are set aside
