@@ -16,32 +16,39 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import random
+import shutil
 import sys
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 from lamina.agents.ingest.kinds import checked_kind
-from lamina.records.model import FactRecord
+from lamina.records.model import FactRecord, Granularity
+from lamina.stores.codec import from_metadata
 
 
 def stored_facts(paths: Sequence[Path]) -> list[FactRecord]:
-    """Every fact record of the stores, once each (by id)."""
+    """Every fact record of the stores, once each (by id), decoded as the store decodes it.
+
+    Each store is read from a copy, as ``owner_replay.py`` does: opening a Chroma folder may
+    write to it, and the one read may belong to a run still going.
+    """
     import chromadb
 
     seen: dict[str, FactRecord] = {}
     for path in paths:
-        client = chromadb.PersistentClient(str(path))
-        for collection in client.list_collections():
-            if not collection.name.endswith("_fact"):
-                continue
-            got = collection.get(include=["metadatas"])
-            for meta in got["metadatas"] or []:
-                if meta and "record" in meta:
-                    fact = FactRecord.model_validate(json.loads(str(meta["record"])))
-                    seen.setdefault(fact.id, fact)
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(path, Path(tmp) / "c")
+            client = chromadb.PersistentClient(str(Path(tmp) / "c"))
+            for collection in client.list_collections():
+                if not collection.name.endswith("_fact"):
+                    continue
+                for meta in collection.get(include=["metadatas"])["metadatas"] or []:
+                    fact = from_metadata(Granularity.FACT, dict(meta))
+                    if isinstance(fact, FactRecord):
+                        seen.setdefault(fact.id, fact)
     return list(seen.values())
 
 

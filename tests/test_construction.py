@@ -162,16 +162,22 @@ def test_the_json_format_asks_for_the_schema() -> None:
     assert [(f.subject, f.text) for f in model_facts(store)] == [("Theo", "Theo opened a bakery.")]
 
 
-def test_output_is_capped_per_call() -> None:
-    seen: list[Any] = []
+def _capturing(seen: list[tuple[Any, dict[str, Any]]]) -> SchemaChatModel:
+    """A scripted model that records every call's messages and keyword arguments."""
 
     class Capturing(SchemaChatModel):
         def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
-            seen.append(kwargs.get("max_tokens"))
+            seen.append((messages, kwargs))
             return super()._generate(messages, stop, run_manager, **kwargs)
 
-    _ingest(Capturing(), ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
-    assert seen and all(isinstance(cap, int) and 0 < cap <= 480 for cap in seen)
+    return Capturing()
+
+
+def test_output_is_capped_per_call() -> None:
+    seen: list[tuple[Any, dict[str, Any]]] = []
+    _ingest(_capturing(seen), ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    caps = [kwargs.get("max_tokens") for _, kwargs in seen]
+    assert caps and all(isinstance(cap, int) and 0 < cap <= 480 for cap in caps)
 
 
 def test_the_notes_asked_for_follow_the_excerpts_turns() -> None:
@@ -182,15 +188,10 @@ def test_the_notes_asked_for_follow_the_excerpts_turns() -> None:
     assert item_budget(tight, 6) == (6, 70 + 28 * 6)
     assert item_budget(tight, 30)[0] == tight.construction_max_items
     assert item_budget(tight, 0)[0] == 1
-    asked: list[str] = []
-
-    class Capturing(SchemaChatModel):
-        def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
-            asked.append(str(messages[-1].content))
-            return super()._generate(messages, stop, run_manager, **kwargs)
-
+    seen: list[tuple[Any, dict[str, Any]]] = []
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    _ingest(Capturing(), store, construction_extra_items=0)
+    _ingest(_capturing(seen), store, construction_extra_items=0)
+    asked = [str(messages[-1].content) for messages, _ in seen]
     assert asked
     for prompt in asked:  # as many notes as the excerpt has turn labels
         wanted = re.search(r"at most (\d+) F, P or L notes", prompt)
