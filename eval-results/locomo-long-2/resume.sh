@@ -9,10 +9,15 @@
 # (about 6 hours of mem0 alone on an idle host). Each step resumes from its journal, so
 # mem0 goes on from the batch it reached when its turn comes back (it was stopped
 # between two batches).
-#   1. flat, oracle and derived-oracle (below);
-#   2. lamina and lamina-retrieval, then an interim report of those five systems;
-#   3. the peers;
-#   4. the report with the peers joined in.
+#   1. flat and oracle (below);
+#   2. lamina and lamina-retrieval, then an interim report of them beside flat and oracle
+#      (derived-oracle is left out of it: the interim report scores only the questions every
+#      system named has answered, and derived-oracle has none on conv-30 yet);
+#   3. derived-oracle's conv-30 answers (moved here on 27 November, 18:50 UTC, with flat at 11 of
+#      conv-30's 75 and derived-oracle at none: lamina against flat is what issue 31 is waiting
+#      on, and derived-oracle, at about a minute a question, would hold it back 75 minutes);
+#   4. the peers;
+#   5. the report with the peers joined in.
 # What each step runs:
 #   - the peers, mem0 and LangMem, pinned to eef1dca (their construction is journaled
 #      and its replies kept under eval-results/construction; LangMem's snapshot stays
@@ -62,7 +67,7 @@ run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-
      --local-ctx 32768 --pick balanced --questions 65 --threads 2)
 
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
-  --construction-dir /tmp/construction-long2-baselines --systems flat oracle derived-oracle
+  --construction-dir /tmp/construction-long2-baselines --systems flat oracle
 LAMINA=31ff522
 redo=()
 if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 3 ]; then
@@ -75,7 +80,9 @@ PYTHONPATH=$(freeze $LAMINA) $PY -m lamina eval "${run[@]}" --out eval-results/l
   --construction-dir eval-results/construction-long2 --systems lamina lamina-retrieval "${redo[@]}"
 PYTHONPATH=$(freeze $LAMINA) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir eval-results/construction-long2 \
-  --interim --systems lamina lamina-retrieval flat oracle derived-oracle
+  --interim --systems lamina lamina-retrieval flat oracle
+PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
+  --construction-dir /tmp/construction-long2-baselines --systems derived-oracle
 LAMINA_TIMEOUT=1800 PYTHONPATH=$(freeze eef1dca) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-peers \
   --construction-dir eval-results/construction --systems mem0 langmem
 PYTHONPATH=$(freeze $LAMINA) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
