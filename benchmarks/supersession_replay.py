@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lamina.agents.ingest.slots import candidate_pairs, same_person
-from lamina.agents.ingest.update_cues import may_change, pair_cue
+from lamina.agents.ingest.update_cues import may_change, pair_cue, plainly_said
 from lamina.records.model import FactRecord
 
 HERE = Path(__file__).resolve().parent
@@ -50,10 +50,16 @@ def replay(item: dict[str, Any], later_turns: list[dict[str, str]]) -> tuple[int
             source_ids=[f"{f['side']}{i}"],
         )
         (earlier if f["side"] == "earlier" else later).append(record)
-    pairs = candidate_pairs(later, earlier)
-    cues = [pair_cue(p, _spoken_by(later_turns, p.new.subject)) for p in pairs]
+    said = {f.id: _spoken_by(later_turns, f.subject) for f in later}
+    plain = plainly_said(later, said)
+    pairs = candidate_pairs(later, earlier, plain=plain)
+    cues = [pair_cue(p, said[p.new.id]) for p in pairs]
     cued = [p for p, cue in zip(pairs, cues, strict=True) if cue is not None]
-    asked = [p for p, cue in zip(pairs, cues, strict=True) if cue is None and may_change(p)]
+    asked = [
+        p
+        for p, cue in zip(pairs, cues, strict=True)
+        if cue is None and p.new.id not in plain and may_change(p)
+    ]
     return len(pairs), len(cued), len(asked)
 
 

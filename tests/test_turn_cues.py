@@ -160,3 +160,51 @@ def test_the_judge_reads_the_new_facts_own_source_turns(speaker: str, superseded
     assert [(c.old_id, c.new_id) for c in conflicts] == ([("sushi", "tacos")] if superseded else [])
     assert model.count(CHECK) == 0
     assert log.checks == (["update_cue:arriving"] if superseded else ["update_pair_skipped"])
+
+
+PLAN = "Rosa is planning to buy a house next year."
+HEDGED = "Rosa will keep renting the house if she can find a suitable house plan."
+
+
+@pytest.mark.parametrize(
+    ("said", "superseded", "checks"),
+    [
+        # the hedge is the model's: Rosa's own words end the plan
+        ("We've decided to keep renting. The house plan is off.", True, ["update_cue:leaving"]),
+        # Rosa said it plainly, but nothing in her words ends the plan
+        ("We're renting for now. The garden is lovely.", False, ["update_pair_hedged"]),
+        # Rosa's own words are hedged too: a hypothetical is paired with nothing
+        ("If we find nothing, the house plan is off.", False, []),
+    ],
+)  # fmt: skip
+def test_a_hedge_only_the_model_wrote_does_not_hide_the_persons_words(
+    said: str, superseded: bool, checks: list[str]
+) -> None:
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    store.add(
+        NS,
+        [
+            turn("t1", "Rosa", said, days=30),
+            fact("plan", PLAN, days=-30, kind="foresight"),
+            fact("renting", HEDGED, source_ids=["t1"], days=30, kind="foresight"),
+        ],
+    )
+    model = SchemaChatModel()
+    deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
+    log = StepLog("judge", deps)
+    conflicts = check_conflicts(log, MemoryContext(namespace=NS), ["renting"])
+    expected = [("plan", "renting")] if superseded else []
+    assert [(c.old_id, c.new_id) for c in conflicts] == expected
+    assert model.count(CHECK) == 0  # a hedged fact never goes to the model
+    assert log.checks == checks
+
+
+def test_a_hedged_statement_holds_no_cue_of_its_own() -> None:
+    """Paired because its person said it plainly, it is cued by those words only."""
+    (pair,) = candidate_pairs(
+        [fact("new", "Rosa might quit the bakery.", days=30, source_ids=["t1"])],
+        [fact("old", "Rosa works at the bakery.")],
+        plain={"new"},
+    )
+    assert pair_cue(pair, ["I love the bakery."]) is None  # "quit" is only the model's
+    assert pair_cue(pair, ["I quit the bakery last week."]) is not None

@@ -24,8 +24,8 @@ from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import data_line, long_date
 from ..common.token_caps import capped_log
 from .schemas import SupersessionCheck
-from .slots import CandidatePair, candidate_pairs, event_time, same_person
-from .update_cues import may_change, pair_cue
+from .slots import CandidatePair, candidate_pairs, event_time, hedged, same_person
+from .update_cues import may_change, pair_cue, plainly_said
 
 UPDATE_TOKENS_BASE = 24
 """Output cap of an update check call, plus ``UPDATE_TOKENS_PER_PAIR`` per listed pair."""
@@ -121,7 +121,10 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
     no such pair. A pair whose newer fact states the change in so many words, or whose
     newer fact's person said so in its source turns when the model's wording lost it (an
     update cue, :func:`~lamina.agents.update_cues.pair_cue`; ``ctx.update_cues``), is an
-    update without a call, counted in ``log.checks``. Of the other pairs, those whose
+    update without a call, counted in ``log.checks``. A hedged newer fact is paired only
+    when its person said it without a hedge, and then only those words can cue it
+    (:func:`~lamina.agents.update_cues.plainly_said`; counted as ``update_pair_hedged``
+    when they do not). Of the other pairs, those whose
     newer fact has no word of change at all are skipped (unless
     ``ctx.update_check_all_pairs``; counted as ``update_pair_skipped``). The rest go to
     the model ``conflict_max_pairs`` at a time, in one capped structured call each, and only the
@@ -132,19 +135,26 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
     new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
     if not new:
         return []
+    hedged_new = [f for f in new if hedged(f.text)] if ctx.update_cues else []
+    said = _own_words(log, ctx, hedged_new) if hedged_new else {}
+    plain = plainly_said(hedged_new, said)
     pairs = candidate_pairs(
         new,
         _stored_for(log, ctx, new),
         per_fact=ctx.conflict_pairs_per_fact,
         said_at=_said_at(log, ctx),
+        plain=plain,
     )
     conflicts: list[Conflict] = []
     seen: set[str] = set()
     asked: list[CandidatePair] = []
-    said = _own_words(log, ctx, new) if ctx.update_cues and pairs else {}
+    if ctx.update_cues and pairs:
+        said |= _own_words(log, ctx, [f for f in new if f.id not in said])
     for pair in pairs:
         cue = pair_cue(pair, said.get(pair.new.id, ())) if ctx.update_cues else None
-        if cue is None:
+        if cue is None and pair.new.id in plain:
+            log.count("update_pair_hedged")  # the model's hedge: only the turns could cue it
+        elif cue is None:
             asked.append(pair)
         elif pair.old.id not in seen:
             seen.add(pair.old.id)

@@ -15,7 +15,7 @@ about those pairs only, and not at all when there are none.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -249,6 +249,7 @@ def candidate_pairs(
     *,
     per_fact: int | None = None,
     said_at: Callable[[FactRecord], datetime] | None = None,
+    plain: Collection[str] = (),
 ) -> list[CandidatePair]:
     """The (new, stored) pairs worth asking the model about, best first per new fact.
 
@@ -257,7 +258,9 @@ def candidate_pairs(
     or a name ("Westside"), the stored fact is current and says something
     else, and the new one is not about a time before the stored one was said
     (``said_at``: when a fact was said, by default its event time). A hypothetical new
-    fact ("if Ana moved to Berlin") is paired with nothing. ``stored_facts`` keeps its
+    fact ("if Ana moved to Berlin") is paired with nothing, unless its id is in ``plain``:
+    the hedge is the model's and its person said it without one (see
+    :func:`~lamina.agents.ingest.update_cues.plainly_said`). ``stored_facts`` keeps its
     order (pass the nearest by embedding first); at most ``per_fact`` stored facts are
     paired with one new fact. A stored fact that is also new is skipped.
     """
@@ -270,7 +273,7 @@ def candidate_pairs(
     pairs: list[CandidatePair] = []
     for new in new_facts:
         topics = _topics(new, people)
-        if not topics or not new.subject or hedged(new.text):
+        if not topics or not new.subject or (hedged(new.text) and new.id not in plain):
             continue
         taken = 0
         for old in stored:

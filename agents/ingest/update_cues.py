@@ -18,17 +18,19 @@ Two kinds of cue:
   not ("Ana moved to Lisbon" does not replace "Ana lives in Lisbon").
 
 A cue right after a negation ("didn't quit", "hasn't moved", "never sold") is no cue,
-and a hypothetical is paired with nothing in the first place (:func:`.slots.hedged`).
+and a hypothetical is paired with nothing in the first place (:func:`.slots.hedged`),
+unless the hedge is only the model's (:func:`plainly_said`).
 The phrases themselves are data, in :mod:`.update_phrases`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from ...records.model import FactRecord
 from ...stores.lexical import Analyzer
 from ..common.formatting import SENTENCE_BREAK
 from .slots import CandidatePair, cue_stems, hedged, names_in, slots_of
@@ -307,12 +309,31 @@ def turn_cue(pair: CandidatePair, said: Sequence[str]) -> UpdateCue | None:
     return None
 
 
+def plainly_said(facts: Iterable[FactRecord], said: Mapping[str, Sequence[str]]) -> frozenset[str]:
+    """The ids of the hedged facts whose person said them without a hedge.
+
+    A 1.5B model adds hedges its speaker never used: from "We've decided to keep renting.
+    The house plan is off." it wrote "Raj will keep renting the house if he can find a
+    suitable house plan". Such a fact is paired all the same
+    (:func:`.slots.candidate_pairs`, ``plain``), and only the person's own words can cue
+    it (:func:`pair_cue`). ``said``: per fact id, the texts of the fact's source turns its
+    own person spoke; one of them must hold no hedge at all.
+    """
+    return frozenset(
+        f.id for f in facts if hedged(f.text) and any(not hedged(t) for t in said.get(f.id, ()))
+    )
+
+
 def pair_cue(pair: CandidatePair, said: Sequence[str] = ()) -> UpdateCue | None:
     """The pair's update cue: in the newer statement, else in the person's own words.
 
     A cue the statement holds is dropped when the person's turns hold the same phrase
-    only about a relative or friend (:func:`update_cue`, :func:`turn_cue`).
+    only about a relative or friend (:func:`update_cue`, :func:`turn_cue`). A hedged
+    statement (paired because its person said it plainly, :func:`plainly_said`) holds no
+    cue of its own: only the turns count.
     """
+    if hedged(pair.new.text):
+        return turn_cue(pair, said)
     cue = update_cue(pair)
     if cue is not None and _told_of_someone_else(cue.phrase, said):
         cue = None
@@ -361,6 +382,7 @@ __all__ = [
     "UpdateCue",
     "may_change",
     "pair_cue",
+    "plainly_said",
     "turn_cue",
     "update_cue",
 ]
