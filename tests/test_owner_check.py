@@ -95,3 +95,24 @@ def test_what_a_shared_image_shows_is_the_sharers() -> None:
                    "owner_corrected")  # fmt: skip
     # a statement the turn's words say is read from the words
     assert _check("Jolene will see the town.", "Jolene", spoken, caption=caption)[1] == "Jolene"
+
+
+@pytest.mark.parametrize(
+    ("statement", "named", "spoken", "text", "owner"),
+    [
+        # the model's own spelling of the speaker: filed and restated under the label
+        ("Deb adopted a puppy.", "Deb", "I adopted a puppy last week!", "Deborah adopted a puppy.",
+         "Deborah"),
+        ("Debora's puppy is called Max.", "Debora", "My puppy is called Max.",
+         "Deborah's puppy is called Max.", "Deborah"),
+        # a person the turn names so may be someone else, and keeps the name
+        ("Debo got the job.", "Debo", "Debo got the job! I'm so happy for her.",
+         "Debo got the job.", "Debo"),
+    ],
+)  # fmt: skip
+def test_a_speaker_spelled_the_models_way_gets_the_label(
+    statement: str, named: str, spoken: str, text: str, owner: str
+) -> None:
+    out = _check(statement, named, spoken)
+    assert out[:2] == (text, owner)
+    assert ("owner_respelled" in out) is (owner != named)

@@ -155,6 +155,9 @@ def checked_owner(
             text = restate(text, owner, verdict.owner)
     elif verdict.check == "undecided":
         log.count("owner_undecided")
+    elif verdict.owner != owner and match_speakers(owner, [verdict.owner]):
+        log.count("owner_respelled")  # the speaker's label for the model's "Mel" or "Jonas"
+        text = restate(text, owner, verdict.owner)
     return text, verdict.owner, verdict.check
 
 

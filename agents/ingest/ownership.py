@@ -305,6 +305,17 @@ def names(statement: str, person: str | None) -> bool:
     return re.search(rf"\b{re.escape(person)}\b(?!['’])", statement) is not None
 
 
+def _label(model: str, label: str, turn_text: str) -> str:
+    """The name to file under when the model's owner matches the speaker label ``label``.
+
+    The label, where the model spelled it its own way ("Mel" or "Jonas" for the speakers
+    Melanie and Jon; "Thanks, Mel!" only calls her so), so that one person's facts share
+    one name; the model's name where the turn names a person so ("Joanna got the job",
+    told to the speaker Jo).
+    """
+    return model if model == label or person_named(model, turn_text) else label
+
+
 def decide_owner(
     model_owner: str,
     statement: str,
@@ -345,12 +356,12 @@ def decide_owner(
     if found is None:
         whole = _turn_owner(turn_text, speaker, addressed)
         if whole is not None and model and match_speakers(model, [whole]):
-            return OwnerVerdict(model, "agreed", whole)
+            return OwnerVerdict(_label(model, whole, turn_text), "agreed", whole)
         if whole is None or not model or not CORRECT_FROM_WHOLE_TURN or mentions(turn_text, model):
             return OwnerVerdict(model, "undecided", whole)
         return OwnerVerdict(whole, "corrected", whole)
-    if same:
-        return OwnerVerdict(model, "agreed", found)
+    if same and found:
+        return OwnerVerdict(_label(model, found, turn_text), "agreed", found)
     third = model and not match_speakers(model, list(people))
     if third and person_named(model, turn_text, within=True) and not names(statement, found):
         return OwnerVerdict(model, "agreed", found)  # a named third person the turn is about
