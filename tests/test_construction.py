@@ -321,6 +321,27 @@ def test_a_pets_fact_is_filed_under_its_owner_with_its_text_kept() -> None:
     assert fact.metadata["owner_check"] == "corrected"
 
 
+def test_a_pets_news_in_a_later_session_is_its_keepers() -> None:
+    """'We had to rehome Clover' names no rabbit; the first session's 'my rabbit Clover'
+    (a relation fact) says whose Clover is, so the model's owner, the rabbit, is corrected."""
+    model = SchemaChatModel().script(
+        "ConstructionLines",
+        "T|Clover\nS|Noah keeps a rabbit.\nF|t1|Noah|Noah's rabbit lives in a hutch.",
+        "T|Rehoming\nS|Clover was rehomed.\nF|t1|Clover|Clover will need a new home.",
+    )
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    graph = build_ingest_graph(chat_model=model, store=store).compile()
+    context = MemoryContext(namespace=NS, trigger_policy="session")
+    said = ["My rabbit Clover lives in a hutch in the garden.", "We had to rehome Clover."]
+    for n, text in enumerate(said):
+        turn = {"speaker": "Noah", "text": text, "occurred_at": T0 + timedelta(days=30 * n),
+                "session_id": f"s{n}"}  # fmt: skip
+        graph.invoke({"turns": [turn], "session_closed": True}, context=context)
+    news = next(f for f in model_facts(store) if "new home" in f.text)
+    assert (news.subject, news.text) == ("Noah", "Clover will need a new home.")
+    assert news.metadata["owner_check"] == "corrected"
+
+
 def test_a_relation_named_in_passing_is_a_fact_about_the_speaker() -> None:
     """'My brother Theo opened a bakery' also says who Theo is to Maya; no model needed."""
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())

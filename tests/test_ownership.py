@@ -293,3 +293,15 @@ def test_wishes_and_questions_speak_of_the_addressee_without_you(turn: str) -> N
     statement = "Andrew started a new job at the bank."
     verdict = decide_owner("Andrew", statement, turn, "Audrey", "Andrew", ["Audrey", "Andrew"])
     assert verdict.owner == "Andrew"
+
+
+def test_a_pet_known_from_earlier_turns_is_its_keepers() -> None:
+    turn = "We had to rehome Clover, my son turned out to be allergic."
+    pets = {"Clover": "Noah"}
+    verdict = decide_owner("Clover", "Clover will need a new home.", turn, "Noah", "Zoe",
+                           ["Noah", "Zoe"], pets)  # fmt: skip
+    assert (verdict.owner, verdict.check) == ("Noah", "corrected")
+    # unknown as a pet, the name the turn says stands for a third person
+    verdict = decide_owner("Clover", "Clover will need a new home.", turn, "Noah", "Zoe",
+                           ["Noah", "Zoe"], {"Rex": "Zoe"})  # fmt: skip
+    assert (verdict.owner, verdict.check) == ("Clover", "agreed")

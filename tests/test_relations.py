@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lamina.agents.ingest.relations import named_relations
-from lamina.records.model import RawTurn
+from lamina.agents.ingest.relations import named_relations, pet_keepers, relation_records
+from lamina.records.model import FactRecord, RawTurn
 
 
 def said(text: str, speaker: str = "Jen") -> RawTurn:
@@ -72,3 +72,17 @@ def test_a_word_before_or_after_a_comma_is_no_name(text: str) -> None:
 )  # fmt: skip
 def test_the_speakers_own_email_address_is_read(text: str, statements: list[str]) -> None:
     assert [r.statement() for r in named_relations([said(text)])] == statements
+
+
+def test_pet_keepers_come_from_the_turns_and_from_earlier_relation_facts() -> None:
+    at = datetime(2024, 3, 1, tzinfo=UTC)
+    earlier = relation_records("user:jen", [said("My rabbit Clover lives in the garden.")], at)
+    model_note = FactRecord(namespace="user:jen", text="Sam's dog is Rex.", subject="Sam",
+                            occurred_at=at)  # fmt: skip
+    now = named_relations([said("Our kitten is called Pepper.", speaker="Sam")])
+    # the model's own "Sam's dog is Rex." is no relation fact; a brother is no pet
+    brother = relation_records("user:jen", [said("My brother Theo is here.")], at)
+    assert pet_keepers(now, [*earlier, model_note, *brother]) == {"Clover": "Jen", "Pepper": "Sam"}
+    # a name two people keep is nobody's
+    twice = named_relations([said("My dog Max is old.", speaker="Sam"), said("My cat Max naps.")])
+    assert pet_keepers(twice) == {}

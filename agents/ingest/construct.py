@@ -27,7 +27,7 @@ from .example_leaks import copies_example, cut_unsaid_relations
 from .kinds import checked_kind
 from .owner_check import checked_owner
 from .questions import answer_to, only_asked
-from .relations import relation_records
+from .relations import named_relations, pet_keepers, relation_records
 from .schemas import ConstructionDraft, FactLine
 from .split_notes import split_note
 from .support import SOURCE_MARGIN, SUPPORT_THRESHOLD, content_terms, support_ratio, supported
@@ -78,6 +78,16 @@ def _people(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> list[str]
     except Exception:  # no index: the excerpt's speakers are enough to decide most owners
         stored = []
     return list(dict.fromkeys([*people, *(str(v) for v in stored if isinstance(v, str))]))
+
+
+def _stored_relations(log: StepLog, ctx: MemoryContext) -> list[FactRecord]:
+    """The namespace's facts read from turns without the model ("Noah's rabbit is Clover.")."""
+    try:
+        where = {"metadata.derived_by": "relations"}
+        stored = log.deps.store.get("fact", ctx.namespace, where=where)
+    except Exception:  # a store that cannot filter: the excerpt's own pets are enough
+        return []
+    return [f for f in stored if isinstance(f, FactRecord)]
 
 
 def _said(turn: RawTurn, *, answered: bool = False) -> list[str]:
@@ -145,12 +155,15 @@ def fact_records(
     not state ("Melanie, Caroline's cousin, ...") is cut out (``relation_unsaid``; see
     :mod:`.example_leaks`).
     Its owner comes from the grammar of its source turn when the model's disagrees (see
-    :mod:`.ownership`). A note whose later sentence opens with another person is split
+    :mod:`.ownership`); a pet's news is its keeper's, known from this excerpt or from an
+    earlier relation fact ("Noah's rabbit is Clover.", :func:`.relations.pet_keepers`).
+    A note whose later sentence opens with another person is split
     first (``note_split``; see :mod:`.split_notes`). Its kind is read from its wording
     when the model's tag contradicts it (``kind_corrected``; see :mod:`.kinds`).
     """
     by_id = {t.id: t for t in turns}
     people = _people(log, ctx, turns)
+    pets = pet_keepers(named_relations(turns), _stored_relations(log, ctx))
     excerpt = _all_said(turns)
     out = []
     notes = []
@@ -185,7 +198,7 @@ def fact_records(
         anchor = reference_day(source_turns[0].occurred_at, ctx.tz)
         text, when = resolve_statement(statement.strip(), source_turns, anchor)
         text, owner, check = checked_owner(
-            log, text, item.subject.strip(), source_turns, turns, people
+            log, text, item.subject.strip(), source_turns, turns, people, pets
         )
         kind, kind_fixed = checked_kind(item.kind, text)
         if kind_fixed:

@@ -9,7 +9,7 @@ statement's own subject and the source turn's speaker, addressee and pronouns
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ...records.model import RawTurn
 from ..common.deps import StepLog
@@ -114,8 +114,11 @@ def checked_owner(
     source_turns: list[RawTurn],
     turns: list[RawTurn],
     people: list[str],
+    pets: Mapping[str, str] | None = None,
 ) -> tuple[str, str, str]:
     """(text, owner, check): the owner the source turn's grammar gives wins, counted.
+
+    ``pets``: pet name -> keeper, known from earlier turns (see :func:`.ownership.decide_owner`).
 
     The statement first gets the subject its turn gives its words and loses the turn's
     first person (:func:`_voiced`: "Theo approved my loan" -> "The bank approved Theo's
@@ -142,7 +145,7 @@ def checked_owner(
         if check == "corrected":
             log.count("owner_corrected")
         return text, turn.speaker, check
-    verdict = decide_owner(owner, text, turn.text, turn.speaker, addressed, people)
+    verdict = decide_owner(owner, text, turn.text, turn.speaker, addressed, people, pets)
     if verdict.check == "corrected":
         log.count("owner_corrected")
         # a leading person's name is restated; a pet's or a word taken for a name is kept
@@ -151,7 +154,9 @@ def checked_owner(
             text = restate(text, owner, f"{verdict.owner}'s {owner.casefold()}")
         elif placed(text, owner, verdict.owner):  # "Jolene saw it with Deborah": swapped
             text = traded_names(text, owner, verdict.owner)
-        elif match_speakers(owner, people) or person_named(owner, turn.text):
+        elif owner not in (pets or {}) and (
+            match_speakers(owner, people) or person_named(owner, turn.text)
+        ):
             text = restate(text, owner, verdict.owner)
     elif verdict.check == "undecided":
         log.count("owner_undecided")

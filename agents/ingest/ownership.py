@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -323,14 +323,20 @@ def decide_owner(
     speaker: str,
     addressed: str | None,
     people: Sequence[str],
+    pets: Mapping[str, str] | None = None,
 ) -> OwnerVerdict:
-    """The owner to file a fact under: the turn's grammar wins over the model."""
+    """The owner to file a fact under: the turn's grammar wins over the model.
+
+    A pet's news is its keeper's: the one the turn names it for ("my rabbit Clover"), else
+    the one ``pets`` (pet name -> keeper, :func:`~.relations.pet_keepers`) gives.
+    """
     model = model_owner.strip()
     if relative(model):  # "Mom passed away": the relative of whoever the turn says
         yours = re.search(rf"\byour {re.escape(model.split()[-1])}\b", turn_text, re.I)
         kin = addressed if yours and addressed else speaker
         return OwnerVerdict(kin, "corrected", kin)
     keeper = pet_keeper(model, turn_text, speaker, addressed) if model else None
+    keeper = keeper or (pets or {}).get(model)
     if keeper is not None:
         return OwnerVerdict(keeper, "corrected", keeper)
     if _unreferenced(model, turn_text, speaker, addressed):

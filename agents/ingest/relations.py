@@ -150,11 +150,39 @@ def relation_records(
     return out
 
 
+_STATED = re.compile(
+    r"^(?P<holder>.+)'s (?P<kind>[\w-]+) is (?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\.$"
+)
+"""A relation fact as :meth:`NamedRelation.statement` writes it."""
+
+
+def pet_keepers(
+    relations: Iterable[NamedRelation], stored: Iterable[FactRecord] = ()
+) -> dict[str, str]:
+    """Pet name -> its keeper, from the pets ``relations`` name and earlier relation facts.
+
+    "We had to rehome Clover" names no rabbit; an earlier session's "my rabbit Clover"
+    (stored as "Noah's rabbit is Clover.") says whose Clover is. ``stored``: facts of the
+    namespace; only the ones :func:`relation_records` wrote count. A name kept by two
+    people is nobody's.
+    """
+    found: dict[str, set[str]] = {}
+    for fact in stored:
+        hit = _STATED.match(fact.text) if fact.metadata.get("derived_by") == "relations" else None
+        if hit is not None and hit.group("kind") in PET_WORDS and fact.subject:
+            found.setdefault(hit.group("name"), set()).add(fact.subject)
+    for rel in relations:
+        if rel.kind in PET_WORDS:
+            found.setdefault(rel.name, set()).add(rel.holder)
+    return {name: keepers.pop() for name, keepers in found.items() if len(keepers) == 1}
+
+
 __all__ = [
     "PET_WORDS",
     "RELATION_WORDS",
     "ROLE_LABELS",
     "NamedRelation",
     "named_relations",
+    "pet_keepers",
     "relation_records",
 ]
