@@ -305,3 +305,7 @@ def test_a_pet_known_from_earlier_turns_is_its_keepers() -> None:
     verdict = decide_owner("Clover", "Clover will need a new home.", turn, "Noah", "Zoe",
                            ["Noah", "Zoe"], {"Rex": "Zoe"})  # fmt: skip
     assert (verdict.owner, verdict.check) == ("Clover", "agreed")
+    # a speaker who shares a pet's name is no pet
+    verdict = decide_owner("Zoe", "Zoe got a new job.", "Zoe got a new job!", "Noah", "Zoe",
+                           ["Noah", "Zoe"], {"Zoe": "Noah"})  # fmt: skip
+    assert verdict.owner == "Zoe"

@@ -328,7 +328,8 @@ def decide_owner(
     """The owner to file a fact under: the turn's grammar wins over the model.
 
     A pet's news is its keeper's: the one the turn names it for ("my rabbit Clover"), else
-    the one ``pets`` (pet name -> keeper, :func:`~.relations.pet_keepers`) gives.
+    the one ``pets`` (pet name -> keeper, :func:`~.relations.pet_keepers`) gives, unless a
+    speaker has that name too.
     """
     model = model_owner.strip()
     if relative(model):  # "Mom passed away": the relative of whoever the turn says
@@ -336,7 +337,8 @@ def decide_owner(
         kin = addressed if yours and addressed else speaker
         return OwnerVerdict(kin, "corrected", kin)
     keeper = pet_keeper(model, turn_text, speaker, addressed) if model else None
-    keeper = keeper or (pets or {}).get(model)
+    if keeper is None and model in (pets or {}) and not match_speakers(model, list(people)):
+        keeper = (pets or {})[model]  # a speaker who shares a pet's name is no pet
     if keeper is not None:
         return OwnerVerdict(keeper, "corrected", keeper)
     if _unreferenced(model, turn_text, speaker, addressed):
