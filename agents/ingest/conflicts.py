@@ -24,7 +24,7 @@ from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import data_line, long_date
 from ..common.token_caps import capped_log
 from .schemas import SupersessionCheck
-from .slots import CandidatePair, candidate_pairs, event_time, hedged, same_person
+from .slots import CandidatePair, candidate_pairs, event_time, same_person
 from .update_cues import may_change, pair_cue, plainly_said
 
 UPDATE_TOKENS_BASE = 24
@@ -135,9 +135,8 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
     new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
     if not new:
         return []
-    hedged_new = [f for f in new if hedged(f.text)] if ctx.update_cues else []
-    said = _own_words(log, ctx, hedged_new) if hedged_new else {}
-    plain = plainly_said(hedged_new, said)
+    said = _own_words(log, ctx, new) if ctx.update_cues else {}
+    plain = plainly_said(new, said)
     pairs = candidate_pairs(
         new,
         _stored_for(log, ctx, new),
@@ -148,8 +147,6 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
     conflicts: list[Conflict] = []
     seen: set[str] = set()
     asked: list[CandidatePair] = []
-    if ctx.update_cues and pairs:
-        said |= _own_words(log, ctx, [f for f in new if f.id not in said])
     for pair in pairs:
         cue = pair_cue(pair, said.get(pair.new.id, ())) if ctx.update_cues else None
         if cue is None and pair.new.id in plain:

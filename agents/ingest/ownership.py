@@ -337,8 +337,9 @@ def decide_owner(
         kin = addressed if yours and addressed else speaker
         return OwnerVerdict(kin, "corrected", kin)
     keeper = pet_keeper(model, turn_text, speaker, addressed) if model else None
-    if keeper is None and model in (pets or {}) and not match_speakers(model, list(people)):
-        keeper = (pets or {})[model]  # a speaker who shares a pet's name is no pet
+    keepers = pets or {}
+    if keeper is None and model in keepers and not match_speakers(model, list(people)):
+        keeper = keepers[model]  # a speaker who shares a pet's name is no pet
     if keeper is not None:
         return OwnerVerdict(keeper, "corrected", keeper)
     if _unreferenced(model, turn_text, speaker, addressed):
