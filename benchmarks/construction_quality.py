@@ -43,6 +43,14 @@ Usage::
 The build streams each turn through the ingest graph with the default trigger policy
 and journals each turn under ``--resume`` (``construction_cost.run_policy``), so a run
 cut off goes on where it stopped.
+
+``--replies FILE`` keeps every model reply in a sealed JSONL file
+(``lamina.evaluation.reply_cache``: it holds no prompt, and no reply anyone without the
+data can read, so it may be committed). A build with the same code, fed the same turns,
+then gets its replies from the file instead of the model: a calibration store is rebuilt
+on a new machine in minutes, and whatever the file does not answer is asked and appended.
+The seconds of such a rebuild are not the model's; ``replies`` in the output counts the
+hits and misses, so a figure read from a rebuilt store says where it came from.
 """
 
 from __future__ import annotations
@@ -66,6 +74,8 @@ from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import Annotations, load_annotations
+from lamina.evaluation.reply_cache import ReplyFile, replaying
+from lamina.llm.gguf import QWEN_GGUF_NAME
 from lamina.llm.speed import probe_speed
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
@@ -162,6 +172,10 @@ def context_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+DEFAULT_MODEL_LABEL = QWEN_GGUF_NAME
+"""What the kept replies' keys say was served (the client's own model name is "local")."""
+
+
 def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
     """Build with the local model, then label every conversation's facts."""
     convs = load_locomo(args.data, sample_ids=args.conversations)
@@ -177,8 +191,13 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
     overrides = context_overrides(args.set)
     if overrides:
         settings["context"] = overrides
-    model = local_model(args.base_url)
-    speed_before = probe_speed(model)
+    served = local_model(args.base_url)
+    speed_before = probe_speed(served)  # the server itself, never a kept reply
+    model, replies = served, None
+    if args.replies:
+        replies = ReplyFile(args.replies, scope=args.model_label)
+        settings["replies"] = {"file": str(args.replies), "model": args.model_label}
+        model = replaying(served, replies)
     cost, store = run_policy(
         policy,
         convs,
@@ -198,7 +217,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         per_conv[conv.sample_id] = row
         totals.update({k: v for k, v in row.items() if isinstance(v, int)})
     try:  # the build is done and journaled: a failed probe must not lose its figures
-        speed_after: dict[str, Any] = probe_speed(model).as_dict()
+        speed_after: dict[str, Any] = probe_speed(served).as_dict()
     except Exception as e:
         speed_after = {"error": f"{type(e).__name__}: {e}"[:300]}
     dates = date_accuracy(store, convs)
@@ -215,6 +234,9 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
             step: round(seconds / turns, 2) for step, seconds in cost.llm_seconds_by_step.items()
         },
         "host_speed": {"before": speed_before.as_dict(), "after": speed_after},
+        "replies": None
+        if replies is None
+        else {"kept_hits": replies.hits, "model_calls": replies.misses},
         "turns": cost.turns,
         "facts": totals["facts"],
         "unsupported_dropped": cost.checks.get("unsupported_dropped", 0),
@@ -313,6 +335,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--base-url", help="an OpenAI-compatible server, e.g. the local Qwen")
     p.add_argument("--resume", type=Path, help="build on disk here, journaled per turn")
+    p.add_argument("--replies", type=Path, help="keep the model's replies here (sealed JSONL)")
+    p.add_argument(
+        "--model-label",
+        default=DEFAULT_MODEL_LABEL,
+        help="the served model, as the kept replies' keys name it",
+    )
     p.add_argument("--json", type=Path, help="write the figures here")
     return p.parse_args(argv)
 
