@@ -162,6 +162,10 @@ class MemoryContext:
     conversations) measures it."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
+    scenes_in_context: bool = True
+    """Recall: whether scene summaries may take context lines. When False, scenes still
+    lend their member episodes to the episode ranking (``scene_top``), but the context
+    shows facts and episodes only, so the derived share goes to the shorter, dated notes."""
     judge_max_tokens: int = 192
     """Recall: output cap of the Judge's combined call (verdict and draft answer)."""
     rewrite_max_tokens: int = 96

@@ -437,6 +437,30 @@ def test_scenes_lend_their_episodes_and_derived_memory_never_displaces_raw(store
     assert len(raw_ids) == 3  # every raw turn is still there
 
 
+def test_scenes_kept_out_of_the_context_still_lend_their_episodes(store, model) -> None:  # type: ignore[no-untyped-def]
+    a = EpisodeRecord(
+        id="e1", namespace=NS, title="Dog", text="Alice adopted Rex the dog", occurred_at=T0
+    )
+    b = EpisodeRecord(
+        id="e2", namespace=NS, title="Vet", text="The vet visit went fine", occurred_at=T0
+    )
+    scene = SceneRecord(
+        id="s1",
+        namespace=NS,
+        text="Rex the dog's first weeks at home",
+        members=["e1", "e2"],
+        occurred_at=T0,
+    )
+    store.add(NS, [a, b, scene])
+    options: dict[str, Any] = {"mode": "retrieve", "derived_depth": 1, "k_min": 1}
+    shown = ask(store, model, "Tell me about Rex the dog", **options)
+    assert "s1" in {c.id for c in shown["candidates"]}  # the default shows scenes
+    out = ask(store, model, "Tell me about Rex the dog", scenes_in_context=False, **options)
+    by_id = {c.id: c for c in out["candidates"]}
+    assert "s1" not in by_id and {"e1", "e2"} <= set(by_id)
+    assert by_id["e2"].via == "scene"  # found only through the scene it belongs to
+
+
 def test_memories_are_data_in_every_prompt(store, model) -> None:  # type: ignore[no-untyped-def]
     store.add(NS, [fact(INJECTION, 3)])
     model.script(
