@@ -25,12 +25,16 @@ ConstructionFormat = Literal["lines", "json"]
 InsufficientAnswer = Literal["refuse", "draft"]
 JudgeOrder = Literal["verdict_first", "answer_first"]
 ContextOrder = Literal["time", "relevance"]
+DerivedKind = Literal["fact", "episode", "scene"]
+DERIVED_KINDS: tuple[DerivedKind, ...] = ("fact", "episode", "scene")
 
 __all__ = [
     "DEFAULT_TRIGGER_POLICY",
+    "DERIVED_KINDS",
     "TRIGGER_POLICIES",
     "ConstructionFormat",
     "ContextOrder",
+    "DerivedKind",
     "InsufficientAnswer",
     "JudgeOrder",
     "MemoryContext",
@@ -162,10 +166,11 @@ class MemoryContext:
     conversations) measures it."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
-    scenes_in_context: bool = True
-    """Recall: whether scene summaries may take context lines. When False, scenes still
-    lend their member episodes to the episode ranking (``scene_top``), but the context
-    shows facts and episodes only, so the derived share goes to the shorter, dated notes."""
+    context_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
+    """Recall: the derived kinds that may take context lines (within ``derived_share``).
+    A kind left out is still searched: scenes still lend their member episodes to the
+    episode ranking (``scene_top``). ``()`` shows raw turns only, the same as
+    ``derived_share=0``."""
     judge_max_tokens: int = 192
     """Recall: output cap of the Judge's combined call (verdict and draft answer)."""
     rewrite_max_tokens: int = 96
@@ -239,6 +244,11 @@ class MemoryContext:
             value = getattr(self, name)
             if not -1.0 <= value <= 1.0:
                 raise InvalidInputError(f"{name} is a cosine in [-1, 1], got {value}")
+        unknown = sorted(set(self.context_kinds) - set(DERIVED_KINDS))
+        if unknown:
+            raise InvalidInputError(
+                f"unknown context_kinds {unknown}; use some of {list(DERIVED_KINDS)}"
+            )
         if self.construction_extra_items < 0:
             raise InvalidInputError(
                 f"construction_extra_items must be >= 0, got {self.construction_extra_items}"

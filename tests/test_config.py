@@ -34,6 +34,7 @@ def test_the_config_is_immutable() -> None:
         {"local_model": "llama3"},
         {"structured_method": "xml"},
         {"context": {"trigger_policy": "sometimes"}},
+        {"context": {"context_kinds": ["fact", "topic"]}},
         {"context": {"no_such_field": 1}},
         {"context": {"namespace": "user:x"}},
         {"checkpointer": "postgres"},

@@ -455,7 +455,8 @@ def test_scenes_kept_out_of_the_context_still_lend_their_episodes(store, model) 
     options: dict[str, Any] = {"mode": "retrieve", "derived_depth": 1, "k_min": 1}
     shown = ask(store, model, "Tell me about Rex the dog", **options)
     assert "s1" in {c.id for c in shown["candidates"]}  # the default shows scenes
-    out = ask(store, model, "Tell me about Rex the dog", scenes_in_context=False, **options)
+    kinds = ("fact", "episode")
+    out = ask(store, model, "Tell me about Rex the dog", context_kinds=kinds, **options)
     by_id = {c.id: c for c in out["candidates"]}
     assert "s1" not in by_id and {"e1", "e2"} <= set(by_id)
     assert by_id["e2"].via == "scene"  # found only through the scene it belongs to

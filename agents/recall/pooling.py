@@ -70,8 +70,8 @@ class PoolSettings:
     raw_depth: int = 40
     derived_depth: int = 10
     scene_top: int = 3
-    show_scenes: bool = True
-    """Whether scenes may be shown (when not, they only guide the episode ranking)."""
+    kinds: tuple[str, ...] = DERIVED
+    """The derived kinds the context may show (all are searched; scenes guide episodes)."""
     neighbours: int = 0
     """Turns on each side of a top raw hit that join the pool (0: none)."""
     neighbour_hits: int = 10
@@ -306,7 +306,7 @@ class EvidencePool:
         ]
         turns = _interleave(turns, self._neighbours(turns))
         s = self.settings
-        shown = derived if s.show_scenes else [m for m in derived if m.granularity != "scene"]
+        shown = [m for m in derived if m.granularity in s.kinds]
         kept = cut_to_budget(
             turns,
             shown,

@@ -40,7 +40,7 @@ def pool_settings(ctx: MemoryContext, *, retry: bool) -> PoolSettings:
         raw_depth=ctx.raw_depth,
         derived_depth=max(ctx.derived_depth, ctx.k_min),
         scene_top=ctx.scene_top,
-        show_scenes=ctx.scenes_in_context,
+        kinds=tuple(ctx.context_kinds),
         neighbours=ctx.neighbour_turns if retry else 0,
         budget=ctx.context_tokens,
         derived_share=ctx.derived_share,
