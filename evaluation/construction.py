@@ -62,6 +62,7 @@ RECALL_FIELDS = frozenset(
         "max_candidates",
         "context_tokens",
         "derived_share",
+        "context_kinds",
         "raw_depth",
         "source_weight",
         "derived_depth",
