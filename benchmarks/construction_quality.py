@@ -172,10 +172,6 @@ def context_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-DEFAULT_MODEL_LABEL = QWEN_GGUF_NAME
-"""What the kept replies' keys say was served (the client's own model name is "local")."""
-
-
 def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
     """Build with the local model, then label every conversation's facts."""
     convs = load_locomo(args.data, sample_ids=args.conversations)
@@ -338,8 +334,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--replies", type=Path, help="keep the model's replies here (sealed JSONL)")
     p.add_argument(
         "--model-label",
-        default=DEFAULT_MODEL_LABEL,
-        help="the served model, as the kept replies' keys name it",
+        default=QWEN_GGUF_NAME,
+        help="the served model, as the kept replies' keys name it (the client says 'local')",
     )
     p.add_argument("--json", type=Path, help="write the figures here")
     return p.parse_args(argv)

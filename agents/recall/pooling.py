@@ -19,7 +19,7 @@ from functools import cached_property, partial
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from ...core.context import ContextOrder
+from ...core.context import DERIVED_KINDS, ContextOrder, DerivedKind
 from ...core.state import Candidate
 from ...records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from ...stores.base import PLAIN, Channel, MemoryStore, Ranking, SearchAnswer, SearchRequest
@@ -30,7 +30,7 @@ from ..common.names import without_speakers
 from ..common.query_analysis import QueryAnalysis
 from .context import TokenCount, best_last, context_order, cut_to_budget
 
-DERIVED = ("fact", "episode", "scene")
+DERIVED = DERIVED_KINDS
 SOURCE_CHANNEL = "sources"
 """The raw-turn channel built from the source turns of the best derived memories."""
 NEIGHBOUR_DECAY = 0.9
@@ -70,7 +70,7 @@ class PoolSettings:
     raw_depth: int = 40
     derived_depth: int = 10
     scene_top: int = 3
-    kinds: tuple[str, ...] = DERIVED
+    kinds: tuple[DerivedKind, ...] = DERIVED
     """The derived kinds the context may show (all are searched; scenes guide episodes)."""
     neighbours: int = 0
     """Turns on each side of a top raw hit that join the pool (0: none)."""
