@@ -59,7 +59,8 @@ ORACLE: Final = "oracle"
 DERIVED_ORACLE: Final = "derived-oracle"
 MEM0: Final = "mem0"
 LANGMEM: Final = "langmem"
-PEERS: tuple[str, ...] = (MEM0, LANGMEM)
+GRAPHITI: Final = "graphiti"
+PEERS: tuple[str, ...] = (MEM0, LANGMEM, GRAPHITI)
 """The peer libraries (optional: ``pip install 'lamina[peers]'``)."""
 SYSTEMS: tuple[str, ...] = (
     LAMINA,

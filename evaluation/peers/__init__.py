@@ -1,4 +1,4 @@
-"""The peer libraries in ``lamina eval``: mem0 and LangMem beside lamina, on the same terms.
+"""The peer libraries in ``lamina eval``: mem0, LangMem and Graphiti beside lamina, alike.
 
 Each peer builds its own memory from the same conversations in the same batches as
 lamina (its own ingest stage, ``peer-<name>``, journaled batch by batch in its own
@@ -12,7 +12,10 @@ peer whose package is missing is refused by :func:`require_peers` before any mod
   embedder, the run's chat endpoint through its OpenAI provider;
 * ``langmem`` (:mod:`.langmem_peer`): ``create_memory_store_manager`` with the run's chat
   model over LangGraph's ``InMemoryStore`` (the run's embeddings), saved under the stage's
-  folder after every batch.
+  folder after every batch;
+* ``graphiti`` (:mod:`.graphiti_peer`): ``graphiti-core``'s ``Graphiti`` with its
+  ``OpenAIGenericClient`` on the run's chat endpoint, the run's embeddings, and its
+  embedded Kuzu driver, one graph database per conversation under the stage's folder.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from typing import Any
 
 from ...errors import InvalidInputError
 from ..kept_replies import KeptReplies
-from ..systems import LANGMEM, MEM0, PEERS
+from ..systems import GRAPHITI, LANGMEM, MEM0, PEERS
 from .base import PeerMemory, Recalled
 from .costs import CallLog
+from .graphiti_peer import open_graphiti
 from .ingest import PeerIngestor
 from .langmem_peer import open_langmem
 from .mem0_peer import open_mem0
@@ -74,6 +78,19 @@ PACKAGES: dict[str, PeerPackage] = {
         "embeddings (saved under the stage's folder after every batch; LangGraph's "
         "SqliteStore needs SQLite extension loading, which not every Python has); "
         "namespace per conversation; manager.search top-10 (its default limit)",
+    ),
+    GRAPHITI: PeerPackage(
+        "graphiti-core",
+        "graphiti_core",
+        10,
+        "Graphiti with OpenAIGenericClient (json_schema structured output, its default "
+        "16,384-token output cap) on the run's chat endpoint as model and small model (the "
+        "run's temperature), the run's embeddings behind its EmbedderClient, "
+        "OpenAIRerankerClient on the same OpenAI client; its embedded Kuzu driver (which "
+        "Graphiti marks deprecated), one database per conversation (0.31.2's Kuzu driver "
+        "takes no group_id, and the driver's graph_ops makes its full-text indexes); one "
+        "message episode per batch dated by its first turn; Graphiti.search top-10 (its "
+        "default); telemetry off",
     ),
 }
 """Every peer's package and settings (keys: :data:`~lamina.evaluation.systems.PEERS`)."""
@@ -160,6 +177,8 @@ def open_peer(
         )
     if name == LANGMEM:
         return open_langmem(folder, chat_model=chat_model, embeddings=embeddings)
+    if name == GRAPHITI:
+        return open_graphiti(folder, chat_model=chat_model, embeddings=embeddings)
     raise ValueError(f"unknown peer {name!r}; choose from {', '.join(PEERS)}")
 
 

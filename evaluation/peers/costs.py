@@ -3,12 +3,12 @@
 Peers make their LLM calls inside their own code, so the count is taken where the calls
 leave it: a LangChain callback handler passed in the run config (LangMem calls the run's
 chat model object) or a wrapper around the OpenAI client's ``chat.completions`` (mem0
-calls the endpoint through its own client). Token counts are the usage the server
-reported; a call without usage is counted as a call with unknown tokens. Outputs the peer
-could not use without raising are counted as unusable: the errors mem0 logs and goes on
-past, and a reply in plain text to a call that offered tools and nothing else (LangMem
-writes memories only through tool calls; a small model may print the call as text, which
-LangMem then reads as "nothing to remember").
+calls the endpoint through its own client, Graphiti through its own async one). Token
+counts are the usage the server reported; a call without usage is counted as a call with
+unknown tokens. Outputs the peer could not use without raising are counted as unusable:
+the errors mem0 and Graphiti log and go on past, and a reply in plain text to a call that
+offered tools and nothing else (LangMem writes memories only through tool calls; a small
+model may print the call as text, which LangMem then reads as "nothing to remember").
 """
 
 from __future__ import annotations
@@ -176,6 +176,21 @@ class CountingCallbacks(BaseCallbackHandler):
         self.log.call(latency, None, None, error=f"{type(error).__name__}: {error}")
 
 
+def _answered(log: CallLog, started: float, response: Any) -> Any:
+    """Record a call that returned, with the usage the server reported."""
+    usage = getattr(response, "usage", None)
+    log.call(
+        time.perf_counter() - started,
+        getattr(usage, "prompt_tokens", None),
+        getattr(usage, "completion_tokens", None),
+    )
+    return response
+
+
+def _raised(log: CallLog, started: float, error: Exception) -> None:
+    log.call(time.perf_counter() - started, None, None, error=f"{type(error).__name__}: {error}")
+
+
 class _CountingCompletions:
     def __init__(self, completions: Any, log: CallLog) -> None:
         self._completions = completions
@@ -186,16 +201,33 @@ class _CountingCompletions:
         try:
             response = self._completions.create(**params)
         except Exception as e:
-            error = f"{type(e).__name__}: {e}"
-            self._log.call(time.perf_counter() - started, None, None, error=error)
+            _raised(self._log, started, e)
             raise
-        usage = getattr(response, "usage", None)
-        self._log.call(
-            time.perf_counter() - started,
-            getattr(usage, "prompt_tokens", None),
-            getattr(usage, "completion_tokens", None),
-        )
-        return response
+        return _answered(self._log, started, response)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._completions, name)
+
+
+class CountingAsyncCompletions:
+    """An async OpenAI client's ``chat.completions`` whose ``create`` calls are logged.
+
+    Graphiti's client is given one in place of its own.
+    """
+
+    def __init__(self, completions: Any, log: CallLog) -> None:
+        self._completions = completions
+        self._log = log
+
+    async def create(self, **params: Any) -> Any:
+        """The wrapped ``create``, recorded (a call that raises too)."""
+        started = time.perf_counter()
+        try:
+            response = await self._completions.create(**params)
+        except Exception as e:
+            _raised(self._log, started, e)
+            raise
+        return _answered(self._log, started, response)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._completions, name)
@@ -245,4 +277,11 @@ def logged_errors(logger_name: str, log: CallLog) -> Iterator[None]:
         logger.removeHandler(handler)
 
 
-__all__ = ["CallLog", "CountingCallbacks", "CountingOpenAI", "Taken", "logged_errors"]
+__all__ = [
+    "CallLog",
+    "CountingAsyncCompletions",
+    "CountingCallbacks",
+    "CountingOpenAI",
+    "Taken",
+    "logged_errors",
+]

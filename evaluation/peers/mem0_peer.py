@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,51 +31,13 @@ from ...errors import InvalidInputError
 from ..kept_replies import KeptReplies
 from .base import Recalled, dia_ids_of, messages_of
 from .costs import CallLog, CountingOpenAI, logged_errors
+from .endpoint import OpenAIEndpoint, endpoint_of
 from .kept_openai import KeptOpenAI
 
 NODE = "mem0"
 FOLDER = "mem0"
 COLLECTION = "mem0"
 LOGGER = "mem0"
-
-
-@dataclass(frozen=True)
-class OpenAIEndpoint:
-    """Where mem0's OpenAI provider sends its calls, and how."""
-
-    base_url: str
-    model: str
-    api_key: str
-    temperature: float | None = None
-    """None: mem0's default (0.1)."""
-    timeout: float | None = None
-    """Seconds per request (None: the OpenAI client's default)."""
-    max_retries: int | None = None
-    """Retries of a failed request (None: the OpenAI client's default)."""
-
-
-def endpoint_of(chat_model: Any) -> OpenAIEndpoint:
-    """The OpenAI-compatible endpoint of the run's chat model (a ``ChatOpenAI``).
-
-    Raises:
-        InvalidInputError: the chat model is not an OpenAI-compatible client.
-    """
-    model = getattr(chat_model, "model_name", None)
-    if model is None or not hasattr(chat_model, "openai_api_base"):
-        raise InvalidInputError(
-            "mem0 calls the model through its OpenAI-compatible API, but the run's chat model "
-            f"is a {type(chat_model).__name__}; give an endpoint (--base-url) or the local model"
-        )
-    key = getattr(chat_model, "openai_api_key", None)
-    timeout = getattr(chat_model, "request_timeout", None)
-    return OpenAIEndpoint(
-        base_url=chat_model.openai_api_base or "https://api.openai.com/v1",
-        model=str(model),
-        api_key=key.get_secret_value() if key is not None else "not-needed",
-        temperature=getattr(chat_model, "temperature", None),
-        timeout=float(timeout) if isinstance(timeout, int | float) else None,
-        max_retries=getattr(chat_model, "max_retries", None),
-    )
 
 
 def mem0_config(folder: Path, endpoint: OpenAIEndpoint, embeddings: Any) -> dict[str, Any]:
@@ -175,15 +136,11 @@ def open_mem0(
     """
     home = folder / FOLDER
     home.mkdir(parents=True, exist_ok=True)
-    target = endpoint or endpoint_of(chat_model)
+    target = endpoint or endpoint_of(chat_model, NODE)
     memory_class = _import_mem0(home)
     memory = memory_class.from_config(mem0_config(home, target, embeddings))
     log = CallLog(NODE, "openai")
-    options: dict[str, Any] = {}
-    if target.timeout is not None:
-        options["timeout"] = target.timeout
-    if target.max_retries is not None:
-        options["max_retries"] = target.max_retries
+    options = target.client_options()
     client = memory.llm.client.with_options(**options) if options else memory.llm.client
     if replies is not None:
         client = KeptOpenAI(client, replies, scope, on_kept=log.kept)

@@ -1,7 +1,8 @@
-"""The peer systems (mem0, LangMem) in ``lamina eval``: a few turns in, one question out.
+"""The peer systems (mem0, LangMem, Graphiti) in ``lamina eval``: turns in, a question out.
 
-mem0 calls its model over the OpenAI HTTP API, so its tests point it at a tiny local stub
-that serves canned OpenAI-format replies (and refuses or garbles some on purpose); LangMem
+mem0 and Graphiti call their model over the OpenAI HTTP API, so their tests point them at a
+tiny local stub that serves canned OpenAI-format replies (and refuses or garbles some on
+purpose; Graphiti's structured requests get a valid instance of the schema they send); LangMem
 takes a chat model object, so its tests use lamina's scripted tool-calling fake. Both
 write real stores under a temporary folder. Each test is skipped when its peer's package
 is not installed (``pip install 'lamina[peers]'``); the check looks for the package
@@ -43,10 +44,15 @@ needs_mem0 = pytest.mark.skipif(
 needs_langmem = pytest.mark.skipif(
     importlib.util.find_spec("langmem") is None, reason="langmem not installed (lamina[peers])"
 )
+needs_graphiti = pytest.mark.skipif(
+    importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec("kuzu") is None,
+    reason="graphiti-core or kuzu not installed (lamina[peers])",
+)
 
 DOG = "I adopted a greyhound called Biscuit last week, he is adorable."
 MEMORY = "Caroline adopted a greyhound called Biscuit"
 QUESTION = "What is the name of Caroline's dog?"
+ANSWER = "EvalAnswer"  # the shared answer's schema
 
 
 # ------------------------------------------------------------------ data
@@ -103,15 +109,18 @@ def _words(text: str) -> int:
 class OpenAIStub:
     """A tiny OpenAI-compatible chat endpoint on 127.0.0.1 serving canned replies.
 
-    JSON-mode requests (mem0's extraction call) get :attr:`extract` of the request; the
-    shared answer's structured requests get the gold answer when it is in the prompt.
-    The next :attr:`refuse` requests get HTTP 400 instead.
+    JSON-mode requests (mem0's extraction call) get :attr:`extract` of the request;
+    ``json_schema`` requests other than the shared answer's (Graphiti's) get
+    :attr:`structured` of the schema's name, the schema and the prompt; the shared
+    answer's structured requests get the gold answer when it is in the prompt. The next
+    :attr:`refuse` requests get HTTP 400 instead.
     """
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.refuse = 0
         self.extract: Callable[[str], str] = extraction
+        self.structured: Callable[[str, dict[str, Any], str], str] = graphiti_reply
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -151,6 +160,11 @@ class OpenAIStub:
         kind = (body.get("response_format") or {}).get("type")
         if kind == "json_object":
             content = self.extract(prompt)
+        elif (
+            kind == "json_schema" and body["response_format"]["json_schema"]["name"] != "EvalAnswer"
+        ):
+            spec = body["response_format"]["json_schema"]
+            content = self.structured(spec["name"], spec["schema"], prompt)
         else:  # the shared answer (structured output)
             answer = "Biscuit" if "Biscuit" in prompt.split("Question:")[0] else NOT_MENTIONED
             content = json.dumps({"answer": answer})
@@ -176,6 +190,42 @@ def extraction(prompt: str) -> str:
     new = prompt.split("## New Messages")[-1].split("## Observation Date")[0]
     memories = [{"id": "0", "text": MEMORY}] if "Biscuit" in new else []
     return json.dumps({"memory": memories})
+
+
+def minimal(node: dict[str, Any], root: dict[str, Any]) -> Any:
+    """The smallest instance of a JSON schema: required fields only, empty lists, nulls."""
+    if "$ref" in node:
+        return minimal(root["$defs"][node["$ref"].rsplit("/", 1)[-1]], root)
+    if "default" in node:
+        return node["default"]
+    if "anyOf" in node:
+        options = node["anyOf"]
+        return None if {"type": "null"} in options else minimal(options[0], root)
+    if node.get("type") == "object":
+        required = node.get("required", [])
+        return {k: minimal(v, root) for k, v in node.get("properties", {}).items() if k in required}
+    empty = {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}
+    return empty.get(node.get("type", "null"))
+
+
+def graphiti_reply(name: str, schema: dict[str, Any], prompt: str) -> str:
+    """Graphiti's replies: Caroline, Biscuit and the dog fact when the current message
+    mentions the dog; the smallest valid instance of every other schema."""
+    tag = next((t for t in ("CURRENT MESSAGE", "CURRENT_MESSAGE") if f"<{t}>" in prompt), None)
+    dog = tag is not None and "Biscuit" in prompt.split(f"<{tag}>")[-1].split(f"</{tag}>")[0]
+    if name == "ExtractedEntities" and dog:
+        item = minimal(schema["$defs"]["ExtractedEntity"], schema)
+        found = [{**item, "name": n} for n in ("Caroline", "Biscuit")]
+        return json.dumps({"extracted_entities": found})
+    if name == "ExtractedEdges" and dog:
+        edge = minimal(schema["$defs"]["Edge"], schema) | {
+            "source_entity_name": "Caroline",
+            "target_entity_name": "Biscuit",
+            "relation_type": "HAS_DOG",
+            "fact": MEMORY,
+        }
+        return json.dumps({"edges": [edge]})
+    return json.dumps(minimal(schema, schema))
 
 
 @pytest.fixture
@@ -435,6 +485,72 @@ def test_a_peer_search_that_raises_still_answers_and_says_so(subset: Subset) -> 
     assert answer.failures == 1 and answer.notes == ["broken search failed: ValueError"]
 
 
+# ------------------------------------------------------------------ Graphiti
+
+
+def open_stub_graphiti(folder: Path, stub: OpenAIStub) -> Any:
+    from lamina.evaluation.peers.graphiti_peer import OpenAIEndpoint, open_graphiti
+
+    endpoint = OpenAIEndpoint(stub.url, "stub", "not-needed", 0.0, timeout=20, max_retries=0)
+    return open_graphiti(folder, chat_model=None, embeddings=FakeEmbeddings(), endpoint=endpoint)
+
+
+def schema_names(stub: OpenAIStub) -> list[str]:
+    formats = [r.get("response_format") or {} for r in stub.requests]
+    return [f["json_schema"]["name"] for f in formats if f.get("type") == "json_schema"]
+
+
+@needs_graphiti
+def test_graphiti_writes_searches_answers_counts_and_reopens(
+    tmp_path: Path, stub: OpenAIStub, subset: Subset
+) -> None:
+    memory = open_stub_graphiti(tmp_path / "stage", stub)
+    steps = ingest(memory, "peer-graphiti", subset)
+
+    assert [(s.batch, s.batches, s.turns) for s in steps] == [(0, 2, 4), (1, 2, 4)]
+    assert [s.written for s in steps] == [1, 0]  # the dog fact, then nothing
+    assert [s.failures for s in steps] == [0, 0] and all(s.error is None for s in steps)
+    calls = [s.construction["graphiti"].calls for s in steps]
+    assert sum(calls) == len(stub.requests) and all(c >= 1 for c in calls)
+    assert all(s.construction["graphiti"].prompt_tokens > 50 for s in steps)
+    assert {"ExtractedEntities", "ExtractedEdges"} <= set(schema_names(stub))
+    assert all(r["temperature"] == 0.0 for r in stub.requests)  # the run's temperature
+    prompts = ["\n".join(str(m["content"]) for m in r["messages"]) for r in stub.requests]
+    assert any(f"(8 May 2023, 13:56) Caroline: {DOG}" in p for p in prompts)
+    folder = tmp_path / "stage" / "graphiti"
+    assert (folder / "conv-p.kuzu").exists() and (folder / "sources.jsonl").is_file()
+
+    (hit, *_) = memory.search("conv-p", QUESTION, 10)
+    assert hit.text == MEMORY and hit.dia_ids == ["D1:1", "D1:2", "D1:3", "D1:4"]
+    assert hit.on is not None and hit.on.date().isoformat() == "2023-05-08"
+    assert memory.search("conv-other", QUESTION, 10) == []  # a graph per conversation
+    memory.close()
+
+    reopened = open_stub_graphiti(tmp_path / "stage", stub)  # a resumed run
+    assert reopened.search("conv-p", QUESTION, 10)[0] == hit
+
+    answerer, model = oracle_answerer()
+    counter = FakeEmbeddingsCounter()
+    system = PeerSystem("graphiti", "peer-graphiti", reopened, answerer, counter, 10)
+    (question,) = subset.questions["conv-p"]
+    answer = system.answer(subset.conversations[0], question)
+    assert answer.answer == "Biscuit" and "D1:3" in answer.used and answer.context_tokens > 0
+    (_, prompt) = model.calls[0]
+    assert f"(8 May 2023) {MEMORY}" in "\n".join(str(m.content) for m in prompt)
+
+
+@needs_graphiti
+def test_a_graphiti_batch_the_model_refuses_is_retried_once_then_recorded_failed(
+    tmp_path: Path, stub: OpenAIStub, subset: Subset
+) -> None:
+    memory = open_stub_graphiti(tmp_path / "stage", stub)
+    stub.refuse = 2  # the first call of the batch and the first call of its retry
+    failed, after = ingest(memory, "peer-graphiti", subset)
+    assert failed.failures == 2 and failed.written == 0 and failed.error
+    assert failed.construction["graphiti"].calls >= 2  # the refused calls are counted too
+    assert after.error is None and after.failures == 0
+
+
 # ------------------------------------------------------------------ the harness
 
 
@@ -561,8 +677,8 @@ def test_lamina_eval_runs_langmem_as_its_own_stage(data: Path, tmp_path: Path) -
 
 
 def test_peers_have_their_own_stages() -> None:
-    base = settings(Path("x.json"), Path("out"), ["mem0", "langmem", "flat", "mem0"])
-    assert needed_stages(base) == ["peer-mem0", "peer-langmem", "raw"]
+    base = settings(Path("x.json"), Path("out"), ["mem0", "langmem", "flat", "graphiti", "mem0"])
+    assert needed_stages(base) == ["peer-mem0", "peer-langmem", "raw", "peer-graphiti"]
     assert peer_stage("mem0") == "peer-mem0"
 
 
