@@ -30,6 +30,7 @@ SYSTEMS: tuple[str, ...] = (
     "derived-oracle",
     "mem0",
     "langmem",
+    "graphiti",
 )
 """:data:`lamina.evaluation.systems.SYSTEMS`, in its order."""
 

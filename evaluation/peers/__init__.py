@@ -84,8 +84,8 @@ PACKAGES: dict[str, PeerPackage] = {
         "graphiti_core",
         10,
         "Graphiti with OpenAIGenericClient (json_schema structured output, its default "
-        "16,384-token output cap) on the run's chat endpoint as model and small model (the "
-        "run's temperature), the run's embeddings behind its EmbedderClient, "
+        "16,384-token output cap, its default temperature 1.0) on the run's chat endpoint as "
+        "model and small model, the run's embeddings behind its EmbedderClient, "
         "OpenAIRerankerClient on the same OpenAI client; its embedded Kuzu driver (which "
         "Graphiti marks deprecated), one database per conversation (0.31.2's Kuzu driver "
         "takes no group_id, and the driver's graph_ops makes its full-text indexes); one "

@@ -5,7 +5,10 @@ Graphiti builds a temporal knowledge graph (entities, and facts as dated edges).
 * LLM: ``OpenAIGenericClient`` (the client its README names for local OpenAI-compatible
   servers, structured output as ``json_schema``, which llama.cpp enforces by constrained
   decoding) pointed at the run's chat endpoint, the run's model as both its model and its
-  small model, the run's temperature, timeout and retries; its default output cap (16,384).
+  small model, the run's timeout and retries; its own default temperature (1.0) and output
+  cap (16,384). At the run's temperature, 0, the local Qwen 1.5B's reply to its second
+  call of conv-41's first batch ran on for minutes (greedy decoding repeating itself
+  toward the cap); at 1.0 the same batch took 9 calls and 143 s.
   Its async OpenAI client is wrapped to count every call.
 * Embeddings: the run's embeddings object behind Graphiti's ``EmbedderClient`` interface.
 * Reranker: ``OpenAIRerankerClient`` on the same OpenAI client (its README passes the LLM
@@ -31,6 +34,7 @@ Graphiti builds a temporal knowledge graph (entities, and facts as dated edges).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import re
@@ -161,6 +165,11 @@ def _embedder(embeddings: Any) -> Any:
 def _import_graphiti() -> None:
     """Import graphiti-core with its telemetry off; refuse without the Kuzu driver."""
     os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
+    # A Kuzu database opened once kuzu's library is loaded before xllamacpp's aborts the
+    # process (std::bad_alloc; kuzu 0.11.3, xllamacpp here); loaded after it, both work.
+    # The local model loads xllamacpp only when it starts, so it is loaded first here.
+    if importlib.util.find_spec("xllamacpp") is not None:
+        import xllamacpp  # noqa: F401
     try:
         import graphiti_core  # noqa: F401
         import kuzu  # noqa: F401
@@ -202,13 +211,11 @@ def open_graphiti(
     )
     counted = CountingAsyncCompletions(client.chat.completions, log)
     client.chat.completions = counted  # type: ignore[misc,assignment]  # set once, here
-    settings: dict[str, Any] = {"temperature": target.temperature}
     config = LLMConfig(
         api_key=target.api_key,
         model=target.model,
         small_model=target.model,
         base_url=target.base_url,
-        **{k: v for k, v in settings.items() if v is not None},
     )
     llm = OpenAIGenericClient(config=config, client=client)
     embedder = _embedder(embeddings)

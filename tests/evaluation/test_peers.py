@@ -514,7 +514,7 @@ def test_graphiti_writes_searches_answers_counts_and_reopens(
     assert sum(calls) == len(stub.requests) and all(c >= 1 for c in calls)
     assert all(s.construction["graphiti"].prompt_tokens > 50 for s in steps)
     assert {"ExtractedEntities", "ExtractedEdges"} <= set(schema_names(stub))
-    assert all(r["temperature"] == 0.0 for r in stub.requests)  # the run's temperature
+    assert all(r["temperature"] == 1.0 for r in stub.requests)  # Graphiti's own default
     prompts = ["\n".join(str(m["content"]) for m in r["messages"]) for r in stub.requests]
     assert any(f"(8 May 2023, 13:56) Caroline: {DOG}" in p for p in prompts)
     folder = tmp_path / "stage" / "graphiti"
