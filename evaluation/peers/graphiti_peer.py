@@ -34,6 +34,7 @@ Graphiti builds a temporal knowledge graph (entities, and facts as dated edges).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
 import json
 import os
@@ -83,10 +84,17 @@ class GraphitiMemory:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
         return {row["episode"]: row for row in rows}
 
+    def _path(self, conversation: str) -> Path:
+        """The conversation's database: its name, made safe (and then told apart by a hash)."""
+        safe = _UNSAFE.sub("_", conversation)
+        if safe != conversation:
+            safe += "-" + hashlib.sha256(conversation.encode()).hexdigest()[:8]
+        return self.folder / f"{safe}.kuzu"
+
     def _graph(self, conversation: str) -> Any:
         if conversation not in self._graphs:
-            path = self.folder / f"{_UNSAFE.sub('_', conversation)}.kuzu"
-            self._graphs[conversation] = self._loop.run_until_complete(self._build(path))
+            built = self._build(self._path(conversation))
+            self._graphs[conversation] = self._loop.run_until_complete(built)
         return self._graphs[conversation]
 
     def add(self, conversation: str, turns: Sequence[TurnInput]) -> int:
@@ -113,7 +121,9 @@ class GraphitiMemory:
         return len(out.edges)
 
     def search(self, conversation: str, query: str, k: int) -> list[Recalled]:
-        """``Graphiti.search`` in the conversation's graph."""
+        """``Graphiti.search`` in the conversation's graph (none yet: nothing found)."""
+        if conversation not in self._graphs and not self._path(conversation).exists():
+            return []
         graph = self._graph(conversation)
         edges = self._loop.run_until_complete(graph.search(query, num_results=k))
         return [self._recalled(edge) for edge in edges]
@@ -131,6 +141,8 @@ class GraphitiMemory:
         sources = [self._sources[e] for e in (edge.episodes or []) if e in self._sources]
         dia_ids = [d for s in sources for d in s["dia_ids"]]
         on = edge.valid_at or (datetime.fromisoformat(sources[0]["on"]) if sources else None)
+        if on is not None and on.tzinfo is None:
+            on = on.replace(tzinfo=UTC_ZONE)
         text = str(edge.fact)
         if edge.invalid_at is not None:
             text += f" (until {long_date(edge.invalid_at.astimezone(UTC_ZONE), UTC_ZONE)})"
@@ -152,7 +164,8 @@ def _embedder(embeddings: Any) -> Any:
             self.config = EmbedderConfig(embedding_dim=len(embeddings.embed_query("dimension")))
 
         async def create(self, input_data: Any) -> list[float]:
-            text = input_data if isinstance(input_data, str) else " ".join(map(str, input_data))
+            # a list: the first item's vector, as Graphiti's OpenAI embedder returns
+            text = input_data if isinstance(input_data, str) else str(next(iter(input_data)))
             return list(await asyncio.to_thread(embeddings.embed_query, text))
 
         async def create_batch(self, input_data_list: list[str]) -> list[list[float]]:

@@ -524,6 +524,7 @@ def test_graphiti_writes_searches_answers_counts_and_reopens(
     assert hit.text == MEMORY and hit.dia_ids == ["D1:1", "D1:2", "D1:3", "D1:4"]
     assert hit.on is not None and hit.on.date().isoformat() == "2023-05-08"
     assert memory.search("conv-other", QUESTION, 10) == []  # a graph per conversation
+    assert not (folder / "conv-other.kuzu").exists()  # a search creates no graph
     memory.close()
 
     reopened = open_stub_graphiti(tmp_path / "stage", stub)  # a resumed run
