@@ -19,9 +19,9 @@
 #   4. the peers;
 #   5. the report with the peers joined in.
 # Graphiti joined the peers on 28 November (02:50 UTC, mem0 at 11 of conv-26's 49 batches):
-# it is built and answered after mem0 and LangMem, pinned to e03103f (graphiti-core 0.31.2
+# it is built and answered after mem0 and LangMem, pinned to 9f45e97 (graphiti-core 0.31.2
 # and kuzu, in the peers extra that `make install` installs), and the final report is
-# rendered with e03103f, which knows all three peers and computes lamina's construction
+# rendered with 9f45e97, which knows all three peers and computes lamina's construction
 # key as 31ff522 does (2ecc3fbc1892, checked with an --interim report of a copy of the run).
 # What each step runs:
 #   - the peers, mem0 and LangMem, pinned to eef1dca (their construction is journaled
@@ -74,7 +74,7 @@ run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir /tmp/construction-long2-baselines --systems flat oracle
 LAMINA=31ff522
-GRAPHITI=e03103f  # the third peer; its lamina construction key is 31ff522's (2ecc3fbc1892)
+GRAPHITI=9f45e97  # the third peer; its lamina construction key is 31ff522's (2ecc3fbc1892)
 redo=()
 if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 3 ]; then
   redo=(--redo lamina lamina-retrieval)  # once: the answers at 3ae8457 are set aside
