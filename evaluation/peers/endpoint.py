@@ -1,8 +1,9 @@
 """The OpenAI-compatible endpoint a peer calls the run's model through (mem0, Graphiti).
 
 Both peers make their calls with their own OpenAI clients, so they are given the run's
-chat endpoint (base URL, model name, key), its temperature, timeout and retries, read
-from the run's ``ChatOpenAI``.
+chat endpoint (base URL, model name, key), timeout and retries, read from the run's
+``ChatOpenAI``, and its temperature, which mem0 takes and Graphiti leaves at its own
+default.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class OpenAIEndpoint:
     model: str
     api_key: str
     temperature: float | None = None
-    """None: the peer's default (mem0's is 0.1, Graphiti's 1.0)."""
+    """The run's temperature (None: mem0's default, 0.1); Graphiti does not take it."""
     timeout: float | None = None
     """Seconds per request (None: the OpenAI client's default)."""
     max_retries: int | None = None
