@@ -11,7 +11,9 @@ words as often as 1,500 (0.820 vs 0.822 on conv-41/42), yet the model answers wo
 them (``benchmarks/budget_answers.json``: -0.061 LoCoMo F1).
 
 It also counts the derived lines the context shows, per kind, and how many repeat
-another line's title (a scene of one episode restating that episode).
+another line's title (a scene of one episode restating that episode), and says where the
+answer words are: the share found in the lines of each kind alone (``fact``, ``episode``,
+``scene``, and ``raw`` for the turns), per category.
 
 Usage (the derived-oracle store of the long run, derived memory off and on)::
 
@@ -82,6 +84,21 @@ def _derived_lines(context: str) -> Counter[str]:
     return kinds
 
 
+def _lines_of(context: str) -> dict[str, str]:
+    """The context's lines by kind: each derived kind, and ``raw`` for the rest."""
+    kinds: dict[str, list[str]] = defaultdict(list)
+    for line in context.splitlines():
+        m = _DERIVED_LINE.match(line)
+        kinds[m.group(1) if m else "raw"].append(line)
+    return {kind: "\n".join(lines) for kind, lines in kinds.items()}
+
+
+def _share(want: list[str], text: str) -> float:
+    """The share of ``want`` (answer words) that ``text`` holds."""
+    have = set(words(text))
+    return sum(w in have for w in want) / len(want) if want else 0.0
+
+
 def _questions(args: argparse.Namespace) -> Iterator[tuple[str, int, str, str]]:
     """(sample id, category, question, gold answer) of the chosen questions.
 
@@ -141,6 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = ChromaMemoryStore.persistent(args.store, embeddings=MiniLMEmbeddings(), **prefix)
     graph = build_recall_graph(chat_model=SchemaChatModel(), store=store).compile()
     found: dict[str, list[float]] = defaultdict(list)
+    by_kind: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     sizes: list[int] = []
     lines: Counter[str] = Counter()
     for sample_id, category, text, answer in _questions(args):
@@ -148,10 +166,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ctx = MemoryContext(namespace=namespace, **opts)
         out = graph.invoke({"question": text, "mode": "retrieve"}, context=ctx)
         shown, _ = render_for(out.get("candidates", []), ctx, ZoneInfo("UTC"))
-        want, have = words(answer), set(words(shown))
-        share = sum(w in have for w in want) / len(want) if want else 0.0
+        want = words(answer)
+        share = _share(want, shown)
         found[f"c{category}"].append(share)
         found["c1-4"].append(share)
+        parts = _lines_of(shown)
+        for kind in ("fact", "episode", "scene", "raw"):
+            alone = _share(want, parts.get(kind, ""))
+            by_kind[kind][f"c{category}"].append(alone)
+            by_kind[kind]["c1-4"].append(alone)
         sizes.append(len(shown.split()))
         lines.update(_derived_lines(shown))
     n = len(found["c1-4"])
@@ -160,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "conversations": args.conversations,
         "recall_options": opts,
         "answer_word_recall": {k: round(sum(v) / len(v), 4) for k, v in sorted(found.items())},
+        "answer_word_recall_by_kind": {
+            kind: {k: round(sum(v) / len(v), 4) for k, v in sorted(shares.items())}
+            for kind, shares in by_kind.items()
+        },
         "questions": n,
         "context_words": round(sum(sizes) / max(1, len(sizes)), 1),
         "derived_lines": dict(sorted(lines.items())),

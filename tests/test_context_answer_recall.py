@@ -1,0 +1,43 @@
+"""benchmarks/context_answer_recall.py: where in the context the gold answer's words are."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "context_answer_recall.py"
+CONTEXT = "\n".join(
+    [
+        "[m1] (fact, 3 July 2023) Caroline: Caroline is learning the piano.",
+        "[m2] (episode, 6 July 2023) Library: Caroline keeps classics and educational books.",
+        "[m3] (scene, 6 July 2023) Library: Caroline's library project.",
+        "(6 July 2023) Caroline: I have classics, stories from different cultures.",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("context_answer_recall", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_lines_are_told_apart_by_kind(bench: ModuleType) -> None:
+    parts = bench._lines_of(CONTEXT)
+    assert set(parts) == {"fact", "episode", "scene", "raw"}
+    assert parts["episode"].startswith("[m2]") and parts["raw"].startswith("(6 July 2023)")
+
+
+def test_the_share_of_answer_words_each_kind_holds(bench: ModuleType) -> None:
+    want = bench.words("Classics, stories from different cultures, educational books")
+    parts = bench._lines_of(CONTEXT)
+    assert bench._share(want, parts["episode"]) == pytest.approx(3 / 7)  # classics, educ., books
+    assert bench._share(want, parts["raw"]) == pytest.approx(5 / 7)
+    assert bench._share(want, parts["fact"]) == 0.0
+    assert bench._share([], CONTEXT) == 0.0
