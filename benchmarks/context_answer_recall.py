@@ -44,7 +44,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from lamina.agents.recall.context import render_for
-from lamina.core.context import MemoryContext
+from lamina.core.context import DERIVED_KINDS, MemoryContext
 from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.evaluation.subset import load_subset
 from lamina.graphs.recall import build_recall_graph
@@ -70,26 +70,28 @@ def option(text: str) -> tuple[str, Any]:
         return name, value
 
 
-def _derived_lines(context: str) -> Counter[str]:
-    """Derived lines shown, per kind, and ``repeated_title``: lines whose title another has."""
-    kinds: Counter[str] = Counter()
-    titles: Counter[str] = Counter()
+def _parsed(context: str) -> list[tuple[str, str | None, str]]:
+    """Each line of the context as (kind, title, line): ``raw`` and no title for a turn."""
+    out: list[tuple[str, str | None, str]] = []
     for line in context.splitlines():
         m = _DERIVED_LINE.match(line)
-        if m:
-            kinds[m.group(1)] += 1
-            if m.group(2):
-                titles[m.group(2)] += 1
+        out.append((m.group(1), m.group(2) or None, line) if m else ("raw", None, line))
+    return out
+
+
+def _derived_lines(parsed: list[tuple[str, str | None, str]]) -> Counter[str]:
+    """Derived lines shown, per kind, and ``repeated_title``: lines whose title another has."""
+    kinds = Counter(kind for kind, _, _ in parsed if kind != "raw")
+    titles = Counter(title for kind, title, _ in parsed if kind != "raw" and title)
     kinds["repeated_title"] = sum(n - 1 for n in titles.values())
     return kinds
 
 
-def _lines_of(context: str) -> dict[str, str]:
+def _lines_of(parsed: list[tuple[str, str | None, str]]) -> dict[str, str]:
     """The context's lines by kind: each derived kind, and ``raw`` for the rest."""
     kinds: dict[str, list[str]] = defaultdict(list)
-    for line in context.splitlines():
-        m = _DERIVED_LINE.match(line)
-        kinds[m.group(1) if m else "raw"].append(line)
+    for kind, _, line in parsed:
+        kinds[kind].append(line)
     return {kind: "\n".join(lines) for kind, lines in kinds.items()}
 
 
@@ -170,13 +172,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         share = _share(want, shown)
         found[f"c{category}"].append(share)
         found["c1-4"].append(share)
-        parts = _lines_of(shown)
-        for kind in ("fact", "episode", "scene", "raw"):
+        parsed = _parsed(shown)
+        parts = _lines_of(parsed)
+        for kind in (*DERIVED_KINDS, "raw"):
             alone = _share(want, parts.get(kind, ""))
             by_kind[kind][f"c{category}"].append(alone)
             by_kind[kind]["c1-4"].append(alone)
         sizes.append(len(shown.split()))
-        lines.update(_derived_lines(shown))
+        lines.update(_derived_lines(parsed))
     n = len(found["c1-4"])
     result = {
         "stage": args.stage,

@@ -29,14 +29,16 @@ def bench() -> ModuleType:
 
 
 def test_lines_are_told_apart_by_kind(bench: ModuleType) -> None:
-    parts = bench._lines_of(CONTEXT)
+    parts = bench._lines_of(bench._parsed(CONTEXT))
     assert set(parts) == {"fact", "episode", "scene", "raw"}
     assert parts["episode"].startswith("[m2]") and parts["raw"].startswith("(6 July 2023)")
+    counted = bench._derived_lines(bench._parsed(CONTEXT))
+    assert counted == {"fact": 1, "episode": 1, "scene": 1, "repeated_title": 1}  # "Library"
 
 
 def test_the_share_of_answer_words_each_kind_holds(bench: ModuleType) -> None:
     want = bench.words("Classics, stories from different cultures, educational books")
-    parts = bench._lines_of(CONTEXT)
+    parts = bench._lines_of(bench._parsed(CONTEXT))
     assert bench._share(want, parts["episode"]) == pytest.approx(3 / 7)  # classics, educ., books
     assert bench._share(want, parts["raw"]) == pytest.approx(5 / 7)
     assert bench._share(want, parts["fact"]) == 0.0

@@ -30,7 +30,6 @@ from ..common.names import without_speakers
 from ..common.query_analysis import QueryAnalysis
 from .context import TokenCount, best_last, context_order, cut_to_budget
 
-DERIVED = DERIVED_KINDS
 SOURCE_CHANNEL = "sources"
 """The raw-turn channel built from the source turns of the best derived memories."""
 NEIGHBOUR_DECAY = 0.9
@@ -70,7 +69,7 @@ class PoolSettings:
     raw_depth: int = 40
     derived_depth: int = 10
     scene_top: int = 3
-    kinds: tuple[DerivedKind, ...] = DERIVED
+    kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
     """The derived kinds the context may show (all are searched; scenes guide episodes)."""
     neighbours: int = 0
     """Turns on each side of a top raw hit that join the pool (0: none)."""
@@ -147,7 +146,7 @@ class EvidencePool:
         """``query`` everywhere; with ``analysis``, also in its window and by the named people."""
         depth = self.settings.derived_depth
         rankings = {"raw": Ranking(k=self.settings.raw_depth)}
-        rankings |= {g: Ranking(k=depth) for g in DERIVED}
+        rankings |= {g: Ranking(k=depth) for g in DERIVED_KINDS}
         if self.as_of is None:  # superseded facts are searched only as of a time
             rankings["fact"] = Ranking(k=depth, where={"superseded": False})
         channels: dict[str, Channel] = {}
@@ -232,7 +231,7 @@ class EvidencePool:
         out: list[Candidate] = []
         sources: list[str] = []
         for hit in across:
-            gran = next(g for g in DERIVED if hit.ranks.get(g))
+            gran = next(g for g in DERIVED_KINDS if hit.ranks.get(g))
             r = by_gran[gran]
             record = r.records[hit.record_id]
             via = (
