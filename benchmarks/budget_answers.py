@@ -49,7 +49,11 @@ from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 
 
 def arm(text: str) -> tuple[str, dict[str, Any]]:
-    """``name:opt=value,opt=value`` (``name:`` for the defaults)."""
+    """``name:opt=value,opt=value`` (``name:`` for the defaults).
+
+    The option ``store=PATH`` answers the arm from another construction store's chroma/
+    (the same conversations built another way) instead of ``--store``.
+    """
     name, _, rest = text.partition(":")
     if not name:
         raise argparse.ArgumentTypeError(f"an arm needs a name before ':', got {text!r}")
@@ -135,11 +139,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if r.get("refused"):  # scored as the harness scores a refusal: in LoCoMo's wording
             r["f1"] = locomo_f1(NOT_MENTIONED, gold, category)
     done = {(r["qid"], r["arm"]) for r in rows}
-    store = ChromaMemoryStore.persistent(args.store, embeddings=MiniLMEmbeddings())
+    stores = {name: Path(opts.pop("store", args.store)) for name, opts in arms.items()}
+    for path in stores.values():
+        if not (path / "chroma.sqlite3").is_file():
+            p.error(f"no Chroma store at {path}")
+    for r in rows:  # an arm's journaled answers came from the store it names now
+        if r["arm"] in stores and r.get("store", str(stores[r["arm"]])) != str(stores[r["arm"]]):
+            p.error(f"{args.journal} answered arm {r['arm']!r} from {r['store']}; use another")
     counter = gguf_counter(gguf)
-    graph = build_recall_graph(
-        chat_model=local_model(args.base_url), store=store, count_tokens=counter.count
-    ).compile()
+    model, embeddings = local_model(args.base_url), MiniLMEmbeddings()
+    graphs = {
+        path: build_recall_graph(
+            chat_model=model,
+            store=ChromaMemoryStore.persistent(path, embeddings=embeddings),
+            count_tokens=counter.count,
+        ).compile()
+        for path in set(stores.values())
+    }
     for n, (sample_id, category, text, gold) in enumerate(questions):
         qid = f"{sample_id}:{n}"
         order = list(arms.items())
@@ -149,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             ctx = MemoryContext(namespace=args.namespace.format(sample=sample_id), **opts)
             started = time.perf_counter()
-            out = graph.invoke({"question": text, "mode": "answer"}, context=ctx)
+            out = graphs[stores[name]].invoke({"question": text, "mode": "answer"}, context=ctx)
             seconds = time.perf_counter() - started
             costs = list(costs_of(out.get("llm_calls", [])).values())
             answer = str(out.get("answer", ""))
@@ -165,12 +181,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "seconds": round(seconds, 2),
                 "refused": refused,
                 "premise_searched": any(v.get("premise_searched") for v in out.get("verdicts", [])),
+                "store": str(stores[name]),
             }
             rows.append(row)
             with args.journal.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row) + "\n")
     kept = [r for r in rows if r["qid"] in chosen]  # a journal may hold more questions
-    result = {"arms_options": arms, "store": str(args.store), **_summary(kept, list(arms))}
+    result = {
+        "arms_options": arms,
+        "store": str(args.store),
+        "arm_stores": {name: str(path) for name, path in stores.items() if path != args.store},
+        **_summary(kept, list(arms)),
+    }
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

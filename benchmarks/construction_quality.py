@@ -172,6 +172,14 @@ def context_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def _probe(served: Any) -> dict[str, Any]:
+    """The server's generation speed, or the error: a rebuild from kept replies needs none."""
+    try:
+        return probe_speed(served).as_dict()
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"[:300]}
+
+
 def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
     """Build with the local model, then label every conversation's facts."""
     convs = load_locomo(args.data, sample_ids=args.conversations)
@@ -188,7 +196,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
     if overrides:
         settings["context"] = overrides
     served = local_model(args.base_url)
-    speed_before = probe_speed(served)  # the server itself, never a kept reply
+    speed_before = _probe(served)  # the server itself, never a kept reply
     model, replies = served, None
     if args.replies:
         replies = ReplyFile(args.replies, scope=args.model_label)
@@ -212,10 +220,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         row = label_facts(store, conv, notes[conv.sample_id], sessions)
         per_conv[conv.sample_id] = row
         totals.update({k: v for k, v in row.items() if isinstance(v, int)})
-    try:  # the build is done and journaled: a failed probe must not lose its figures
-        speed_after: dict[str, Any] = probe_speed(served).as_dict()
-    except Exception as e:
-        speed_after = {"error": f"{type(e).__name__}: {e}"[:300]}
+    speed_after = _probe(served)  # the build is journaled: a failed probe loses nothing
     dates = date_accuracy(store, convs)
     turns = max(1, cost.turns)
     out: dict[str, Any] = {
@@ -229,7 +234,7 @@ def build_and_label(args: argparse.Namespace) -> dict[str, Any]:
         "llm_seconds_per_turn": {
             step: round(seconds / turns, 2) for step, seconds in cost.llm_seconds_by_step.items()
         },
-        "host_speed": {"before": speed_before.as_dict(), "after": speed_after},
+        "host_speed": {"before": speed_before, "after": speed_after},
         "replies": None
         if replies is None
         else {"kept_hits": replies.hits, "model_calls": replies.misses},

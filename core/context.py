@@ -121,6 +121,10 @@ class MemoryContext:
     ``update_cues``): only about pairs whose newer fact has some word of change ("now",
     "new", "instead", "left"...; ``agents.update_cues.may_change``), which cuts most
     update-check calls of a long chat."""
+    episode_notes: bool = False
+    """Episodes: the narrative also holds the checked notes the same call wrote about
+    its turns (owner, support and dates already checked), so an episode keeps the
+    particulars (items, names, places, numbers) a short summary leaves out. No call."""
     scene_tau: float = 0.7
     """Scenes: cosine to a scene centroid needed to join it."""
     scene_max_gap_days: float = 7.0
