@@ -115,7 +115,11 @@ def construction_prompts() -> dict[str, Any]:
     return {"version": version, "templates": templates, "schemas": models}
 
 
-KEYED_UNLESS: dict[str, Any] = {"construction_extra_items": 2, "episode_notes": False}
+KEYED_UNLESS: dict[str, Any] = {
+    "construction_extra_items": 2,
+    "episode_notes": False,
+    "construction_summary": "brief",
+}
 """Construction settings added after memory was built with the key: each is left out of
 the key while it holds the value that reproduces the behaviour from before it existed, so
 adding a setting does not send every built store (an hour for the long run) to be built

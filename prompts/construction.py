@@ -58,37 +58,63 @@ CONSTRUCTION_PROMPT_VERSION = "construct-lines-3"
 CONSTRUCTION_FORMAT = "ConstructionLines"
 """The name of the line format, stated in the prompt (test doubles answer by it)."""
 
-CONSTRUCT_LINES = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You write memory notes from a chat excerpt, one note per line.\n"
-            "Example excerpt:\n"
-            "(Friday 5 May 2023)\n"
-            "[t1] Priya: Hi Jonas! How are you?\n"
-            "[t2] Priya: My cousin Omar joined a chess club last week (24–30 April 2023)!\n"
-            "[t3] Jonas: Wow! I love chess. I'm hiking in Peru in June.\n"
-            "Example notes (" + CONSTRUCTION_FORMAT + "):\n"
-            "T|Omar's chess club and Jonas's trip\n"
-            "S|Priya told Jonas that her cousin Omar joined a chess club in the week of "
-            "24–30 April 2023. Jonas plans a hike in Peru in June.\n"
-            "F|t2|Omar|Omar, Priya's cousin, joined a chess club in the week of 24–30 April 2023.\n"
-            "L|t3|Jonas|Jonas loves chess.\n"
-            "P|t3|Jonas|Jonas will hike in Peru in June.\n"
-            "Rules: T is a short title and S a 1-2 sentence summary. F is a fact (event, "
-            "name, relation, job, place, thing), P a plan, L a like or habit; each gives the "
-            "turn label and the person the note is about, who is not always the speaker. "
-            "Write names, never I, you, he or she. Copy dates given in brackets. No notes "
-            "for greetings or small talk. If a known episode is given, S tells only what the "
-            "new turns add. " + DATA_RULE,
-        ),
-        (
-            "human",
-            "{known}Excerpt:\n<data>\n{turns}\n</data>\n"
-            "Write the T and S lines, then at most {max_items} F, P or L notes.",
-        ),
-    ]
+BRIEF_SUMMARY = (
+    "S|Priya told Jonas that her cousin Omar joined a chess club in the week of "
+    "24–30 April 2023. Jonas plans a hike in Peru in June.\n",
+    "Rules: T is a short title and S a 1-2 sentence summary. ",
 )
+"""The example's S line and the rule of the brief summary (the default)."""
+
+DETAILED_SUMMARY = (
+    "S|Priya told Jonas that her cousin Omar joined a chess club in the week of "
+    "24–30 April 2023. Jonas said he loves chess and will hike in Peru in June.\n",
+    "Rules: T is a short title. S retells the excerpt in 2-3 sentences: what each "
+    "person did, plans or feels, naming the people, places, things, titles and "
+    "numbers they mention. ",
+)
+"""The detailed summary: it keeps the particulars a brief one leaves out."""
+
+
+def _construct_lines(summary: tuple[str, str]) -> ChatPromptTemplate:
+    example_summary, summary_rule = summary
+    return ChatPromptTemplate.from_messages(
+        [
+            (
+                "system",
+                "You write memory notes from a chat excerpt, one note per line.\n"
+                "Example excerpt:\n"
+                "(Friday 5 May 2023)\n"
+                "[t1] Priya: Hi Jonas! How are you?\n"
+                "[t2] Priya: My cousin Omar joined a chess club last week (24–30 April 2023)!\n"
+                "[t3] Jonas: Wow! I love chess. I'm hiking in Peru in June.\n"
+                "Example notes (" + CONSTRUCTION_FORMAT + "):\n"
+                "T|Omar's chess club and Jonas's trip\n"
+                + example_summary
+                + "F|t2|Omar|Omar, Priya's cousin, joined a chess club in the week of 24–30 April "
+                "2023.\n"
+                "L|t3|Jonas|Jonas loves chess.\n"
+                "P|t3|Jonas|Jonas will hike in Peru in June.\n"
+                + summary_rule
+                + "F is a fact (event, "
+                "name, relation, job, place, thing), P a plan, L a like or habit; each gives the "
+                "turn label and the person the note is about, who is not always the speaker. "
+                "Write names, never I, you, he or she. Copy dates given in brackets. No notes "
+                "for greetings or small talk. If a known episode is given, S tells only what the "
+                "new turns add. " + DATA_RULE,
+            ),
+            (
+                "human",
+                "{known}Excerpt:\n<data>\n{turns}\n</data>\n"
+                "Write the T and S lines, then at most {max_items} F, P or L notes.",
+            ),
+        ]
+    )
+
+
+CONSTRUCT_LINES = _construct_lines(BRIEF_SUMMARY)
+"""The construction call in the line format, with the brief summary."""
+CONSTRUCT_LINES_DETAILED = _construct_lines(DETAILED_SUMMARY)
+"""The same with the detailed summary (``MemoryContext.construction_summary``)."""
 
 
 LINES_REPAIR = (

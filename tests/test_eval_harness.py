@@ -862,8 +862,10 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "construction_frequency_penalty",
         "construction_max_items",
         "construction_max_tokens",
+        "construction_summary",
         "construction_tokens_per_item",
         "duplicate_threshold",
+        "episode_notes",
         "max_llm_attempts",
         "merge_threshold",
         "neighbour_k",
@@ -885,10 +887,11 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
 
 def test_a_setting_added_later_enters_the_key_only_away_from_its_old_value() -> None:
     """Built memory keeps its key when a setting that reproduces the old behaviour is added."""
+    others = {"construction_summary": "detailed"}  # a setting with named values
     for name, old in KEYED_UNLESS.items():
         assert getattr(MemoryContext(), name) == old  # the default reproduces the old build
         assert name not in construction_settings("boundary")
-        other = old + 1 if isinstance(old, int) else not old
+        other = others.get(name, old + 1 if isinstance(old, int) else not old)
         assert construction_settings("boundary", **{name: other})[name] == other
 
 

@@ -19,6 +19,7 @@ from ...llm.reachability import unreachable_reason
 from ...prompts.construction import (
     CONSTRUCT_JSON,
     CONSTRUCT_LINES,
+    CONSTRUCT_LINES_DETAILED,
     CONSTRUCTION_FORMAT,
     CONSTRUCTION_PROMPT_VERSION,
     LINES_REPAIR,
@@ -32,7 +33,8 @@ from .schemas import ConstructionDraft
 
 _EXAMPLE_TEXT = "\n".join(
     str(getattr(getattr(m, "prompt", None), "template", ""))
-    for m in (*CONSTRUCT_LINES.messages, *CONSTRUCT_JSON.messages)
+    for template in (CONSTRUCT_LINES, CONSTRUCT_LINES_DETAILED, CONSTRUCT_JSON)
+    for m in template.messages
 )
 """The prompts' own words: a note copied from the example is not memory."""
 
@@ -72,7 +74,12 @@ def _messages(
         if known
         else ""
     )
-    template = CONSTRUCT_JSON if ctx.construction_format == "json" else CONSTRUCT_LINES
+    if ctx.construction_format == "json":
+        template = CONSTRUCT_JSON
+    elif ctx.construction_summary == "detailed":
+        template = CONSTRUCT_LINES_DETAILED
+    else:
+        template = CONSTRUCT_LINES
     return template.format_messages(known=known_text, turns=text, max_items=items), labels
 
 
