@@ -24,11 +24,16 @@ from lamina.commands.eval import build_models, run_eval
 from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
 from lamina.evaluation.code_version import code_version
-from lamina.evaluation.construction import KEYED_UNLESS, RECALL_FIELDS, construction_settings
+from lamina.evaluation.construction import (
+    KEYED_UNLESS,
+    RECALL_FIELDS,
+    construction_prompts,
+    construction_settings,
+)
 from lamina.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from lamina.evaluation.records import Journal, QuestionResult, Redo, RunHeader, answers_of
 from lamina.evaluation.subset import load_subset
-from lamina.prompts import construction as construction_prompts
+from lamina.prompts import construction as prompts_module
 from lamina.prompts.eval import NOT_MENTIONED
 from lamina.testing import (
     FakeEmbeddings,
@@ -392,7 +397,7 @@ def test_memory_rebuilt_under_a_new_key_reports_the_new_build_only(
     first = run_evaluation(one, models(oracle_model()), progress=False, plots=False)
     old_key = first.meta["construction"]["lamina-session"]
     # the construction prompts changed: the same run, its lamina answers redone on new memory
-    monkeypatch.setattr(construction_prompts, "CONSTRUCTION_PROMPT_VERSION", "changed")
+    monkeypatch.setattr(prompts_module, "CONSTRUCTION_PROMPT_VERSION", "changed")
     two = settings(data, out, systems=["lamina"], construction_dir=tmp_path / "new")
     model = oracle_model()
     second = run_evaluation(two, models(model), progress=False, plots=False, redo=["lamina"])
@@ -496,7 +501,7 @@ def test_a_new_key_built_from_kept_replies_says_its_seconds_are_not_the_models(
     assert all(i.kept_replies == 0 for i in first.ingests)
     calls = sum(sum(c.calls for c in i.construction.values()) for i in first.ingests)
     # a new key whose requests are the same (only the declared version changed)
-    monkeypatch.setattr(construction_prompts, "CONSTRUCTION_PROMPT_VERSION", "same words")
+    monkeypatch.setattr(prompts_module, "CONSTRUCTION_PROMPT_VERSION", "same words")
     model = oracle_model()
     two = settings(data, tmp_path / "b", systems=["lamina"], construction_dir=shared)
     second = run_evaluation(two, models(model), progress=False)
@@ -893,6 +898,15 @@ def test_a_setting_added_later_enters_the_key_only_away_from_its_old_value() -> 
         assert name not in construction_settings("boundary")
         other = others.get(name, old + 1 if isinstance(old, int) else not old)
         assert construction_settings("boundary", **{name: other})[name] == other
+
+
+def test_a_template_one_setting_chooses_is_fingerprinted_only_when_chosen() -> None:
+    brief = construction_prompts(construction_settings("boundary"))["templates"]
+    detailed = construction_prompts(
+        construction_settings("boundary", construction_summary="detailed")
+    )["templates"]
+    assert "CONSTRUCT_LINES" in brief and "CONSTRUCT_LINES_DETAILED" not in brief
+    assert detailed["CONSTRUCT_LINES_DETAILED"] != detailed["CONSTRUCT_LINES"]
 
 
 def test_redo_of_lamina_covers_each_policy_when_several_run(data: Path, tmp_path: Path) -> None:
