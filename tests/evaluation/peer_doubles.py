@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from lamina.evaluation.answering import Answerer
 from lamina.evaluation.harness import EvalModels, EvalSettings
 from lamina.evaluation.peers import PeerIngestor
+from lamina.evaluation.peers.endpoint import OpenAIEndpoint
 from lamina.evaluation.records import IngestStep
 from lamina.evaluation.subset import Subset
 from lamina.llm.structured import StructuredCaller
@@ -158,6 +159,10 @@ class OpenAIStub:
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": usage,
         }
+
+    def endpoint(self) -> OpenAIEndpoint:
+        """The endpoint a peer is opened with to talk to this stub (no retries)."""
+        return OpenAIEndpoint(self.url, "stub", "not-needed", 0.0, timeout=20, max_retries=0)
 
     def close(self) -> None:
         self.server.shutdown()

@@ -21,10 +21,11 @@ from tests.evaluation.peer_doubles import (
 
 
 def open_stub_graphiti(folder: Path, stub: OpenAIStub) -> Any:
-    from lamina.evaluation.peers.graphiti_peer import OpenAIEndpoint, open_graphiti
+    from lamina.evaluation.peers.graphiti_peer import open_graphiti
 
-    endpoint = OpenAIEndpoint(stub.url, "stub", "not-needed", 0.0, timeout=20, max_retries=0)
-    return open_graphiti(folder, chat_model=None, embeddings=FakeEmbeddings(), endpoint=endpoint)
+    return open_graphiti(
+        folder, chat_model=None, embeddings=FakeEmbeddings(), endpoint=stub.endpoint()
+    )
 
 
 def schema_names(stub: OpenAIStub) -> list[str]:

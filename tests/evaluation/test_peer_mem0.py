@@ -23,10 +23,9 @@ from tests.evaluation.peer_doubles import (
 
 
 def open_stub_mem0(folder: Path, stub: OpenAIStub) -> Any:
-    from lamina.evaluation.peers.mem0_peer import OpenAIEndpoint, open_mem0
+    from lamina.evaluation.peers.mem0_peer import open_mem0
 
-    endpoint = OpenAIEndpoint(stub.url, "stub", "not-needed", 0.0, timeout=20, max_retries=0)
-    return open_mem0(folder, chat_model=None, embeddings=FakeEmbeddings(), endpoint=endpoint)
+    return open_mem0(folder, chat_model=None, embeddings=FakeEmbeddings(), endpoint=stub.endpoint())
 
 
 @needs_mem0
