@@ -121,11 +121,10 @@ class MemoryContext:
     ``update_cues``): only about pairs whose newer fact has some word of change ("now",
     "new", "instead", "left"...; ``agents.update_cues.may_change``), which cuts most
     update-check calls of a long chat."""
-    construction_summary: Literal["brief", "detailed"] = "detailed"
-    """Construction, line format: the episode summary the model is asked for. ``detailed``
-    (default): 2-3 sentences naming the people, places, things, titles and numbers the
-    turns mention. ``brief``: 1-2 sentences (the default before 0.1.0 was released; a
-    few output tokens fewer per call, and episodes that keep fewer particulars)."""
+    construction_summary: Literal["brief", "detailed"] = "brief"
+    """Construction, line format: the episode summary the model is asked for. ``brief``: 1-2
+    sentences. ``detailed``: 2-3 sentences naming the people, places, things, titles and
+    numbers the turns mention (a few more output tokens per call)."""
     episode_notes: bool = False
     """Episodes: the narrative also holds the checked notes the same call wrote about
     its turns (owner, support and dates already checked), so an episode keeps the

@@ -63,7 +63,7 @@ BRIEF_SUMMARY = (
     "24–30 April 2023. Jonas plans a hike in Peru in June.\n",
     "Rules: T is a short title and S a 1-2 sentence summary. ",
 )
-"""The example's S line and the rule of the brief summary (``construction_summary="brief"``)."""
+"""The example's S line and the rule of the brief summary (the default)."""
 
 DETAILED_SUMMARY = (
     "S|Priya told Jonas that her cousin Omar joined a chess club in the week of "
@@ -72,7 +72,7 @@ DETAILED_SUMMARY = (
     "person did, plans or feels, naming the people, places, things, titles and "
     "numbers they mention. ",
 )
-"""The detailed summary (the default): it keeps the particulars a brief one leaves out."""
+"""The detailed summary: it keeps the particulars a brief one leaves out."""
 
 
 def _construct_lines(summary: tuple[str, str]) -> ChatPromptTemplate:
@@ -112,9 +112,9 @@ def _construct_lines(summary: tuple[str, str]) -> ChatPromptTemplate:
 
 
 CONSTRUCT_LINES = _construct_lines(BRIEF_SUMMARY)
-"""The construction call in the line format with the brief summary (``"brief"``)."""
+"""The construction call in the line format, with the brief summary."""
 CONSTRUCT_LINES_DETAILED = _construct_lines(DETAILED_SUMMARY)
-"""The same with the detailed summary (the default; ``MemoryContext.construction_summary``)."""
+"""The same with the detailed summary (``MemoryContext.construction_summary``)."""
 
 
 LINES_REPAIR = (

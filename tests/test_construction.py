@@ -301,17 +301,16 @@ def test_an_episode_keeps_its_checked_notes_when_asked_and_only_then() -> None:
     assert summary_view(episode.model_copy(update={"metadata": {}})).text == texts[True]
 
 
-def test_the_summary_asked_for_is_the_chosen_one_detailed_by_default() -> None:
+def test_the_detailed_summary_is_asked_for_only_when_chosen() -> None:
     asked = {}
-    for summary in ("brief", "detailed", None):
+    for summary in ("brief", "detailed"):
         model = SchemaChatModel().script("ConstructionLines", REPLY)
         store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-        _ingest(model, store, **({} if summary is None else {"construction_summary": summary}))
+        _ingest(model, store, construction_summary=summary)
         asked[summary] = str(model.calls[0][1][0].content)
     assert "S a 1-2 sentence summary" in asked["brief"]
     assert "S retells the excerpt in 2-3 sentences" not in asked["brief"]
     assert "S retells the excerpt in 2-3 sentences" in asked["detailed"]
-    assert asked[None] == asked["detailed"]
     with pytest.raises(InvalidInputError, match="construction_summary"):
         MemoryContext(namespace=NS, construction_summary="long")  # type: ignore[arg-type]
 
