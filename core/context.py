@@ -121,11 +121,10 @@ class MemoryContext:
     ``update_cues``): only about pairs whose newer fact has some word of change ("now",
     "new", "instead", "left"...; ``agents.update_cues.may_change``), which cuts most
     update-check calls of a long chat."""
-    construction_summary: Literal["brief", "detailed", "detailed-after-notes"] = "brief"
+    construction_summary: Literal["brief", "detailed"] = "brief"
     """Construction, line format: the episode summary the model is asked for. ``brief``: 1-2
     sentences. ``detailed``: 2-3 sentences naming the people, places, things, titles and
-    numbers the turns mention (a few more output tokens per call).
-    ``detailed-after-notes``: the detailed summary, asked for after the notes."""
+    numbers the turns mention (a few more output tokens per call)."""
     episode_notes: bool = False
     """Episodes: the narrative also holds the checked notes the same call wrote about
     its turns (owner, support and dates already checked), so an episode keeps the
@@ -240,10 +239,10 @@ class MemoryContext:
             raise InvalidInputError(
                 f"unknown construction_format {self.construction_format!r}; use 'lines' or 'json'"
             )
-        if self.construction_summary not in ("brief", "detailed", "detailed-after-notes"):
+        if self.construction_summary not in ("brief", "detailed"):
             raise InvalidInputError(
                 f"unknown construction_summary {self.construction_summary!r}; "
-                "use 'brief', 'detailed' or 'detailed-after-notes'"
+                "use 'brief' or 'detailed'"
             )
         if self.trigger_policy not in TRIGGER_POLICIES:
             raise InvalidInputError(

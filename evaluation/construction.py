@@ -98,7 +98,6 @@ def _template_text(template: ChatPromptTemplate) -> list[str]:
 
 CHOSEN_TEMPLATES: dict[str, tuple[str, Any]] = {
     "CONSTRUCT_LINES_DETAILED": ("construction_summary", "detailed"),
-    "CONSTRUCT_LINES_NOTES_FIRST": ("construction_summary", "detailed-after-notes"),
 }
 """A template only one value of a construction setting uses: fingerprinted only then, so
 adding it leaves the keys of memory built without it as they were."""

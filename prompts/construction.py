@@ -75,26 +75,8 @@ DETAILED_SUMMARY = (
 """The detailed summary: it keeps the particulars a brief one leaves out."""
 
 
-_EXAMPLE_TITLE = "T|Omar's chess club and Jonas's trip\n"
-_EXAMPLE_NOTES = (
-    "F|t2|Omar|Omar, Priya's cousin, joined a chess club in the week of 24–30 April 2023.\n"
-    "L|t3|Jonas|Jonas loves chess.\n"
-    "P|t3|Jonas|Jonas will hike in Peru in June.\n"
-)
-
-
-def _construct_lines(summary: tuple[str, str], *, notes_first: bool = False) -> ChatPromptTemplate:
+def _construct_lines(summary: tuple[str, str]) -> ChatPromptTemplate:
     example_summary, summary_rule = summary
-    example = (
-        _EXAMPLE_NOTES + _EXAMPLE_TITLE + example_summary
-        if notes_first
-        else _EXAMPLE_TITLE + example_summary + _EXAMPLE_NOTES
-    )
-    ask = (
-        "Write at most {max_items} F, P or L notes, then the T and S lines."
-        if notes_first
-        else "Write the T and S lines, then at most {max_items} F, P or L notes."
-    )
     return ChatPromptTemplate.from_messages(
         [
             (
@@ -105,10 +87,13 @@ def _construct_lines(summary: tuple[str, str], *, notes_first: bool = False) -> 
                 "[t1] Priya: Hi Jonas! How are you?\n"
                 "[t2] Priya: My cousin Omar joined a chess club last week (24–30 April 2023)!\n"
                 "[t3] Jonas: Wow! I love chess. I'm hiking in Peru in June.\n"
-                "Example notes ("
-                + CONSTRUCTION_FORMAT
-                + "):\n"
-                + example
+                "Example notes (" + CONSTRUCTION_FORMAT + "):\n"
+                "T|Omar's chess club and Jonas's trip\n"
+                + example_summary
+                + "F|t2|Omar|Omar, Priya's cousin, joined a chess club in the week of 24–30 April "
+                "2023.\n"
+                "L|t3|Jonas|Jonas loves chess.\n"
+                "P|t3|Jonas|Jonas will hike in Peru in June.\n"
                 + summary_rule
                 + "F is a fact (event, "
                 "name, relation, job, place, thing), P a plan, L a like or habit; each gives the "
@@ -117,7 +102,11 @@ def _construct_lines(summary: tuple[str, str], *, notes_first: bool = False) -> 
                 "for greetings or small talk. If a known episode is given, S tells only what the "
                 "new turns add. " + DATA_RULE,
             ),
-            ("human", "{known}Excerpt:\n<data>\n{turns}\n</data>\n" + ask),
+            (
+                "human",
+                "{known}Excerpt:\n<data>\n{turns}\n</data>\n"
+                "Write the T and S lines, then at most {max_items} F, P or L notes.",
+            ),
         ]
     )
 
@@ -126,9 +115,6 @@ CONSTRUCT_LINES = _construct_lines(BRIEF_SUMMARY)
 """The construction call in the line format, with the brief summary."""
 CONSTRUCT_LINES_DETAILED = _construct_lines(DETAILED_SUMMARY)
 """The same with the detailed summary (``MemoryContext.construction_summary``)."""
-CONSTRUCT_LINES_NOTES_FIRST = _construct_lines(DETAILED_SUMMARY, notes_first=True)
-"""The detailed summary asked for after the notes (``"detailed-after-notes"``), so that a
-long summary cannot crowd the notes out of a small model's reply."""
 
 
 LINES_REPAIR = (

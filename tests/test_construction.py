@@ -315,34 +315,6 @@ def test_the_detailed_summary_is_asked_for_only_when_chosen() -> None:
         MemoryContext(namespace=NS, construction_summary="long")  # type: ignore[arg-type]
 
 
-def test_the_summary_asked_for_after_the_notes_builds_the_same_memory() -> None:
-    """``detailed-after-notes`` asks for the notes first; a reply in that order is read alike."""
-    built = {}
-    for summary, reply in (
-        ("detailed", REPLY),
-        (
-            "detailed-after-notes",
-            "F|t1|Theo|Theo opened a bakery last week.\nT|Bakery\n"
-            "S|Maya's brother Theo opened a bakery.",
-        ),
-    ):
-        model = SchemaChatModel().script("ConstructionLines", reply)
-        store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-        _ingest(model, store, construction_summary=summary)
-        asked = [str(m.content) for m in model.calls[0][1]]
-        (episode,) = store.get("episode", NS)
-        built[summary] = (asked, [f.text for f in model_facts(store)], episode.text)
-    (system, human), facts, episode = built["detailed-after-notes"]
-    assert "S retells the excerpt in 2-3 sentences" in system
-    assert system.index("F|t2|Omar|") < system.index("T|Omar's chess club") < system.index("S|Pr")
-    assert human.endswith("F, P or L notes, then the T and S lines.")
-    assert built["detailed"][0][1].endswith("then at most 4 F, P or L notes.")
-    assert (
-        facts == built["detailed"][1] == ["Theo opened a bakery last week (19–25 February 2024)."]
-    )
-    assert episode == built["detailed"][2]
-
-
 def test_a_summary_that_repeats_itself_is_stored_once() -> None:
     reply = "T|Family\nS|Mel likes family time. Cara thanked her. Mel likes family time.\n"
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())

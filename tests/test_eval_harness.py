@@ -907,11 +907,6 @@ def test_a_template_one_setting_chooses_is_fingerprinted_only_when_chosen() -> N
     )["templates"]
     assert "CONSTRUCT_LINES" in brief and "CONSTRUCT_LINES_DETAILED" not in brief
     assert detailed["CONSTRUCT_LINES_DETAILED"] != detailed["CONSTRUCT_LINES"]
-    assert "CONSTRUCT_LINES_NOTES_FIRST" not in brief | detailed
-    last = construction_settings("boundary", construction_summary="detailed-after-notes")
-    assert set(construction_prompts(last)["templates"]) - set(brief) == {
-        "CONSTRUCT_LINES_NOTES_FIRST"
-    }
 
 
 def test_redo_of_lamina_covers_each_policy_when_several_run(data: Path, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ EXPECTED = {
     "BOUNDARY": {"history", "new"},
     "CONSTRUCT_LINES": {"known", "turns", "max_items"},
     "CONSTRUCT_LINES_DETAILED": {"known", "turns", "max_items"},
-    "CONSTRUCT_LINES_NOTES_FIRST": {"known", "turns", "max_items"},
     "CONSTRUCT_JSON": {"known", "turns", "max_items"},
     "UPDATE_CHECK": {"pairs"},
 }
@@ -17,7 +16,6 @@ DATA_BLOCKS = {
     "BOUNDARY": 2,
     "CONSTRUCT_LINES": 1,
     "CONSTRUCT_LINES_DETAILED": 1,
-    "CONSTRUCT_LINES_NOTES_FIRST": 1,
     "CONSTRUCT_JSON": 1,
     "UPDATE_CHECK": 1,
 }

@@ -20,7 +20,6 @@ from ...prompts.construction import (
     CONSTRUCT_JSON,
     CONSTRUCT_LINES,
     CONSTRUCT_LINES_DETAILED,
-    CONSTRUCT_LINES_NOTES_FIRST,
     CONSTRUCTION_FORMAT,
     CONSTRUCTION_PROMPT_VERSION,
     LINES_REPAIR,
@@ -79,8 +78,6 @@ def _messages(
         template = CONSTRUCT_JSON
     elif ctx.construction_summary == "detailed":
         template = CONSTRUCT_LINES_DETAILED
-    elif ctx.construction_summary == "detailed-after-notes":
-        template = CONSTRUCT_LINES_NOTES_FIRST
     else:
         template = CONSTRUCT_LINES
     return template.format_messages(known=known_text, turns=text, max_items=items), labels
