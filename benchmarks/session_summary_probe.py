@@ -3,11 +3,14 @@ r"""Probe for issue 31: the local model's own session summaries as the episode l
 derived-oracle's lift on the long run comes with LoCoMo's hand-written session summaries.
 Asking the construction call for a longer summary costs the 1.5B model its notes (the
 demo and the calibration builds), so this probe asks for the summary in a call of its
-own: one call per session, shown only that session's stored raw turns (dates already
-resolved). It copies a construction store, replaces its episodes and scenes with one
-"Session summary" episode per session (sourced from the session's turns, dated by its
-first turn) and keeps its raw turns and facts, so that ``budget_answers.py --arm
-name:store=<out>/chroma`` answers from it beside the store it came from.
+own: one call per session, shown only that session's stored raw turns, verbatim (as
+measured on conv-41/42: without the resolved times in brackets and the ``as_data``
+escaping that ``agents.common.formatting.format_excerpt`` gives the construction call;
+a next run should render the turns with it). It copies a construction store, replaces
+its episodes and scenes with one "Session summary" episode per session (sourced from the
+session's turns, dated by its first turn) and keeps its raw turns and facts, so that
+``budget_answers.py --arm name:store=<out>/chroma`` answers from it beside the store it
+came from.
 
 It measures the lift before anyone pays for the call: it prints the call's LLM tokens
 per turn, which construction would have to find room for under issue 13's 150.
@@ -53,6 +56,7 @@ MAX_TOKENS = 200
 
 
 def _line(turn: RawTurn) -> str:
+    """The turn as the measured probe showed it: its verbatim text, not ``display_text()``."""
     caption = f" [shares a photo: {turn.media_caption}]" if turn.media_caption else ""
     return f"{turn.speaker}: {turn.text}{caption}"
 
