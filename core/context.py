@@ -25,6 +25,7 @@ ConstructionFormat = Literal["lines", "json"]
 InsufficientAnswer = Literal["refuse", "draft"]
 JudgeOrder = Literal["verdict_first", "answer_first"]
 ContextOrder = Literal["time", "relevance"]
+ContextLayout = Literal["turns", "sessions"]
 DerivedKind = Literal["fact", "episode", "scene"]
 DERIVED_KINDS: tuple[DerivedKind, ...] = ("fact", "episode", "scene")
 
@@ -33,6 +34,7 @@ __all__ = [
     "DERIVED_KINDS",
     "TRIGGER_POLICIES",
     "ConstructionFormat",
+    "ContextLayout",
     "ContextOrder",
     "DerivedKind",
     "InsufficientAnswer",
@@ -172,6 +174,14 @@ class MemoryContext:
     questions, 0.362 vs 0.386 end to end and 0.382 vs 0.382 through the shared answer
     prompt. No effect either way is shown; the default stays while the long run (both
     conversations) measures it."""
+    context_layout: ContextLayout = "turns"
+    """Recall: how the raw turns are shown. ``turns``: one line each with its date and
+    time, as the evaluation's baselines show retrieved turns. ``sessions``: the turns of
+    one session day under one date line, in the order they were said, each with its
+    time only ("..." where turns between them are not shown), so a question and the
+    reply to it read as the exchange they were, and the date is not repeated on every
+    line (more turns fit the budget). The blocks follow ``context_order``: with
+    ``relevance``, the block holding the best turn comes last."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
     context_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
@@ -314,6 +324,10 @@ class MemoryContext:
         if self.judge_order not in ("verdict_first", "answer_first"):
             raise InvalidInputError(
                 f"unknown judge_order {self.judge_order!r}; use 'verdict_first' or 'answer_first'"
+            )
+        if self.context_layout not in ("turns", "sessions"):
+            raise InvalidInputError(
+                f"unknown context_layout {self.context_layout!r}; use 'turns' or 'sessions'"
             )
         if not 0.0 <= self.source_weight <= 10.0:
             raise InvalidInputError(

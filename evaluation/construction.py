@@ -73,6 +73,7 @@ RECALL_FIELDS = frozenset(
         "insufficient_answer",
         "judge_order",
         "context_order",
+        "context_layout",
         "rewrite_with_llm",
         "premise_owner_check",
         "premise_search",

@@ -319,6 +319,11 @@ def _settings_notes(meta: dict[str, Any]) -> list[str]:
             if ctx.context_order == "relevance"
             else "conversation order"
         )
+        + (
+            ", raw turns grouped by session day under one date line each"
+            if ctx.context_layout == "sessions"
+            else ""
+        )
         + f", then one Judge + answer call "
         f"(output cap {ctx.judge_max_tokens} tokens); an insufficient verdict gets a query "
         f"rewrite and a retry (at most {ctx.max_retrieval_rounds} rounds). A malformed "

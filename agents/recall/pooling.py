@@ -19,7 +19,7 @@ from functools import cached_property, partial
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from ...core.context import DERIVED_KINDS, ContextOrder, DerivedKind
+from ...core.context import DERIVED_KINDS, ContextLayout, ContextOrder, DerivedKind
 from ...core.state import Candidate
 from ...records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from ...stores.base import PLAIN, Channel, MemoryStore, Ranking, SearchAnswer, SearchRequest
@@ -87,6 +87,8 @@ class PoolSettings:
     """RRF weight of the channel over the named people's turns (0: off)."""
     order: ContextOrder = "relevance"
     """The context's order (see ``MemoryContext.context_order``)."""
+    layout: ContextLayout = "turns"
+    """How raw turns are shown (see ``MemoryContext.context_layout``)."""
 
 
 @dataclass
@@ -314,6 +316,7 @@ class EvidencePool:
             limit=s.limit,
             tz=self.tz,
             count=self.count,
+            layout=s.layout,
         )
         if s.order == "relevance":
             return best_last(kept, [m.id for m in turns] + [m.id for m in derived])

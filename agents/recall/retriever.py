@@ -47,6 +47,7 @@ def pool_settings(ctx: MemoryContext, *, retry: bool) -> PoolSettings:
         limit=ctx.max_candidates,
         source_weight=ctx.source_weight,
         order=ctx.context_order,
+        layout=ctx.context_layout,
     )
 
 
