@@ -181,7 +181,9 @@ class MemoryContext:
     time only ("..." where turns between them are not shown), so a question and the
     reply to it read as the exchange they were, and the date is not repeated on every
     line (more turns fit the budget). The blocks follow ``context_order``: with
-    ``relevance``, the block holding the best turn comes last."""
+    ``relevance``, the block holding the best turn comes last. Measured with the local
+    Qwen 1.5B on 85 calibration questions (conv-41/42): LoCoMo F1 0.435 against 0.413,
+    paired +0.022 [-0.037, +0.083], within the noise, so ``turns`` stays the default."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
     context_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
