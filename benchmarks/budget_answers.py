@@ -13,6 +13,11 @@ questions instead of categories 1-4; a refusal is scored as the evaluation harne
 it, in LoCoMo's wording (1 on category 5), and the summary counts refusals and those the
 premise search decided (``premise_searched``).
 
+The served model is not deterministic at temperature 0: the same settings answered twice
+in one run differed on 1 of 12 answers (``eval-results/budget-answers-rerun``). To see
+how far a rerun moves, give the defaults twice (``--arm base: --arm base2:``) beside the
+arm under test, rather than reusing another run's base answers.
+
 Usage (the model served by ``lamina serve-llm --model qwen --threads 2 --ctx 8192``)::
 
     python benchmarks/budget_answers.py \
