@@ -104,20 +104,37 @@ def owners_by_turn(notes: Annotations) -> dict[str, set[str]]:
     return out
 
 
+def dia_ids(conv: Conversation) -> dict[str, str]:
+    """Raw turn id -> the LoCoMo dialogue id of that turn."""
+    return {
+        RawTurn.turn_id(conv.namespace, t.session_id, t.turn_index): t.dia_id for t in conv.turns
+    }
+
+
+def people_by_turn(conv: Conversation, facts: Sequence[FactRecord]) -> dict[str, set[str]]:
+    """Dialogue id -> the speakers the facts built from that turn are filed under.
+
+    Every turn some fact came from is a key, even when no fact names a speaker.
+    """
+    dia_of = dia_ids(conv)
+    out: dict[str, set[str]] = {}
+    for fact in facts:
+        for d in (dia_of[s] for s in fact.source_ids if s in dia_of):
+            out.setdefault(d, set()).update(match_speakers(fact.subject or "", list(conv.speakers)))
+    return out
+
+
 def label_facts(
     store: ChromaMemoryStore, conv: Conversation, notes: Annotations, sessions: set[str]
 ) -> dict[str, Any]:
     """Owner, support and coverage figures of one conversation's built facts."""
-    raw_to_dia = {
-        RawTurn.turn_id(conv.namespace, t.session_id, t.turn_index): t.dia_id for t in conv.turns
-    }
+    raw_to_dia = dia_ids(conv)
     turns = {t.dia_id: t for t in conv.turns}
     owners = owners_by_turn(notes)
     facts = [f for f in store.get("fact", conv.namespace) if isinstance(f, FactRecord)]
     people = list(conv.speakers)
     labelled = owner_ok = unsupported = 0
     wrong: list[str] = []
-    about: dict[str, set[str]] = {}
     order = [t.dia_id for t in conv.turns]
     for fact in facts:
         dias = [raw_to_dia[s] for s in fact.source_ids if s in raw_to_dia]
@@ -125,8 +142,6 @@ def label_facts(
         sources = with_context(dias, order, turns)
         if support_ratio(fact.text, sources, people) < SUPPORT_THRESHOLD:
             unsupported += 1
-        for d in dias:
-            about.setdefault(d, set()).update(match_speakers(fact.subject or "", people))
         cited = [owners[d] for d in dias if len(owners.get(d, ())) == 1]
         persons = set().union(*cited) if cited else set()
         if len(persons) != 1:
@@ -138,6 +153,7 @@ def label_facts(
         elif len(wrong) < 15:
             wrong.append(f"{fact.subject}: {fact.text} (label {person}, {dias})")
     shown = [o for o in notes.observations if o.evidence and o.session_id in sessions]
+    about = people_by_turn(conv, facts)
     covered = sum(any(o.person in about.get(d, set()) for d in o.evidence) for o in shown)
     return {
         "facts": len(facts),

@@ -26,10 +26,11 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from lamina.agents.common.names import match_speakers
+from construction_quality import people_by_turn
+
 from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import Annotations, load_annotations
-from lamina.records.model import FactRecord, RawTurn
+from lamina.records.model import FactRecord
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 
 
@@ -38,21 +39,9 @@ def misses(
 ) -> Counter[str]:
     """The covered observations and the causes of the others, for one conversation."""
     built = set(conv.sessions()[:sessions])
-    dia_of = {
-        RawTurn.turn_id(conv.namespace, t.session_id, t.turn_index): t.dia_id for t in conv.turns
-    }
     speaker_of = {t.dia_id: t.speaker for t in conv.turns}
-    about: dict[str, set[str]] = {}
-    notes_from: Counter[str] = Counter()
-    for fact in store.get("fact", conv.namespace):
-        if not isinstance(fact, FactRecord):
-            continue
-        for source in fact.source_ids:
-            if dia := dia_of.get(source):
-                about.setdefault(dia, set()).update(
-                    match_speakers(fact.subject or "", list(conv.speakers))
-                )
-                notes_from[dia] += 1
+    facts = [f for f in store.get("fact", conv.namespace) if isinstance(f, FactRecord)]
+    about = people_by_turn(conv, facts)  # the benchmark's own count of coverage
     out: Counter[str] = Counter()
     for o in notes.observations:
         if not o.evidence or o.session_id not in built:
@@ -61,7 +50,7 @@ def misses(
         if any(o.person in about.get(d, set()) for d in o.evidence):
             out["covered"] += 1
             continue
-        cause = "no_note" if not any(notes_from[d] for d in o.evidence) else "other_owner"
+        cause = "other_owner" if any(d in about for d in o.evidence) else "no_note"
         whose = "about_speaker" if speaker_of.get(o.evidence[0]) == o.person else "about_other"
         out[f"{cause}/{whose}"] += 1
     return out

@@ -43,8 +43,9 @@ SAMPLE: dict[str, Any] = {
 }
 
 
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(BENCH.parent))  # it imports construction_quality
     spec = importlib.util.spec_from_file_location("coverage_misses", BENCH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
