@@ -117,8 +117,9 @@ def _render_sessions(
     return lines, labels
 
 
-def _said_order(m: Candidate) -> tuple[datetime, int, str]:
-    return (m.occurred_at, m.turn_index or 0, m.id)
+def _said_order(m: Candidate) -> tuple[datetime, str, int, str]:
+    """Conversation order of raw turns."""
+    return (m.occurred_at, m.session_id or "", m.turn_index or 0, m.id)
 
 
 def render_memory(label: str, memory: Candidate, tz: ZoneInfo) -> str:
@@ -140,7 +141,7 @@ def context_order(memories: Sequence[Candidate]) -> list[Candidate]:
     """Raw turns in conversation order, then derived memories in time order."""
     raw = [m for m in memories if m.granularity == "raw"]
     derived = [m for m in memories if m.granularity != "raw"]
-    raw.sort(key=lambda m: (m.occurred_at, m.session_id or "", m.turn_index or 0, m.id))
+    raw.sort(key=_said_order)
     derived.sort(key=lambda m: (m.occurred_at, m.granularity, m.id))
     return raw + derived
 
