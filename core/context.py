@@ -182,8 +182,9 @@ class MemoryContext:
     reply to it read as the exchange they were, and the date is not repeated on every
     line (more turns fit the budget). The blocks follow ``context_order``: with
     ``relevance``, the block holding the best turn comes last. Measured with the local
-    Qwen 1.5B on 85 calibration questions (conv-41/42): LoCoMo F1 0.435 against 0.413,
-    paired +0.022 [-0.037, +0.083], within the noise, so ``turns`` stays the default."""
+    Qwen 1.5B: +0.022 [-0.037, +0.083] on conv-41/42 (85 questions), -0.050 [-0.133,
+    +0.027] on conv-43 (54; c2 0.404 against 0.593), -0.006 [-0.056, +0.043] pooled, so
+    ``turns`` stays the default."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
     context_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
