@@ -13,10 +13,19 @@ questions instead of categories 1-4; a refusal is scored as the evaluation harne
 it, in LoCoMo's wording (1 on category 5), and the summary counts refusals and those the
 premise search decided (``premise_searched``).
 
-The served model is not deterministic at temperature 0: the same settings answered twice
-in one run differed on 1 of 12 answers (``eval-results/budget-answers-rerun``). To see
-how far a rerun moves, give the defaults twice (``--arm base: --arm base2:``) beside the
-arm under test, rather than reusing another run's base answers.
+The served model is not deterministic at temperature 0 while it reuses cached prompt
+prefixes: the same settings answered twice in one run differed on 1 of 12 answers
+(``eval-results/budget-answers-rerun``) and on 3 of 54 on conv-43
+(``eval-results/budget-answers-sessions``). A prompt computed with part of it taken from
+the cache comes out with slightly different logits than the same prompt computed whole.
+``--no-prompt-cache`` has the server compute every prompt whole (llama.cpp's
+``cache_prompt: false``), so the same settings give the same answers and a paired
+difference comes from the arms alone (two arms of the defaults gave the same 6 answers,
+``eval-results/budget-answers-rerun/journal-nocache.jsonl``); it costs the time the cache
+saved (about 29 s an answer there, against 15-25 s with the cache). Journal rows
+say which way they were answered (``prompt_cache``), and one journal holds one way only.
+Without it, give the defaults twice (``--arm base: --arm base2:``) beside the arm under
+test to see how far a rerun moves, rather than reusing another run's base answers.
 
 Usage (the model served by ``lamina serve-llm --model qwen --threads 2 --ctx 8192``)::
 
@@ -115,6 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=(1, 2, 3, 4, 5),
         help="LoCoMo categories asked (default 1-4; 5 scores 1 for a refusal)",
     )
+    p.add_argument(
+        "--no-prompt-cache",
+        dest="prompt_cache",
+        action="store_false",
+        help="the server computes every prompt whole: the same settings, the same answers",
+    )
     p.add_argument("--journal", type=Path, required=True)
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
@@ -143,6 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.error(f"{args.journal} holds other questions under these ids; use another journal")
         if r.get("refused"):  # scored as the harness scores a refusal: in LoCoMo's wording
             r["f1"] = locomo_f1(NOT_MENTIONED, gold, category)
+    mixed = {r["qid"] for r in rows if r.get("prompt_cache", True) != args.prompt_cache}
+    if mixed:
+        way = "with" if args.prompt_cache else "without"
+        p.error(f"{args.journal} holds answers not given {way} the prompt cache; use another")
     done = {(r["qid"], r["arm"]) for r in rows}
     stores = {name: Path(opts.pop("store", args.store)) for name, opts in arms.items()}
     for path in stores.values():
@@ -152,7 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if r["arm"] in stores and r.get("store", str(stores[r["arm"]])) != str(stores[r["arm"]]):
             p.error(f"{args.journal} answered arm {r['arm']!r} from {r['store']}; use another")
     counter = gguf_counter(gguf)
-    model, embeddings = local_model(args.base_url), MiniLMEmbeddings()
+    model = local_model(args.base_url, prompt_cache=args.prompt_cache)
+    embeddings = MiniLMEmbeddings()
     graphs = {
         path: build_recall_graph(
             chat_model=model,
@@ -187,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "refused": refused,
                 "premise_searched": any(v.get("premise_searched") for v in out.get("verdicts", [])),
                 "store": str(stores[name]),
+                "prompt_cache": args.prompt_cache,
             }
             rows.append(row)
             with args.journal.open("a", encoding="utf-8") as f:
@@ -196,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "arms_options": arms,
         "store": str(args.store),
         "arm_stores": {name: str(path) for name, path in stores.items() if path != args.store},
+        "prompt_cache": args.prompt_cache,
         **_summary(kept, list(arms)),
     }
     print(json.dumps(result, indent=2))

@@ -216,8 +216,14 @@ def run_policy(
     return cost, store
 
 
-def local_model(base_url: str) -> BaseChatModel:
-    """A ChatOpenAI client for a local OpenAI-compatible server."""
+def local_model(base_url: str, *, prompt_cache: bool = True) -> BaseChatModel:
+    """A ChatOpenAI client for a local OpenAI-compatible server.
+
+    ``prompt_cache=False`` asks a llama.cpp server to compute every prompt afresh
+    (``cache_prompt: false``): a prompt whose prefix it reuses from an earlier request
+    comes out with slightly different logits, so at temperature 0 the same request can
+    get another reply. Without the cache the same request gets the same reply.
+    """
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(  # type: ignore[arg-type]
@@ -227,4 +233,5 @@ def local_model(base_url: str) -> BaseChatModel:
         temperature=0,
         timeout=600,
         max_tokens=512,  # a default cap; construction calls set their own, smaller one
+        extra_body=None if prompt_cache else {"cache_prompt": False},
     )
