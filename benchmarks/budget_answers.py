@@ -158,8 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.error(f"{args.journal} holds other questions under these ids; use another journal")
         if r.get("refused"):  # scored as the harness scores a refusal: in LoCoMo's wording
             r["f1"] = locomo_f1(NOT_MENTIONED, gold, category)
-    mixed = {r["qid"] for r in rows if r.get("prompt_cache", True) != args.prompt_cache}
-    if mixed:
+    if any(r.get("prompt_cache", True) != args.prompt_cache for r in rows):
         way = "with" if args.prompt_cache else "without"
         p.error(f"{args.journal} holds answers not given {way} the prompt cache; use another")
     done = {(r["qid"], r["arm"]) for r in rows}

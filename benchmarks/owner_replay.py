@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from construction_quality import CALIBRATION, owners_by_turn
+from construction_quality import CALIBRATION, dia_ids, owners_by_turn
 
 from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.construct import supporting_turns
@@ -93,9 +93,7 @@ def replay(
     conv = load_locomo(data, sample_ids=[cid])[0]
     notes = load_annotations(data, [cid])[cid]
     owners = owners_by_turn(notes)
-    raw_to_dia = {
-        RawTurn.turn_id(conv.namespace, t.session_id, t.turn_index): t.dia_id for t in conv.turns
-    }
+    raw_to_dia = dia_ids(conv)
     turns = {t.dia_id: t for t in conv.turns}
     people = list(conv.speakers)
     embeddings = MiniLMEmbeddings()
