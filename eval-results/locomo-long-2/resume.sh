@@ -60,10 +60,11 @@
 # the kept replies answer what they answered before). Their answers at 31ff522 are set aside
 # once more (the fourth redo record), and their local store is built again from the kept
 # replies. The answers at 31ff522 stay scored in report-interim-31ff522.md and
-# report-interim-peers-31ff522.md. Graphiti's step is out of this script: it built 1 of 95
-# batches in about 25 minutes of model time, one reply ran past 13,900 tokens, and the step
-# died in Kuzu's native library (see the README); at that rate its build would take more
-# than a day of this host, and issue 31's measurement needs the model server first.
+# report-interim-peers-31ff522.md. Graphiti's step is out of this script: its first batch
+# of 95 took 170 s of model time, a reply of the second ran past 13,900 tokens (about 18
+# minutes at 13 tokens/s), and the step then died in Kuzu's native library (see the README);
+# 95 batches at those rates hold the host's one model server for 4.5 to 28 hours, and issue
+# 31's measurement needs it first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=${DATA:-../shared/data/locomo/locomo10.json}
