@@ -28,6 +28,7 @@ from .kinds import checked_kind
 from .owner_check import checked_owner
 from .questions import answer_to, only_asked
 from .relations import named_relations, pet_keepers, relation_records
+from .reported import owned_summary
 from .schemas import ConstructionDraft, FactLine
 from .split_notes import split_note
 from .support import SOURCE_MARGIN, SUPPORT_THRESHOLD, content_terms, support_ratio, supported
@@ -240,9 +241,10 @@ def episode_text(
 ) -> tuple[str, str]:
     """(title, narrative) of a draft, with fallbacks when the model left either out.
 
-    A person's possessive in the title goes to whom its turns say, and each sentence of
-    the summary is told in the voice of the turn it copies (:mod:`.titles`), counted
-    ``title_owner_corrected`` and ``summary_voiced``.
+    A person's possessive in the title goes to whom its turns say, each sentence of the
+    summary is told in the voice of the turn it copies (:mod:`.titles`), and a report
+    the model put in the wrong mouth is told by whom its turns say (:mod:`.reported`),
+    counted ``title_owner_corrected``, ``summary_voiced`` and ``summary_owner_corrected``.
     """
     summary = " ".join(dict.fromkeys(s.strip() for s in SENTENCE_BREAK.split(draft.summary)))
     summary = cut_unsaid_relations(summary, _all_said(turns))[0]
@@ -250,6 +252,9 @@ def episode_text(
     summary, voiced = voiced_summary(summary.strip(), turns, people)
     for _ in range(voiced):
         log.count("summary_voiced")
+    summary, retold = owned_summary(summary, turns, people)
+    for _ in range(retold):
+        log.count("summary_owner_corrected")
     if summary:
         days = {reference_day(t.occurred_at, ctx.tz) for t in turns}
         if len(days) == 1:
