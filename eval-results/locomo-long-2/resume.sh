@@ -54,12 +54,14 @@
 #      journal), the peers' answers joined in (--merge-from). --interim builds and
 #      answers nothing (no model loads, no peer store is built here) and scores the
 #      questions every system with answers answered: all of them, once steps 1-3 are done.
-# 29 November, 09:00 UTC (session 36): lamina and lamina-retrieval are answered again at
-# c26699c, the code issue 31's construction has reached (owners of respelled speakers and of
-# pets' news, hedged updates, checked sources; the construction prompt and key unchanged, so
-# the kept replies answer what they answered before). Their answers at 31ff522 are set aside
-# once more (the fourth redo record), and their local store is built again from the kept
-# replies. The answers at 31ff522 stay scored in report-interim-31ff522.md and
+# 29 November, 08:10 UTC (session 36): lamina and lamina-retrieval are answered again at
+# 4e01a76, the code issue 31's construction has reached (summaries' reported speech told by
+# whom its turns say; owners of respelled speakers and of pets' news, hedged updates,
+# checked sources; the construction prompt and key unchanged, so the kept replies answer
+# what they answered before). Their answers at 31ff522 are set aside
+# once more, and their local store is built again from the kept replies. (A first start
+# at c26699c, 07:46 UTC, wrote the fourth redo record and 16 answers; they are set aside by
+# the fifth, at 4e01a76.) The answers at 31ff522 stay scored in report-interim-31ff522.md and
 # report-interim-peers-31ff522.md. Graphiti's step is out of this script: its first batch
 # of 95 took 170 s of model time, a reply of the second ran past 13,900 tokens (about 18
 # minutes at 13 tokens/s), and the step then died in Kuzu's native library (see the README);
@@ -84,9 +86,9 @@ run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-
 
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir /tmp/construction-long2-baselines --systems flat oracle
-LAMINA=c26699c  # was 31ff522 until the fourth redo
+LAMINA=4e01a76  # was 31ff522 until the redos of 29 November
 redo=()
-if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 4 ]; then
+if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 5 ]; then
   redo=(--redo lamina lamina-retrieval)  # once: the answers at 31ff522 are set aside
   for key in eval-results/construction-long2/lamina-*/; do
     rm -rf "${key}chroma" "${key}built.jsonl"  # the local store only; ingest.jsonl stays
