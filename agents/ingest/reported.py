@@ -27,7 +27,7 @@ from ...records.model import RawTurn
 from ..common.formatting import SENTENCE_BREAK
 from ..common.names import match_speakers
 from .owner_check import traded_names
-from .support import supported
+from .support import content_terms, supported
 from .titles import TITLE_SUPPORT, title_owner
 
 _REPORT = re.compile(
@@ -49,6 +49,8 @@ _OWN_PRONOUN = re.compile(r"^\s+(?:his|her)\s+")
 """A possessive right after the verb ("shared her photos"): the old teller's, dropped."""
 
 
+MIN_TERMS = 2
+"""Content words the reported part must have for its turns to decide whose it is."""
 _DATES = re.compile(r"\s*\([^)]*\)")
 """Dates the construction put in brackets ("last week (29 May - 4 June 2023)"): the turn
 says them otherwise, so they do not count as its words."""
@@ -83,7 +85,7 @@ def reported_teller(sentence: str, turns: Sequence[RawTurn], people: Sequence[st
     if named[0] not in spoken or len(others) != 1:
         return None
     words = _LEAD_IN.sub("", _DATES.sub("", found.group("rest")), count=1).strip(" .!")
-    if not words:
+    if len(content_terms(words, people)) < MIN_TERMS:
         return None
     owner = title_owner(words, turns, people)
     if owner is None and _IMAGE.search(words):
