@@ -93,5 +93,13 @@ def test_only_the_reversed_sentences_of_a_summary_change() -> None:
     )
 
 
+def test_names_trade_as_the_sentence_writes_them() -> None:
+    people = ["Melanie Ortiz", "Caroline Hale"]
+    sentence = "Mel told Caroline that she ran the Porto half marathon."
+    assert told_by(sentence, "Caroline Hale", people) == (
+        "Caroline told Mel that Caroline ran the Porto half marathon."
+    )
+
+
 def test_told_by_keeps_a_sentence_that_is_no_report() -> None:
     assert told_by("Maya congratulated Theo.", "Theo", PEOPLE) == "Maya congratulated Theo."

@@ -93,19 +93,30 @@ def reported_teller(sentence: str, turns: Sequence[RawTurn], people: Sequence[st
     return owner if owner == others[0] else None
 
 
+def _written(sentence: str, person: str) -> str:
+    """How ``sentence`` writes ``person``'s name ("Mel" for Melanie), else their first name."""
+    for found in re.finditer(r"[A-Z][\w-]*", sentence):
+        if match_speakers(found.group(), [person]):
+            return found.group()
+    return person.split()[0]
+
+
 def told_by(sentence: str, teller: str, people: Sequence[str]) -> str:
-    """``sentence`` retold with ``teller`` as its teller (the two speakers trade places)."""
+    """``sentence`` retold with ``teller`` as its teller (the two speakers trade places).
+
+    The names trade as the sentence writes them ("Mel", "Caro"); a sentence whose names
+    do not trade stays as it was.
+    """
     found = _REPORT.match(sentence.strip())
-    named = match_speakers(found.group("teller"), list(people)) if found else []
-    if found is None or not named:
+    if found is None or not match_speakers(found.group("teller"), list(people)):
         return sentence
-    text = traded_names(sentence.strip(), named[0], teller)
+    old, new = found.group("teller"), _written(sentence, teller)
+    text = traded_names(sentence.strip(), old, new)
     traded = _REPORT.match(text)
-    if traded is None:
+    if traded is None or traded.group("teller") != new:
         return sentence
-    first = teller.split()[0]
     rest = _OWN_PRONOUN.sub(" ", traded.group("rest"), count=1)
-    rest = _TOLD_PRONOUN.sub(lambda m: f"{m.group('listener') or ''} that {first}", rest, count=1)
+    rest = _TOLD_PRONOUN.sub(lambda m: f"{m.group('listener') or ''} that {new}", rest, count=1)
     return text[: traded.start("rest")] + rest
 
 
