@@ -47,8 +47,6 @@ _TOLD_PRONOUN = re.compile(r"^(?P<listener>\s+(?:to\s+)?[A-Z][\w-]*)?\s+that\s+(
 """The old teller's pronoun in "told Jonas that she ...": it follows the teller's role."""
 _OWN_PRONOUN = re.compile(r"^\s+(?:his|her)\s+")
 """A possessive right after the verb ("shared her photos"): the old teller's, dropped."""
-
-
 MIN_TERMS = 2
 """Content words the reported part must have for its turns to decide whose it is."""
 _DATES = re.compile(r"\s*\([^)]*\)")
@@ -126,10 +124,9 @@ def owned_summary(summary: str, turns: Sequence[RawTurn], people: Sequence[str])
     out = []
     for sentence in SENTENCE_BREAK.split(summary):
         teller = reported_teller(sentence, turns, people)
-        if teller is not None:
-            sentence = told_by(sentence, teller, people)
-            changed += 1
-        out.append(sentence)
+        retold = sentence if teller is None else told_by(sentence, teller, people)
+        changed += retold != sentence
+        out.append(retold)
     return " ".join(out), changed
 
 
