@@ -85,14 +85,16 @@ def replay(
             continue
         turns = [by_id[i] for i in episode.source_ids if i in by_id]
         stored = sorted(
-            store.get("raw", namespace, list(episode.source_ids)),
-            key=lambda r: (getattr(r, "session_id", ""), getattr(r, "turn_index", 0)),
+            (
+                r
+                for r in store.get("raw", namespace, list(episode.source_ids))
+                if isinstance(r, RawTurn)
+            ),
+            key=lambda r: (r.session_id, r.turn_index),
         )
         summary = episode.text.split("\n")[0]
         for sentence in SENTENCE_BREAK.split(summary):
-            new, changed = owned_summary(
-                sentence, [r for r in stored if isinstance(r, RawTurn)], people
-            )
+            new, changed = owned_summary(sentence, stored, people)
             out["sentences"] += 1
             out["changed"] += changed
             before, after = (
