@@ -116,3 +116,16 @@ def test_a_speaker_spelled_the_models_way_gets_the_label(
     out = _check(statement, named, spoken)
     assert out[:2] == (text, owner)
     assert ("owner_respelled" in out) is (owner != named)
+
+
+def test_names_the_turns_first_person_put_in_are_not_traded_back() -> None:
+    # the model's "Jolene told Deborah" trades to "Deborah told Jolene"; the turn's "I" and
+    # "my" are Deborah's and stay hers, not Jolene's after the trade
+    spoken = "As a kid I lived above my uncle's bakery in Leeds."
+    statement = "Jolene told Deborah that as a kid, I lived above my uncle's bakery in Leeds."
+    out = _check(statement, "Jolene", spoken)
+    assert out[:3] == (
+        "Deborah told Jolene that as a kid, Deborah lived above Deborah's uncle's bakery in Leeds.",
+        "Deborah",
+        "corrected",
+    )

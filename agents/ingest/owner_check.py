@@ -90,19 +90,21 @@ def _from_image(text: str, turn: RawTurn, people: list[str]) -> bool:
     )
 
 
-def _voiced(log: StepLog, text: str, turn: RawTurn, addressed: str | None) -> str:
+def _voiced(log: StepLog | None, text: str, turn: RawTurn, addressed: str | None) -> str:
     """The statement with its turn's own subject back and its first person the speaker's.
 
-    Counted ``subject_restored`` and ``first_person_shifted`` (see :mod:`.voice`).
+    Counted ``subject_restored`` and ``first_person_shifted`` (see :mod:`.voice`) when a
+    ``log`` is given.
     """
     restored = told_subject(text, turn.speaker, addressed, turn.text) or spoken_subject(
         text, turn.speaker, turn.text
     )
     if restored is not None:
-        log.count("subject_restored")
+        if log is not None:
+            log.count("subject_restored")
         text = restored
     text, shifted = in_third_person(text, turn.speaker)
-    if shifted:
+    if shifted and log is not None:
         log.count("first_person_shifted")
     return text
 
@@ -132,6 +134,7 @@ def checked_owner(
     # the source turn that says most of the fact (a fact with no turn label cites them all)
     turn = max(source_turns, key=lambda t: support_ratio(text, [t.text], people))
     addressed = spoken_to(turn, turns, people)
+    written = text  # the model's words, before the turn's "I" became the speaker's name
     text = _voiced(log, text, turn, addressed)
     repaired = unswapped(text, turn.speaker, addressed, turn.text) or traded(
         text, turn.speaker, addressed, turn.text
@@ -152,7 +155,11 @@ def checked_owner(
         # ("Rocket is her new pet", "Renting a house in Leeds"), only its owner changes
         if relative(owner):  # "Mom visited Deborah" -> "Deborah's mom visited Deborah"
             text = restate(text, owner, f"{verdict.owner}'s {owner.casefold()}")
-        elif placed(text, owner, verdict.owner):  # "Jolene saw it with Deborah": swapped
+        elif placed(written, owner, verdict.owner):  # "Jolene saw it with Deborah": swapped
+            # traded as the model wrote them, then voiced: the names the turn's "I" and
+            # "my" became are the speaker's, and a trade after voicing gave them away
+            text = _voiced(None, traded_names(written, owner, verdict.owner), turn, addressed)
+        elif placed(text, owner, verdict.owner):
             text = traded_names(text, owner, verdict.owner)
         elif owner not in (pets or {}) and (
             match_speakers(owner, people) or person_named(owner, turn.text)
