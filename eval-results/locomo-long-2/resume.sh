@@ -54,7 +54,7 @@
 #      journal), the peers' answers joined in (--merge-from). --interim builds and
 #      answers nothing (no model loads, no peer store is built here) and scores the
 #      questions every system with answers answered: all of them, once steps 1-3 are done.
-# 29 November, 08:10 UTC (session 36): lamina and lamina-retrieval are answered again at
+# 29 November, 07:58 UTC (session 36): lamina and lamina-retrieval are answered again at
 # 4e01a76, the code issue 31's construction has reached (summaries' reported speech told by
 # whom its turns say; owners of respelled speakers and of pets' news, hedged updates,
 # checked sources; the construction prompt and key unchanged, so the kept replies answer
@@ -66,7 +66,8 @@
 # of 95 took 170 s of model time, a reply of the second ran past 13,900 tokens (about 18
 # minutes at 13 tokens/s), and the step then died in Kuzu's native library (see the README);
 # 95 batches at those rates hold the host's one model server for 4.5 to 28 hours, and issue
-# 31's measurement needs it first.
+# 31's measurement needs it first. Finished 29 November, 11:15 UTC: every step has all its
+# answers (report-interim-peers-4e01a76.md); a run now only renders the report again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=${DATA:-../shared/data/locomo/locomo10.json}
