@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -11,18 +10,14 @@ import pytest
 
 from lamina.evaluation.resume_journal import ResumeJournal
 from lamina.testing import FakeEmbeddings
+from tests.bench_scripts import load_benchmark
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "construction_supersession.py"
 IDS = ["u01-moved-city", "c01-second-pet", "u04-new-job-congrats", "c03-hypothetical-move"]
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("construction_supersession", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("construction_supersession")
 
 
 def test_the_items_are_hand_written_pairs_and_controls(bench: ModuleType) -> None:

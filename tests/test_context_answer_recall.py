@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "context_answer_recall.py"
+from tests.bench_scripts import load_benchmark
+
 CONTEXT = "\n".join(
     [
         "[m1] (fact, 3 July 2023) Caroline: Caroline is learning the piano.",
@@ -21,11 +20,7 @@ CONTEXT = "\n".join(
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("context_answer_recall", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("context_answer_recall")
 
 
 def test_lines_are_told_apart_by_kind(bench: ModuleType) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import UTC, datetime
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -15,8 +13,8 @@ from lamina.datasets.locomo_annotations import parse_annotations
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
+from tests.bench_scripts import load_benchmark
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "coverage_misses.py"
 SAMPLE: dict[str, Any] = {
     "sample_id": "s1",
     "conversation": {
@@ -45,12 +43,7 @@ SAMPLE: dict[str, Any] = {
 
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCH.parent))  # it imports construction_quality
-    spec = importlib.util.spec_from_file_location("coverage_misses", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("coverage_misses", monkeypatch)  # it imports another script
 
 
 def test_each_observation_left_out_is_sorted_by_its_cause(bench: ModuleType) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -15,8 +14,7 @@ from lamina.errors import InvalidInputError
 from lamina.records.model import EpisodeRecord, FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "derived_oracle_store.py"
+from tests.bench_scripts import load_benchmark
 
 SAMPLE: dict[str, Any] = {
     "sample_id": "s1",
@@ -48,10 +46,7 @@ SAMPLE: dict[str, Any] = {
 
 @pytest.fixture()
 def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("derived_oracle_store", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("derived_oracle_store")
     monkeypatch.setattr(module, "MiniLMEmbeddings", FakeEmbeddings)
     return module
 

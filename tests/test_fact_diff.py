@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,18 +12,15 @@ import pytest
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
+from tests.bench_scripts import load_benchmark
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "fact_diff.py"
 NS = "locomo:c1"
 AT = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture()
 def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fact_diff", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("fact_diff")
     monkeypatch.setattr(module, "MiniLMEmbeddings", FakeEmbeddings)
     return module
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
@@ -14,8 +13,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from lamina.records.model import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
+from tests.bench_scripts import load_benchmark
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "session_summary_probe.py"
 NS = "locomo:conv-x"
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 
@@ -35,11 +34,7 @@ class Model(FakeListChatModel):
 
 @pytest.fixture()
 def probe(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("session_summary_probe", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("session_summary_probe", monkeypatch)  # it imports another script
     monkeypatch.setattr(module, "MiniLMEmbeddings", FakeEmbeddings)
     return module
 
