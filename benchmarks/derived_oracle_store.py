@@ -23,12 +23,12 @@ import argparse
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.datasets.locomo_annotations import load_annotations
 from lamina.evaluation.ingest import derived_oracle_records
+from lamina.evaluation.subset import first_sessions
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 
 
@@ -53,9 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = ChromaMemoryStore.persistent(target, embeddings=MiniLMEmbeddings())
     built: dict[str, dict[str, int]] = {}
     for conv in conversations:
-        if args.sessions is not None:
-            keep = set(conv.sessions()[: args.sessions])
-            conv = replace(conv, turns=[t for t in conv.turns if t.session_id in keep])
+        conv = first_sessions(conv, args.sessions)
         namespace = args.namespace.format(sample=conv.sample_id)
         records = derived_oracle_records(store, namespace, conv, notes[conv.sample_id])
         store.add(namespace, records)

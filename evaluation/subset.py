@@ -99,7 +99,8 @@ def balanced(items: Sequence[EvalQuestion], n: int) -> list[EvalQuestion]:
     return [q for q in items if id(q) in chosen]
 
 
-def _cut(conv: Conversation, sessions: int | None) -> Conversation:
+def first_sessions(conv: Conversation, sessions: int | None) -> Conversation:
+    """``conv`` with only its first ``sessions`` sessions (all of them when None)."""
     if sessions is None:
         return conv
     keep = set(conv.sessions()[:sessions])
@@ -135,7 +136,7 @@ def select(
         raise InvalidInputError(f"categories are 1-5, got {sorted(wanted)}")
     subset = Subset([])
     for original in conversations:
-        conv = _cut(original, sessions)
+        conv = first_sessions(original, sessions)
         kept_sessions = set(conv.sessions())
         answerable: list[EvalQuestion] = []
         baiting: list[EvalQuestion] = []
