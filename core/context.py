@@ -192,6 +192,14 @@ class MemoryContext:
     A kind left out is still searched: scenes still lend their member episodes to the
     episode ranking (``scene_top``). ``()`` shows raw turns only, the same as
     ``derived_share=0``."""
+    timed_kinds: tuple[DerivedKind, ...] = ("episode", "scene")
+    """Recall: the derived kinds shown only when the question is about time (a when or
+    how-long question, or one that names a date, a period or an event to date by).
+    Other questions give the derived room to the rest of ``context_kinds`` (facts, each
+    about one person). Episodes and scenes are dated accounts of a session; for "what
+    does Deborah do to relax?" their longer lines crowd out the facts and turns that
+    answer it. ``()`` shows ``context_kinds`` for every question. Chosen with the local
+    Qwen 1.5B on conv-41..43 (docs/benchmarks/index.md, issue 31)."""
     judge_max_tokens: int = 192
     """Recall: output cap of the Judge's combined call (verdict and draft answer)."""
     rewrite_max_tokens: int = 96
@@ -270,11 +278,12 @@ class MemoryContext:
             value = getattr(self, name)
             if not -1.0 <= value <= 1.0:
                 raise InvalidInputError(f"{name} is a cosine in [-1, 1], got {value}")
-        unknown = sorted(set(self.context_kinds) - set(DERIVED_KINDS))
-        if unknown:
-            raise InvalidInputError(
-                f"unknown context_kinds {unknown}; use some of {list(DERIVED_KINDS)}"
-            )
+        for name in ("context_kinds", "timed_kinds"):
+            unknown = sorted(set(getattr(self, name)) - set(DERIVED_KINDS))
+            if unknown:
+                raise InvalidInputError(
+                    f"unknown {name} {unknown}; use some of {list(DERIVED_KINDS)}"
+                )
         if self.construction_extra_items < 0:
             raise InvalidInputError(
                 f"construction_extra_items must be >= 0, got {self.construction_extra_items}"

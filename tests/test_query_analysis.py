@@ -182,6 +182,26 @@ def test_question_types(question: str, kind: str) -> None:
     assert question_type(question) == kind
 
 
+@pytest.mark.parametrize(
+    ("question", "timed"),
+    [
+        ("When did Caroline go to the support group?", True),
+        ("How long has Melanie been painting?", True),
+        ("What did Melanie paint last week?", True),
+        ("Where did Melanie camp in June 2023?", True),
+        ("What did Caroline do after the parade?", True),
+        ("What did Caroline do recently?", True),
+        ("What books has Melanie read?", False),
+        ("Where did Melanie camp?", False),
+        ("Did Melanie go camping?", False),
+    ],
+)
+def test_a_question_is_about_time_when_it_asks_when_or_names_a_time(
+    question: str, timed: bool
+) -> None:
+    assert analyze_question(question, reference=REF).about_time() is timed
+
+
 @pytest.mark.parametrize("question", ["", "   ", "\n\t"])
 def test_an_empty_question_is_a_clear_error(question: str) -> None:
     with pytest.raises(InvalidInputError, match="non-empty"):

@@ -430,7 +430,8 @@ def test_scenes_lend_their_episodes_and_derived_memory_never_displaces_raw(store
             ),
         ],
     )
-    out = ask(store, model, "Tell me about Rex the dog", mode="retrieve", derived_depth=1, k_min=1)
+    options: dict[str, Any] = {"mode": "retrieve", "derived_depth": 1, "k_min": 1}
+    out = ask(store, model, "Tell me about Rex the dog", timed_kinds=(), **options)
     by_id = {c.id: c for c in out["candidates"]}
     assert {"e1", "e2", "s1"} <= set(by_id) and by_id["e2"].via == "scene"
     raw_ids = {c.id for c in out["candidates"] if c.granularity == "raw"}
@@ -452,14 +453,46 @@ def test_scenes_kept_out_of_the_context_still_lend_their_episodes(store, model) 
         occurred_at=T0,
     )
     store.add(NS, [a, b, scene])
-    options: dict[str, Any] = {"mode": "retrieve", "derived_depth": 1, "k_min": 1}
+    options: dict[str, Any] = {
+        "mode": "retrieve",
+        "derived_depth": 1,
+        "k_min": 1,
+        "timed_kinds": (),
+    }
     shown = ask(store, model, "Tell me about Rex the dog", **options)
-    assert "s1" in {c.id for c in shown["candidates"]}  # the default shows scenes
+    assert "s1" in {c.id for c in shown["candidates"]}  # every kind, for every question
     kinds = ("fact", "episode")
     out = ask(store, model, "Tell me about Rex the dog", context_kinds=kinds, **options)
     by_id = {c.id: c for c in out["candidates"]}
     assert "s1" not in by_id and {"e1", "e2"} <= set(by_id)
     assert by_id["e2"].via == "scene"  # found only through the scene it belongs to
+
+
+@pytest.mark.parametrize(
+    ("question", "shown"),
+    [
+        ("What did Alice adopt?", {"fact"}),
+        ("When did Alice adopt Rex the dog?", {"fact", "episode", "scene"}),
+        ("What did Alice adopt in March 2024?", {"fact", "episode", "scene"}),
+        ("What did Alice adopt before the move?", {"fact", "episode", "scene"}),
+    ],
+)
+def test_episodes_and_scenes_are_shown_for_questions_about_time(  # type: ignore[no-untyped-def]
+    store, model, question: str, shown: set[str]
+) -> None:
+    text = "Alice brought Rex the dog home from the shelter"
+    episode = EpisodeRecord(id="e1", namespace=NS, title="Rex", text=text, occurred_at=T0)
+    scene = SceneRecord(
+        id="s1", namespace=NS, text="Rex's first weeks with Alice", members=["e1"], occurred_at=T0
+    )
+    store.add(NS, [fact("Alice adopted Rex the dog"), episode, scene])
+    out = ask(store, model, question, mode="retrieve")
+    derived = {c.granularity for c in out["candidates"]} - {"raw"}
+    assert derived == shown
+    every = ask(store, model, question, mode="retrieve", timed_kinds=())
+    assert {c.granularity for c in every["candidates"]} - {"raw"} == {"fact", "episode", "scene"}
+    facts_only = ask(store, model, question, mode="retrieve", context_kinds=("fact",))
+    assert {c.granularity for c in facts_only["candidates"]} - {"raw"} == {"fact"}
 
 
 def test_memories_are_data_in_every_prompt(store, model) -> None:  # type: ignore[no-untyped-def]

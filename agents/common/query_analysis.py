@@ -112,6 +112,10 @@ class QueryAnalysis(BaseModel):
     reference: datetime | None = None
     """What relative expressions were resolved against (UTC)."""
 
+    def about_time(self) -> bool:
+        """Whether the question asks when, or names a date, a period or an event to date by."""
+        return self.question_type == "temporal" or bool(self.time_expressions or self.unresolved)
+
     def window(self) -> TimeWindow | None:
         """The time window, or None when the question names no usable one."""
         if self.after is None and self.before is None:

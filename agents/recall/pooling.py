@@ -71,6 +71,8 @@ class PoolSettings:
     scene_top: int = 3
     kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
     """The derived kinds the context may show (all are searched; scenes guide episodes)."""
+    timed_kinds: tuple[DerivedKind, ...] = ()
+    """Of ``kinds``, those shown only for a question about time (``QueryAnalysis.about_time``)."""
     neighbours: int = 0
     """Turns on each side of a top raw hit that join the pool (0: none)."""
     neighbour_hits: int = 10
@@ -307,7 +309,8 @@ class EvidencePool:
         ]
         turns = _interleave(turns, self._neighbours(turns))
         s = self.settings
-        shown = [m for m in derived if m.granularity in s.kinds]
+        kinds = [k for k in s.kinds if analysis.about_time() or k not in s.timed_kinds]
+        shown = [m for m in derived if m.granularity in kinds]
         kept = cut_to_budget(
             turns,
             shown,
