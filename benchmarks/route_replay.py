@@ -1,21 +1,24 @@
 r"""What a per-question choice between two answered arms would score, with no model call.
 
 ``budget_answers.py`` answers every question with every arm. A setting meant for some
-questions only (issue 31's ``timed_kinds``: episodes and scenes shown only for a question
-about time) is then read from two arms already answered: a question about time
-(:meth:`~lamina.agents.common.query_analysis.QueryAnalysis.about_time`) keeps the base
-arm's answer, any other takes the routed arm's. The routed answers are paired with the
-base arm's, overall, per conversation and per category, with the report's bootstrap
-interval. Each ``--run`` names a journal and the conversations its run was given, in the
-same order (its question ids number the questions of those conversations).
+questions only is then read from two arms already answered: the questions the rule picks
+take the routed arm's answer, the rest keep the base arm's. Rules (by
+:mod:`lamina.agents.common.query_analysis`):
 
-The question is analysed against the last session date of its conversation; the
-retriever uses the latest stored turn, which only moves where a bare year lies more
-than 30 years from it.
+* ``aggregation``: an aggregation question that is not about time (issue 31's
+  ``aggregation_kinds``: such a question shows facts only);
+* ``untimed``: any question not about time (tried first; it did not hold on conv-44).
+
+The routed answers are paired with the base arm's, overall, per conversation and per
+category, with the report's bootstrap interval. Each ``--run`` names a journal and the
+conversations its run was given, in the same order (its question ids number the
+questions of those conversations). A question is analysed against the last turn of its
+conversation; the retriever uses the latest stored turn, which only moves where a bare
+year lies more than 30 years from it.
 
 Usage::
 
-    python benchmarks/route_replay.py --sessions 10 --base base --routed facts \
+    python benchmarks/route_replay.py --sessions 10 --rule aggregation --base base --routed facts \
         --run eval-results/budget-answers-42737d6/journal.jsonl conv-41 conv-42 \
         --run eval-results/budget-answers-42737d6/journal-c43-44.jsonl conv-43
 """
@@ -37,6 +40,7 @@ from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.evaluation.bootstrap import bootstrap_mean
 
 UTC = ZoneInfo("UTC")
+RULES = ("aggregation", "untimed")
 
 
 def _asked(data: Path, conversations: list[str], sessions: int | None) -> dict[str, tuple]:
@@ -56,6 +60,16 @@ def _interval(values: list[float]) -> dict[str, float | int]:
     return bootstrap_mean(values).as_dict(3)
 
 
+def picks(rule: str, question: str, reference: datetime) -> bool:
+    """Whether ``rule`` routes ``question`` to the routed arm."""
+    analysis = analyze_question(question, reference=reference, tz=UTC)
+    if rule == "untimed":
+        return not analysis.about_time()
+    if rule == "aggregation":
+        return analysis.question_type == "aggregation" and not analysis.about_time()
+    raise ValueError(f"unknown rule {rule!r}; use one of {RULES}")
+
+
 def replay(
     runs: Sequence[tuple[Path, list[str]]],
     *,
@@ -63,9 +77,10 @@ def replay(
     sessions: int | None,
     base: str,
     routed: str,
+    rule: str = "aggregation",
 ) -> dict[str, object]:
     """The routed choice against the base arm, over the questions both arms answered."""
-    rows: list[tuple[str, int, bool, float, float]] = []  # qid, category, timed, base, routed
+    rows: list[tuple[str, int, bool, float, float]] = []  # qid, category, picked, base, choice
     for journal, conversations in runs:
         asked = _asked(data, conversations, sessions)
         by_arm: dict[str, dict[str, float]] = defaultdict(dict)
@@ -76,9 +91,9 @@ def replay(
             by_arm[r["arm"]][r["qid"]] = float(r["f1"])
         for qid in sorted(set(by_arm[base]) & set(by_arm[routed])):
             category, text, reference = asked[qid]
-            timed = analyze_question(text, reference=reference, tz=UTC).about_time()
-            choice = by_arm[base][qid] if timed else by_arm[routed][qid]
-            rows.append((qid, category, timed, by_arm[base][qid], choice))
+            picked = picks(rule, text, reference)
+            choice = by_arm[routed][qid] if picked else by_arm[base][qid]
+            rows.append((qid, category, picked, by_arm[base][qid], choice))
     if not rows:
         raise ValueError(f"no question was answered by both {base!r} and {routed!r}")
     groups: dict[str, list[float]] = defaultdict(list)
@@ -87,7 +102,7 @@ def replay(
             groups[key].append(c - b)
     return {
         "questions": len(rows),
-        "routed": sum(not timed for _, _, timed, _, _ in rows),
+        "routed": sum(picked for _, _, picked, _, _ in rows),
         "base_f1": round(sum(r[3] for r in rows) / len(rows), 3),
         "routed_f1": round(sum(r[4] for r in rows) / len(rows), 3),
         "difference": {key: _interval(values) for key, values in sorted(groups.items())},
@@ -99,8 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=default_locomo_path())
     p.add_argument("--sessions", type=int, help="the --sessions the runs were given")
-    p.add_argument("--base", required=True, help="the arm kept for questions about time")
-    p.add_argument("--routed", required=True, help="the arm taken for every other question")
+    p.add_argument("--rule", choices=RULES, default="aggregation")
+    p.add_argument("--base", required=True, help="the arm kept where the rule does not route")
+    p.add_argument("--routed", required=True, help="the arm taken where the rule routes")
     p.add_argument("--run", nargs="+", action="append", required=True, metavar="JOURNAL CONV")
     args = p.parse_args(argv)
     runs = []
@@ -108,7 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(run) < 2:
             p.error("--run takes a journal and the conversations its run was given")
         runs.append((Path(run[0]), run[1:]))
-    found = replay(runs, data=args.data, sessions=args.sessions, base=args.base, routed=args.routed)
+    found = replay(
+        runs,
+        data=args.data,
+        sessions=args.sessions,
+        base=args.base,
+        routed=args.routed,
+        rule=args.rule,
+    )
     print(json.dumps(found, indent=2))
     return 0
 

@@ -192,14 +192,14 @@ class MemoryContext:
     A kind left out is still searched: scenes still lend their member episodes to the
     episode ranking (``scene_top``). ``()`` shows raw turns only, the same as
     ``derived_share=0``."""
-    timed_kinds: tuple[DerivedKind, ...] = ("episode", "scene")
-    """Recall: the derived kinds shown only when the question is about time (a when or
-    how-long question, or one that names a date, a period or an event to date by).
-    Other questions give the derived room to the rest of ``context_kinds`` (facts, each
-    about one person). Episodes and scenes are dated accounts of a session; for "what
-    does Deborah do to relax?" their longer lines crowd out the facts and turns that
-    answer it. ``()`` shows ``context_kinds`` for every question. Chosen with the local
-    Qwen 1.5B on conv-41..43 (docs/benchmarks/index.md, issue 31)."""
+    aggregation_kinds: tuple[DerivedKind, ...] = ("fact",)
+    """Recall: the derived kinds an aggregation question may show, of ``context_kinds``: a
+    question for a list, a count or what two people share ("What hobbies does Deborah
+    have?", "How many pets...", "both"), unless it is about time (it asks when, or names a
+    date, a period or an event). Facts, each about one person, are what such a question
+    gathers across sessions; the episodes' longer accounts of one session crowd them out
+    of the derived room. ``DERIVED_KINDS`` shows every kind for every question. Chosen with
+    the local Qwen 1.5B on conv-41..44 (docs/benchmarks/index.md, issue 31)."""
     judge_max_tokens: int = 192
     """Recall: output cap of the Judge's combined call (verdict and draft answer)."""
     rewrite_max_tokens: int = 96
@@ -278,7 +278,7 @@ class MemoryContext:
             value = getattr(self, name)
             if not -1.0 <= value <= 1.0:
                 raise InvalidInputError(f"{name} is a cosine in [-1, 1], got {value}")
-        for name in ("context_kinds", "timed_kinds"):
+        for name in ("context_kinds", "aggregation_kinds"):
             unknown = sorted(set(getattr(self, name)) - set(DERIVED_KINDS))
             if unknown:
                 raise InvalidInputError(

@@ -63,7 +63,7 @@ RECALL_FIELDS = frozenset(
         "context_tokens",
         "derived_share",
         "context_kinds",
-        "timed_kinds",
+        "aggregation_kinds",
         "raw_depth",
         "source_weight",
         "derived_depth",

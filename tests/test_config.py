@@ -35,7 +35,7 @@ def test_the_config_is_immutable() -> None:
         {"structured_method": "xml"},
         {"context": {"trigger_policy": "sometimes"}},
         {"context": {"context_kinds": ["fact", "topic"]}},
-        {"context": {"timed_kinds": ["episode", "summary"]}},
+        {"context": {"aggregation_kinds": ["fact", "summary"]}},
         {"context": {"no_such_field": 1}},
         {"context": {"namespace": "user:x"}},
         {"checkpointer": "postgres"},

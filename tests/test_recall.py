@@ -430,8 +430,7 @@ def test_scenes_lend_their_episodes_and_derived_memory_never_displaces_raw(store
             ),
         ],
     )
-    options: dict[str, Any] = {"mode": "retrieve", "derived_depth": 1, "k_min": 1}
-    out = ask(store, model, "Tell me about Rex the dog", timed_kinds=(), **options)
+    out = ask(store, model, "Tell me about Rex the dog", mode="retrieve", derived_depth=1, k_min=1)
     by_id = {c.id: c for c in out["candidates"]}
     assert {"e1", "e2", "s1"} <= set(by_id) and by_id["e2"].via == "scene"
     raw_ids = {c.id for c in out["candidates"] if c.granularity == "raw"}
@@ -453,14 +452,9 @@ def test_scenes_kept_out_of_the_context_still_lend_their_episodes(store, model) 
         occurred_at=T0,
     )
     store.add(NS, [a, b, scene])
-    options: dict[str, Any] = {
-        "mode": "retrieve",
-        "derived_depth": 1,
-        "k_min": 1,
-        "timed_kinds": (),
-    }
+    options: dict[str, Any] = {"mode": "retrieve", "derived_depth": 1, "k_min": 1}
     shown = ask(store, model, "Tell me about Rex the dog", **options)
-    assert "s1" in {c.id for c in shown["candidates"]}  # every kind, for every question
+    assert "s1" in {c.id for c in shown["candidates"]}  # the default shows scenes
     kinds = ("fact", "episode")
     out = ask(store, model, "Tell me about Rex the dog", context_kinds=kinds, **options)
     by_id = {c.id: c for c in out["candidates"]}
@@ -468,16 +462,21 @@ def test_scenes_kept_out_of_the_context_still_lend_their_episodes(store, model) 
     assert by_id["e2"].via == "scene"  # found only through the scene it belongs to
 
 
+EVERY = {"fact", "episode", "scene"}
+
+
 @pytest.mark.parametrize(
     ("question", "shown"),
     [
-        ("What did Alice adopt?", {"fact"}),
-        ("When did Alice adopt Rex the dog?", {"fact", "episode", "scene"}),
-        ("What did Alice adopt in March 2024?", {"fact", "episode", "scene"}),
-        ("What did Alice adopt before the move?", {"fact", "episode", "scene"}),
+        ("What pets does Alice have?", {"fact"}),
+        ("How many dogs has Alice adopted?", {"fact"}),
+        ("What did Alice adopt?", EVERY),
+        ("When did Alice adopt Rex the dog?", EVERY),
+        ("What pets did Alice adopt in March 2024?", EVERY),
+        ("What pets did Alice have before the move?", EVERY),
     ],
 )
-def test_episodes_and_scenes_are_shown_for_questions_about_time(  # type: ignore[no-untyped-def]
+def test_an_aggregation_question_shows_facts_of_the_derived_kinds(  # type: ignore[no-untyped-def]
     store, model, question: str, shown: set[str]
 ) -> None:
     text = "Alice brought Rex the dog home from the shelter"
@@ -487,12 +486,12 @@ def test_episodes_and_scenes_are_shown_for_questions_about_time(  # type: ignore
     )
     store.add(NS, [fact("Alice adopted Rex the dog"), episode, scene])
     out = ask(store, model, question, mode="retrieve")
-    derived = {c.granularity for c in out["candidates"]} - {"raw"}
-    assert derived == shown
-    every = ask(store, model, question, mode="retrieve", timed_kinds=())
-    assert {c.granularity for c in every["candidates"]} - {"raw"} == {"fact", "episode", "scene"}
-    facts_only = ask(store, model, question, mode="retrieve", context_kinds=("fact",))
-    assert {c.granularity for c in facts_only["candidates"]} - {"raw"} == {"fact"}
+    assert {c.granularity for c in out["candidates"]} - {"raw"} == shown
+    every = ask(store, model, question, mode="retrieve", aggregation_kinds=tuple(EVERY))
+    assert {c.granularity for c in every["candidates"]} - {"raw"} == EVERY
+    episodes = ask(store, model, question, mode="retrieve", context_kinds=("episode",))
+    expected = set() if shown == {"fact"} else {"episode"}  # of context_kinds only
+    assert {c.granularity for c in episodes["candidates"]} - {"raw"} == expected
 
 
 def test_memories_are_data_in_every_prompt(store, model) -> None:  # type: ignore[no-untyped-def]

@@ -71,8 +71,8 @@ class PoolSettings:
     scene_top: int = 3
     kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
     """The derived kinds the context may show (all are searched; scenes guide episodes)."""
-    timed_kinds: tuple[DerivedKind, ...] = ()
-    """Of ``kinds``, those shown only for a question about time (``QueryAnalysis.about_time``)."""
+    aggregation_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
+    """Of ``kinds``, those an aggregation question not about time shows (``QueryAnalysis``)."""
     neighbours: int = 0
     """Turns on each side of a top raw hit that join the pool (0: none)."""
     neighbour_hits: int = 10
@@ -309,7 +309,8 @@ class EvidencePool:
         ]
         turns = _interleave(turns, self._neighbours(turns))
         s = self.settings
-        kinds = [k for k in s.kinds if analysis.about_time() or k not in s.timed_kinds]
+        gathers = analysis.question_type == "aggregation" and not analysis.about_time()
+        kinds = [k for k in s.kinds if not gathers or k in s.aggregation_kinds]
         shown = [m for m in derived if m.granularity in kinds]
         kept = cut_to_budget(
             turns,

@@ -41,7 +41,7 @@ def pool_settings(ctx: MemoryContext, *, retry: bool) -> PoolSettings:
         derived_depth=max(ctx.derived_depth, ctx.k_min),
         scene_top=ctx.scene_top,
         kinds=tuple(ctx.context_kinds),
-        timed_kinds=tuple(ctx.timed_kinds),
+        aggregation_kinds=tuple(ctx.aggregation_kinds),
         neighbours=ctx.neighbour_turns if retry else 0,
         budget=ctx.context_tokens,
         derived_share=ctx.derived_share,
