@@ -68,6 +68,12 @@
 # 95 batches at those rates hold the host's one model server for 4.5 to 28 hours, and issue
 # 31's measurement needs it first. Finished 29 November, 11:15 UTC: every step has all its
 # answers (report-interim-peers-4e01a76.md); a run now only renders the report again.
+# 29 November, session 38 (14:10 UTC): lamina and lamina-retrieval are answered again at
+# 838c874, where an aggregation question not about time shows facts and no episode or
+# scene lines (aggregation_kinds), and which carries the owner-check trade fix of 0fa620c
+# (construction code, so their local store is removed and built again from the kept
+# replies; the prompts and the construction key are unchanged). Their answers at 4e01a76
+# are set aside by a sixth redo record and stay scored in report-interim-peers-4e01a76.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=${DATA:-../shared/data/locomo/locomo10.json}
@@ -87,10 +93,10 @@ run=(--data "$DATA" --adversarial 10 --context-window 8192 --conversations conv-
 
 PYTHONPATH=$(freeze 1936587) $PY -m lamina eval "${run[@]}" --out eval-results/locomo-long-2 \
   --construction-dir /tmp/construction-long2-baselines --systems flat oracle
-LAMINA=4e01a76  # was 31ff522 until the redos of 29 November
+LAMINA=838c874  # was 31ff522, then 4e01a76 (29 November, session 36)
 redo=()
-if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 5 ]; then
-  redo=(--redo lamina lamina-retrieval)  # once: the answers at 31ff522 are set aside
+if [ "$(grep -c '"kind":"redo"' eval-results/locomo-long-2/journal.jsonl)" -lt 6 ]; then
+  redo=(--redo lamina lamina-retrieval)  # once: the answers at 4e01a76 are set aside
   for key in eval-results/construction-long2/lamina-*/; do
     rm -rf "${key}chroma" "${key}built.jsonl"  # the local store only; ingest.jsonl stays
   done
