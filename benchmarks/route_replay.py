@@ -66,7 +66,7 @@ def picks(rule: str, question: str, reference: datetime) -> bool:
     if rule == "untimed":
         return not analysis.about_time()
     if rule == "aggregation":
-        return analysis.question_type == "aggregation" and not analysis.about_time()
+        return analysis.gathers()
     raise ValueError(f"unknown rule {rule!r}; use one of {RULES}")
 
 

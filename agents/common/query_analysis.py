@@ -116,6 +116,10 @@ class QueryAnalysis(BaseModel):
         """Whether the question asks when, or names a date, a period or an event to date by."""
         return self.question_type == "temporal" or bool(self.time_expressions or self.unresolved)
 
+    def gathers(self) -> bool:
+        """Whether it asks for a list, a count or what two share, across time (not about time)."""
+        return self.question_type == "aggregation" and not self.about_time()
+
     def window(self) -> TimeWindow | None:
         """The time window, or None when the question names no usable one."""
         if self.after is None and self.before is None:

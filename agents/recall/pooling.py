@@ -309,8 +309,7 @@ class EvidencePool:
         ]
         turns = _interleave(turns, self._neighbours(turns))
         s = self.settings
-        gathers = analysis.question_type == "aggregation" and not analysis.about_time()
-        kinds = [k for k in s.kinds if not gathers or k in s.aggregation_kinds]
+        kinds = [k for k in s.kinds if not analysis.gathers() or k in s.aggregation_kinds]
         shown = [m for m in derived if m.granularity in kinds]
         kept = cut_to_budget(
             turns,
