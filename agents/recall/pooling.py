@@ -22,8 +22,15 @@ from zoneinfo import ZoneInfo
 from ...core.context import DERIVED_KINDS, ContextLayout, ContextOrder, DerivedKind
 from ...core.state import Candidate
 from ...records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
-from ...stores.base import PLAIN, Channel, MemoryStore, Ranking, SearchAnswer, SearchRequest
-from ...stores.bm25 import BM25Index
+from ...stores.base import (
+    PLAIN,
+    Channel,
+    LexicalView,
+    MemoryStore,
+    Ranking,
+    SearchAnswer,
+    SearchRequest,
+)
 from ...stores.fusion import FusionConfig, reciprocal_rank_fusion
 from ..common.formatting import clip
 from ..common.names import without_speakers
@@ -335,7 +342,7 @@ class EvidencePool:
         return self._safely("latest", lambda: self._raw.latest(), None)
 
     @cached_property
-    def _raw(self) -> BM25Index:
+    def _raw(self) -> LexicalView:
         """The raw turns' lexical index, read once (speakers and latest share it)."""
         return self.store.lexical_index("raw", self.namespace)
 

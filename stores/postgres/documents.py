@@ -1,0 +1,73 @@
+"""Profiles and the audit log of the Postgres store: keyed JSON documents per namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from ...records.audit import AuditEntry
+from ...records.model import ProfileRecord, validate_namespace
+from ..keyed import checked_model
+from .connections import Transactions
+from .schema import Names
+
+
+class ProfilesAndAudit(Transactions):
+    """Profile and audit-log methods; the store sets ``names``."""
+
+    names: Names
+
+    def put_profile(self, profile: ProfileRecord) -> ProfileRecord:
+        """Store the profile of ``profile.namespace``, replacing the previous one."""
+        checked = checked_model(profile, ProfileRecord, "profile")
+        statement = sql.SQL(
+            "INSERT INTO {} (namespace, body) VALUES (%s, %s) "
+            "ON CONFLICT (namespace) DO UPDATE SET body = EXCLUDED.body"
+        ).format(self.names("profiles"))
+        with self.atomic() as conn:
+            conn.execute(statement, [checked.namespace, checked.model_dump_json()])
+        return checked
+
+    def get_profile(self, namespace: str) -> ProfileRecord | None:
+        """Return the stored profile of ``namespace``, or None."""
+        statement = sql.SQL("SELECT body FROM {} WHERE namespace = %s").format(
+            self.names("profiles")
+        )
+        with self.atomic() as conn:
+            row = conn.execute(statement, [validate_namespace(namespace)]).fetchone()
+        return None if row is None else ProfileRecord.model_validate_json(row[0])
+
+    def delete_profile(self, namespace: str) -> bool:
+        """Delete the profile of ``namespace``; return whether there was one."""
+        statement = sql.SQL("DELETE FROM {} WHERE namespace = %s").format(self.names("profiles"))
+        with self.atomic() as conn:
+            return conn.execute(statement, [validate_namespace(namespace)]).rowcount > 0
+
+    def _put_audit(self, conn: psycopg.Connection[Any], entry: AuditEntry) -> None:
+        statement = sql.SQL(
+            "INSERT INTO {} (namespace, id, at, body) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (namespace, id) DO UPDATE SET at = EXCLUDED.at, body = EXCLUDED.body"
+        ).format(self.names("audit"))
+        conn.execute(statement, [entry.namespace, entry.id, entry.at, entry.model_dump_json()])
+
+    def append_audit(self, entry: AuditEntry) -> AuditEntry:
+        """Append one entry to the namespace's audit log."""
+        checked = checked_model(entry, AuditEntry, "audit entry")
+        with self.atomic() as conn:
+            self._put_audit(conn, checked)
+        return checked
+
+    def replace_audit(self, entry: AuditEntry) -> AuditEntry:
+        """Overwrite a stored audit entry (same id), e.g. to redact forgotten content."""
+        return self.append_audit(entry)
+
+    def list_audit(self, namespace: str) -> list[AuditEntry]:
+        """Return the namespace's audit log, oldest first."""
+        statement = sql.SQL("SELECT body FROM {} WHERE namespace = %s ORDER BY at, written").format(
+            self.names("audit")
+        )
+        with self.atomic() as conn:
+            rows = conn.execute(statement, [validate_namespace(namespace)]).fetchall()
+        return [AuditEntry.model_validate_json(r[0]) for r in rows]

@@ -1,0 +1,79 @@
+"""Record rows of the Postgres store: encoded from a prepared batch, upserted, read back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from ...errors import StoreConfigurationError
+from ...records.model import Granularity, MemoryRecord
+from ..codec import RECORD_KEY
+from ..writes import Batch
+from .schema import Names
+from .sql import pg_text
+
+Row = tuple[str, str, str, Jsonb, str, str, list[float], Any]
+"""namespace, id, record JSON, filterable metadata, index text, text-search config,
+vector, occurred_at."""
+
+
+def encode(
+    batch: Batch, language: Callable[[MemoryRecord], str], dimension: int, names: Names
+) -> list[Row]:
+    """The rows of ``batch``; a vector of the wrong size is refused with both sizes."""
+    rows: list[Row] = []
+    for record, text, vector, meta in zip(
+        batch.records, batch.texts, batch.vectors, batch.metadatas, strict=True
+    ):
+        if len(vector) != dimension:
+            raise StoreConfigurationError(
+                f"the embedder returned a {len(vector)}-dimensional vector, but the "
+                f"schema {names.schema!r} holds {dimension}-dimensional ones"
+            )
+        filterable = {k: pg_text(v) for k, v in meta.items() if k != RECORD_KEY}
+        rows.append(
+            (
+                batch.namespace,
+                record.id,
+                str(meta[RECORD_KEY]),
+                Jsonb(filterable),
+                pg_text(text),
+                language(record),
+                [float(x) for x in vector],
+                record.occurred_at,
+            )
+        )
+    return rows
+
+
+def upsert(conn: psycopg.Connection[Any], names: Names, gran: Granularity, rows: list[Row]) -> None:
+    """Insert or replace ``rows`` (one pipelined batch); the ``tsvector`` is built here."""
+    statement = sql.SQL(
+        "INSERT INTO {t} AS t (namespace, id, record, meta, document, ts_config, tsv, "
+        "embedding, occurred_at) VALUES (%s, %s, %s, %s, %s, %s, "
+        "to_tsvector(%s::regconfig, %s), %s::vector, %s) "
+        "ON CONFLICT (namespace, id) DO UPDATE SET record = EXCLUDED.record, "
+        "meta = EXCLUDED.meta, document = EXCLUDED.document, "
+        "ts_config = EXCLUDED.ts_config, tsv = EXCLUDED.tsv, "
+        "embedding = EXCLUDED.embedding, occurred_at = EXCLUDED.occurred_at, "
+        "written = nextval({seq})"
+    ).format(t=names.records(gran), seq=sql.Literal(f"{names.schema}.write_seq"))
+    params = [(ns, i, rec, meta, doc, cfg, cfg, doc, vec, at)
+              for ns, i, rec, meta, doc, cfg, vec, at in rows]  # fmt: skip
+    with conn.cursor() as cur:
+        cur.executemany(statement, params)
+
+
+def stored_vectors(
+    conn: psycopg.Connection[Any], names: Names, gran: Granularity, namespace: str, ids: list[str]
+) -> dict[str, tuple[str, list[float]]]:
+    """``{id: (index text, vector)}`` of the records among ``ids`` that are stored."""
+    query = sql.SQL(
+        "SELECT id, document, embedding::real[] FROM {} WHERE namespace = %s AND id = ANY(%s)"
+    ).format(names.records(gran))
+    rows = conn.execute(query, [namespace, ids]).fetchall()
+    return {str(i): (str(d), [float(x) for x in v]) for i, d, v in rows}

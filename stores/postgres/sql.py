@@ -1,0 +1,227 @@
+"""SQL of the Postgres store: filters, and one statement that answers a whole search request.
+
+Every value a caller gives (namespace, filter keys and values, window bounds, query text,
+vectors, ``k``) is a bound parameter; only identifiers the store itself chose (schema,
+table, CTE names) are composed into the text, always quoted by :mod:`psycopg.sql`. So no
+namespace prefix, ``%``, ``_`` or backslash can widen a match: the namespace is compared
+with ``=``, never with ``LIKE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from ...records.model import RECORD_TYPES, Granularity
+from ..base import ScoredRecord, Search, SearchAnswer, SearchMode, SearchRequest
+from ..filters import SearchFilter
+from ..fusion import FusionConfig
+from ..search import check_query
+from .schema import Names
+
+
+def pg_text(value: Any) -> Any:
+    """``value`` with NUL characters replaced: Postgres text and jsonb cannot hold them."""
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
+
+
+def filter_clause(
+    flt: SearchFilter, granularity: Granularity, params: dict[str, Any], prefix: str
+) -> sql.Composed:
+    """``flt`` as a WHERE condition on the columns of ``granularity``'s table.
+
+    Metadata conditions compare the stored ``meta`` jsonb value with ``=`` against the
+    allowed values, as the Chroma store's ``$eq``/``$in``; keys are parameters too.
+    """
+    parts: list[sql.Composable] = [sql.SQL("t.namespace = %(ns)s")]
+    params["ns"] = flt.namespace
+    if flt.window is not None and flt.window.after is not None:
+        params[f"{prefix}after"] = flt.window.after
+        parts.append(sql.SQL("t.occurred_at >= {}").format(sql.Placeholder(f"{prefix}after")))
+    if flt.window is not None and flt.window.before is not None:
+        params[f"{prefix}before"] = flt.window.before
+        parts.append(sql.SQL("t.occurred_at < {}").format(sql.Placeholder(f"{prefix}before")))
+    for n, (key, values) in enumerate(flt.metadata_conditions(granularity)):
+        k, v = f"{prefix}k{n}", f"{prefix}v{n}"
+        params[k] = key
+        params[v] = [Jsonb(pg_text(x)) for x in values]
+        parts.append(
+            sql.SQL("(t.meta -> {}) = ANY({}::jsonb[])").format(
+                sql.Placeholder(k), sql.Placeholder(v)
+            )
+        )
+    return sql.SQL(" AND ").join(parts)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One ranking of a request, ready for SQL: its table, filter, query and sizes."""
+
+    granularity: Granularity
+    flt: SearchFilter
+    query_key: str
+    """The parameter holding the query text (and ``<key>_vec`` its vector)."""
+    k: int
+    depth: int
+
+
+def search_statement(
+    names: Names,
+    rankings: Sequence[Ranking],
+    *,
+    mode: SearchMode,
+    fusion: FusionConfig,
+    languages: Sequence[str],
+    params: dict[str, Any],
+) -> sql.Composed:
+    """One statement ranking every search: dense, lexical and their RRF, in SQL.
+
+    Each ranking is a chain of CTEs: the dense candidates (pgvector's cosine distance,
+    served by the HNSW index), the lexical candidates (``ts_rank_cd`` over the GIN-indexed
+    ``tsvector``, any query term matching under the record's own text-search
+    configuration), their 1-based ranks (ties broken by id, as the Chroma store does), and
+    the fused top ``k``: ``sum(weight / (rrf_k + rank))``. The rows of all rankings come
+    back together, tagged with the ranking's position.
+    """
+    params["rrf_k"] = float(fusion.k)
+    params["w_dense"] = float(fusion.weights.get("dense", 1.0))
+    params["w_bm25"] = float(fusion.weights.get("bm25", 1.0))
+    params["languages"] = list(languages)
+    ctes: list[sql.Composable] = []
+    selects: list[sql.Composable] = []
+    any_terms, any_terms_of = names("any_terms"), names("any_terms_of")
+    for i, r in enumerate(rankings):
+        table = names.records(r.granularity)
+        where = filter_clause(r.flt, r.granularity, params, f"r{i}_")
+        depth, k = f"r{i}_depth", f"r{i}_k"
+        params[depth], params[k] = r.depth, r.k
+        q, vec = sql.Placeholder(r.query_key), sql.Placeholder(f"{r.query_key}_vec")
+        d, dr, lx, lr, f = (sql.Identifier(f"{c}{i}") for c in ("d", "dr", "l", "lr", "f"))
+        channels: list[sql.Composable] = []
+        if mode in ("hybrid", "dense"):
+            ctes.append(
+                sql.SQL(
+                    "{d} AS MATERIALIZED (SELECT t.id, t.embedding <=> {vec}::vector AS dist "
+                    "FROM {table} t WHERE {where} ORDER BY dist LIMIT {depth}), "
+                    "{dr} AS (SELECT id, 1 - dist AS score, row_number() OVER "
+                    "(ORDER BY dist, id) AS rank FROM {d})"
+                ).format(
+                    d=d, dr=dr, vec=vec, table=table, where=where, depth=sql.Placeholder(depth)
+                )
+            )
+            channels.append(sql.SQL("SELECT id, rank, %(w_dense)s AS w FROM {}").format(dr))
+        if mode in ("hybrid", "bm25"):
+            ctes.append(
+                sql.SQL(
+                    "{lx} AS MATERIALIZED (SELECT t.id, ts_rank_cd(t.tsv, "
+                    "{any_terms}(t.ts_config::regconfig, {q}), 1)::float8 AS score "
+                    "FROM {table} t WHERE {where} "
+                    "AND t.tsv @@ {any_terms_of}(%(languages)s::regconfig[], {q}) "
+                    "AND t.tsv @@ {any_terms}(t.ts_config::regconfig, {q}) "
+                    "ORDER BY score DESC, t.id LIMIT {depth}), "
+                    "{lr} AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, id) "
+                    "AS rank FROM {lx})"
+                ).format(
+                    lx=lx,
+                    lr=lr,
+                    q=q,
+                    any_terms=any_terms,
+                    any_terms_of=any_terms_of,
+                    table=table,
+                    where=where,
+                    depth=sql.Placeholder(depth),
+                )
+            )
+            channels.append(sql.SQL("SELECT id, rank, %(w_bm25)s AS w FROM {}").format(lr))
+        ctes.append(
+            sql.SQL(
+                "{f} AS (SELECT id, sum(w / (%(rrf_k)s + rank)) AS score FROM ({union}) c "
+                "GROUP BY id ORDER BY score DESC, id LIMIT {k})"
+            ).format(f=f, union=sql.SQL(" UNION ALL ").join(channels), k=sql.Placeholder(k))
+        )
+        dense_cols = (
+            sql.SQL("dr.rank, dr.score")
+            if mode in ("hybrid", "dense")
+            else sql.SQL("NULL::bigint, NULL::float8")
+        )
+        lexical_cols = (
+            sql.SQL("lr.rank, lr.score")
+            if mode in ("hybrid", "bm25")
+            else sql.SQL("NULL::bigint, NULL::float8")
+        )
+        joins = []
+        if mode in ("hybrid", "dense"):
+            joins.append(sql.SQL("LEFT JOIN {} dr ON dr.id = f.id").format(dr))
+        if mode in ("hybrid", "bm25"):
+            joins.append(sql.SQL("LEFT JOIN {} lr ON lr.id = f.id").format(lr))
+        selects.append(
+            sql.SQL(
+                "SELECT {i} AS ranking, f.id, f.score, {dense}, {lexical}, t.record FROM {f} f "
+                "JOIN {table} t ON t.namespace = %(ns)s AND t.id = f.id {joins}"
+            ).format(
+                i=sql.Literal(i),
+                dense=dense_cols,
+                lexical=lexical_cols,
+                f=f,
+                table=table,
+                joins=sql.SQL(" ").join(joins),
+            )
+        )
+    return sql.SQL("WITH {} {} ORDER BY 1, 3 DESC, 2").format(
+        sql.SQL(", ").join(ctes), sql.SQL(" UNION ALL ").join(selects)
+    )
+
+
+def plan_request(
+    request: SearchRequest, *, embed: Callable[[str], list[float]], fusion: FusionConfig
+) -> tuple[list[Search], list[Ranking], dict[str, Any]]:
+    """The rankings of ``request`` and their parameters, checked before any work.
+
+    Each distinct query text is one parameter, embedded once (not in ``bm25`` mode).
+    """
+    searches = request.searches()
+    filters = [SearchFilter(request.namespace, s.window, s.where or {}) for s in searches]
+    for s, flt in zip(searches, filters, strict=True):
+        check_query(s.query, s.k, request.mode)
+        flt.metadata_conditions(s.granularity)  # unknown fields fail before any work
+    params: dict[str, Any] = {}
+    keys: dict[str, str] = {}
+    for text in dict.fromkeys(s.query for s in searches):
+        key = keys[text] = f"q{len(keys)}"
+        params[key] = pg_text(text)
+        if request.mode != "bm25":
+            params[f"{key}_vec"] = [float(x) for x in embed(text)]
+    rankings = [
+        Ranking(
+            s.granularity,
+            flt,
+            keys[s.query],
+            s.k,
+            max(s.k, fusion.candidates) if request.mode == "hybrid" else s.k,
+        )
+        for s, flt in zip(searches, filters, strict=True)
+    ]
+    return searches, rankings, params
+
+
+def decode_hits(
+    searches: Sequence[Search], rankings: Sequence[Ranking], rows: Sequence[tuple[Any, ...]]
+) -> SearchAnswer:
+    """The rows of :func:`search_statement` as ``{granularity: {channel: hits}}``."""
+    hits: list[list[ScoredRecord]] = [[] for _ in searches]
+    for i, _rid, score, d_rank, d_score, l_rank, l_score, body in rows:
+        ranks, channel_scores = {}, {}
+        if d_rank is not None:
+            ranks["dense"], channel_scores["dense"] = int(d_rank), float(d_score)
+        if l_rank is not None:
+            ranks["bm25"], channel_scores["bm25"] = int(l_rank), float(l_score)
+        record = RECORD_TYPES[rankings[i].granularity].model_validate_json(body)
+        hits[i].append(ScoredRecord(record, float(score), ranks, channel_scores))
+    answer: SearchAnswer = {}
+    for s, found in zip(searches, hits, strict=True):
+        answer.setdefault(s.granularity.value, {})[s.channel] = found
+    return answer

@@ -1,0 +1,395 @@
+"""``PostgresMemoryStore``: every granularity in Postgres, searched by Postgres alone.
+
+pgvector (HNSW, cosine) ranks the dense channel, full text (``tsvector`` with a GIN index,
+``ts_rank_cd``) the lexical one, and RRF fuses them in the same SQL statement, so a
+:meth:`~PostgresMemoryStore.search_many` request is one round trip. There is no
+in-process index, change log, journal or snapshot: every process reads the committed
+rows, so each sees every other's writes on both channels at once. A supersede and its
+audit entry, a delete, or everything inside :meth:`~PostgresMemoryStore.atomic` commit
+together or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from langchain_core.embeddings import Embeddings
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from ...embedders.identity import embedding_name
+from ...errors import (
+    InvalidInputError,
+    InvalidTypeError,
+    RecordNotFoundError,
+    StoreUnavailableError,
+)
+from ...records.audit import AuditEntry
+from ...records.model import (
+    RECORD_TYPES,
+    FactRecord,
+    Granularity,
+    MemoryRecord,
+    parse_granularity,
+    utc_now,
+    validate_namespace,
+)
+from ..arguments import as_ids, as_records, dedupe
+from ..audited import check_entry, clock_noted, closed
+from ..base import SearchAnswer, SearchByRequest, SearchRequest, Where
+from ..filters import SearchFilter, TimeWindow
+from ..fusion import FusionConfig
+from ..indexing import IndexTextPolicy
+from ..writes import check_record, prepare
+from .connections import configure_connection, describe_dsn
+from .documents import ProfilesAndAudit
+from .languages import LanguageOf, metadata_language
+from .lexical import PostgresLexicalIndex
+from .rows import Row, encode, stored_vectors, upsert
+from .schema import DEFAULT_SCHEMA, Names, dimension_of, ensure_vector_extension, migrate
+from .sql import decode_hits, filter_clause, plan_request, search_statement
+
+
+class PostgresMemoryStore(SearchByRequest, ProfilesAndAudit):
+    """A :class:`~lamina.stores.base.MemoryStore` over an injected psycopg connection pool.
+
+    The pool's connections should be configured with :func:`configure_connection`
+    (:meth:`connect` does it). ``languages`` are the text-search configurations records
+    may be indexed with, the first being the default; a record's own one comes from
+    ``language_of`` (default: ``metadata["language"]``), and one Postgres does not know,
+    or that is not in ``languages``, falls back to ``simple``.
+    """
+
+    def __init__(
+        self,
+        pool: ConnectionPool[Any],
+        *,
+        embeddings: Embeddings | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        index_policy: IndexTextPolicy | None = None,
+        fusion: FusionConfig | None = None,
+        dimensions: int | None = None,
+        languages: Sequence[str] = ("english",),
+        language_of: LanguageOf = metadata_language,
+        where: str = "Postgres",
+    ) -> None:
+        if embeddings is None:
+            from ...embedders.minilm import MiniLMEmbeddings
+
+            embeddings = MiniLMEmbeddings()
+        if not isinstance(embeddings, Embeddings):
+            raise InvalidTypeError(
+                "embeddings must be a langchain_core Embeddings, e.g. "
+                f"lamina.stores.MiniLMEmbeddings(); got {type(embeddings).__name__}"
+            )
+        if isinstance(languages, str) or not languages:
+            raise InvalidInputError("languages must be a non-empty list of configuration names")
+        self._bind(pool, where)
+        self.embeddings = embeddings
+        self.index_policy = index_policy or IndexTextPolicy()
+        self.fusion = fusion or FusionConfig()
+        self.names = Names(schema)
+        self._language_of = language_of
+        self.dimension = dimension_of(embeddings, dimensions)
+        settings = {
+            "dimension": str(self.dimension),
+            "embedding": embedding_name(embeddings),
+            "index_policy": json.dumps(asdict(self.index_policy), sort_keys=True),
+        }
+        with self._guard(), pool.connection() as conn:
+            ensure_vector_extension(conn, where)
+            migrate(conn, self.names, dim=self.dimension, settings=settings)
+            known = {str(r[0]) for r in conn.execute("SELECT cfgname FROM pg_ts_config").fetchall()}
+        unknown = [c for c in languages if c not in known]
+        if unknown:
+            raise InvalidInputError(
+                f"unknown text-search configuration(s) {unknown}; {where} knows {sorted(known)}"
+            )
+        self.languages = list(dict.fromkeys([*languages, "simple"]))
+
+    @classmethod
+    def connect(
+        cls, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 10.0, **kwargs: Any
+    ) -> PostgresMemoryStore:
+        """Open a pool on ``dsn`` and the store on it (creating its schema if needed).
+
+        Raises:
+            StoreUnavailableError: nothing answers at the DSN's host (named, with the cause).
+            StoreConfigurationError: pgvector is missing, or the schema disagrees with the
+                embedder or this code.
+        """
+        where = describe_dsn(dsn)
+        try:  # one plain connection first: its error names the cause, a pool's would not
+            with psycopg.connect(dsn, connect_timeout=max(1, int(timeout))) as conn:
+                ensure_vector_extension(conn, where)
+        except psycopg.OperationalError as e:
+            raise StoreUnavailableError(f"cannot connect to {where}: {e}".strip()) from e
+        pool: ConnectionPool[Any] = ConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"prepare_threshold": None},  # plan each search with its own values
+            configure=configure_connection,
+            name=f"lamina {where}",
+            open=True,
+        )
+        try:
+            return cls(pool, where=where, **kwargs)
+        except BaseException:
+            pool.close()
+            raise
+
+    # ----------------------------------------------------------------- writes
+    def _language(self, record: MemoryRecord) -> str:
+        chosen = self._language_of(record)
+        if chosen is None:
+            return self.languages[0]
+        return chosen if chosen in self.languages else "simple"
+
+    def _stored(
+        self, gran: Granularity, namespace: str
+    ) -> Callable[[list[str]], dict[str, tuple[str, list[float]]]]:
+        """``{id: (index text, vector)}`` of stored records: unchanged ones keep their vector."""
+
+        def read(ids: list[str]) -> dict[str, tuple[str, list[float]]]:
+            with self.atomic() as conn:
+                return stored_vectors(conn, self.names, gran, namespace, ids)
+
+        return read
+
+    def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
+        """Insert or replace ``records`` (idempotent by id), all in one transaction.
+
+        Every record is validated and embedded before the first write, so bad input or a
+        failing embedding model leaves the store untouched.
+        """
+        validate_namespace(namespace)
+        checked = [check_record(namespace, r) for r in as_records(records)]
+        if not checked:
+            return []
+        groups: dict[Granularity, list[MemoryRecord]] = {}
+        for record in checked:
+            groups.setdefault(record.granularity, []).append(record)
+        batches = [(g, self._prepare(g, namespace, dedupe(group))) for g, group in groups.items()]
+        with self.atomic() as conn:
+            for gran, rows in batches:
+                self._upsert(conn, gran, rows)
+        return [r.id for r in checked]
+
+    def _prepare(self, gran: Granularity, namespace: str, records: list[MemoryRecord]) -> list[Row]:
+        """Rows of the upsert: each record embedded, reusing the vector of unchanged text."""
+        batch = prepare(
+            gran,
+            namespace,
+            records,
+            policy=self.index_policy,
+            embeddings=self.embeddings,
+            stored=self._stored(gran, namespace),
+        )
+        return encode(batch, self._language, self.dimension, self.names)
+
+    def _upsert(self, conn: psycopg.Connection[Any], gran: Granularity, rows: list[Row]) -> None:
+        upsert(conn, self.names, gran, rows)
+
+    def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
+        """Replace an existing record; raise :class:`RecordNotFoundError` if it is missing."""
+        checked = check_record(namespace, record)
+        gran = checked.granularity
+        with self.atomic() as conn:
+            if not self._lock_rows(conn, gran, namespace, [checked.id]):
+                raise RecordNotFoundError(
+                    f"no {gran.value} record {checked.id!r} in namespace {namespace!r}; "
+                    "use add() to create it"
+                )
+            self._upsert(conn, gran, self._prepare(gran, namespace, [checked]))
+        return checked
+
+    def _lock_rows(
+        self, conn: psycopg.Connection[Any], gran: Granularity, namespace: str, ids: list[str]
+    ) -> list[MemoryRecord]:
+        """The stored records among ``ids``, locked until the transaction ends."""
+        query = sql.SQL(
+            "SELECT record FROM {} WHERE namespace = %s AND id = ANY(%s) FOR UPDATE"
+        ).format(self.names.records(gran))
+        rows = conn.execute(query, [namespace, ids]).fetchall()
+        return [self._record(gran, r[0]) for r in rows]
+
+    def mark_superseded(
+        self,
+        namespace: str,
+        fact_id: str,
+        *,
+        superseded_by: str,
+        at: datetime | None = None,
+        audit: AuditEntry | None = None,
+    ) -> FactRecord:
+        """Set ``superseded_by`` and close ``valid_to``; the fact is kept.
+
+        ``valid_to`` is ``at``, else the event time of the replacing fact when it is
+        stored in the namespace; only when neither exists is it the clock time, and the
+        audit entry then says so. The fact and its audit entry land in one transaction.
+        """
+        if not isinstance(superseded_by, str) or not superseded_by.strip():
+            raise InvalidInputError("superseded_by must be the id of the replacing fact")
+        if superseded_by == fact_id:
+            raise InvalidInputError("a fact cannot supersede itself")
+        validate_namespace(namespace)
+        entry = None if audit is None else check_entry(audit, namespace, fact_id)
+        if at is not None:
+            TimeWindow(before=at)  # validates awareness
+        fact = Granularity.FACT
+        with self.atomic() as conn:
+            found = self._lock_rows(conn, fact, namespace, [fact_id])
+            if not found:
+                raise RecordNotFoundError(f"no fact {fact_id!r} in namespace {namespace!r}")
+            assert isinstance(found[0], FactRecord)
+            when = at
+            if when is None:
+                new = self.get(fact, namespace, [superseded_by])
+                when = new[0].event_time() if new and isinstance(new[0], FactRecord) else None
+            if when is None:
+                when = utc_now()
+                entry = None if entry is None else clock_noted(entry, when)
+            updated = closed(found[0], superseded_by, when)
+            self._upsert(conn, fact, self._prepare(fact, namespace, [updated]))
+            if entry is not None:
+                self._put_audit(conn, entry)
+        return updated
+
+    def delete(
+        self,
+        granularity: Granularity | str,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+    ) -> int:
+        """Delete matching records of one namespace; return how many were deleted."""
+        gran = parse_granularity(granularity)
+        if ids is None and window is None and not where:
+            raise InvalidInputError(
+                "delete() needs ids, a window or where; to wipe a namespace use delete_namespace()"
+            )
+        params: dict[str, Any] = {}
+        condition = self._condition(gran, namespace, ids, window, where, params)
+        statement = sql.SQL("DELETE FROM {} t WHERE {}").format(self.names.records(gran), condition)
+        with self.atomic() as conn:
+            return conn.execute(statement, params).rowcount
+
+    def delete_namespace(self, namespace: str) -> int:
+        """Delete every record, the profile and the audit log of ``namespace``; return the count."""
+        validate_namespace(namespace)
+        total = 0
+        with self.atomic() as conn:
+            for gran in Granularity:
+                statement = sql.SQL("DELETE FROM {} WHERE namespace = %s").format(
+                    self.names.records(gran)
+                )
+                total += conn.execute(statement, [namespace]).rowcount
+            for table in ("profiles", "audit"):
+                statement = sql.SQL("DELETE FROM {} WHERE namespace = %s").format(self.names(table))
+                conn.execute(statement, [namespace])
+        return total
+
+    # ------------------------------------------------------------------ reads
+    def _record(self, gran: Granularity, body: str) -> MemoryRecord:
+        return RECORD_TYPES[gran].model_validate_json(body)
+
+    def _condition(
+        self,
+        gran: Granularity,
+        namespace: str,
+        ids: Sequence[str] | None,
+        window: TimeWindow | None,
+        where: Where | None,
+        params: dict[str, Any],
+    ) -> sql.Composed:
+        condition = filter_clause(SearchFilter(namespace, window, where or {}), gran, params, "")
+        if ids is not None:
+            params["ids"] = as_ids(ids)
+            condition = sql.SQL("{} AND t.id = ANY(%(ids)s)").format(condition)
+        return condition
+
+    def get(
+        self,
+        granularity: Granularity | str,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Return records by id (in the order asked) or by filter (in time order)."""
+        gran = parse_granularity(granularity)
+        if limit is not None and limit < 1:
+            raise InvalidInputError(f"limit must be >= 1, got {limit}")
+        params: dict[str, Any] = {}
+        condition = self._condition(gran, namespace, ids, window, where, params)
+        statement = sql.SQL(
+            "SELECT t.id, t.record FROM {} t WHERE {} ORDER BY t.occurred_at, t.id"
+        ).format(self.names.records(gran), condition)
+        with self.atomic() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        records = [self._record(gran, body) for _, body in rows]
+        if ids is not None:
+            position = {rid: n for n, rid in enumerate(params["ids"])}
+            records.sort(key=lambda r: position[r.id])
+        return records[:limit] if limit is not None else records
+
+    def count(self, granularity: Granularity | str, namespace: str) -> int:
+        """Return how many records of a granularity a namespace holds."""
+        gran = parse_granularity(granularity)
+        statement = sql.SQL("SELECT count(*) FROM {} WHERE namespace = %s").format(
+            self.names.records(gran)
+        )
+        with self.atomic() as conn:
+            row = conn.execute(statement, [validate_namespace(namespace)]).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def vectors(
+        self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
+    ) -> dict[str, list[float]]:
+        """Return the stored embedding of each record id that exists in ``namespace``."""
+        gran = parse_granularity(granularity)
+        wanted, ns = as_ids(ids), validate_namespace(namespace)
+        found = self._stored(gran, ns)(wanted)
+        return {rid: found[rid][1] for rid in wanted if rid in found}
+
+    def search_many(self, request: SearchRequest) -> SearchAnswer:
+        """Every ranking of ``request`` in one SQL statement: dense, lexical and their RRF.
+
+        Every query and filter is checked before any work, and each distinct query text
+        is embedded once. A namespace with no records ranks nothing.
+        """
+        searches, rankings, params = plan_request(
+            request, embed=self.embeddings.embed_query, fusion=self.fusion
+        )
+        statement = search_statement(
+            self.names,
+            rankings,
+            mode=request.mode,
+            fusion=self.fusion,
+            languages=self.languages,
+            params=params,
+        )
+        with self.atomic() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return decode_hits(searches, rankings, rows)
+
+    def lexical_index(self, granularity: Granularity | str, namespace: str) -> PostgresLexicalIndex:
+        """The keyword side of one granularity and namespace, read live from Postgres."""
+        gran = parse_granularity(granularity)
+        return PostgresLexicalIndex(
+            self.atomic, self.names, gran, validate_namespace(namespace), self.languages
+        )
+
+
+__all__ = ["LanguageOf", "PostgresMemoryStore"]
