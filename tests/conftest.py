@@ -168,15 +168,28 @@ def postgres_pool(postgres_dsn: str) -> Iterator[ConnectionPool[Any]]:
 
 
 @pytest.fixture
-def postgres_store(request: pytest.FixtureRequest) -> Iterator[MemoryStore]:
-    """A Postgres store in a schema of its own, dropped after the test."""
+def make_postgres_store(request: pytest.FixtureRequest) -> Iterator[Callable[..., MemoryStore]]:
+    """Postgres stores, each in a schema of its own, dropped after the test."""
     from lamina.stores.postgres import PostgresMemoryStore
 
     pool = request.getfixturevalue("postgres_pool")
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    yield PostgresMemoryStore(pool, embeddings=FakeEmbeddings(), schema=schema)
+    schemas: list[str] = []
+
+    def make(**kwargs: Any) -> MemoryStore:
+        schemas.append(f"t_{uuid.uuid4().hex[:16]}")
+        kwargs.setdefault("embeddings", FakeEmbeddings())
+        return PostgresMemoryStore(pool, schema=schemas[-1], **kwargs)
+
+    yield make
     with pool.connection() as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        for schema in schemas:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture
+def postgres_store(make_postgres_store: Callable[..., MemoryStore]) -> MemoryStore:
+    """A Postgres store in a schema of its own, with the fake embeddings."""
+    return make_postgres_store()
 
 
 @pytest.fixture(params=["chroma", "postgres"])

@@ -93,8 +93,12 @@ def embeddings() -> CharacterEmbeddings:
     return CharacterEmbeddings()
 
 
-@pytest.fixture
-def backend(embeddings: CharacterEmbeddings) -> ChromaMemoryStore:
+@pytest.fixture(params=["chroma", "postgres"])
+def backend(request: pytest.FixtureRequest, embeddings: CharacterEmbeddings) -> ChromaMemoryStore:
+    """LangGraph's BaseStore behaviours through lamina's store, on each backend."""
+    if request.param == "postgres":
+        make = request.getfixturevalue("make_postgres_store")
+        return make(embeddings=embeddings)  # type: ignore[no-any-return]
     return ChromaMemoryStore.ephemeral(embeddings=embeddings)
 
 

@@ -65,10 +65,10 @@ def request(**changes: Any) -> SearchRequest:
 
 
 @pytest.fixture
-def store() -> ChromaMemoryStore:
-    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    s.add(NS, records())
-    return s
+def store(empty_store: ChromaMemoryStore) -> ChromaMemoryStore:
+    """The records on each backend (Chroma, Postgres)."""
+    empty_store.add(NS, records())
+    return empty_store
 
 
 def test_each_ranking_of_a_request_is_what_its_own_search_returns(

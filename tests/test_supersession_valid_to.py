@@ -35,8 +35,9 @@ def clock() -> datetime:
 
 
 @pytest.fixture
-def store() -> ChromaMemoryStore:
-    return ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+def store(empty_store: ChromaMemoryStore) -> ChromaMemoryStore:
+    """An empty store on each backend (Chroma, Postgres)."""
+    return empty_store
 
 
 def fact(fid: str, text: str, when: datetime, ns: str = NS, **kw: object) -> FactRecord:
