@@ -28,6 +28,7 @@ LOCAL_MODELS = ("qwen", "smollm2")
 ENV_PREFIX = "LAMINA_"
 CONFIG_FILE_VAR = "LAMINA_CONFIG"
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
+    "dsn": ("LAMINA_POSTGRES_DSN",),
     "openai_api_key": ("OPENAI_API_KEY",),
     "openai_base_url": ("OPENAI_BASE_URL",),
     "model": ("OPENAI_MODEL",),
@@ -106,6 +107,19 @@ class MemoryConfig(BaseModel):
     collection_prefix: str = Field(
         default="lamina", min_length=1, description="Prefix of the Chroma collection names."
     )
+    backend: Literal["chroma", "postgres"] = Field(
+        default="chroma",
+        description="Where memory lives: chroma (embedded, the default; see chroma_mode) or "
+        "postgres (pgvector and full text on the server at dsn).",
+    )
+    dsn: SecretStr | None = Field(
+        default=None,
+        description="Postgres connection string of the postgres backend "
+        "(LAMINA_DSN or LAMINA_POSTGRES_DSN).",
+    )
+    postgres_schema: str = Field(
+        default="lamina", description="Postgres schema holding the postgres backend's tables."
+    )
 
     openai_base_url: str | None = Field(
         default=None, description="An OpenAI-compatible endpoint; set it to use a remote model."
@@ -182,6 +196,11 @@ class MemoryConfig(BaseModel):
         if "namespace" in self.context:
             raise ValueError("context must not set 'namespace'; pass namespace= to each call")
         self.memory_context("default")  # fails early on an unknown field or bad value
+        if self.backend == "postgres" and self.dsn is None:
+            raise ValueError(
+                "backend='postgres' needs dsn (or LAMINA_POSTGRES_DSN), e.g. "
+                "postgresql://user:password@host:5432/dbname"
+            )
         if self.checkpointer == "postgres" and self.postgres_uri is None:
             raise ValueError("checkpointer='postgres' needs postgres_uri")
         return self

@@ -57,8 +57,20 @@ from .verbatim import store_verbatim
 
 
 def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMemoryStore:
-    """The Chroma store ``config`` describes (the offline MiniLM embedder by default)."""
+    """The store ``config`` describes (the offline MiniLM embedder by default).
+
+    Chroma (``chroma_mode``), or Postgres when ``backend="postgres"``: the DSN is
+    connected to here, so an unreachable server fails before any model call.
+    """
     options: dict[str, Any] = {"embeddings": embeddings}
+    if config.backend == "postgres":
+        from ..stores.postgres import PostgresMemoryStore
+
+        assert config.dsn is not None  # checked by MemoryConfig
+        store = PostgresMemoryStore.connect(
+            config.dsn.get_secret_value(), schema=config.postgres_schema, **options
+        )
+        return store  # type: ignore[return-value]  # the facade reads it as a MemoryStore
     if config.chroma_mode == "ephemeral":
         return ChromaMemoryStore.ephemeral(**options)
     options["collection_prefix"] = config.collection_prefix
@@ -107,7 +119,11 @@ class Memory(ReadMethods, EditMethods):
                 f"chat_model must be a langchain BaseChatModel, got {type(chat_model).__name__}"
             )
         self.config = config or MemoryConfig()
-        self._own_persistent_store = store is None and self.config.chroma_mode == "persistent"
+        self._own_persistent_store = (
+            store is None
+            and self.config.backend == "chroma"
+            and self.config.chroma_mode == "persistent"
+        )
         self.store = store if store is not None else open_store(self.config, embeddings)
         self.checkpointer = checkpointer
         self._models = ChatModelProvider(

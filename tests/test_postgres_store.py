@@ -1,0 +1,133 @@
+"""What only the Postgres store has: its config, DSN errors, schema versions, atomic()."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from lamina import Memory, MemoryConfig
+from lamina.errors import InvalidInputError, StoreConfigurationError, StoreUnavailableError
+from lamina.stores import FactRecord
+from lamina.testing import FakeEmbeddings
+
+NS = "user:alice"
+
+
+def test_backend_postgres_needs_a_dsn() -> None:
+    with pytest.raises(InvalidInputError, match="LAMINA_POSTGRES_DSN"):
+        MemoryConfig(backend="postgres")
+
+
+def test_the_dsn_comes_from_lamina_postgres_dsn() -> None:
+    config = MemoryConfig.from_env(
+        {"LAMINA_BACKEND": "postgres", "LAMINA_POSTGRES_DSN": "postgresql://u:p@db/mem"}
+    )
+    assert config.backend == "postgres"
+    assert config.dsn is not None and config.dsn.get_secret_value() == "postgresql://u:p@db/mem"
+    assert "p@db" not in repr(config)  # the password stays secret
+
+
+def test_memory_from_env_opens_the_postgres_store(postgres_dsn: str) -> None:
+    from lamina.stores.postgres import PostgresMemoryStore
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    env = {"LAMINA_BACKEND": "postgres", "LAMINA_POSTGRES_DSN": postgres_dsn}
+    memory = Memory.from_env(env, postgres_schema=schema, embeddings=FakeEmbeddings())
+    try:
+        assert isinstance(memory.store, PostgresMemoryStore)
+        assert memory.store.names.schema == schema
+    finally:
+        memory.store.close()  # type: ignore[attr-defined]
+
+
+def test_an_unreachable_dsn_names_the_host() -> None:
+    from lamina.stores.postgres import PostgresMemoryStore
+
+    with pytest.raises(StoreUnavailableError, match="127.0.0.1:1/mem"):
+        PostgresMemoryStore.connect(
+            "postgresql://u:secret@127.0.0.1:1/mem", embeddings=FakeEmbeddings(), timeout=2
+        )
+
+
+def test_a_newer_schema_is_refused(make_postgres_store: Callable[..., Any]) -> None:
+    from lamina.stores.postgres import SCHEMA_VERSION, PostgresMemoryStore
+
+    store = make_postgres_store()
+    with store.pool.connection() as conn:
+        conn.execute(
+            f"INSERT INTO {store.names.schema}.lamina_schema_version (version) VALUES (%s)",
+            [SCHEMA_VERSION + 1],
+        )
+    with pytest.raises(StoreConfigurationError, match="newer than this lamina"):
+        PostgresMemoryStore(store.pool, embeddings=FakeEmbeddings(), schema=store.names.schema)
+
+
+def test_reopening_with_another_dimension_names_both(
+    make_postgres_store: Callable[..., Any],
+) -> None:
+    from lamina.stores.postgres import PostgresMemoryStore
+
+    store = make_postgres_store()
+    with pytest.raises(StoreConfigurationError, match="holds 64-dimensional.*gives 32"):
+        PostgresMemoryStore(
+            store.pool, embeddings=FakeEmbeddings(dim=32), schema=store.names.schema
+        )
+
+
+def test_atomic_rolls_back_every_call_inside(make_postgres_store: Callable[..., Any]) -> None:
+    store = make_postgres_store()
+    fact = FactRecord(namespace=NS, text="Alice likes tea", occurred_at="2024-03-01T12:00:00Z")  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="boom"), store.atomic():
+        store.add(NS, [fact])
+        assert store.count("fact", NS) == 1  # visible inside the transaction
+        raise RuntimeError("boom")
+    assert store.count("fact", NS) == 0
+
+
+@pytest.mark.parametrize("namespace", ["a", "a_", "a_b", "aXb", "a.b", "a%", "a\\", "a:b/%"])
+def test_special_characters_never_widen_a_namespace(
+    make_postgres_store: Callable[..., Any], namespace: str
+) -> None:
+    store = make_postgres_store()
+    tenants = ["a", "ab", "a_", "a_b", "aXb", "aX", "a.b", "a:b/c"]  # "_" is LIKE's any-char
+    for ns in tenants:
+        store.add(
+            ns, [FactRecord(namespace=ns, text=f"tea {ns}", occurred_at="2024-03-01T12:00:00Z")]
+        )  # type: ignore[arg-type]
+    if namespace not in tenants:
+        from lamina.errors import NamespaceError
+
+        with pytest.raises(NamespaceError):
+            store.count("fact", namespace)
+        return
+    found = store.get("fact", namespace)
+    assert [r.namespace for r in found] == [namespace]
+    hits = store.search("tea", "fact", namespace, k=20)
+    assert {h.record.namespace for h in hits} == {namespace}
+    assert store.delete("fact", namespace, where={"kind": "fact"}) == 1
+    assert sum(store.count("fact", ns) for ns in tenants) == len(tenants) - 1
+
+
+def test_a_record_language_picks_its_text_search_configuration(
+    make_postgres_store: Callable[..., Any],
+) -> None:
+    store = make_postgres_store(languages=["english", "french"])
+    fr = FactRecord(
+        namespace=NS,
+        text="Les chevaux mangeaient des pommes",
+        occurred_at="2024-03-01T12:00:00Z",  # type: ignore[arg-type]
+        metadata={"language": "fr"},
+    )
+    en = FactRecord(namespace=NS, text="The horses ate apples", occurred_at="2024-03-01T12:00:00Z")  # type: ignore[arg-type]
+    store.add(NS, [fr, en])
+    # French stemming: "cheval" and "chevaux" differ, but "mangeaient" and "mange" share a stem
+    assert [h.record.id for h in store.search("mange", "fact", NS, mode="bm25")] == [fr.id]
+    assert [h.record.id for h in store.search("horse", "fact", NS, mode="bm25")] == [en.id]
+    with store.pool.connection() as conn:
+        configs = conn.execute(
+            f"SELECT id, ts_config FROM {store.names.schema}.fact_records ORDER BY id"
+        ).fetchall()
+    assert dict(configs) == {fr.id: "french", en.id: "english"}
