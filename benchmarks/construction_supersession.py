@@ -25,9 +25,9 @@ Reported:
 
 With ``--fake`` no LLM runs: construction writes each turn as a fact about its speaker
 and the update check confirms every pair it is asked about, so the figures are those
-of the slot pre-filter alone (its recall, and how many controls it lets through to the
-model). A real model runs with ``--base-url`` (an OpenAI-compatible server, e.g. ``lamina
-serve-llm``); it is slow, so ``--resume DIR`` journals each finished item in
+of the candidate selection and the update cues (its recall, and how many controls it
+lets through to the model). A real model runs with ``--base-url`` (an OpenAI-compatible
+server, e.g. ``lamina serve-llm``); it is slow, so ``--resume DIR`` journals each finished item in
 ``DIR/journal.jsonl`` and a later run with the same settings skips them.
 
 Usage:
@@ -108,13 +108,10 @@ def run_item(
     item: dict[str, Any],
     clock: Callable[[], datetime],
     policy: TriggerPolicy | None = None,
-    update_cues: bool = True,
 ) -> dict[str, Any]:
     """Build one item (earlier side, then later side) and describe what was superseded."""
     ns = namespace_of(item)
-    ctx = MemoryContext(
-        namespace=ns, update_cues=update_cues, **({"trigger_policy": policy} if policy else {})
-    )
+    ctx = MemoryContext(namespace=ns, **({"trigger_policy": policy} if policy else {}))
     calls: list[Any] = []
     failures: list[str] = []
     checks: list[str] = []
@@ -209,7 +206,6 @@ def run_supersession(
     limit: int | None = None,
     ids: Sequence[str] | None = None,
     policy: TriggerPolicy | None = None,
-    update_cues: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build every item through the ingest graph and report the supersession figures.
@@ -234,7 +230,7 @@ def run_supersession(
     for n, item in enumerate(items, start=1):
         row = journal.done.get(item["id"]) if journal is not None else None
         if row is None:
-            row = run_item(graph, store, item, clock, policy, update_cues)
+            row = run_item(graph, store, item, clock, policy)
             if journal is not None:
                 journal.append(row)
             if progress is not None:
@@ -248,7 +244,6 @@ def run_supersession(
     return {
         **summarise(rows),
         "policy": used,
-        "update_cues": update_cues,
         "clock": clock().isoformat(),
         "per_item": rows,
     }
@@ -277,8 +272,8 @@ def _judge_all(outdated: bool) -> Callable[[list[BaseMessage]], str]:
 def fake_model(items: int, *, confirm: bool = True) -> BaseChatModel:
     """A schema-scripted model for ``--fake`` (and tests): echo facts, judge pairs.
 
-    ``confirm``: the update check confirms every pair (the pre-filter alone), else none
-    (the update cues alone).
+    ``confirm``: the update check confirms every pair (the candidates alone), else none
+    (only the update cues supersede)
     """
     from lamina.testing import SchemaChatModel
 
@@ -301,11 +296,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--fake-update",
         choices=("confirm", "reject"),
         default="confirm",
-        help="with --fake: the update check confirms every pair (the pre-filter alone) or "
-        "none (the update cues alone)",
-    )
-    p.add_argument(
-        "--no-cues", action="store_true", help="ask the model about every pair (no update cues)"
+        help="with --fake: the update check confirms every pair (the candidates' ceiling) "
+        "or none (the update cues alone)",
     )
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--resume", type=Path, metavar="DIR", help="journal finished items in DIR")
@@ -346,7 +338,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "items": str(args.items),
             "model": name,
             "policy": args.policy,
-            "update_cues": not args.no_cues,
             "code": code_version(),
         }
         journal = ResumeJournal(args.resume / "journal.jsonl", settings, key="id")
@@ -358,7 +349,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         limit=args.limit,
         ids=args.ids,
         policy=args.policy,
-        update_cues=not args.no_cues,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     result = {"model": name, **result}

@@ -37,19 +37,19 @@ UPDATE_CHECK = ChatPromptTemplate.from_messages(
         (
             "system",
             "You decide whether a newer statement about a person makes an older statement "
-            "about them out of date. Each pair names the person and what both statements are "
-            "about, then the OLD and the NEW statement, each with its date. Outdated: "
-            "the NEW one replaces the OLD one (they moved, changed or quit a job, renamed a "
-            "pet, changed their plans, ended a relationship, sold something, changed a number "
-            "or a favourite). Not outdated: both can be true at once (an added detail, a "
-            "second pet or thing, a visit or a trip, a hypothetical, something in the past, "
-            "the same thing said again, or something about another person). When unsure, "
-            "answer false. " + DATA_RULE,
+            "about them out of date. The statements may be in any language. Each pair names "
+            "the person, then the OLD and the NEW statement, each with its date. Outdated: "
+            "after the NEW one, the OLD one is no longer true (they moved, took up or left a "
+            "job or a course, changed their diet, partner, plans, a date, a number or a "
+            "favourite, gave away, renamed or lost a pet, sold or replaced something). Not "
+            "outdated: both can be true at once (an added detail, a second pet or thing, a "
+            "visit or a trip, a wish or a hypothetical, a denied rumour, the same thing said "
+            "again, or something about a different topic). " + DATA_RULE,
         ),
         ("human", "Pairs:\n<data>\n{pairs}\n</data>\n\nGive one verdict per pair."),
     ]
 )
-"""The Judge's update check: only the candidate pairs the slot pre-filter found."""
+"""The Judge's update check: the nearest current facts of each new fact's person."""
 
 
 CONSTRUCTION_PROMPT_VERSION = "construct-lines-3"

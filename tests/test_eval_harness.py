@@ -882,7 +882,6 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "theta_sim",
         "timezone",
         "trigger_policy",
-        "update_check_all_pairs",
         "update_cues",
     }
     assert set(construction_settings("recurrence")) | set(KEYED_UNLESS) == construction

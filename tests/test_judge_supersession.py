@@ -1,4 +1,4 @@
-"""The Judge's update check: the model is asked about the slot pre-filter's pairs only."""
+"""The Judge's update check: each new fact paired with its person's nearest facts."""
 
 from __future__ import annotations
 
@@ -61,37 +61,59 @@ def verdicts(**outdated: bool) -> str:
     return json.dumps({"verdicts": [{"pair": p, "outdated": v} for p, v in outdated.items()]})
 
 
-def test_only_the_same_persons_same_slot_is_asked_about(store, model) -> None:  # type: ignore[no-untyped-def]
+def test_only_the_same_persons_nearest_facts_are_asked_about(store, model) -> None:  # type: ignore[no-untyped-def]
     store.add(
         NS,
         [
             fact("boston", "Alice lives in Boston", days=-90),
             fact("bakery", "Alice works at the bakery", days=-90),
-            fact("bob", "Bob lives in Denver", subject="Bob", days=-90),
+            fact("bob", "Bob moved to Denver", subject="Bob", days=-90),  # nearest, not Alice
             fact("denver", "Alice moved to Denver"),
         ],
     )
-    model.script(CHECK, verdicts(p1=True))
+    model.script(CHECK, verdicts(p1=True, p2=False))
     conflicts, log = check(store, model, ["denver"])
     assert model.count(CHECK) == 1
     (_, prompt) = model.calls[0]
-    assert pairs_in(prompt) == {"p1": ("Alice lives in Boston", "Alice moved to Denver")}
-    assert "bakery" not in str(prompt[1].content) and "Bob" not in str(prompt[1].content)
-    assert [(c.old_id, c.new_id) for c in conflicts] == [("boston", "denver")]
-    assert "where they live" in conflicts[0].reason
+    # no word decides: both of Alice's facts are asked about, Bob's never
+    assert sorted(pairs_in(prompt).values()) == [
+        ("Alice lives in Boston", "Alice moved to Denver"),
+        ("Alice works at the bakery", "Alice moved to Denver"),
+    ]
+    assert "Bob" not in str(prompt[1].content)
+    assert len(conflicts) == 1 and conflicts[0].new_id == "denver"
     assert log.failures == []
 
 
-def test_no_call_when_no_stored_fact_shares_person_and_slot(store, model) -> None:  # type: ignore[no-untyped-def]
+def test_a_persons_facts_are_paired_nearest_first_up_to_the_cap(store, model) -> None:  # type: ignore[no-untyped-def]
+    store.add(
+        NS,
+        [
+            fact("boston", "Alice lives in Boston near the harbour", days=-90),
+            fact("bakery", "Alice works at the bakery", days=-90),
+            fact("harbour", "Alice now lives in Denver near the harbour"),
+        ],
+    )
+    model.script(CHECK, verdicts(p1=True))
+    conflicts, _ = check(store, model, ["harbour"], conflict_pairs_per_fact=1)
+    assert list(pairs_in(model.calls[0][1]).values()) == [
+        ("Alice lives in Boston near the harbour", "Alice now lives in Denver near the harbour")
+    ]
+    assert [c.old_id for c in conflicts] == ["boston"]
+
+
+def test_no_call_when_the_person_has_no_other_current_fact(store, model) -> None:  # type: ignore[no-untyped-def]
+    old = fact("boston", "Alice lives in Boston", days=-90)
     store.add(
         NS,
         [
             fact("bob", "Bob moved to Denver", subject="Bob", days=-5),  # nearest, someone else
-            fact("hike", "Alice hiked Mount Tam", days=-5),  # Alice, no shared slot
             fact("denver", "Alice moved to Denver"),
+            fact("nobody", "Someone moved to Denver", subject=None),
+            old.model_copy(update={"superseded_by": "elsewhere"}),  # no longer current
         ],
     )
-    conflicts, log = check(store, model, ["denver"])
+    conflicts, log = check(store, model, ["denver", "nobody"])
     assert conflicts == [] and model.calls == [] and log.calls == []
 
 
@@ -108,16 +130,16 @@ def test_only_the_pairs_the_model_confirms_are_returned(store, model) -> None:  
 
     def confirm_the_move(messages: list[BaseMessage]) -> str:
         listed = pairs_in(messages)
-        return verdicts(**{p: "Denver" in new for p, (_, new) in listed.items()})
+        return verdicts(
+            **{p: "Boston" in old and "Denver" in new for p, (old, new) in listed.items()}
+        )
 
     model.script(CHECK, confirm_the_move)
     conflicts, _ = check(store, model, ["denver", "cat"])
     assert model.count(CHECK) == 1
-    listed = sorted(pairs_in(model.calls[0][1]).values())
-    assert listed == [
-        ("Alice has a dog named Rex", "Alice adopted a second pet, a cat"),
-        ("Alice lives in Boston", "Alice moved to Denver"),
-    ]
+    listed = pairs_in(model.calls[0][1]).values()
+    assert ("Alice lives in Boston", "Alice moved to Denver") in listed
+    assert ("Alice has a dog named Rex", "Alice adopted a second pet, a cat") in listed
     assert [c.old_id for c in conflicts] == ["boston"]
 
 
@@ -176,11 +198,10 @@ def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None
         "F|t1|Alice|Alice baked bread.",
     )
 
-    def confirm_the_move(messages: list[BaseMessage]) -> str:
-        listed = pairs_in(messages)
-        return verdicts(**{p: "moved" in new for p, (_, new) in listed.items()})
+    def confirm_any(messages: list[BaseMessage]) -> str:
+        return verdicts(**dict.fromkeys(pairs_in(messages), True))
 
-    model.script(CHECK, confirm_the_move)
+    model.script(CHECK, confirm_any)
     graph = build_ingest_graph(chat_model=model, store=store).compile()
     said = "I moved to Denver! I visited Boston. I baked bread."
     turn = {"speaker": "Alice", "text": said, "occurred_at": T0, "session_id": "s1"}
@@ -188,12 +209,11 @@ def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None
         {"turns": [turn], "session_closed": True},
         context=MemoryContext(namespace=NS, trigger_policy="session", update_cues=False),
     )
-    # the move (a residence cue) and the visit (the same place) are asked about; the
-    # bread shares nothing with the stored fact
-    assert sorted(pairs_in(model.calls[-1][1]).values()) == [
-        ("Alice lives in Boston", "Alice moved to Denver."),
-        ("Alice lives in Boston", "Alice visited Boston."),
-    ]
+    # the stored fact is paired with the first new fact that reaches it, and the model
+    # (not a word list) decides
+    assert [c.old_id for c in out["conflicts"]] == ["boston"]
+    asked = [new for _, new in pairs_in(model.calls[-1][1]).values()]
+    assert len(asked) == 1 and asked[0] in {"Alice moved to Denver.", "Alice visited Boston."}
     assert [c.old_id for c in out["conflicts"]] == ["boston"]
     (old,) = store.get("fact", NS, ["boston"])
     assert isinstance(old, FactRecord) and old.superseded_by is not None

@@ -7,6 +7,10 @@ parser; this module adds what it lacks: weekends, seasons, month names, "the wee
 last", vague day ranges, and the expansion of a point to the period its unit names
 ("last week" is a Monday-Sunday week, "last year" a calendar year).
 
+Other languages and chat forms ("hace tres días", "letzten Freitag", "last fri") are
+read by each language's phrases (:mod:`.lexicon`), each with the English phrase of this
+grammar it means, so the arithmetic is written once.
+
 Expressions that cannot be resolved ("recently", "a few years ago") are left out, so the
 text keeps them as written. Nothing here calls an LLM or raises on odd input.
 """
@@ -19,13 +23,13 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from ...records.model import TimeGranularity, TimeRef
+from .lexicon import LEXICONS
+from .lexicon.base import MONTHS_EN, WEEKDAYS_EN
 
 _MAX_YEARS = 200
 """Offsets further than this from the reference day are not resolved."""
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
+_WEEKDAYS = WEEKDAYS_EN
+_MONTHS = MONTHS_EN
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _NUMBERS = {
     "a": 1,
@@ -296,12 +300,8 @@ def reference_day(when: datetime, tz: ZoneInfo) -> date:
     return when.astimezone(tz).date()
 
 
-def resolve_times(text: str, anchor: date) -> list[TimeRef]:
-    """Every resolvable relative time expression in ``text``, in order of appearance.
-
-    Longer expressions win over the shorter ones inside them ("the week before last"
-    over "last"); overlapping matches are dropped.
-    """
+def _resolve_english(text: str, anchor: date) -> list[TimeRef]:
+    """The expressions of the English grammar in ``text`` (longer ones first)."""
     found: list[TimeRef] = []
     taken: list[tuple[int, int]] = []
     for pattern, resolve in _GRAMMAR:
@@ -325,4 +325,28 @@ def resolve_times(text: str, anchor: date) -> list[TimeRef]:
                     granularity=span[2],
                 )
             )
+    return found
+
+
+def resolve_times(text: str, anchor: date) -> list[TimeRef]:
+    """Every resolvable relative time expression in ``text``, in order of appearance.
+
+    The English grammar reads the text first, then every language's phrases; longer
+    expressions win over the shorter ones inside them ("the week before last" over
+    "last"), and overlapping matches are dropped.
+    """
+    found = _resolve_english(text, anchor)
+    taken = [(r.offset, r.offset + len(r.expression)) for r in found]
+    for lexicon in LEXICONS:
+        for pattern, means in lexicon.compiled:
+            for m in pattern.finditer(text):
+                start, end = m.span()
+                if any(start < b and a < end for a, b in taken):
+                    continue
+                english = lexicon.meaning(m, means)
+                whole = [r for r in _resolve_english(english, anchor) if r.expression == english]
+                if not whole:
+                    continue
+                taken.append((start, end))
+                found.append(whole[0].model_copy(update={"expression": m.group(), "offset": start}))
     return sorted(found, key=lambda r: r.offset)

@@ -1,9 +1,12 @@
 """The Judge node on the write path: which stored facts the new facts update.
 
 It flags contradictions between new facts and the facts already stored (AMA's conflict
-detection); the Refresher (:mod:`.refresher`) supersedes them. Candidate pairs come from
-the slot pre-filter (:mod:`.slots`); a pair whose newer fact states the change in so many
-words (:mod:`.update_cues`) needs no model call.
+detection); the Refresher (:mod:`.refresher`) supersedes them. A new fact's candidates
+are the current facts about the same person nearest to it by embedding
+(:mod:`.updates`), so no word list decides which pairs are looked at, in any language.
+The model decides each pair, except that with ``update_cues`` (the small-model repair)
+a pair of the English slot pre-filter (:mod:`.slots`) whose newer fact states the change
+in so many words (:mod:`.update_cues`) is an update without a call.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import data_line, long_date
 from ..common.token_caps import capped_log
 from .schemas import SupersessionCheck
-from .slots import CandidatePair, candidate_pairs, event_time, same_person
-from .update_cues import may_change, pair_cue, plainly_said
+from .slots import candidate_pairs as slot_pairs
+from .update_cues import pair_cue, plainly_said
+from .updates import CandidatePair, candidate_pairs, event_time, same_person
 
 UPDATE_TOKENS_BASE = 24
 """Output cap of an update check call, plus ``UPDATE_TOKENS_PER_PAIR`` per listed pair."""
@@ -33,38 +37,38 @@ UPDATE_TOKENS_PER_PAIR = 20
 """One verdict, ``{"pair": "p1", "outdated": true}``, with room to spare."""
 
 
-def _filed_under(log: StepLog, ctx: MemoryContext, people: list[str]) -> list[str]:
-    """The subjects the namespace's facts are filed under that name one of ``people``."""
+def _filed_under(log: StepLog, ctx: MemoryContext, person: str) -> list[str]:
+    """The subjects the namespace's facts are filed under that name ``person``."""
     try:
         filed = log.deps.store.lexical_index("fact", ctx.namespace).distinct("subject", 512)
-    except Exception:  # no index: only the exact subjects are looked up
+    except Exception:  # no index: only the exact subject is looked up
         filed = []
-    named = [s for s in filed if isinstance(s, str) and any(same_person(s, p) for p in people)]
-    return list(dict.fromkeys([*people, *named]))
+    named = [s for s in filed if isinstance(s, str) and same_person(s, person)]
+    return list(dict.fromkeys([person, *named]))
 
 
-def _stored_for(log: StepLog, ctx: MemoryContext, new: list[FactRecord]) -> list[FactRecord]:
-    """Current stored facts the new facts may update, the nearest by search first.
+def _nearest_of_person(
+    log: StepLog, ctx: MemoryContext, fact: FactRecord, exclude: int
+) -> dict[str, tuple[FactRecord, float]]:
+    """The current stored facts about ``fact``'s person, nearest to it by embedding first.
 
-    Then the current facts filed under the new facts' people (names matched leniently),
-    newest first.
+    Each with its cosine similarity to ``fact``.
     """
-    store, ns = log.deps.store, ctx.namespace
-    nearest: dict[str, FactRecord] = {}
-    for fact in new:
-        for hit in store.search(
-            fact.text, "fact", ns, k=ctx.conflict_k, where={"superseded": False}
-        ):
-            if isinstance(hit.record, FactRecord):
-                nearest.setdefault(hit.record.id, hit.record)
-    subjects = _filed_under(log, ctx, [f.subject for f in new if f.subject])
-    theirs = (
-        store.get("fact", ns, where={"superseded": False, "subject": subjects}) if subjects else []
+    if not fact.subject:
+        return {}
+    hits = log.deps.store.search(
+        fact.text,
+        "fact",
+        ctx.namespace,
+        k=ctx.conflict_k + exclude,
+        where={"superseded": False, "subject": _filed_under(log, ctx, fact.subject)},
+        mode="dense",
     )
-    by_person = sorted(
-        (f for f in theirs if isinstance(f, FactRecord)), key=event_time, reverse=True
-    )
-    return list({f.id: f for f in [*nearest.values(), *by_person]}.values())
+    return {
+        h.record.id: (h.record, h.channel_scores.get("dense", 0.0))
+        for h in hits
+        if isinstance(h.record, FactRecord)
+    }
 
 
 def _said_at(log: StepLog, ctx: MemoryContext) -> Callable[[FactRecord], datetime]:
@@ -99,45 +103,41 @@ def _own_words(log: StepLog, ctx: MemoryContext, new: list[FactRecord]) -> dict[
     }
 
 
-def _pairs_text(pairs: list[CandidatePair], tz: ZoneInfo) -> tuple[str, dict[str, CandidatePair]]:
-    """The pairs as labelled blocks (``[p1]``), and label -> pair."""
-    lines, labels = [], {}
-    for n, pair in enumerate(pairs, start=1):
-        label = f"p{n}"
-        labels[label] = pair
-        lines += [
-            f"[{label}] {data_line(pair.person, 120)}, {pair.slot_words()}",
-            f"  OLD ({long_date(event_time(pair.old), tz)}): {data_line(pair.old.text, 600)}",
-            f"  NEW ({long_date(event_time(pair.new), tz)}): {data_line(pair.new.text, 600)}",
-        ]
-    return "\n".join(lines), labels
+def _stored_for(log: StepLog, ctx: MemoryContext, new: list[FactRecord]) -> list[FactRecord]:
+    """Current stored facts the slot pre-filter looks at: the nearest by search first.
 
-
-def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Conflict]:
-    """The stored facts the new facts update; the model is asked about candidate pairs only.
-
-    The slot pre-filter (:func:`~lamina.agents.slots.candidate_pairs`) pairs a new fact
-    with current facts about the same person's same slot; no call is made when there is
-    no such pair. A pair whose newer fact states the change in so many words, or whose
-    newer fact's person said so in its source turns when the model's wording lost it (an
-    update cue, :func:`~lamina.agents.update_cues.pair_cue`; ``ctx.update_cues``), is an
-    update without a call, counted in ``log.checks``. A hedged newer fact is paired only
-    when its person said it without a hedge, and then only those words can cue it
-    (:func:`~lamina.agents.update_cues.plainly_said`; counted as ``update_pair_hedged``
-    when they do not). Of the other pairs, those whose
-    newer fact has no word of change at all are skipped (unless
-    ``ctx.update_check_all_pairs``; counted as ``update_pair_skipped``). The rest go to
-    the model ``conflict_max_pairs`` at a time, in one capped structured call each, and only the
-    pairs it confirms are returned. A failed call is recorded in ``log`` and supersedes
-    nothing, so both facts stay current.
+    Then the current facts filed under the new facts' people, newest first.
     """
     store, ns = log.deps.store, ctx.namespace
-    new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
-    if not new:
-        return []
-    said = _own_words(log, ctx, new) if ctx.update_cues else {}
+    nearest: dict[str, FactRecord] = {}
+    for fact in new:
+        for hit in store.search(
+            fact.text, "fact", ns, k=ctx.conflict_k, where={"superseded": False}
+        ):
+            if isinstance(hit.record, FactRecord):
+                nearest.setdefault(hit.record.id, hit.record)
+    people = list(dict.fromkeys(f.subject for f in new if f.subject))
+    subjects = list(dict.fromkeys(s for p in people for s in _filed_under(log, ctx, p)))
+    theirs = (
+        store.get("fact", ns, where={"superseded": False, "subject": subjects}) if subjects else []
+    )
+    by_person = sorted(
+        (f for f in theirs if isinstance(f, FactRecord)), key=event_time, reverse=True
+    )
+    return list({f.id: f for f in [*nearest.values(), *by_person]}.values())
+
+
+def _cued(
+    log: StepLog, ctx: MemoryContext, new: list[FactRecord]
+) -> tuple[list[Conflict], set[tuple[str, str]]]:
+    """The small-model repair: slot pairs whose newer fact states the change in English.
+
+    Returns the cued conflicts and the slot pairs whose hedge only the model wrote: those
+    are settled by the person's own words or not at all, so they are not asked about.
+    """
+    said = _own_words(log, ctx, new)
     plain = plainly_said(new, said)
-    pairs = candidate_pairs(
+    pairs = slot_pairs(
         new,
         _stored_for(log, ctx, new),
         per_fact=ctx.conflict_pairs_per_fact,
@@ -145,25 +145,85 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
         plain=plain,
     )
     conflicts: list[Conflict] = []
+    hedged: set[tuple[str, str]] = set()
     seen: set[str] = set()
-    asked: list[CandidatePair] = []
     for pair in pairs:
-        cue = pair_cue(pair, said.get(pair.new.id, ())) if ctx.update_cues else None
+        cue = pair_cue(pair, said.get(pair.new.id, ()))
         if cue is None and pair.new.id in plain:
             log.count("update_pair_hedged")  # the model's hedge: only the turns could cue it
-        elif cue is None:
-            asked.append(pair)
-        elif pair.old.id not in seen:
+            hedged.add((pair.old.id, pair.new.id))
+        elif cue is not None and pair.old.id not in seen:
             seen.add(pair.old.id)
             log.count(f"update_cue:{cue.kind}")
             reason = f"{pair.person}: the newer fact says {cue.phrase!r} ({pair.slot_words()})"
             conflicts.append(Conflict(old_id=pair.old.id, new_id=pair.new.id, reason=reason))
-    asked = [p for p in asked if p.old.id not in seen]
-    if ctx.update_cues and not ctx.update_check_all_pairs:
-        kept = [p for p in asked if may_change(p)]
-        for _ in range(len(asked) - len(kept)):
-            log.count("update_pair_skipped")
-        asked = kept
+    return conflicts, hedged
+
+
+def _pairs_text(pairs: list[CandidatePair], tz: ZoneInfo) -> tuple[str, dict[str, CandidatePair]]:
+    """The pairs as labelled blocks (``[p1]``), and label -> pair."""
+    lines, labels = [], {}
+    for n, pair in enumerate(pairs, start=1):
+        label = f"p{n}"
+        labels[label] = pair
+        lines += [
+            f"[{label}] {data_line(pair.person, 120)}",
+            f"  OLD ({long_date(event_time(pair.old), tz)}): {data_line(pair.old.text, 600)}",
+            f"  NEW ({long_date(event_time(pair.new), tz)}): {data_line(pair.new.text, 600)}",
+        ]
+    return "\n".join(lines), labels
+
+
+def update_candidates(
+    log: StepLog, ctx: MemoryContext, new: list[FactRecord]
+) -> list[CandidatePair]:
+    """Each new fact paired with the nearest current facts about its person.
+
+    Among each new fact's ``ctx.conflict_k`` nearest, a stored fact is paired with the
+    one new fact nearest to it (the first such, on a tie), and a new fact with at most
+    ``ctx.conflict_pairs_per_fact`` stored facts.
+    """
+    new_ids = {f.id for f in new}
+    said = _said_at(log, ctx)
+    scored: list[tuple[float, int, CandidatePair]] = []
+    for order, fact in enumerate(new):
+        nearest = _nearest_of_person(log, ctx, fact, len(new))
+        records = [record for record, _ in nearest.values()]
+        pairs = candidate_pairs(fact, records, exclude=new_ids, per_fact=len(records), said_at=said)
+        scored += [(-nearest[p.old.id][1], order, p) for p in pairs]
+    taken: set[str] = set()
+    per_new: dict[str, int] = {}
+    chosen: list[tuple[int, float, CandidatePair]] = []
+    for distance, order, pair in sorted(scored, key=lambda r: (r[0], r[1])):
+        if pair.old.id in taken or per_new.get(pair.new.id, 0) >= ctx.conflict_pairs_per_fact:
+            continue
+        taken.add(pair.old.id)
+        per_new[pair.new.id] = per_new.get(pair.new.id, 0) + 1
+        chosen.append((order, distance, pair))
+    return [pair for _, _, pair in sorted(chosen, key=lambda c: (c[0], c[1]))]
+
+
+def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Conflict]:
+    """The stored facts the new facts update.
+
+    The candidates are :func:`update_candidates`; no call is made when there are none.
+    With ``ctx.update_cues``, the English cues settle some pairs first (:func:`_cued`).
+    The other candidates go to the model ``conflict_max_pairs`` at a time, in one capped
+    structured call each, and only the pairs it confirms are returned. A failed call is
+    recorded in ``log`` and supersedes nothing, so both facts stay current (the pair is
+    asked again when a later fact about the person reaches it).
+    """
+    store, ns = log.deps.store, ctx.namespace
+    new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
+    if not new:
+        return []
+    candidates = update_candidates(log, ctx, new)
+    conflicts: list[Conflict] = []
+    skip: set[tuple[str, str]] = set()
+    if ctx.update_cues:
+        conflicts, skip = _cued(log, ctx, new)
+    seen = {c.old_id for c in conflicts}
+    asked = [p for p in candidates if p.old.id not in seen and (p.old.id, p.new.id) not in skip]
     for start in range(0, len(asked), ctx.conflict_max_pairs):
         chunk = asked[start : start + ctx.conflict_max_pairs]
         text, labels = _pairs_text(chunk, ctx.tz)
@@ -182,7 +242,7 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
             if confirmed is None or not verdict.outdated or confirmed.old.id in seen:
                 continue
             seen.add(confirmed.old.id)
-            reason = f"{confirmed.person}: the newer fact updates {confirmed.slot_words()}"
+            reason = f"{confirmed.person}: the newer fact replaces the older one"
             conflicts.append(
                 Conflict(old_id=confirmed.old.id, new_id=confirmed.new.id, reason=reason)
             )

@@ -19,7 +19,7 @@ from ...core.state import Conflict, IngestState, Written
 from ...records.audit import AuditEntry
 from ...records.model import FactRecord
 from ..common.deps import NodeDeps, StepLog
-from .slots import event_time
+from .updates import event_time
 
 
 def supersede(log: StepLog, ctx: MemoryContext, conflict: Conflict) -> Written | None:

@@ -151,9 +151,7 @@ def test_judge_refresher_and_answer_keep_memories_inside_data_blocks(
         )
     ingest = build_ingest_graph(chat_model=model, store=shared_store).compile()
     # every pair goes to the model's update check, whose prompt is under test too
-    ctx = MemoryContext(
-        namespace=ns, trigger_policy="eager", rewrite_with_llm=True, update_check_all_pairs=True
-    )
+    ctx = MemoryContext(namespace=ns, trigger_policy="eager", rewrite_with_llm=True)
     ingest.invoke({"turns": [_turn(texts[0], 0)]}, context=ctx)
     ingest.invoke({"turns": [_turn(t, i) for i, t in enumerate(texts[1:], 1)]}, context=ctx)
 

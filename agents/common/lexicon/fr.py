@@ -1,0 +1,82 @@
+"""French."""
+
+from __future__ import annotations
+
+from .base import Lexicon, Phrase
+
+FRENCH = Lexicon(
+    code="fr",
+    weekdays=(
+        ("lundi",),
+        ("mardi",),
+        ("mercredi",),
+        ("jeudi",),
+        ("vendredi",),
+        ("samedi",),
+        ("dimanche",),
+    ),
+    months=(
+        ("janvier",),
+        ("février", "fevrier"),
+        ("mars",),
+        ("avril",),
+        ("mai",),
+        ("juin",),
+        ("juillet",),
+        ("août", "aout"),
+        ("septembre",),
+        ("octobre",),
+        ("novembre",),
+        ("décembre", "decembre"),
+    ),
+    numbers={
+        "un": 1,
+        "une": 1,
+        "deux": 2,
+        "trois": 3,
+        "quatre": 4,
+        "cinq": 5,
+        "six": 6,
+        "sept": 7,
+        "huit": 8,
+        "neuf": 9,
+        "dix": 10,
+        "onze": 11,
+        "douze": 12,
+        "quinze": 15,
+    },
+    units={
+        "jour": "day",
+        "jours": "day",
+        "semaine": "week",
+        "semaines": "week",
+        "mois": "month",
+        "an": "year",
+        "ans": "year",
+        "année": "year",
+        "années": "year",
+        "annee": "year",
+        "week-end": "weekend",
+        "weekend": "weekend",
+        "week end": "weekend",
+    },
+    phrases=(
+        Phrase(r"avant-hier|avant hier", "the day before yesterday"),
+        Phrase(r"après-demain|après demain|apres-demain|apres demain", "the day after tomorrow"),
+        Phrase(r"hier(?: soir)?", "yesterday"),
+        Phrase(r"aujourd'hui|aujourd’hui|auj", "today"),
+        Phrase(r"demain", "tomorrow"),
+        Phrase(r"il y a {num} {unit}", "{num} {unit}s ago"),
+        Phrase(r"dans {num} {unit}", "in {num} {unit}s"),
+        Phrase(r"(?:un |une )?{unit} plus tôt", "1 {unit} ago"),
+        Phrase(r"(?:le |ce )?{wd} dernier", "last {wd}"),
+        Phrase(r"(?:le |ce )?{wd} prochain", "next {wd}"),
+        Phrase(r"ce {wd}(?! dernier| prochain)", "this {wd}"),
+        Phrase(
+            r"(?:la |le |l'|l’)?{unit} (?:dernière|derniere|dernier|passée|passé)", "last {unit}"
+        ),
+        Phrase(r"(?:la |le |l'|l’)?{unit} (?:prochaine|prochain)", "next {unit}"),
+        Phrase(r"(?:ce |cette )?{unit}-ci|(?:ce|cette) {unit}", "this {unit}"),
+        Phrase(r"(?:en )?{month} dernier", "last {month}"),
+    ),
+)
