@@ -25,10 +25,11 @@ Reported:
 
 With ``--fake`` no LLM runs: construction writes each turn as a fact about its speaker
 and the update check confirms every pair it is asked about, so the figures are those
-of the candidate selection and the update cues (its recall, and how many controls it
-lets through to the model). A real model runs with ``--base-url`` (an OpenAI-compatible
-server, e.g. ``lamina serve-llm``); it is slow, so ``--resume DIR`` journals each finished item in
-``DIR/journal.jsonl`` and a later run with the same settings skips them.
+of the pairs the check is shown (the slot pre-filter's, or with ``--no-cues`` the
+embedding candidates of ``agents.ingest.updates``). A real model runs with
+``--base-url`` (an OpenAI-compatible server, e.g. ``lamina serve-llm``); it is slow,
+so ``--resume DIR`` journals each finished item in ``DIR/journal.jsonl`` and a later
+run with the same settings skips them.
 
 Usage:
     python benchmarks/construction_supersession.py --fake --policy session --json /tmp/f.json
@@ -108,10 +109,13 @@ def run_item(
     item: dict[str, Any],
     clock: Callable[[], datetime],
     policy: TriggerPolicy | None = None,
+    update_cues: bool = True,
 ) -> dict[str, Any]:
     """Build one item (earlier side, then later side) and describe what was superseded."""
     ns = namespace_of(item)
-    ctx = MemoryContext(namespace=ns, **({"trigger_policy": policy} if policy else {}))
+    ctx = MemoryContext(
+        namespace=ns, update_cues=update_cues, **({"trigger_policy": policy} if policy else {})
+    )
     calls: list[Any] = []
     failures: list[str] = []
     checks: list[str] = []
@@ -206,6 +210,7 @@ def run_supersession(
     limit: int | None = None,
     ids: Sequence[str] | None = None,
     policy: TriggerPolicy | None = None,
+    update_cues: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build every item through the ingest graph and report the supersession figures.
@@ -230,7 +235,7 @@ def run_supersession(
     for n, item in enumerate(items, start=1):
         row = journal.done.get(item["id"]) if journal is not None else None
         if row is None:
-            row = run_item(graph, store, item, clock, policy)
+            row = run_item(graph, store, item, clock, policy, update_cues)
             if journal is not None:
                 journal.append(row)
             if progress is not None:
@@ -244,6 +249,7 @@ def run_supersession(
     return {
         **summarise(rows),
         "policy": used,
+        "update_cues": update_cues,
         "clock": clock().isoformat(),
         "per_item": rows,
     }
@@ -272,8 +278,8 @@ def _judge_all(outdated: bool) -> Callable[[list[BaseMessage]], str]:
 def fake_model(items: int, *, confirm: bool = True) -> BaseChatModel:
     """A schema-scripted model for ``--fake`` (and tests): echo facts, judge pairs.
 
-    ``confirm``: the update check confirms every pair (the candidates alone), else none
-    (only the update cues supersede)
+    ``confirm``: the update check confirms every pair (the pre-filter alone), else none
+    (the update cues alone).
     """
     from lamina.testing import SchemaChatModel
 
@@ -296,8 +302,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--fake-update",
         choices=("confirm", "reject"),
         default="confirm",
-        help="with --fake: the update check confirms every pair (the candidates' ceiling) "
-        "or none (the update cues alone)",
+        help="with --fake: the update check confirms every pair (the pre-filter alone) or "
+        "none (the update cues alone)",
+    )
+    p.add_argument(
+        "--no-cues",
+        action="store_true",
+        help="update_cues=False: embedding candidates, the model decides every pair",
     )
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--resume", type=Path, metavar="DIR", help="journal finished items in DIR")
@@ -338,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "items": str(args.items),
             "model": name,
             "policy": args.policy,
+            "update_cues": not args.no_cues,
             "code": code_version(),
         }
         journal = ResumeJournal(args.resume / "journal.jsonl", settings, key="id")
@@ -349,6 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         limit=args.limit,
         ids=args.ids,
         policy=args.policy,
+        update_cues=not args.no_cues,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     result = {"model": name, **result}

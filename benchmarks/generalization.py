@@ -25,8 +25,9 @@ derived from no dataset. Five sections, each reported per language group:
 
 With ``--fake`` no LLM runs: construction writes each turn as a fact about its speaker
 and the update check confirms every pair, so ``supersede_recall`` is the ceiling of the
-candidate selection (the model is shown the pair at all); the owner and answer sections
-need a model and are skipped. A real model runs with ``--base-url`` (e.g. ``lamina
+candidate selection (the model is shown the pair at all; ``--no-cues`` for the embedding
+candidates, else the small-model profile's English slot pairs and cues); the owner and
+answer sections need a model and are skipped. A real model runs with ``--base-url`` (e.g. ``lamina
 serve-llm --model qwen``); ``--resume DIR`` journals each finished item.
 
 Usage:
@@ -89,10 +90,12 @@ def _namespace(item: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------- sections
-def run_owner(graph: Any, store: ChromaMemoryStore, item: dict[str, Any]) -> dict[str, Any]:
+def run_owner(
+    graph: Any, store: ChromaMemoryStore, item: dict[str, Any], update_cues: bool = True
+) -> dict[str, Any]:
     """Build the chat as one session; judge the owners of the target turn's facts."""
     ns = _namespace(item)
-    ctx = MemoryContext(namespace=ns, trigger_policy="session")
+    ctx = MemoryContext(namespace=ns, trigger_policy="session", update_cues=update_cues)
     start = datetime.fromisoformat(item["date"])
     session = f"{item['id']}-s"
     turns = [
@@ -252,8 +255,13 @@ def run_generalization(
     sections: Sequence[str] = SECTIONS,
     journal: ResumeJournal | None = None,
     progress: Callable[[str], None] | None = None,
+    update_cues: bool = True,
 ) -> dict[str, Any]:
-    """Run the chosen sections over ``items``; per-item rows and the figures."""
+    """Run the chosen sections over ``items``; per-item rows and the figures.
+
+    ``update_cues``: the small-model profile (English slot pairs and cues); False checks
+    each new fact against its person's nearest facts, with no word list.
+    """
     from lamina import Memory, MemoryConfig
 
     store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
@@ -272,10 +280,10 @@ def run_generalization(
         if row is None:
             base = {"id": item["id"], "lang": item["lang"], "section": item["section"]}
             if item["section"] == "supersession":
-                item = {**item, "person": item["person"]}
-                row = {**base, **run_item(graph, store, item, lambda: CLOCK, "session")}
+                built = run_item(graph, store, item, lambda: CLOCK, "session", update_cues)
+                row = {**base, **built}
             elif item["section"] == "owner":
-                row = {**base, **run_owner(graph, store, item)}
+                row = {**base, **run_owner(graph, store, item, update_cues)}
             elif item["section"] == "date":
                 row = {**base, **run_date(item)}
             else:
@@ -301,6 +309,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--resume", type=Path, metavar="DIR", help="journal finished items in DIR")
     p.add_argument("--no-prompt-cache", action="store_true", help="llama.cpp: no prompt cache")
+    p.add_argument(
+        "--no-cues", action="store_true", help="update_cues=False: no English slot pairs or cues"
+    )
     return p.parse_args(argv)
 
 
@@ -332,7 +343,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.resume is not None:
         from lamina.evaluation.code_version import code_version
 
-        settings = {"model": name, "code": code_version(), "cache": not args.no_prompt_cache}
+        settings = {
+            "model": name,
+            "code": code_version(),
+            "cache": not args.no_prompt_cache,
+            "update_cues": not args.no_cues,
+        }
         journal = ResumeJournal(args.resume / "journal.jsonl", settings, key="id")
     result = run_generalization(
         model,
@@ -341,8 +357,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         sections=sections,
         journal=journal,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
+        update_cues=not args.no_cues,
     )
-    result = {"model": name, "sections": list(sections), **result}
+    result = {
+        "model": name,
+        "sections": list(sections),
+        "update_cues": not args.no_cues,
+        **result,
+    }
     figures = {k: v for k, v in result.items() if k != "per_item"}
     print(json.dumps(figures, indent=2, ensure_ascii=False))
     if args.json:

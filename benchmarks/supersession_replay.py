@@ -75,7 +75,12 @@ def _side(ns: str, item: dict[str, Any], side: str) -> tuple[datetime, list[RawT
 
 
 def replay_item(
-    store: ChromaMemoryStore, model: BaseChatModel, row: dict[str, Any], item: dict[str, Any]
+    store: ChromaMemoryStore,
+    model: BaseChatModel,
+    row: dict[str, Any],
+    item: dict[str, Any],
+    *,
+    update_cues: bool = True,
 ) -> dict[str, Any]:
     """Store the row's earlier facts, judge its later ones; what was superseded."""
     ns = "replay-" + "".join(c if c.isalnum() else "-" for c in row["id"].lower())
@@ -100,7 +105,8 @@ def replay_item(
         store.add(ns, facts["later"])
     log = StepLog("judge", NodeDeps(store=store, caller=StructuredCaller(model)))
     started = time.perf_counter()
-    conflicts = check_conflicts(log, MemoryContext(namespace=ns), [f.id for f in facts["later"]])
+    ctx = MemoryContext(namespace=ns, update_cues=update_cues)
+    conflicts = check_conflicts(log, ctx, [f.id for f in facts["later"]])
     old = {f.id for f in facts["earlier"]}
     return {
         "id": row["id"],
@@ -160,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--items", type=Path, required=True, help="the items file or folder")
     p.add_argument("--base-url", help="an OpenAI-compatible server")
     p.add_argument("--no-model", action="store_true", help="answer every check 'not outdated'")
+    p.add_argument(
+        "--no-cues", action="store_true", help="update_cues=False: embedding candidates only"
+    )
     p.add_argument("--json", type=Path, help="also write the figures and rows here")
     args = p.parse_args(argv)
     if args.no_model == bool(args.base_url):
@@ -182,7 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     for row in load_run(args.run):
         if row["id"] in items:
-            rows.append(replay_item(store, model, row, items[row["id"]]))
+            rows.append(
+                replay_item(store, model, row, items[row["id"]], update_cues=not args.no_cues)
+            )
             print(f"{row['id']}: {rows[-1]}", file=sys.stderr, flush=True)
     groups = sorted({r["id"].split("-")[0] for r in rows if "-" in r["id"]})
     result: dict[str, Any] = {"all": summarise(rows)}

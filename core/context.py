@@ -115,12 +115,14 @@ class MemoryContext:
     conflict_max_pairs: int = 8
     """Update check: pairs asked about in one call (more pairs take more calls)."""
     update_cues: bool = True
-    """Update check: a pair whose newer fact states the change in English words ("moved
-    to", "quit", "broke up", "cancelled"; see ``agents.ingest.update_cues``) is an update
-    without asking the model. A repair for small models: on the supersession benchmark
-    (``benchmarks/construction_supersession.json``, 0c85b6a) the cues caught 41 of the 44
-    updates and the 1.5B local model's checks none. False asks the model about every
-    pair."""
+    """Update check, the small-model profile: pairs come from an English slot pre-filter,
+    a pair whose newer fact states the change in English words ("moved to", "quit",
+    "broke up"; ``agents.ingest.update_cues``) is an update without a call, and only the
+    uncued pairs with a word of change go to the model. On by default because the local
+    1.5B model cannot judge pairs (on ``benchmarks/construction_supersession.json`` the
+    cues caught 41 of its 44 updates and the model's checks none). False: each new fact is
+    checked against its person's nearest facts by embedding, with no word list, and the
+    model decides every pair; the setting for a model that can judge them."""
     construction_summary: Literal["brief", "detailed"] = "brief"
     """Construction, line format: the episode summary the model is asked for. ``brief``: 1-2
     sentences. ``detailed``: 2-3 sentences naming the people, places, things, titles and

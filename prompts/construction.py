@@ -44,7 +44,7 @@ UPDATE_CHECK = ChatPromptTemplate.from_messages(
             "favourite, gave away, renamed or lost a pet, sold or replaced something). Not "
             "outdated: both can be true at once (an added detail, a second pet or thing, a "
             "visit or a trip, a wish or a hypothetical, a denied rumour, the same thing said "
-            "again, or something about a different topic). " + DATA_RULE,
+            "again, or something about another person). When unsure, answer false. " + DATA_RULE,
         ),
         ("human", "Pairs:\n<data>\n{pairs}\n</data>\n\nGive one verdict per pair."),
     ]

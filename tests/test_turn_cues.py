@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -155,14 +154,12 @@ def test_the_judge_reads_the_new_facts_own_source_turns(speaker: str, superseded
         ],
     )
     model = SchemaChatModel()
-    model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
     conflicts = check_conflicts(log, MemoryContext(namespace=NS), ["tacos"])
     assert [(c.old_id, c.new_id) for c in conflicts] == ([("sushi", "tacos")] if superseded else [])
-    # uncued, the pair goes to the model, which says no here
-    assert model.count(CHECK) == (0 if superseded else 1)
-    assert log.checks == (["update_cue:arriving"] if superseded else [])
+    assert model.count(CHECK) == 0
+    assert log.checks == (["update_cue:arriving"] if superseded else ["update_pair_skipped"])
 
 
 PLAN = "Rosa is planning to buy a house next year."
@@ -170,18 +167,18 @@ HEDGED = "Rosa will keep renting the house if she can find a suitable house plan
 
 
 @pytest.mark.parametrize(
-    ("said", "superseded", "checks", "asked"),
+    ("said", "superseded", "checks"),
     [
         # the hedge is the model's: Rosa's own words end the plan
-        ("We've decided to keep renting. The house plan is off.", True, ["update_cue:leaving"], 0),
-        # Rosa said it plainly, but nothing in her words ends the plan: not asked either
-        ("We're renting for now. The garden is lovely.", False, ["update_pair_hedged"], 0),
-        # Rosa's own words are hedged too: no cue; the model decides (and says no)
-        ("If we find nothing, the house plan is off.", False, [], 1),
+        ("We've decided to keep renting. The house plan is off.", True, ["update_cue:leaving"]),
+        # Rosa said it plainly, but nothing in her words ends the plan
+        ("We're renting for now. The garden is lovely.", False, ["update_pair_hedged"]),
+        # Rosa's own words are hedged too: a hypothetical is paired with nothing
+        ("If we find nothing, the house plan is off.", False, []),
     ],
 )  # fmt: skip
 def test_a_hedge_only_the_model_wrote_does_not_hide_the_persons_words(
-    said: str, superseded: bool, checks: list[str], asked: int
+    said: str, superseded: bool, checks: list[str]
 ) -> None:
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     store.add(
@@ -193,13 +190,12 @@ def test_a_hedge_only_the_model_wrote_does_not_hide_the_persons_words(
         ],
     )
     model = SchemaChatModel()
-    model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
     conflicts = check_conflicts(log, MemoryContext(namespace=NS), ["renting"])
     expected = [("plan", "renting")] if superseded else []
     assert [(c.old_id, c.new_id) for c in conflicts] == expected
-    assert model.count(CHECK) == asked
+    assert model.count(CHECK) == 0  # a hedged fact never goes to the model
     assert log.checks == checks
 
 

@@ -218,7 +218,7 @@ def test_changes_that_keep_the_names(old: str, new: str) -> None:
     assert cue_of(old, new) is not None
 
 
-def test_a_pair_without_a_cue_goes_to_the_model(store) -> None:  # type: ignore[no-untyped-def]
+def test_a_pair_without_a_word_of_change_is_not_asked_about(store) -> None:  # type: ignore[no-untyped-def]
     store.add(
         NS,
         [
@@ -227,8 +227,12 @@ def test_a_pair_without_a_cue_goes_to_the_model(store) -> None:  # type: ignore[
         ],
     )
     model = SchemaChatModel()
+    conflicts, log = check(store, model, ["shift"])
+    assert conflicts == [] and model.count(CHECK) == 0
+    assert log.checks == ["update_pair_skipped"]
+    # without the cues (no word list), the pair goes to the model
     model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
-    conflicts, log = check(store, model, ["shift"])  # no word list keeps it from the model
+    conflicts, log = check(store, model, ["shift"], update_cues=False)
     assert conflicts == [] and model.count(CHECK) == 1 and log.checks == []
 
 

@@ -46,6 +46,8 @@ class CandidatePair:
     new: FactRecord
     old: FactRecord
     person: str
+    about: str = ""
+    """What both statements are about, when a slot names it ("where they live")."""
 
 
 def comparable(new: FactRecord, old: FactRecord, said: datetime) -> bool:
