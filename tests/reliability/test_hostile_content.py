@@ -150,8 +150,11 @@ def test_judge_refresher_and_answer_keep_memories_inside_data_blocks(
             "SupersessionCheck", json.dumps({"verdicts": [{"pair": "p1", "outdated": True}]})
         )
     ingest = build_ingest_graph(chat_model=model, store=shared_store).compile()
-    # every pair goes to the model's update check, whose prompt is under test too
-    ctx = MemoryContext(namespace=ns, trigger_policy="eager", rewrite_with_llm=True)
+    # without the cues every pair goes to the model's update check, whose prompt is
+    # under test too
+    ctx = MemoryContext(
+        namespace=ns, trigger_policy="eager", rewrite_with_llm=True, update_cues=False
+    )
     ingest.invoke({"turns": [_turn(texts[0], 0)]}, context=ctx)
     ingest.invoke({"turns": [_turn(t, i) for i, t in enumerate(texts[1:], 1)]}, context=ctx)
 
