@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import InvalidTypeError
+from ..errors import InvalidInputError, InvalidTypeError
 from ..records.model import MemoryRecord
 
 
@@ -32,3 +32,11 @@ def as_ids(ids: object) -> list[str]:
     if bad:
         raise InvalidTypeError(f"ids must be strings, got {bad[:3]!r}")
     return list(dict.fromkeys(ids))
+
+
+def require_delete_scope(ids: object, window: object, where: object) -> None:
+    """Refuse a delete() that names no ids, window or filter: a namespace is wiped on purpose."""
+    if ids is None and window is None and not where:
+        raise InvalidInputError(
+            "delete() needs ids, a window or where; to wipe a namespace use delete_namespace()"
+        )

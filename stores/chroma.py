@@ -31,7 +31,7 @@ from ..records.model import (
     utc_now,
     validate_namespace,
 )
-from .arguments import as_ids, as_records, dedupe
+from .arguments import as_ids, as_records, dedupe, require_delete_scope
 from .audited import check_entry, clear_pending, clock_noted, closed, with_pending
 from .base import SearchAnswer, SearchByRequest, SearchRequest, Where
 from .bm25 import BM25Index
@@ -289,10 +289,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
     ) -> int:
         """Delete matching records of one namespace; return how many were deleted."""
         gran = parse_granularity(granularity)
-        if ids is None and window is None and not where:
-            raise InvalidInputError(
-                "delete() needs ids, a window or where; to wipe a namespace use delete_namespace()"
-            )
+        require_delete_scope(ids, window, where)
         with self._lock:
             doomed = [r.id for r in self.get(gran, namespace, ids, window=window, where=where)]
             collection = self._collections[gran]

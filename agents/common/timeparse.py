@@ -23,7 +23,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from ...records.model import TimeGranularity, TimeRef
-from .lexicon import LEXICONS
+from .lexicon import ENGLISH, LEXICONS
 from .lexicon.base import MONTHS_EN, WEEKDAYS_EN
 
 _MAX_YEARS = 200
@@ -31,26 +31,8 @@ _MAX_YEARS = 200
 _WEEKDAYS = WEEKDAYS_EN
 _MONTHS = MONTHS_EN
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "a couple of": 2,
-    "couple of": 2,
-    "a couple": 2,
-}
-_NUM = r"(?P<num>\d{1,3}|a couple of|couple of|a couple|an|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"  # noqa: E501
+_NUMBERS = {**ENGLISH.numbers, "a couple of": 2, "couple of": 2, "a couple": 2}
+_NUM = r"(?P<num>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _UNIT = r"(?P<unit>day|week|weekend|month|year)s?"
 _WD = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _MONTH = r"(?P<month>" + "|".join(_MONTHS) + ")"

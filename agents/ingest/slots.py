@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import cache
 
 from ...records.model import FactRecord
 from ...stores.lexical import Analyzer
 from ..common.names import match_speakers
+from .updates import comparable, event_time, same_person
 
 SLOT_CUES: dict[str, list[str]] = {
     "residence": (
@@ -169,27 +170,12 @@ def hedged(text: str) -> bool:
     return _HEDGE.search(text) is not None
 
 
-def same_person(a: str | None, b: str | None) -> bool:
-    """Whether two subjects name the same person.
-
-    ("Kate" and "Katherine", "Ana" and "Ana Lopez"); a missing subject matches nobody.
-    """
-    if not a or not b or not a.strip() or not b.strip():
-        return False
-    return bool(match_speakers(a, [b]) or match_speakers(b, [a]))
-
-
 def person_of(fact: FactRecord, people: Iterable[str]) -> str | None:
     """The fact's subject, or the first of ``people`` its text names when it has none."""
     if fact.subject and fact.subject.strip():
         return fact.subject
     named = match_speakers(fact.text, [p for p in people if p])
     return named[0] if named else None
-
-
-def event_time(fact: FactRecord) -> datetime:
-    """When what the fact states began: validity start, else its event time."""
-    return fact.event_time()
 
 
 @dataclass(frozen=True)
@@ -204,25 +190,6 @@ class CandidatePair:
     def slot_words(self) -> str:
         """The shared slots as words, e.g. ``where they live`` or ``Westside``."""
         return ", ".join(SLOT_WORDS.get(s, s.removeprefix("name:")) for s in sorted(self.slots))
-
-
-LATE_REPORT = timedelta(days=14)
-"""How long before the old fact was said a change may have happened and still replace it
-(two weeks: "last week" said the next day reaches back 13 days)."""
-
-
-def _comparable(new: FactRecord, old: FactRecord, said: datetime) -> bool:
-    """Whether ``new`` could replace ``old``: current, another text, not about earlier.
-
-    The new fact must not be about a time well before the old one was said (``said``):
-    a change told late ("I moved to Berlin last week", the day after "I live in Paris")
-    still counts, within :data:`LATE_REPORT`; "I lived in Berlin in 2019" does not.
-    """
-    if old.id == new.id or old.superseded_by is not None:
-        return False
-    if " ".join(old.text.casefold().split()) == " ".join(new.text.casefold().split()):
-        return False  # a repeat
-    return event_time(new) >= said - LATE_REPORT
 
 
 def _topics(fact: FactRecord, people: Sequence[str]) -> frozenset[str]:
@@ -286,7 +253,7 @@ def candidate_pairs(
                 new, old, old_people[old.id], shared
             ):
                 continue
-            if _comparable(new, old, said(old)):
+            if comparable(new, old, said(old)):
                 pairs.append(CandidatePair(new=new, old=old, person=new.subject, slots=shared))
                 taken += 1
     return pairs

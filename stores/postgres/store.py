@@ -39,7 +39,7 @@ from ...records.model import (
     utc_now,
     validate_namespace,
 )
-from ..arguments import as_ids, as_records, dedupe
+from ..arguments import as_ids, as_records, dedupe, require_delete_scope
 from ..audited import check_entry, clock_noted, closed
 from ..base import SearchAnswer, SearchByRequest, SearchRequest, Where
 from ..filters import SearchFilter, TimeWindow
@@ -273,10 +273,7 @@ class PostgresMemoryStore(SearchByRequest, ProfilesAndAudit):
     ) -> int:
         """Delete matching records of one namespace; return how many were deleted."""
         gran = parse_granularity(granularity)
-        if ids is None and window is None and not where:
-            raise InvalidInputError(
-                "delete() needs ids, a window or where; to wipe a namespace use delete_namespace()"
-            )
+        require_delete_scope(ids, window, where)
         params: dict[str, Any] = {}
         condition = self._condition(gran, namespace, ids, window, where, params)
         statement = sql.SQL("DELETE FROM {} t WHERE {}").format(self.names.records(gran), condition)
