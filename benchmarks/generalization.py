@@ -190,6 +190,15 @@ def run_answer(memory: Any, item: dict[str, Any]) -> dict[str, Any]:
                 "correct": hit if q["answerable"] else refused,
                 "grounded": refused or grounded(result.answer, q["q"], cited),
                 "cited": cited,
+                "rounds": result.rounds,
+                "drafts": [
+                    {
+                        k: v.get(k)
+                        for k in ("answer", "sufficient", "refusal", "ungrounded", "recited")
+                    }
+                    for v in result.verdicts
+                ],
+                "calls": len(result.llm_calls),
             }
         )
     return {"questions": questions, "seconds": round(time.perf_counter() - started, 2)}

@@ -184,6 +184,11 @@ class RecallVerdict(BaseModel):
     premise_searched: bool = False
     """Nor did any raw turn of the namespace (``agents.premise_search``): the premise
     fails for good, and the answer is a refusal without another round."""
+    ungrounded: bool = False
+    """The memories the draft cites do not hold its content, nor do any other shown
+    memories on its topic (``agents.recall.grounding``): the draft is not taken."""
+    recited: bool = False
+    """The draft's own citations did not hold it; the shown memories that do replaced them."""
     round: int = 0
 
     @property

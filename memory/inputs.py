@@ -159,6 +159,10 @@ def require_ids(value: object) -> list[str]:
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
 ROLE_SPEAKERS = frozenset({*_ROLES.values(), "system", "tool"})
 """Speaker labels ``add`` gives a message by its role when it has no name: not a person."""
+ROLE_KEY = "role"
+"""Turn metadata: ``"assistant"`` on a turn the agent wrote (an AI message, or a message
+with role ``assistant``/``ai``), named or not. Such a turn is stored and shown as context,
+but is never the only source of a fact (:mod:`lamina.agents.ingest.construct`)."""
 _TURN_FIELDS = frozenset(TurnInput.model_fields)
 
 
@@ -201,7 +205,10 @@ def _as_fields(item: object, speaker: str) -> dict[str, Any]:
     if isinstance(item, str):
         return {"speaker": speaker, "text": item}
     if isinstance(item, BaseMessage):
-        return {"speaker": _speaker_of_message(item), "text": message_text(item.content)}
+        fields = {"speaker": _speaker_of_message(item), "text": message_text(item.content)}
+        if isinstance(item, AIMessage):
+            fields["metadata"] = {ROLE_KEY: "assistant"}
+        return fields
     if isinstance(item, Mapping):
         data = dict(item)
         if "role" in data or "content" in data:
@@ -209,6 +216,8 @@ def _as_fields(item: object, speaker: str) -> dict[str, Any]:
             name = data.pop("name", None)
             data.setdefault("speaker", name or _ROLES.get(role, role))
             data.setdefault("text", message_text(data.pop("content", "")))
+            if _ROLES.get(role) == "assistant":
+                data["metadata"] = {**dict(data.get("metadata") or {}), ROLE_KEY: "assistant"}
         unknown = sorted(set(data) - _TURN_FIELDS)
         if unknown:
             raise InvalidInputError(

@@ -443,3 +443,32 @@ def test_a_reply_cut_at_its_token_limit_loses_its_unfinished_last_line() -> None
     assert not whole.cut_off
     assert len(parse_lines(whole.text, cut_off=whole.cut_off).draft.facts) == 2
     assert parse_lines("\n\n", cut_off=True).cut is None
+
+
+def test_the_agents_own_turns_are_context_never_the_only_source_of_a_fact() -> None:
+    from langchain_core.messages import AIMessage
+
+    from lamina import Memory, MemoryConfig
+
+    reply = (
+        "T|New job\nS|Jonas starts at Helio Solar.\n"
+        "F|t2|Helio Solar|Helio Solar is a solar company based in Leeds.\n"
+        "F|t2|Jonas|Jonas starts as a data engineer at Helio Solar.\n"
+    )
+    model = SchemaChatModel().script("ConstructionLines", reply)
+    config = MemoryConfig(chroma_mode="ephemeral", context={"trigger_policy": "session"})
+    messages = [
+        {"role": "user", "name": "Jonas", "content": "I start as a data engineer at Helio Solar"},
+        AIMessage("Congrats! Helio Solar is a solar company based in Leeds, I think."),
+    ]
+    with Memory(config=config, chat_model=model) as memory:
+        memory.add(messages, namespace=NS, at=T0, session_id="s1", session_closed=True)
+        raw = memory.store.get("raw", NS)
+        facts = memory.store.get("fact", NS)
+    roles = {t.speaker: t.metadata.get("role") for t in raw}
+    assert roles == {"Jonas": None, "assistant": "assistant"}  # both stored, the reply marked
+    assert [f.text for f in facts if f.metadata.get("derived_by") != "relations"] == [
+        "Jonas starts as a data engineer at Helio Solar."
+    ]
+    jonas = next(f for f in facts if f.subject == "Jonas")
+    assert [t.speaker for t in raw if t.id in jonas.source_ids] == ["Jonas"]  # re-sourced

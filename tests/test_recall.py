@@ -662,6 +662,16 @@ STRAY = "a photo of a forest trail"
 so the answer test cannot confirm the topic test."""
 
 
+def premise_passed(out: dict[str, Any]) -> bool:
+    """The premise checks let the stray draft through; the grounding check then refused it.
+
+    No memory holds a stray phrase, so it never reaches the user (see test_grounding.py).
+    """
+    first = out["verdicts"][0]
+    passed = not first["premise_failed"] and not first["unsupported_person"]
+    return passed and first["ungrounded"] and out["refused"]
+
+
 def test_when_the_topic_is_someone_elses_the_model_is_asked_whose_it_is(model) -> None:  # type: ignore[no-untyped-def]
     s = _bank_account_store()
     question = "Why did Gina shut down her bank account?"
@@ -686,7 +696,7 @@ def test_the_draft_stands_unless_the_model_names_someone_else(model, reply) -> N
     model.script("PremiseOwner", *[reply] * 3)
     question = "Why did Gina shut down her bank account?"
     out = ask(s, model, question, premise_owner_check=True, premise_search=False)
-    assert out["answer"] == STRAY and out["rounds"] == 1 and not out["refused"]
+    assert premise_passed(out)
     assert model.count("PremiseOwner") == (3 if reply == "not json" else 1)
     assert bool(out["failures"]) == (reply == "not json")  # a failed call is recorded
 
@@ -696,11 +706,11 @@ def test_no_owner_call_when_the_topic_is_the_persons_own_or_the_check_is_off(mod
     model.script("DraftFirst", judged(STRAY))
     question = "Why did Gina shut down her bank account?"
     out = ask(s, model, question, premise_owner_check=False, premise_search=False)
-    assert out["answer"] == STRAY and model.count("PremiseOwner") == 0
+    assert premise_passed(out) and model.count("PremiseOwner") == 0
     s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 3, "Gina")])
     model.script("DraftFirst", judged(STRAY))
     out = ask(s, model, "Why did Gina shut down her bank account?", premise_owner_check=True)
-    assert out["answer"] == STRAY and model.count("PremiseOwner") == 0
+    assert premise_passed(out) and model.count("PremiseOwner") == 0
 
 
 def test_a_premise_no_turn_holds_is_refused_without_another_round(model) -> None:  # type: ignore[no-untyped-def]
@@ -715,14 +725,14 @@ def test_a_premise_no_turn_holds_is_refused_without_another_round(model) -> None
     verdict = out["verdicts"][0]
     assert verdict["premise_failed"] and verdict["premise_searched"]
     assert verdict["unsupported_person"] == "Gina"
-    # off, the same draft stands
+    # off, the same draft passes the premise checks
     model.script("DraftFirst", judged(STRAY))
-    assert ask(s, model, question, premise_search=False)["answer"] == STRAY
+    assert premise_passed(ask(s, model, question, premise_search=False))
     # her own words on the topic anywhere in the namespace lift the doubt
     s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 9, "Gina")])
     model.script("DraftFirst", judged(STRAY))
     out = ask(s, model, question)
-    assert out["answer"] == STRAY and not out["verdicts"][0]["premise_searched"]
+    assert premise_passed(out) and not out["verdicts"][0]["premise_searched"]
 
 
 def test_an_insufficient_round_whose_premise_no_turn_holds_is_refused_at_once(model) -> None:  # type: ignore[no-untyped-def]
@@ -761,7 +771,7 @@ def test_the_premise_search_reads_only_the_askers_namespace(model) -> None:  # t
     out = ask(s, model, "Why did Gina shut down her bank account?", namespace=bob)
     assert out["refused"] and out["verdicts"][0]["premise_searched"]
     model.script("DraftFirst", judged(STRAY))
-    assert ask(s, model, "Why did Gina shut down her bank account?")["answer"] == STRAY
+    assert premise_passed(ask(s, model, "Why did Gina shut down her bank account?"))
 
 
 def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  # type: ignore[no-untyped-def]

@@ -100,6 +100,21 @@ def _said(turn: RawTurn, *, answered: bool = False) -> list[str]:
     return [turn.text, turn.media_caption or "", (turn.context or "") if answered else ""]
 
 
+TOLD_SUPPORT = 0.5
+"""Share of a fact's content words a person's turn must hold to source a fact the model
+cited to the agent's own turn: a person who named the company did not say what the agent
+added about it."""
+
+
+def by_assistant(turn: RawTurn) -> bool:
+    """Whether the agent wrote the turn (metadata ``role``, or the bare label "assistant").
+
+    An assistant's reply is context, not testimony: "Helio Solar is a solar company."
+    drawn from the agent's own guess would be a fact nobody told it.
+    """
+    return turn.metadata.get("role") == "assistant" or turn.speaker.casefold() == "assistant"
+
+
 def _all_said(turns: list[RawTurn]) -> list[str]:
     """What the turns say, with the turns they answer (see :func:`_said`)."""
     return [x for t in turns for x in _said(t, answered=True)]
@@ -151,10 +166,12 @@ def fact_records(
     A fact is sourced from the turns that support it (:func:`supporting_turns`); one no
     turn supports is dropped and counted, and so is one that says nothing but names
     (``empty_dropped``), one that only repeats a note of the prompt's example
-    (``example_copied``) and one its turns support only in their questions
-    (``question_dropped``; see :mod:`.questions`). An appositive relation the excerpt does
-    not state ("Melanie, Caroline's cousin, ...") is cut out (``relation_unsaid``; see
-    :mod:`.example_leaks`).
+    (``example_copied``), one its turns support only in their questions
+    (``question_dropped``; see :mod:`.questions`), and one whose only sources are the
+    agent's own turns unless a person's turn of the excerpt supports it, which then
+    becomes its source (``assistant_only_dropped``; see :func:`by_assistant`). An
+    appositive relation the excerpt does not state ("Melanie, Caroline's cousin, ...") is
+    cut out (``relation_unsaid``; see :mod:`.example_leaks`).
     Its owner comes from the grammar of its source turn when the model's disagrees (see
     :mod:`.ownership`); a pet's news is its keeper's, known from this excerpt or from an
     earlier relation fact ("Noah's rabbit is Clover.", :func:`.relations.pet_keepers`).
@@ -183,6 +200,18 @@ def fact_records(
             log.count("unsupported_dropped")
             continue
         source_turns = [by_id[s] for s in sources]
+        if all(by_assistant(t) for t in source_turns):  # the agent's words: a person's?
+            told = [t for t in turns if not by_assistant(t)]
+            best = max(
+                told, key=lambda t: support_ratio(item.statement, _said(t), people), default=None
+            )
+            if best is None or not supported(
+                item.statement, _said(best), people, threshold=TOLD_SUPPORT
+            ):
+                log.count("assistant_only_dropped")
+                continue
+            log.count("source_corrected")
+            sources, source_turns = [best.id], [best]
         if copies_example(item.statement, people, _all_said(source_turns)):
             log.count("example_copied")
             continue

@@ -6,8 +6,9 @@ fallback) or when the Refresher changed the memories the draft was written from.
 nothing retrieved, or a context still judged insufficient after the last round, it
 refuses (REMem's refusal; LoCoMo category 5) instead of guessing, unless the context
 asks for the partial draft (``insufficient_answer="draft"``). A draft that cites only
-other people's words for a question about one person (see :mod:`.attribution`) is
-refused either way.
+other people's words for a question about one person (see :mod:`.attribution`), or
+whose content the memories it cites do not hold (see :mod:`.grounding`), is refused
+either way.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import as_data
 from ..common.query_analysis import QueryAnalysis
 from ..common.token_caps import capped_log
-from .context import render_for
+from .context import render_for, render_memory
+from .grounding import ground
 from .schemas import AnswerDraft, is_refusal_text
 
 REFUSAL = "I don't know: my memory holds nothing that answers this."
@@ -70,7 +72,17 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             return _refusal(source, log)
         if not draft.answer:
             return _refusal(source, log)
-        return _answered(draft.answer, [labels[x] for x in draft.cited if x in labels], source, log)
+        shown = state.get("candidates", [])
+        checked = ground(
+            draft.answer,
+            state.get("question", ""),
+            [labels[x] for x in draft.cited if x in labels],
+            {c.id: render_memory("m", c, ctx.tz) for c in shown},
+            {c.speaker for c in shown if c.speaker},
+        )
+        if not checked.grounded:  # its content is in no memory it was shown on the topic
+            return _refusal(source, log)
+        return _answered(draft.answer, checked.cited_ids, source, log)
 
     def answer(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Return the draft, answer plainly (fallback, after a refresh), or refuse."""
@@ -83,7 +95,12 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         if any(w.granularity != "raw" for w in state.get("written", [])):
             return plain_answer(state, ctx, "after_refresh")
         log = StepLog(nodes.ANSWER, deps)
-        usable = bool(verdict.answer) and not verdict.refusal and not verdict.unsupported_person
+        usable = (
+            bool(verdict.answer)
+            and not verdict.refusal
+            and not verdict.unsupported_person
+            and not verdict.ungrounded
+        )
         if usable and (verdict.sufficient or ctx.insufficient_answer == "draft"):
             return _answered(verdict.answer, list(verdict.cited_ids), "draft", log)
         return _refusal("draft", log)

@@ -4,7 +4,8 @@ One structured call returns the sufficiency of the context (EverMemOS's check), 
 missing, the memories that contradict each other (AMA's Refresh) and a draft answer;
 when the context suffices, the answer node returns that draft without a second call. A
 draft that rests on someone else's words, or on a premise the memories do not hold, is
-not sufficient (:mod:`..common.attribution`, :mod:`.premise`).
+not sufficient (:mod:`..common.attribution`, :mod:`.premise`), and neither is one whose
+content the memories it cites do not hold (:mod:`.grounding`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import as_data
 from ..common.query_analysis import QueryAnalysis
 from ..common.token_caps import capped_log
-from .context import render_for
+from .context import render_for, render_memory
+from .grounding import ground
 from .premise import ForeignTopic, foreign_answer, foreign_topic, premise_found
 from .premise_owner import other_owner
 from .premise_search import premise_anywhere
@@ -55,6 +57,31 @@ def verdict_of(
         cited_ids=[labels[x] for x in judged.cited if x in labels],
         conflicting_ids=list(dict.fromkeys(labels[x] for x in judged.conflicting if x in labels)),
         round=round_,
+    )
+
+
+def grounded_verdict(
+    verdict: RecallVerdict, question: str, candidates: list[Candidate], ctx: MemoryContext
+) -> RecallVerdict:
+    """The verdict, not sufficient when what it cites does not hold its draft.
+
+    Its citations become the shown memories that hold the draft when its own do not
+    (see :func:`.grounding.ground`). An ungrounded draft sends the question to another
+    round with what is missing said; at the last round it is refused.
+    """
+    lines = {c.id: render_memory("m", c, ctx.tz) for c in candidates}
+    speakers = {c.speaker for c in candidates if c.speaker}
+    checked = ground(verdict.answer, question, verdict.cited_ids, lines, speakers)
+    if checked.grounded:
+        return verdict.model_copy(
+            update={"cited_ids": checked.cited_ids, "recited": checked.recited}
+        )
+    return verdict.model_copy(
+        update={
+            "sufficient": False,
+            "ungrounded": True,
+            "missing": f"a memory that says {verdict.answer[:80]!r}",
+        }
     )
 
 
@@ -219,6 +246,8 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                     )
                 elif search is not None:
                     verdict = _searched_refusal(verdict, analysis, question, candidates, search)
+                if verdict.sufficient:
+                    verdict = grounded_verdict(verdict, question, candidates, ctx)
         decided = verdict.model_dump()
         return {"verdict": decided, "verdicts": [decided], **log.update()}
 
