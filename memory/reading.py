@@ -88,8 +88,8 @@ class ReadMethods:
 
         Facts are current ones only, unless ``as_of`` asks for what held at that time.
         A namespace with no memories gives an empty list. A speaker the query names by a
-        nickname, short form or other spelling ("Kate", "Mel", "Jose") is also searched
-        for by their label ("Katherine", "Melanie", "José").
+        nickname, short form or other spelling ("Kate", "Max", "Jose") is also searched
+        for by their label ("Katherine", "Maxine", "José").
 
         Args:
             query: What to look for.

@@ -3,7 +3,7 @@
 Every system the harness compares answers with :data:`EVAL_ANSWER`, except lamina's
 full graph, which answers with its own answer node. The context comes before the
 question, so a server that caches prompt prefixes reuses it across the questions of one
-conversation. :data:`EVAL_JUDGE` follows the semantics of mem0's LoCoMo judge: one user
+conversation. :data:`EVAL_JUDGE` follows the semantics of mem0's benchmark judge: one user
 message, generous about length and date formats, a one-sentence reason, then the label.
 """
 
@@ -14,7 +14,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from .construction import DATA_RULE
 
 NOT_MENTIONED = "Not mentioned in the conversation"
-"""What an answer says when the context does not hold it (LoCoMo's refusal wording)."""
+"""What an answer says when the context does not hold it (the benchmark's refusal wording)."""
 
 EVAL_ANSWER = ChatPromptTemplate.from_messages(
     [

@@ -32,7 +32,7 @@ ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
 class Analyzer:
     """Turns text into BM25 terms: NFKC, lowercase, words, stop words, Snowball stems.
 
-    Possessives are folded (``Caroline's`` -> ``caroline``), inner apostrophes removed
+    Possessives are folded (``Maya's`` -> ``maya``), inner apostrophes removed
     (``don't`` -> ``dont``), and every other punctuation mark splits words.
     """
 

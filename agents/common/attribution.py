@@ -1,10 +1,9 @@
 """Whether an answer rests on the words of the person the question names (no LLM).
 
-LoCoMo's adversarial questions (category 5) swap the speaker: "What did Melanie realize
-after the race?" when it was Caroline who ran it. A small model answers them anyway,
-from the other person's turns. Two deterministic checks catch such a draft, each
-calibrated on the gold data of all ten LoCoMo conversations
-(``benchmarks/recall_eval.py --attribution``):
+An adversarial question swaps the speaker: "What did Maya realize after the race?"
+when it was Lena who ran it. A small model answers it anyway, from the other person's
+turns. Two deterministic checks catch such a draft, each calibrated without an LLM on
+the gold evidence of benchmark conversations (``benchmarks/recall_eval.py --attribution``):
 
 - **citations**: the draft cites only turns said by someone else, none mentioning the
   person.
@@ -13,11 +12,10 @@ calibrated on the gold data of all ten LoCoMo conversations
   often cites the named person's own reply ("That's great!") while its answer comes
   from the other speaker's story; this check looks at the answer's words instead.
 
-A name said to someone ("Thanks, Melanie! This necklace is from my grandma") is not a
-mention of them: in LoCoMo the speakers address each other by name in most sessions.
-With such vocatives left out, each check fires on about 70% of the category-5
-questions and on at most 4% of the answerable ones in any category (gold evidence,
-questions naming one speaker; counting vocatives as mentions: about 50% and 3%).
+A name said to someone ("Thanks, Maya! This necklace is from my grandma") is not a
+mention of them: speakers often address each other by name. With such vocatives left
+out, each check fires on most swapped-speaker questions and on few answerable ones
+(measured by the same benchmark).
 
 A draft failing either check is not sufficient: the graph retries, then refuses. This
 is a calibrated decision on measured data, not a softer or stricter prompt rule.

@@ -62,7 +62,7 @@ def local_time(when: datetime, tz: ZoneInfo) -> str:
 def long_date(when: datetime, tz: ZoneInfo) -> str:
     """Format an aware datetime's day as ``8 May 2023`` in ``tz``.
 
-    That is how people (and LoCoMo's gold answers) write dates, so an answer that copies
+    That is how people (and the benchmarks' gold answers) write dates, so an answer that copies
     a memory's date reads naturally.
     """
     return _day_text(when.astimezone(tz))

@@ -100,7 +100,7 @@ class QueryAnalysis(BaseModel):
 
     question_type: QuestionType = "other"
     persons: list[str] = Field(default_factory=list)
-    """Speaker labels the question names (as stored, e.g. ``Melanie`` for "Mel")."""
+    """Speaker labels the question names (as stored, e.g. ``Maxine`` for "Max")."""
     after: datetime | None = None
     """Inclusive lower bound of the question's time window (UTC), if any."""
     before: datetime | None = None

@@ -1,11 +1,11 @@
 """What a small model copies from the construction prompt's example into real notes.
 
 The example teaches ``Omar, Priya's cousin, joined a chess club`` and ``Jonas loves
-chess``. A 1.5B model then writes "Melanie, Caroline's cousin, told Caroline ..." about
-two friends, and "Caroline loves chess" under a turn about adoption. The support check
-passes both, because the rest of the note is in the turn ("loving" matches "loves"). On
-the long run's memory of conv-26 and conv-30 (faaebf2), 12 of 343 facts called one
-speaker the other's cousin, and none of their source turns said "cousin".
+chess``. A 1.5B model then writes "Lena, Kofi's cousin, told Kofi ..." about two
+friends, and "Kofi loves chess" under a turn about adoption. The support check passes
+both, because the rest of the note is in the turn ("loving" matches "loves"). In a
+built memory, about one fact in thirty called one speaker the other's cousin, and none
+of their source turns said "cousin".
 
 Two checks, no LLM. Each change is counted by the caller:
 
@@ -48,7 +48,7 @@ def _terms(statement: str, people: Sequence[str]) -> frozenset[str]:
 def cut_unsaid_relations(statement: str, sources: Iterable[str]) -> tuple[str, int]:
     """``statement`` without the appositive relations its sources do not state; how many.
 
-    ``Melanie, Caroline's cousin, went camping.`` becomes ``Melanie went camping.`` unless
+    ``Lena, Kofi's cousin, went camping.`` becomes ``Lena went camping.`` unless
     a source says "cousin". An appositive the sources do state is kept.
     """
     said = source_terms(sources)

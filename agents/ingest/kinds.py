@@ -2,9 +2,9 @@
 
 The construction prompt asks for ``F``, ``P`` and ``L`` lines. A 1.5B model mostly
 cycles through the tags in the order its example shows them (F, L, P, F, L, P, ...)
-whatever each note says: on the long run's memory of conv-26 (3ae8457), 58 of 108 notes
-tagged as plans said nothing about the future ("Melanie made a bowl in her class") and
-77 of 127 tagged as preferences held no like, dislike or habit. The kind is not cosmetic:
+whatever each note says: in a built memory, about half the notes tagged as plans said
+nothing about the future ("Maya made a bowl in her class") and more than half of those
+tagged as preferences held no like, dislike or habit. The kind is not cosmetic:
 every plan of a person shares the ``plans`` slot (:mod:`.slots`), so a past event tagged
 as a plan is paired with that person's real plans and sent to the model's update check,
 and the profile files preferences as traits.
@@ -18,8 +18,8 @@ only when the wording rules it out:
   else a fact;
 * a preference with no like, dislike or habit in it is a fact.
 
-A fact tagged as a fact stays one even when it mentions a like ("Caroline thanked
-Melanie, who loves pottery"): only a wrong tag is repaired, never a plausible one.
+A fact tagged as a fact stays one even when it mentions a like ("Lena thanked
+Maya, who loves pottery"): only a wrong tag is repaired, never a plausible one.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from .schemas import ConstructionDraft, FactLine
 _LINE = re.compile(r"^\s*(?:[-*\u2022]\s*|\d+[.)]\s*)?([TSFPL])\s*[|:]\s*(.*?)\s*$")
 _LABEL = re.compile(r"^\[?\s*([a-z]\d{1,3})\s*\]?$", re.IGNORECASE)
 _ITEM_SHAPE = re.compile(r"^\s*\[?\s*[a-z]\d{1,3}\s*\]?\s*\|[^|]+\|\s*\S", re.IGNORECASE)
-"""``t5|Maria|<sentence>``: an item, whatever tag the model put before it (or none)."""
+"""``t5|Maya|<sentence>``: an item, whatever tag the model put before it (or none)."""
 _KINDS = {"F": "fact", "P": "foresight", "L": "preference"}
 MAX_LINES = 200
 """Lines past this many are ignored (a runaway reply, not memory)."""
@@ -71,12 +71,12 @@ def without_cut_line(text: str) -> tuple[str, str | None]:
 def parse_lines(text: str, *, cut_off: bool = False) -> ParsedReply:
     """Read ``T|``, ``S|`` and ``F|/P|/L|`` lines; other lines (prose, fences) are ignored.
 
-    A line shaped like an item (``t5|Maria|<sentence>``) is read as a fact when its tag is
+    A line shaped like an item (``t5|Maya|<sentence>``) is read as a fact when its tag is
     missing or is ``T``/``S``: the small model sometimes tags its notes ``S``, and those
     notes would otherwise be glued into the episode's summary.
 
     ``cut_off``: the reply stopped at its token limit, so its last line is unfinished
-    ("John saw how the repairs were enabled by"); it is left unread (``cut``).
+    ("Theo saw how the repairs were enabled by"); it is left unread (``cut``).
     """
     title, summary, facts, dropped = "", "", [], []
     text, cut = without_cut_line(text) if cut_off else (text, None)

@@ -34,7 +34,7 @@ def subject_of(statement: str, named: str, people: Sequence[str] = ()) -> str:
     opened a bakery"); the sentence's own grammatical subject is the better witness.
     A possessive start ("Maya's brother Theo ...") keeps the model's choice. Of a
     two-word start, a known person's first name followed by a capitalized word that is
-    not their surname ("Joanna Thanks Nate") is that person.
+    not their surname ("Ines Thanks Kofi") is that person.
     """
     lead = _LEAD.match(statement)
     if lead is None:
@@ -68,7 +68,7 @@ def placed(text: str, old: str, new: str) -> bool:
 def traded_names(text: str, old: str, new: str) -> str:
     """The statement with the two people's names traded.
 
-    "Jolene saw the house with Deborah" -> "Deborah saw the house with Jolene": a model
+    "Ines saw the house with Lena" -> "Lena saw the house with Ines": a model
     that put one in the other's place mostly put the other in the first one's.
     """
     swap = {old: new, new: old}
@@ -79,8 +79,8 @@ def traded_names(text: str, old: str, new: str) -> str:
 def _from_image(text: str, turn: RawTurn, people: list[str]) -> bool:
     """Whether a statement tells only what the turn's shared image shows.
 
-    "He shared a photo of a city skyline" from Dave's turn with that caption: none of its
-    words are in what Dave wrote, all it says is in the picture Dave shared.
+    "He shared a photo of a city skyline" from Omar's turn with that caption: none of its
+    words are in what Omar wrote, all it says is in the picture Omar shared.
     """
     caption = turn.media_caption or ""
     return (
@@ -153,9 +153,9 @@ def checked_owner(
         log.count("owner_corrected")
         # a leading person's name is restated; a pet's or a word taken for a name is kept
         # ("Rocket is her new pet", "Renting a house in Leeds"), only its owner changes
-        if relative(owner):  # "Mom visited Deborah" -> "Deborah's mom visited Deborah"
+        if relative(owner):  # "Mom visited Lena" -> "Lena's mom visited Lena"
             text = restate(text, owner, f"{verdict.owner}'s {owner.casefold()}")
-        elif placed(written, owner, verdict.owner):  # "Jolene saw it with Deborah": swapped
+        elif placed(written, owner, verdict.owner):  # "Ines saw it with Lena": swapped
             # traded as the model wrote them, then voiced: the names the turn's "I" and
             # "my" became are the speaker's, and a trade after voicing gave them away
             text = _voiced(None, traded_names(written, owner, verdict.owner), turn, addressed)
@@ -168,7 +168,7 @@ def checked_owner(
     elif verdict.check == "undecided":
         log.count("owner_undecided")
     elif verdict.owner != owner and match_speakers(owner, [verdict.owner]):
-        log.count("owner_respelled")  # the speaker's label for the model's "Mel" or "Jonas"
+        log.count("owner_respelled")  # the speaker's label for the model's "Max" or "Jonas"
         text = restate(text, owner, verdict.owner)
     return text, verdict.owner, verdict.check
 

@@ -58,10 +58,9 @@ _SECOND_ANY = re.compile(r"\b(?:you|you're|you've|you'll|you'd|your|yours|yourse
 CORRECT_FROM_WHOLE_TURN = True
 """Whether the whole turn's pronouns may overrule the model when nothing else decides.
 
-Replayed on the 238 labelled facts the local model built from conv-41..43 (sessions
-1-10, 7730c5e): 5 owners fixed, none broken; on 272 facts of earlier builds: no change.
-On the calibration (observations as facts) it keeps 1.1 points fewer right owners and
-fixes 3.0 points more wrong ones; the model's own facts decided (benchmarks/owner_replay.py).
+Replayed on labelled facts the local model built from held-out conversations, it fixed
+a few owners and broke none; on annotated observations it fixes more wrong owners than
+it loses right ones. The model's own facts decided (``benchmarks/owner_replay.py``).
 """
 DROPPED_SUBJECT = True
 """Whether a clause opening without a subject ("Been busy...") counts as the speaker's."""
@@ -277,8 +276,8 @@ trip?"), congratulations or wishes ("Congrats on the new job!")."""
 def _unreferenced(model: str, turn_text: str, speaker: str, addressed: str | None) -> bool:
     """Whether the model filed a fact under the one addressed by a turn that never names them.
 
-    No "you", no name of theirs: "Pixie's fitting in great!" by Audrey says nothing of
-    Andrew, so it gives no "Andrew will play with other dogs".
+    No "you", no name of theirs: "Pixie's fitting in great!" by Priya says nothing of
+    Omar, so it gives no "Omar will play with other dogs".
     """
     if not model or not addressed or not match_speakers(model, [addressed]):
         return False
@@ -308,10 +307,10 @@ def names(statement: str, person: str | None) -> bool:
 def _label(model: str, label: str, turn_text: str) -> str:
     """The name to file under when the model's owner matches the speaker label ``label``.
 
-    The label, where the model spelled it its own way ("Mel" or "Jonas" for the speakers
-    Melanie and Jon; "Thanks, Mel!" only calls her so), so that one person's facts share
-    one name; the model's name where the turn names a person so ("Joanna got the job",
-    told to the speaker Jo).
+    The label, where the model spelled it its own way ("Max" or "Theodore" for the speakers
+    Maxine and Theo; "Thanks, Max!" only calls her so), so that one person's facts share
+    one name; the model's name where the turn names a person so ("Priyanka got the job",
+    told to the speaker Priya).
     """
     return model if model == label or person_named(model, turn_text) else label
 

@@ -1,13 +1,11 @@
 """A question asserts nothing: a note only a question supports is not memory (no LLM).
 
 A 1.5B model turns a question into a fact about the one asked: "Have you ever
-considered going back to acting?" (Nate to Joanna) becomes "Joanna has considered going
-back to acting". The words are all in the turn, so the support check passes it. In the
-calibration store of conv-41 and conv-42 (80486e9), 17 of 263 facts lose their turn's
-support once its questions are set aside. Most report the asking ("Maria asked John what
-his plans were"), which is what the turn does say. Of the rest, with captions and the
-turns answered counted, 2 are supported only by a question: the acting note, and one
-sourced to a turn that does not say it.
+considered going back to acting?" (Kofi to Ines) becomes "Ines has considered going
+back to acting". The words are all in the turn, so the support check passes it. In a
+built memory, few notes lose their support once questions are set aside, and most of
+those report the asking ("Maya asked Theo what his plans were"), which is what the
+turn does say.
 
 A note whose source turns support it only in their questions is dropped unless it says
 that someone asked, or the next turn answers the question (:func:`answer_to`; it then

@@ -4,9 +4,9 @@ A 1.5B model writes an episode's summary as reported speech and often gets the r
 the wrong way round: "Priya told Jonas that she finished the marathon" when Jonas said
 "I finished the marathon" to Priya. In a summary the teller is who the news is about,
 so a reversed sentence files the news under the wrong person, as a wrong owner does a
-note. On the construction benchmark's store of conv-41..44 (built at 42737d6), 19 of
-115 summary sentences whose source turn an annotator's observation ties to one person
-named someone else first (``benchmarks/summary_owner_replay.py``).
+note. On held-out conversations, about one summary sentence in six named someone
+other than the person an annotator's observation ties its source turn to
+(``benchmarks/summary_owner_replay.py``).
 
 A sentence "<A> told|mentioned|shared|said|... <words>" in an excerpt of two speakers is
 checked as a title's possessive is (:func:`~.titles.title_owner`): the turns that say
@@ -92,7 +92,7 @@ def reported_teller(sentence: str, turns: Sequence[RawTurn], people: Sequence[st
 
 
 def _written(sentence: str, person: str) -> str:
-    """How ``sentence`` writes ``person``'s name ("Mel" for Melanie), else their first name."""
+    """How ``sentence`` writes ``person``'s name ("Max" for Maxine), else their first name."""
     for found in re.finditer(r"[A-Z][\w-]*", sentence):
         if match_speakers(found.group(), [person]):
             return found.group()
@@ -102,7 +102,7 @@ def _written(sentence: str, person: str) -> str:
 def told_by(sentence: str, teller: str, people: Sequence[str]) -> str:
     """``sentence`` retold with ``teller`` as its teller (the two speakers trade places).
 
-    The names trade as the sentence writes them ("Mel", "Caro"); a sentence whose names
+    The names trade as the sentence writes them ("Max", "Theo"); a sentence whose names
     do not trade stays as it was.
     """
     found = _REPORT.match(sentence.strip())

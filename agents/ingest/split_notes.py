@@ -1,12 +1,11 @@
 """A note that tells of two people becomes one note per person (no LLM).
 
-A 1.5B model often packs two people's news into one note: "John suggested going into
-policymaking. Maria was considering going into policymaking." The whole note is then
-filed under its first sentence's person, and Maria's plan is found only under John. A
+A 1.5B model often packs two people's news into one note: "Theo suggested going into
+policymaking. Maya was considering going into policymaking." The whole note is then
+filed under its first sentence's person, and Maya's plan is found only under Theo. A
 later sentence that opens with another known person's name is split off as a note of
 its own, with the same turn label and that person as its subject, so the owner check
-weighs each sentence on its own. On the calibration store of conv-41 and conv-42
-(80486e9), 9 of 263 stored facts split so (replayed with no model).
+weighs each sentence on its own.
 
 A sentence that opens with a pronoun ("He is inspired by this") stays with the note
 before it: it needs that note to say whom it means.
@@ -22,7 +21,7 @@ from .schemas import FactLine
 
 _LEAD = re.compile(r"^([A-Z][\w-]*)(?:['’]s)?\b")
 _MIN_WORDS = 3
-"""A split-off sentence has at least this many words ("Maria agreed." stays)."""
+"""A split-off sentence has at least this many words ("Maya agreed." stays)."""
 
 
 def _lead(sentence: str, people: dict[str, str]) -> str | None:

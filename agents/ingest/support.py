@@ -6,11 +6,9 @@ A fact is supported when at least :data:`SUPPORT_THRESHOLD` of its content words
 (stemmed, stop words and the people's names left out) occur in its source turns, their
 shared images' captions or the turn just before them.
 
-The threshold was calibrated without an LLM on LoCoMo's hand-written observations of the
-eight conversations the long evaluation does not use (2,188 observations with evidence;
-``python benchmarks/construction_quality.py --calibrate``): at 0.25, 97.6% of the
-observations pass against their own evidence turns and 6.2% against a random other
-turn of the same conversation (0.30: 95.5% and 3.0%; 0.20: 98.2% and 10.7%).
+The threshold was calibrated without an LLM on hand-written observations of held-out
+conversations (``benchmarks/construction_quality.py --calibrate``): at 0.25 nearly all
+observations pass against their own evidence turns and few against a random other turn.
 """
 
 from __future__ import annotations
@@ -26,13 +24,11 @@ SOURCE_MARGIN = 0.5
 """Share of a fact's content words by which another turn of its excerpt must beat the
 turn the model cited to become the fact's source.
 
-A 1.5B model often cites the turn next to the one it read ("Audrey goes on adventures
+A 1.5B model often cites the turn next to the one it read ("Priya goes on adventures
 with her dogs" under "I got new collars for my dogs"); at the support threshold of 0.25
-the cited turn still passes. Replayed with no model on the 540 facts the local model
-built from conv-41..44 at af54c36 (``benchmarks/owner_replay.py --sources``): 34 facts
-change source; with the owner rule of 401709f, owner accuracy 0.941 -> 0.958 and
-observation coverage 0.495 -> 0.497. A margin of 0.25 moved more facts and did worse on
-both (0.937, 0.486, in an earlier form of the replay)."""
+the cited turn still passes. Replayed with no model on facts built from held-out
+conversations, the moved sources raised owner accuracy; a margin of 0.25 moved more
+facts and did worse (``benchmarks/owner_replay.py --sources``)."""
 _ANALYZER = Analyzer()
 
 

@@ -1,12 +1,12 @@
 """A fact where a small model wrote the one addressed for both "I" and "you".
 
-From John's "Any time you need help, don't hesitate to reach out" (to Tim) a 1.5B model
-writes "Tim will help Tim if he needs help": both pronouns became the addressee's name.
+From Theo's "Any time you need help, don't hesitate to reach out" (to Omar) a 1.5B model
+writes "Omar will help Omar if he needs help": both pronouns became the addressee's name.
 Nothing in such a statement is anyone's; the speaker's name put back in the first
-place gives "John will help Tim if he needs help", which the turn says.
+place gives "Theo will help Omar if he needs help", which the turn says.
 
-It also swaps the two people whole: from Audrey's "I'll send you the recipe" (to
-Andrew) it writes "Andrew will send Audrey the recipe". When the turn says "I <verb>
+It also swaps the two people whole: from Priya's "I'll send you the recipe" (to
+Kofi) it writes "Kofi will send Priya the recipe". When the turn says "I <verb>
 you" with the statement's verb, the names trade places back.
 """
 
@@ -21,7 +21,7 @@ def unswapped(statement: str, speaker: str, addressed: str | None, turn_text: st
     """The statement with the speaker's name back in front, or None when it needs none.
 
     It needs it when it opens with the addressee's name (not a possessive, not a list
-    "Tim, Tim told...") and names the addressee again later as a word of its own, while
+    "Omar, Omar told...") and names the addressee again later as a word of its own, while
     the turn speaks to "you" ("Any time you need help, reach out").
     """
     if not addressed or addressed.casefold() == speaker.casefold():

@@ -1,8 +1,8 @@
 """Whose an episode's title and summary say each thing is, read from its turns (no LLM).
 
 A 1.5B model titles an excerpt "Theo's bakery loan approval and Maya's lease signing"
-when Maya only asked Theo when he signs the lease, and "Melanie's support group and
-Caroline's painting" when Caroline went to the group and Melanie painted. The title is
+when Maya only asked Theo when he signs the lease, and "Lena's support group and
+Kofi's painting" when Kofi went to the group and Lena painted. The title is
 what recall shows first of an episode, so a wrong owner there misleads every answer
 that reads it.
 

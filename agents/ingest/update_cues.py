@@ -359,8 +359,8 @@ def may_change(pair: CandidatePair) -> bool:
     """Whether the pair is worth asking the model about.
 
     Its newer statement has a word of change, or a new value in a slot a person holds
-    one value of ("lives in Denver" after "lives in Boston"). Other pairs ("Maria loves
-    aerial yoga" after "Maria does yoga") are not worth a call: asked about 36 uncued
+    one value of ("lives in Denver" after "lives in Boston"). Other pairs ("Maya loves
+    aerial yoga" after "Maya does yoga") are not worth a call: asked about 36 uncued
     pairs, the 1.5B model confirmed 1 update (``benchmarks/construction_supersession.json``).
     """
     text = " ".join(pair.new.text.casefold().split())

@@ -2,18 +2,18 @@
 
 A 1.5B model often copies a turn and only puts a name in front: from Theo's "The bank
 approved my bakery loan yesterday" it writes "Theo approved my bakery loan yesterday".
-The note now says Theo approved a loan, and "my" is nobody's once it leaves the turn. On
-the long run's memory of conv-26 and conv-30 (2baa866), 63 of 457 facts kept an "I",
-"me" or "my" of their source turn. Two repairs, each counted by the caller:
+The note now says Theo approved a loan, and "my" is nobody's once it leaves the turn. In
+a built memory, about one fact in seven kept an "I", "me" or "my" of its source turn.
+Two repairs, each counted by the caller:
 
 * :func:`told_subject`: a note "<Name> <words>" whose words the turn says after another
   subject ("The bank approved my bakery loan", "Your kind words mean a lot") gets that
-  subject back, in the third person: "The bank approved Theo's bakery loan", "Gina's
+  subject back, in the third person: "The bank approved Theo's bakery loan", "Priya's
   kind words mean a lot". A pronoun subject ("They", "It") is left alone: the turn does
   not say whom it means.
 * :func:`in_third_person`: the first-person singular words left in a note become the
-  speaker's: "I'm" -> "Melanie is", "I love" -> "Melanie loves", "my violin" ->
-  "Melanie's violin" (or "her violin" when the note leads with her and calls her "she").
+  speaker's: "I'm" -> "Maya is", "I love" -> "Maya loves", "my violin" ->
+  "Maya's violin" (or "her violin" when the note leads with her and calls her "she").
   Quotations and shared-image captions keep their words.
 * :func:`spoken_subject`: a note that dropped its subject ("Moving to Lisbon in
   September") gets the turn's "I", told in the third person ("Maya is moving ...").
@@ -62,7 +62,7 @@ _IRREGULAR = {"am": "is", "have": "has", "do": "does", "don't": "doesn't", "have
               "were": "was", "go": "goes"}  # fmt: skip
 _CONTRACTED = {"m": "is", "ve": "has", "ll": "will", "d": "would"}
 _PAIRED = re.compile(r"(?:\b[A-Z][\w'’-]*|\b(?i:my|our|your|his|her|their)\s+\w+)\s+(?:and|or)\s*$")
-"""Words before "I" that make it one of several ("Mel and I went", "my wife and I love"):
+"""Words before "I" that make it one of several ("Max and I went", "my wife and I love"):
 the verb stays plural. After a clause ("..., and I hope") it is the speaker's alone."""
 _CONTRACTION = re.compile(r"(?<![\w-])I['’](?P<tail>m|ve|ll|d)(?![\w-])(?P<been>(?=\s+been\b))?")
 _I_VERB = re.compile(
@@ -90,8 +90,8 @@ def told_subject(statement: str, speaker: str, addressed: str | None, turn_text:
 
     "Theo approved my bakery loan" from Theo's "The bank approved my bakery loan" ->
     "The bank approved my bakery loan" (:func:`in_third_person` then makes "my" Theo's);
-    "Jon's kind words mean a lot" from Jon's "Your kind words mean a lot" (to Gina) ->
-    "Gina's kind words mean a lot".
+    "Omar's kind words mean a lot" from Omar's "Your kind words mean a lot" (to Priya) ->
+    "Priya's kind words mean a lot".
     """
     lead = _LEAD.match(statement)
     if lead is None:
@@ -225,7 +225,7 @@ def in_third_person(statement: str, speaker: str) -> tuple[str, int]:
     their words.
     """
     gender = _gender(statement) if statement.startswith(speaker) else None
-    # "Jon I'm gonna keep on believing": the name stood in front of the turn's own words
+    # "Omar I'm gonna keep on believing": the name stood in front of the turn's own words
     statement = re.sub(rf"^{re.escape(speaker)}[,:]?\s+(?=I(?:['’]\w+)?\b)", "", statement)
     out, last, changed = [], 0, 0
     for kept in [*_KEPT.finditer(statement), None]:

@@ -1,11 +1,11 @@
 """The context a question is answered from: one line per memory, and the budget cut.
 
 Raw turns are rendered the way the evaluation's baselines render retrieved turns
-(``[m1] (8 May 2023, 13:56) Caroline: text [shared image: caption]``), so lamina and
+(``[m1] (8 May 2023, 13:56) Maya: text [shared image: caption]``), so lamina and
 the baselines differ in what they show, never in how. Derived memories follow the raw
 turns with their kind and date (``[m21] (fact, 7 May 2023) ...``). The ``sessions``
 layout (``MemoryContext.context_layout``, not the default) shows the turns of one
-session day under one date line instead (``(8 May 2023)`` then ``[m3] 13:56 Caroline:
+session day under one date line instead (``(8 May 2023)`` then ``[m3] 13:56 Maya:
 ...``), in the order they were said.
 
 :func:`cut_to_budget` decides what stays: raw turns first, up to the share of the budget

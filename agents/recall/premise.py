@@ -1,9 +1,9 @@
 """Whether the shown turns tie the named person to what the question asks (no LLM).
 
-A false-premise question names the wrong person: "Why did Gina shut down her bank
-account?" when Jon said "Hey Gina, I had to shut down my bank account". A small model
-answers it from Jon's words, and the citation and grounding checks of
-:mod:`.attribution` rarely catch it in a full context: among 30 turns, one of Gina's
+A false-premise question names the wrong person: "Why did Maya shut down her bank
+account?" when Theo said "Hey Maya, I had to shut down my bank account". A small model
+answers it from Theo's words, and the citation and grounding checks of
+:mod:`.attribution` rarely catch it in a full context: among 30 turns, one of Maya's
 always shares a word with the draft. This check reads the conversation's grammar
 instead. It fires only when both of these hold:
 
@@ -24,18 +24,13 @@ with no "I"), it is about them: "What are your pets' names?" asked by the other 
 is about the one asked, and in a chat of two so is that speaker's question with no "I"
 ("What are their names?"). Naming the person other than by addressing them makes it
 theirs as well. The named person's own sentence about or to someone else ("Did you
-make it?", "That race sounds great, Mel!"), or their question without an "I" ("How did
+make it?", "That race sounds great, Theo!"), or their question without an "I" ("How did
 they handle the accident?"), is not theirs. A shared photo's caption counts as its
 sender's words.
 
-Calibrated on the raw-layer context of the 8 LoCoMo conversations the long evaluation
-does not use (``benchmarks/premise_check.py``), with the gold answer as the draft: it
-fires on 9 of 1,305 answerable questions (0.7%) and on 148 of 375 category-5 ones
-(39%). When the answer test read the answer's words alone, and the person's own
-questions counted as theirs, it fired on 9 and 134. Taking only the first reading of
-where the answer came from fired on 165, but also on 15 answerable questions, among
-them reported speech ("Melanie told me she realized self-care matters" no longer lifted
-"What did Melanie realize after the charity race?").
+Calibrated without an LLM on held-out conversations, with the gold answer as the draft
+(``benchmarks/premise_check.py``): it fires on under 1% of the answerable questions and
+on about two in five false-premise ones.
 The topic test alone fired on about 5% of the answerable questions, far too often to
 refuse on. A firing makes the draft insufficient: the graph retries with rewritten
 queries, then refuses unless a turn of the new round ties the person to the topic
@@ -97,7 +92,7 @@ def _about(
     """Whether the turn's sentences that best match ``terms`` are about ``person``.
 
     ``others``: the other speakers; the person's own sentence that names or addresses
-    one of them without an "I" is about them ("That race sounds great, Mel!"), and so
+    one of them without an "I" is about them ("That race sounds great, Theo!"), and so
     is the person's own question without an "I" ("How did they handle the accident?").
     When the other speaker is the only one, their question without an "I" is put to the
     person and so about them ("What are their names?", "Got any fave styles?").
@@ -228,9 +223,9 @@ def foreign_answer(foreign: ForeignTopic, answer: str, analyzer: Analyzer = _ANA
     - the turns sharing a word with the answer and the most words with the answer and
       the question's topic together (:func:`_answer_matches`);
     - the turns sharing the most words with the answer alone, when they also share a
-      topic word: "Melanie told me she realized self-care matters" ties Melanie to
-      "What did Melanie realize...", but Caroline's echo "Great that you're prioritizing
-      self-care!" does not tie her to "What did Caroline realize after the race?".
+      topic word: "Lena told me she realized self-care matters" ties Lena to
+      "What did Lena realize...", but Ines's echo "Great that you're prioritizing
+      self-care!" does not tie her to "What did Ines realize after the race?".
 
     False when no shown turn shares a word with the answer.
     """

@@ -71,7 +71,7 @@ listed item that repeats said once."""
 """Free text is cut to its limit when read, and the limit is in the JSON schema
 (maxLength): a grammar-constrained local model must close the string there, so a
 rambling answer cannot run into the call's token cap and leave the JSON unclosed (a
-1.5B model listing activities did, three attempts in a row, in the long LoCoMo run)."""
+1.5B model listing activities did, three attempts in a row, in a long benchmark run)."""
 Labels = Annotated[list[str], BeforeValidator(_labels)]
 Citations = Annotated[
     list[str],
