@@ -70,6 +70,7 @@ from construction_run import fixed_tokenizer, local_model, run_policy
 
 from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.ownership import addressee, decide_owner
+from lamina.agents.ingest.present import present_owner
 from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
 from lamina.core.context import MemoryContext
 from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
@@ -289,6 +290,7 @@ def calibrate(data: Path, seed: int = 0) -> dict[str, Any]:
     rng = random.Random(seed)
     own, other = [], []
     owner: Counter[str] = Counter()
+    plain: Counter[str] = Counter()
     for sid, conv in convs.items():
         order = [t.dia_id for t in conv.turns]
         turns = {t.dia_id: t for t in conv.turns}
@@ -310,6 +312,9 @@ def calibrate(data: Path, seed: int = 0) -> dict[str, Any]:
             for model, tag in ((o.person, "model_right"), (wrong, "model_wrong")):
                 v = decide_owner(model, o.text, turn.text, turn.speaker, spoken_to, people)
                 owner[f"{tag}:{v.check}:{'ok' if v.owner == o.person else 'wrong'}"] += 1
+                # owner_rules=False: the model's owner stands when present (agents.ingest.present)
+                kept = present_owner(model, people, [turn.text], vouched=model)
+                plain[f"{tag}:{'ok' if kept == o.person else 'wrong'}"] += 1
     table = {
         str(th): {
             "own_evidence_pass": round(sum(r >= th for r in own) / len(own), 4),
@@ -318,8 +323,8 @@ def calibrate(data: Path, seed: int = 0) -> dict[str, Any]:
         for th in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
     }
 
-    def share(tag: str) -> float:
-        mine = {k: v for k, v in owner.items() if k.startswith(tag)}
+    def share(tag: str, counts: Counter[str] = owner) -> float:
+        mine = {k: v for k, v in counts.items() if k.startswith(tag)}
         return round(sum(v for k, v in mine.items() if k.endswith(":ok")) / sum(mine.values()), 4)
 
     return {
@@ -330,6 +335,7 @@ def calibrate(data: Path, seed: int = 0) -> dict[str, Any]:
         "owner_rule": dict(sorted(owner.items())),
         "owner_kept_when_model_right": share("model_right"),
         "owner_fixed_when_model_wrong": share("model_wrong"),
+        "owner_kept_without_rules": share("model_right", plain),
     }
 
 

@@ -42,9 +42,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import sys
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -56,6 +58,7 @@ from construction_supersession import CLOCK, fake_model, run_item  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 
+from lamina.agents.common.journal import SqliteReplyJournal  # noqa: E402
 from lamina.agents.common.timeparse import reference_day, resolve_times  # noqa: E402
 from lamina.agents.ingest.updates import same_person  # noqa: E402
 from lamina.core.context import MemoryContext  # noqa: E402
@@ -91,11 +94,17 @@ def _namespace(item: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------------- sections
 def run_owner(
-    graph: Any, store: ChromaMemoryStore, item: dict[str, Any], update_cues: bool = True
+    graph: Any,
+    store: ChromaMemoryStore,
+    item: dict[str, Any],
+    update_cues: bool = True,
+    owner_rules: bool = True,
 ) -> dict[str, Any]:
     """Build the chat as one session; judge the owners of the target turn's facts."""
     ns = _namespace(item)
-    ctx = MemoryContext(namespace=ns, trigger_policy="session", update_cues=update_cues)
+    ctx = MemoryContext(
+        namespace=ns, trigger_policy="session", update_cues=update_cues, owner_rules=owner_rules
+    )
     start = datetime.fromisoformat(item["date"])
     session = f"{item['id']}-s"
     turns = [
@@ -124,6 +133,7 @@ def run_owner(
         "correct": bool(about) and len(right) == len(about),
         "facts": [{"text": f.text, "subject": f.subject} for f in about],
         "all_facts": len(facts),
+        "checks": dict(Counter(out.get("checks", []))),
         "tokens": sum((c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in calls),
         "seconds": round(time.perf_counter() - started, 2),
     }
@@ -265,21 +275,36 @@ def run_generalization(
     journal: ResumeJournal | None = None,
     progress: Callable[[str], None] | None = None,
     update_cues: bool = True,
+    owner_rules: bool = True,
+    replies: Any = None,
+    answer_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Run the chosen sections over ``items``; per-item rows and the figures.
 
     ``update_cues``: the small-model profile (English slot pairs and cues); False checks
-    each new fact against its person's nearest facts, with no word list.
+    each new fact against its person's nearest facts, with no word list. ``owner_rules``:
+    the small-model profile's owner repairs; False keeps the model's owner when present.
+    ``replies``: a construction reply journal, so a second arm reuses the first's replies;
+    ``answer_dir``: the answer section's memory folder, emptied first but for its own
+    construction journal, so a second run answers again without building again.
     """
     from lamina import Memory, MemoryConfig
 
     store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
-    graph = build_ingest_graph(chat_model=chat_model, store=store, clock=lambda: CLOCK).compile()
-    memory = (
-        Memory(config=MemoryConfig(chroma_mode="ephemeral"), store=store, chat_model=chat_model)
-        if "answer" in sections
-        else None
-    )
+    graph = build_ingest_graph(
+        chat_model=chat_model, store=store, clock=lambda: CLOCK, journal=replies
+    ).compile()
+    memory = None
+    if "answer" in sections and answer_dir is not None:  # a persistent memory keeps replies
+        kept = answer_dir / "construction_journal.sqlite"
+        for path in answer_dir.glob("*") if answer_dir.exists() else []:
+            if path != kept and not path.name.startswith(kept.name):
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        config = MemoryConfig(data_dir=answer_dir, construction_journal=True)
+        memory = Memory(config=config, chat_model=chat_model)
+    elif "answer" in sections:
+        config = MemoryConfig(chroma_mode="ephemeral")
+        memory = Memory(config=config, store=store, chat_model=chat_model)
     rows: list[dict[str, Any]] = []
     chosen = sorted(
         (i for i in items if i["section"] in sections), key=lambda i: SECTIONS.index(i["section"])
@@ -292,7 +317,7 @@ def run_generalization(
                 built = run_item(graph, store, item, lambda: CLOCK, "session", update_cues)
                 row = {**base, **built}
             elif item["section"] == "owner":
-                row = {**base, **run_owner(graph, store, item, update_cues)}
+                row = {**base, **run_owner(graph, store, item, update_cues, owner_rules)}
             elif item["section"] == "date":
                 row = {**base, **run_date(item)}
             else:
@@ -320,6 +345,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-prompt-cache", action="store_true", help="llama.cpp: no prompt cache")
     p.add_argument(
         "--no-cues", action="store_true", help="update_cues=False: no English slot pairs or cues"
+    )
+    p.add_argument(
+        "--no-owner-rules", action="store_true", help="owner_rules=False: the model's owner"
+    )
+    p.add_argument(
+        "--replies",
+        type=Path,
+        help="a construction reply journal (SQLite file); the answer section's memory and its "
+        "journal go to the same path with the suffix .answers",
     )
     return p.parse_args(argv)
 
@@ -357,6 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "code": code_version(),
             "cache": not args.no_prompt_cache,
             "update_cues": not args.no_cues,
+            "owner_rules": not args.no_owner_rules,
         }
         journal = ResumeJournal(args.resume / "journal.jsonl", settings, key="id")
     result = run_generalization(
@@ -367,11 +402,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         journal=journal,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
         update_cues=not args.no_cues,
+        owner_rules=not args.no_owner_rules,
+        replies=SqliteReplyJournal(args.replies) if args.replies else None,
+        answer_dir=args.replies.with_suffix(".answers") if args.replies else None,
     )
     result = {
         "model": name,
         "sections": list(sections),
         "update_cues": not args.no_cues,
+        "owner_rules": not args.no_owner_rules,
         **result,
     }
     figures = {k: v for k, v in result.items() if k != "per_item"}

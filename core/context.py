@@ -2,7 +2,7 @@
 
 Nodes read these through ``runtime.context`` (via :func:`context_of`); nothing inside a
 node reads the environment. Defaults follow the papers (RecMem theta_sim 0.7 /
-theta_count 5, EverMemOS scene tau 0.7 and 7-day max gap on LoCoMo).
+theta_count 5, EverMemOS scene tau 0.7 and 7-day max gap).
 """
 
 from __future__ import annotations
@@ -57,10 +57,9 @@ class MemoryContext:
     trigger_policy: TriggerPolicy = DEFAULT_TRIGGER_POLICY
     """When consolidation runs: eager (every turn), recurrence, boundary or session.
 
-    Boundary (with 360-token episodes) is the default: on LoCoMo conversations outside
-    the long run (conv-41..44, sessions 1-10, local Qwen 1.5B) it built facts from 55% of
-    the annotated observations' evidence turns, where recurrence built from 13-40% on
-    conv-41 (``benchmarks/construction_quality_policies.json``)."""
+    Boundary (with 360-token episodes) is the default: on held-out conversations, with
+    the local Qwen 1.5B, it built facts from far more of the annotated observations'
+    evidence turns than recurrence (``benchmarks/construction_quality_policies.json``)."""
     theta_sim: float = 0.7
     """Recurrence: cosine a raw neighbour needs to count as a recurrence."""
     theta_count: int = 5
@@ -76,9 +75,8 @@ class MemoryContext:
 
     Small episodes are what a small model extracts most from: its capped reply covers
     the excerpt's first turns best and its last ones least, so a shorter excerpt leaves
-    fewer turns without a note, at the price of more calls. On conv-41..44 (sessions
-    1-10, 865 turns, run alone) 400 tokens covered 0.489 of the observations at 131.8
-    LLM tokens per turn, 320 tokens 0.549 at 140.0 and 360 tokens 0.554 at 132.9
+    fewer turns without a note, at the price of more calls. 360 tokens covered as many
+    observations as 320 for fewer LLM tokens per turn, and more than 400
     (``docs/concepts/ingest.md``)."""
     boundary_llm_check: bool = False
     """Boundary: ask the LLM boundary judge when no heuristic fires."""
@@ -123,6 +121,17 @@ class MemoryContext:
     cues caught 41 of its 44 updates and the model's checks none). False: each new fact is
     checked against its person's nearest facts by embedding, with no word list, and the
     model decides every pair; the setting for a model that can judge them."""
+    owner_rules: bool = True
+    """Construction, the small-model profile: the owner the model names for a note is
+    weighed against its source turn's English grammar (speaker, "you", pronouns, pets,
+    relatives; ``agents.ingest.owner_check``), which overrules it. False: the model's owner
+    stands. Either way an owner who is not present (a speaker, or a person the excerpt
+    names; ``agents.ingest.present``) is refused for that note, counted ``owner_absent``.
+    On because the local 1.5B model needs it where it was tuned (owner accuracy 0.952
+    against 0.712 without it on the calibration conversations), although on chats nobody
+    tuned it on it fixed none of the model's owners and broke 2 of 20
+    (``benchmarks/generalization.json``), and it keeps only 0.93 of a perfect model's
+    owners (``construction_quality.py --calibrate``): turn it off for a strong model."""
     construction_summary: Literal["brief", "detailed"] = "brief"
     """Construction, line format: the episode summary the model is asked for. ``brief``: 1-2
     sentences. ``detailed``: 2-3 sentences naming the people, places, things, titles and
@@ -168,12 +177,8 @@ class MemoryContext:
     memories, then raw turns, each from the least to the most relevant, so the best
     evidence stands next to the question; every entry still shows its date and speaker.
     ``time``: raw turns in conversation order, then derived memories in time order. The
-    same memories either way. Measured with the local Qwen 1.5B, same built memory:
-    on 20 conv-26 questions outside the long run, LoCoMo F1 0.655 (relevance, with the
-    combined call's new date wording) vs 0.473 (time); on the long run's 65 conv-26
-    questions, 0.362 vs 0.386 end to end and 0.382 vs 0.382 through the shared answer
-    prompt. No effect either way is shown; the default stays while the long run (both
-    conversations) measures it."""
+    same memories either way. Measured with the local Qwen 1.5B on one built memory, no
+    effect either way is shown; the default stays while a longer run measures it."""
     context_layout: ContextLayout = "turns"
     """Recall: how the raw turns are shown. ``turns``: one line each with its date and
     time, as the evaluation's baselines show retrieved turns. ``sessions``: the turns of
@@ -182,9 +187,8 @@ class MemoryContext:
     reply to it read as the exchange they were, and the date is not repeated on every
     line (more turns fit the budget). The blocks follow ``context_order``: with
     ``relevance``, the block holding the best turn comes last. Measured with the local
-    Qwen 1.5B: +0.022 [-0.037, +0.083] on conv-41/42 (85 questions), -0.050 [-0.133,
-    +0.027] on conv-43 (54; c2 0.404 against 0.593), -0.006 [-0.056, +0.043] pooled, so
-    ``turns`` stays the default."""
+    Qwen 1.5B, ``sessions`` showed no gain (pooled -0.006 [-0.056, +0.043]), so ``turns``
+    stays the default."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
     context_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
@@ -194,12 +198,12 @@ class MemoryContext:
     ``derived_share=0``."""
     aggregation_kinds: tuple[DerivedKind, ...] = ("fact",)
     """Recall: the derived kinds an aggregation question may show, of ``context_kinds``: a
-    question for a list, a count or what two people share ("What hobbies does Deborah
+    question for a list, a count or what two people share ("What hobbies does Lena
     have?", "How many pets...", "both"), unless it is about time (it asks when, or names a
     date, a period or an event). Facts, each about one person, are what such a question
     gathers across sessions; the episodes' longer accounts of one session crowd them out
     of the derived room. ``DERIVED_KINDS`` shows every kind for every question. Chosen with
-    the local Qwen 1.5B on conv-41..44 (docs/benchmarks/index.md, issue 31)."""
+    the local Qwen 1.5B on held-out conversations (docs/benchmarks/index.md, issue 31)."""
     judge_max_tokens: int = 192
     """Recall: output cap of the Judge's combined call (verdict and draft answer)."""
     rewrite_max_tokens: int = 96
@@ -215,8 +219,8 @@ class MemoryContext:
     """Recall: the order the combined call writes its fields in. ``answer_first`` drafts
     the answer and its citations first and judges them after; ``verdict_first`` writes
     what is missing and the sufficiency before the draft (a small model that starts
-    with "missing" talks itself into refusing more often: on 4 conv-26 questions it
-    refused 2 and scored F1 0.285 at 2.25 calls, against 0 refusals, 0.82 and 1.0)."""
+    with "missing" talks itself into refusing more often: in a small test it refused
+    half the questions, where ``answer_first`` refused none and needed fewer calls)."""
     rewrite_with_llm: bool = False
     """Recall: after an insufficient verdict, ask the model for new queries (one call), or
     search what the Judge named as missing, with the question's people, without a call.

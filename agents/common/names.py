@@ -2,7 +2,7 @@
 
 A question word names a speaker when it is the same name in another case, with accents
 or a possessive ("Jose's" for "José"), a nickname or the name it is short for ("Kate"
-for "Katherine", from the ``nicknames`` package), a short form ("Mel" for "Melanie") or
+for "Katherine", from the ``nicknames`` package), a short form ("Max" for "Maxine") or
 one typo in a long name. No LLM is called.
 """
 
@@ -23,7 +23,7 @@ _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 
 
 def _bare(word: str) -> str:
-    """A matched word without its possessive or edge punctuation: ``Mel's`` -> ``Mel``."""
+    """A matched word without its possessive or edge punctuation: ``Max's`` -> ``Max``."""
     return _POSSESSIVE.sub("", word).strip(".-")
 
 
@@ -37,7 +37,7 @@ def _label_tokens(speakers: Iterable[str]) -> list[tuple[str, list[str]]]:
     return [(label, [t for t in _words(label) if t] or [label.strip()]) for label in labels]
 
 
-def _fold(name: str) -> str:
+def fold(name: str) -> str:
     """Casefolded, without accents: ``José`` -> ``jose``, ``Zoë`` -> ``zoe``."""
     decomposed = unicodedata.normalize("NFKD", name.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
@@ -65,10 +65,10 @@ def _name_matches(word: str, label_token: str) -> bool:
     The same name with other case or accents always matches. A capitalised word that is
     no stop word ("Will", "And" and "Same" start sentences) also matches a nickname of
     the label or the name it is short for (``Kate`` -> ``Katherine``), a short form of at
-    least three letters (``Mel`` -> ``Melanie``), or one typo in a long name
-    (``Carolin`` -> ``Caroline``).
+    least three letters (``Max`` -> ``Maxine``), or one typo in a long name
+    (``Priyanca`` -> ``Priyanka``).
     """
-    w, t = _fold(word), _fold(label_token)
+    w, t = fold(word), fold(label_token)
     if not w or not t:
         return False
     if w == t:
@@ -117,8 +117,8 @@ def without_speakers(query: str, speakers: Iterable[str]) -> str:
 
     A search already restricted to a person's turns gains nothing from their name, and
     the name alone ranks their shortest turns first (a bare "Thanks!" is mostly the
-    speaker label it is indexed with). ``"Why did Gina shut down her bank account?"``
-    with ``Gina`` becomes ``"Why did shut down her bank account?"``. A query that would
+    speaker label it is indexed with). ``"Why did Maya shut down her bank account?"``
+    with ``Maya`` becomes ``"Why did shut down her bank account?"``. A query that would
     keep no other word is returned as it is.
     """
     tokens = [t for _, label_tokens in _label_tokens(speakers) for t in label_tokens]
@@ -133,4 +133,4 @@ def without_speakers(query: str, speakers: Iterable[str]) -> str:
     return re.sub(r"\s+([,.?!;:])", r"\1", re.sub(r"\s{2,}", " ", kept)).strip()
 
 
-__all__ = ["match_speakers", "with_speaker_names", "without_speakers"]
+__all__ = ["fold", "match_speakers", "with_speaker_names", "without_speakers"]

@@ -26,6 +26,7 @@ from ..common.timeparse import reference_day, resolve_times
 from .example_leaks import copies_example, cut_unsaid_relations
 from .kinds import checked_kind
 from .owner_check import checked_owner
+from .present import present_owner
 from .questions import answer_to, only_asked
 from .relations import named_relations, pet_keepers, relation_records
 from .reported import owned_summary
@@ -170,10 +171,12 @@ def fact_records(
     (``question_dropped``; see :mod:`.questions`), and one whose only sources are the
     agent's own turns unless a person's turn of the excerpt supports it, which then
     becomes its source (``assistant_only_dropped``; see :func:`by_assistant`). An
-    appositive relation the excerpt does not state ("Melanie, Caroline's cousin, ...") is
+    appositive relation the excerpt does not state ("Lena, Maya's cousin, ...") is
     cut out (``relation_unsaid``; see :mod:`.example_leaks`).
-    Its owner comes from the grammar of its source turn when the model's disagrees (see
-    :mod:`.ownership`); a pet's news is its keeper's, known from this excerpt or from an
+    Its owner is the model's, or with ``owner_rules`` the grammar of its source turn's
+    when the model's disagrees (see :mod:`.ownership`); an owner who is no speaker and no
+    one the excerpt names is refused for that note (``owner_absent``; see
+    :mod:`.present`). A pet's news is its keeper's, known from this excerpt or from an
     earlier relation fact ("Noah's rabbit is Clover.", :func:`.relations.pet_keepers`).
     A note whose later sentence opens with another person is split
     first (``note_split``; see :mod:`.split_notes`). Its kind is read from its wording
@@ -191,7 +194,7 @@ def fact_records(
             log.count("note_split")
         notes += split
     for item in notes:
-        if not content_terms(item.statement, people):  # "Audrey, Audrey, Audrey"
+        if not content_terms(item.statement, people):  # "Maya, Maya, Maya"
             log.count("empty_dropped")
             continue
         cited = [labels[item.source]] if item.source in labels else [t.id for t in turns]
@@ -227,9 +230,19 @@ def fact_records(
             log.count("relation_unsaid")
         anchor = reference_day(source_turns[0].occurred_at, ctx.tz)
         text, when = resolve_statement(statement.strip(), source_turns, anchor)
-        text, owner, check = checked_owner(
-            log, text, item.subject.strip(), source_turns, turns, people, pets
-        )
+        if ctx.owner_rules:
+            text, owner, check = checked_owner(
+                log, text, item.subject.strip(), source_turns, turns, people, pets
+            )
+        else:
+            owner, check = item.subject.strip(), "model"
+        present = present_owner(owner, people, excerpt, vouched=item.subject)
+        if present is None:  # no speaker and no one the excerpt names
+            log.count("owner_absent")
+            continue
+        if present != owner:
+            log.count("owner_respelled")
+        owner = present
         kind, kind_fixed = checked_kind(item.kind, text)
         if kind_fixed:
             log.count("kind_corrected")
