@@ -55,7 +55,11 @@ def test_an_answer_its_citations_do_not_hold_is_not(
 
 def test_the_question_words_are_the_premise_not_the_answer() -> None:
     assert own_words("Rachel's dog is called Juniper", "what is rachel's dog called") == ["juniper"]
-    assert own_words("Ainhoa", "¿Quién es AINHOA?") == []  # nothing added, nothing to check
+    assert own_words("Ainhoa", "¿Quién es AINHOA?") == []
+    # an answer that adds nothing to the question restates it: no answer
+    cited = ["Katharina: Meine Schwester kommt am Wochenende zu Besuch"]
+    assert not grounded("Katharinas Schwester", "Wie heißt Katharinas Schwester?", cited)
+    assert not grounded("Italia", "Wie war Eriks Urlaub in Italien?", ["Erik: Italien!"])
 
 
 def test_a_shown_memory_on_the_topic_that_holds_the_answer_becomes_its_citation() -> None:

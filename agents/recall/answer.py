@@ -4,11 +4,11 @@ On the sufficient path the answer costs no call: the Judge's combined call alrea
 it. A plain answer call is made only when that call gave no usable output (a counted
 fallback) or when the Refresher changed the memories the draft was written from. With
 nothing retrieved, or a context still judged insufficient after the last round, it
-refuses (REMem's refusal; LoCoMo category 5) instead of guessing, unless the context
-asks for the partial draft (``insufficient_answer="draft"``). A draft that cites only
-other people's words for a question about one person (see :mod:`.attribution`), or
-whose content the memories it cites do not hold (see :mod:`.grounding`), is refused
-either way.
+refuses (REMem's refusal, for a question about something never said) instead of
+guessing, unless the context asks for the partial draft (``insufficient_answer=
+"draft"``). A draft that cites only other people's words for a question about one
+person (see :mod:`.attribution`), or whose content the memories it cites do not hold
+(see :mod:`.grounding`), is refused either way.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ against the lines it cites, exactly as the model was shown them (speaker, date, 
   more letters, one sharing its first five letters (or all of the shorter one's), so
   "adopted" finds "adopt" and "Lofoten" finds "Lofoten's" in any language; numbers match
   only whole;
+- an answer that adds no word to the question restates it ("Katharina's sister" to
+  "What is Katharina's sister called?") and is not grounded;
 - the answer is grounded when the cited lines hold at least half of its own words; when
   those are only speakers' names, the lines must also hold half of the question's other
   words, since a speaker's name is in every line they said. A
@@ -27,9 +29,10 @@ why half of the words, not all of them, must be held.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from ..common.names import fold
 
 _WORD = re.compile(r"\w+")
 MIN_LETTERS = 3
@@ -38,12 +41,6 @@ PREFIX = 5
 """Letters two words of four or more letters must share to count as one word."""
 SHORT_REPLY = 4
 """A one-word answer of at most this many letters may be a yes or a no."""
-
-
-def fold(text: str) -> str:
-    """Casefolded, accents removed: "Lucía" and "lucia" compare equal."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def words(text: str) -> list[str]:
@@ -94,8 +91,8 @@ def grounded(
     half of the question's topic words (its words that are not a speaker's name).
     """
     own = own_words(answer, question)
-    if not own:
-        return True
+    if not own:  # "Katharina's sister" to "What is Katharina's sister called?": no answer
+        return False
     if not cited:
         return False
     names = {w for s in speakers for w in words(s)}
@@ -155,4 +152,4 @@ def ground(
     return Grounding(False, cited)
 
 
-__all__ = ["Grounding", "fold", "ground", "grounded", "held_share", "own_words", "words"]
+__all__ = ["Grounding", "ground", "grounded", "held_share", "own_words", "words"]
