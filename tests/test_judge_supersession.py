@@ -218,3 +218,29 @@ def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None
     (old,) = store.get("fact", NS, ["boston"])
     assert isinstance(old, FactRecord) and old.superseded_by is not None
     assert old.valid_to == T0
+
+
+def test_a_failed_check_leaves_both_current_and_is_asked_again_at_the_next_run(store, model) -> None:  # type: ignore[no-untyped-def]
+    from lamina.agents.ingest.conflicts import PENDING_KEY, make_judge
+
+    deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
+    judge = make_judge(deps)
+
+    class Runtime:
+        context = MemoryContext(namespace=NS, update_cues=False)
+
+    store.add(NS, [fact("boston", "Alice lives in Boston", days=-90)])
+    store.add(NS, [fact("denver", "Alice moved to Denver")])
+    model.script(CHECK, *["not json"] * 3)  # every attempt of the run's one call fails
+    out = judge({"new_fact_ids": ["denver"]}, Runtime())
+    assert out["conflicts"] == [] and out["failures"]
+    (denver,) = store.get("fact", NS, ["denver"])
+    assert denver.metadata[PENDING_KEY] == "pending"  # flagged for the next run
+    assert all(f.valid_to is None for f in store.get("fact", NS))  # both stay current
+
+    store.add(NS, [fact("cat", "Alice adopted a cat", days=1)])
+    model.script(CHECK, verdicts(p1=False), verdicts(p1=True))  # the new fact, then the retry
+    out = judge({"new_fact_ids": ["cat"]}, Runtime())
+    assert [(c.old_id, c.new_id) for c in out["conflicts"]] == [("boston", "denver")]
+    (denver,) = store.get("fact", NS, ["denver"])
+    assert PENDING_KEY not in denver.metadata  # checked: the flag is cleared

@@ -12,7 +12,7 @@ pre-filter (:mod:`.slots`) and its cues (:mod:`.update_cues`) instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -208,7 +208,48 @@ def update_candidates(
     return [pair for _, _, pair in sorted(chosen, key=lambda c: (c[0], c[1]))]
 
 
-def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Conflict]:
+PENDING_KEY = "update_check"
+"""Fact metadata: ``"pending"`` while an update check about the fact has failed; the next
+run's Judge checks it again with that run's new facts."""
+PENDING = "pending"
+
+
+def _pending_ids(log: StepLog, ctx: MemoryContext) -> list[str]:
+    """The namespace's current facts whose update check failed in an earlier run."""
+    try:
+        stored = log.deps.store.get(
+            "fact", ctx.namespace, where={f"metadata.{PENDING_KEY}": PENDING}
+        )
+    except Exception:  # a store that cannot filter: they wait for a later fact to reach them
+        return []
+    return [f.id for f in stored if isinstance(f, FactRecord) and f.valid_to is None]
+
+
+def _mark(log: StepLog, ctx: MemoryContext, ids: set[str], pending: bool) -> None:
+    """Set or clear the pending flag of the facts ``ids`` (a failure here is recorded)."""
+    store = log.deps.store
+    for fact in store.get("fact", ctx.namespace, sorted(ids)) if ids else []:
+        if not isinstance(fact, FactRecord):
+            continue
+        meta = dict(fact.metadata)
+        if pending:
+            meta[PENDING_KEY] = PENDING
+        else:
+            meta.pop(PENDING_KEY, None)
+        if meta != fact.metadata:
+            try:
+                store.update(ctx.namespace, fact.model_copy(update={"metadata": meta}))
+            except Exception as e:  # the flag is a retry hint; the facts themselves stand
+                log.fail("conflicts_pending", e)
+
+
+def check_conflicts(
+    log: StepLog,
+    ctx: MemoryContext,
+    new_ids: list[str],
+    failed: set[str] | None = None,
+    newer: Collection[str] = (),
+) -> list[Conflict]:
     """The stored facts the new facts update.
 
     With ``ctx.update_cues`` (the small-model profile, :func:`_cued`), English slot pairs
@@ -217,8 +258,10 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
     each. No call is made when there are none. The pairs go to the model
     ``conflict_max_pairs`` at a time, in one capped structured call each, and only the
     pairs it confirms are returned. A failed call is recorded in ``log`` and supersedes
-    nothing, so both facts stay current (the pair is asked again when a later fact about
-    the person reaches it).
+    nothing, so both facts stay current; the new facts of its pairs are added to
+    ``failed``, so the caller can have them checked again at the next run. The facts in
+    ``newer`` are never the older side of a pair (a retried fact is not updated by this
+    run's facts through its own check).
     """
     store, ns = log.deps.store, ctx.namespace
     new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
@@ -228,6 +271,8 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
         conflicts, asked = _cued(log, ctx, new)
     else:
         conflicts, asked = [], update_candidates(log, ctx, new)
+    conflicts = [c for c in conflicts if c.old_id not in newer]
+    asked = [p for p in asked if p.old.id not in newer]
     seen = {c.old_id for c in conflicts}
     for start in range(0, len(asked), ctx.conflict_max_pairs):
         chunk = asked[start : start + ctx.conflict_max_pairs]
@@ -242,6 +287,8 @@ def check_conflicts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> lis
         finally:
             log.calls.extend(capped.calls)
             log.failures.extend(capped.failures)
+        if report is None and failed is not None:
+            failed.update(p.new.id for p in chunk)
         for verdict in report.verdicts if report is not None else []:
             confirmed = labels.get(verdict.pair.strip().strip("[]"))
             if confirmed is None or not verdict.outdated or confirmed.old.id in seen:
@@ -259,14 +306,30 @@ def make_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the ``judge`` node."""
 
     def judge(state: IngestState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
-        """Flag stored facts that the facts written in this run contradict."""
+        """Flag stored facts that the facts written in this run contradict.
+
+        The facts whose check failed in an earlier run are checked again after this run's
+        new ones, in a check of their own so the new ones may update them. A fact whose
+        check fails now is flagged (:data:`PENDING_KEY`) for the next run, and the flag
+        is cleared once its check has gone through.
+        """
         log = StepLog(JUDGE, deps)
         ctx = context_of(runtime)
+        new_ids = list(state.get("new_fact_ids", []))
+        waiting = set(_pending_ids(log, ctx)) if new_ids else set()
+        failed: set[str] = set()
         try:
-            conflicts = check_conflicts(log, ctx, list(state.get("new_fact_ids", [])))
+            conflicts = check_conflicts(log, ctx, new_ids, failed) if new_ids else []
+            if waiting:  # apart, so this run's new facts can still update them
+                retried = sorted(waiting - set(new_ids))
+                again = check_conflicts(log, ctx, retried, failed, newer=set(new_ids))
+                seen = {c.old_id for c in conflicts}
+                conflicts += [c for c in again if c.old_id not in seen]
         except Exception as e:  # never crash the graph on a store or model failure
             log.fail("conflicts", e)
-            conflicts = []
+            conflicts, failed = [], set(new_ids) | waiting
+        _mark(log, ctx, failed, pending=True)
+        _mark(log, ctx, waiting - failed, pending=False)
         return {"conflicts": conflicts, **log.update()}
 
     return judge
