@@ -205,7 +205,10 @@ def _as_fields(item: object, speaker: str) -> dict[str, Any]:
     if isinstance(item, str):
         return {"speaker": speaker, "text": item}
     if isinstance(item, BaseMessage):
-        fields = {"speaker": _speaker_of_message(item), "text": message_text(item.content)}
+        fields: dict[str, Any] = {
+            "speaker": _speaker_of_message(item),
+            "text": message_text(item.content),
+        }
         if isinstance(item, AIMessage):
             fields["metadata"] = {ROLE_KEY: "assistant"}
         return fields

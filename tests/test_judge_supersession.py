@@ -220,7 +220,7 @@ def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None
     assert old.valid_to == T0
 
 
-def test_a_failed_check_leaves_both_current_and_is_asked_again_at_the_next_run(store, model) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_check_leaves_both_current_and_is_asked_again_next_run(store, model) -> None:  # type: ignore[no-untyped-def]
     from lamina.agents.ingest.conflicts import PENDING_KEY, make_judge
 
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))

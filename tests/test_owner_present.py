@@ -1,4 +1,5 @@
-"""Owners constrained to the people present (issue 61, item 2): a speaker or a name the excerpt writes."""
+"""Owners constrained to the people present (issue 61, item 2): a speaker, or a name the excerpt
+writes."""
 
 import pytest
 
