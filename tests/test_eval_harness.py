@@ -874,6 +874,7 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "max_llm_attempts",
         "merge_threshold",
         "neighbour_k",
+        "owner_rules",
         "profile_scenes",
         "scene_max_gap_days",
         "scene_tau",

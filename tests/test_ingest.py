@@ -479,7 +479,7 @@ def test_scenes_assimilate_similar_episodes_and_split_others(store, model) -> No
     )
     ctx = {"trigger_policy": "session", "scene_tau": 0.6, "merge_threshold": 0.99}
     run(store, model, [turn("hiking in the alps", 0, "s1")], closed=True, **ctx)
-    run(store, model, [turn("more hiking in the alps", 60, "s2")], closed=True, **ctx)
+    run(store, model, [turn("more hiking in the alps with Maya", 60, "s2")], closed=True, **ctx)
     (scene,) = store.get("scene", NS)
     assert isinstance(scene, SceneRecord) and len(scene.members) == 2
     assert scene.text.splitlines() == [

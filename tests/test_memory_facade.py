@@ -180,11 +180,10 @@ def test_add_consolidates_per_the_configured_trigger_policy(store: ChromaMemoryS
     )
     config = MemoryConfig(context={"trigger_policy": "session"})
     memory = Memory(config=config, store=store, chat_model=model)
-    open_session = memory.add("we baked bread", namespace=NS, at=T0, session_id="s1")
+    said = {"namespace": NS, "at": T0, "session_id": "s1", "speaker": "Alice"}
+    open_session = memory.add("we baked bread", **said)
     assert open_session.llm_calls == [] and store.count("episode", NS) == 0
-    closed = memory.add(
-        "it was a good loaf", namespace=NS, at=T0, session_id="s1", session_closed=True
-    )
+    closed = memory.add("it was a good loaf", session_closed=True, **said)
     assert store.count("episode", NS) == 1
     assert {w.granularity for w in closed.written} >= {"episode", "fact"}
     assert [f.text for f in store.get("fact", NS)] == ["Alice bakes bread"]

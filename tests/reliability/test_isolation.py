@@ -194,6 +194,12 @@ def _labels(messages: list[BaseMessage]) -> list[str]:
     return sorted(set(re.findall(r"\[(m\d+)\]", str(messages[-2].content))))
 
 
+def _shown(messages: list[BaseMessage]) -> str:
+    """An answer its citations hold: the shown memory lines themselves (answers are grounded)."""
+    memories = str(messages[-2].content).split("Memories:\n<data>")[1]
+    return memories.split("</data>")[0].strip()[:280]
+
+
 @given(scenario, st.integers(min_value=0, max_value=2))
 def test_recall_graph_never_crosses_namespaces(pool: StorePool, case: Any, retries: int) -> None:
     (ns_a, ns_b), ids, texts, queries = case
@@ -205,7 +211,9 @@ def test_recall_graph_never_crosses_namespaces(pool: StorePool, case: Any, retri
     model.script(
         "DraftFirst",
         *[json.dumps(insufficient)] * retries,
-        lambda m: json.dumps({"sufficient": True, "answer": "x", "cited": _labels(m) + ["m999"]}),
+        lambda m: json.dumps(
+            {"sufficient": True, "answer": _shown(m), "cited": _labels(m) + ["m999"]}
+        ),
     )
     graph = build_recall_graph(chat_model=model, store=store).compile(checkpointer=InMemorySaver())
     ctx = MemoryContext(namespace=ns_a, max_retrieval_rounds=3, scene_top=5, neighbour_turns=3)
@@ -318,7 +326,7 @@ def test_memory_facade_never_crosses_namespaces(pool: StorePool, case: Any) -> N
     model = SchemaChatModel()
     model.script(
         "DraftFirst",
-        lambda m: json.dumps({"sufficient": True, "answer": "x", "cited": _labels(m)}),
+        lambda m: json.dumps({"sufficient": True, "answer": _shown(m), "cited": _labels(m)}),
     )
     memory = Memory(store=shared_store, chat_model=model, checkpointer=InMemorySaver())
     a_ids = {f"{p}-{rid}" for rid in ids for p in "rfe"} | {"scene-1"}

@@ -291,6 +291,12 @@ def _labels(messages: list[BaseMessage]) -> list[str]:
     return sorted(set(re.findall(r"\[(m\d+)\]", prompt_text(messages))))
 
 
+def _shown(messages: list[BaseMessage]) -> str:
+    """An answer its citations hold: the shown memory lines themselves (answers are grounded)."""
+    memories = prompt_text(messages).split("Memories:\n<data>")[1]
+    return memories.split("</data>")[0].strip()[:280]
+
+
 def recall_model(world: World, answers: int = 1) -> SchemaChatModel:
     """A memory model that retries with other tenants' markers, then cites all it sees."""
     model = SchemaChatModel()
@@ -299,7 +305,7 @@ def recall_model(world: World, answers: int = 1) -> SchemaChatModel:
 
     def cite(messages: list[BaseMessage]) -> str:
         return json.dumps(
-            {"sufficient": True, "answer": "x", "cited": [*_labels(messages), "m999"]}
+            {"sufficient": True, "answer": _shown(messages), "cited": [*_labels(messages), "m999"]}
         )
 
     for _ in range(answers):
