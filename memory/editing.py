@@ -112,7 +112,9 @@ class EditMethods:
         """Delete memories and everything derived only from them; leave a tombstone.
 
         Exactly one selector: ``memory_ids``, ``subject`` (every record whose content
-        mentions it, case-insensitively) or ``all=True`` (the whole namespace).
+        mentions it, case-insensitively) or ``all=True`` (the whole namespace). On a
+        store with transactions (Postgres) the whole forget, tombstone included, is one
+        transaction: it lands whole or not at all.
 
         Raises:
             RecordNotFoundError: An id in ``memory_ids`` names no stored memory of

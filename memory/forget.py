@@ -20,6 +20,11 @@ emptied). Deletes go through the store, so the BM25 mirrors drop the records too
 
 The tombstone is one audit entry with action ``forget``: selector kind, counts and ids,
 never the forgotten text or the subject.
+
+On a store with transactions (Postgres) the whole forget, from the snapshot it starts
+from to the tombstone, is one transaction: a failure anywhere leaves nothing deleted,
+cleaned, redacted or recorded. Chroma has no transaction across calls, so there each
+step lands on its own (see :mod:`lamina.stores.atomic`).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from ..records.model import (
     validate_namespace,
 )
 from ..stores.arguments import as_ids
+from ..stores.atomic import all_or_nothing
 from ..stores.chroma import ChromaMemoryStore
 from .results import ForgetResult
 
@@ -295,18 +301,35 @@ def forget(
     ns = validate_namespace(namespace)
     ids = as_ids(memory_ids) if memory_ids else []
     selector = _selector(ids, subject, everything)
-    if everything:
-        deleted = {
-            g.value: sorted(r.id for r in store.get(g, ns))
-            for g in Granularity
-            if store.count(g, ns)
-        }
-        if store.get_profile(ns) is not None:
-            deleted[PROFILE] = [ns]
-        store.delete_namespace(ns)  # records, BM25 mirrors, profile and audit log
-        tomb = store.append_audit(_tombstone(ns, selector, deleted, {}, clock()))
-        return ForgetResult(deleted=deleted, tombstone_ids=[tomb.id])
+    with all_or_nothing(store):
+        if everything:
+            return _forget_all(store, ns, selector, clock)
+        return _forget_some(store, ns, selector, ids, subject, clock)
 
+
+def _forget_all(
+    store: ChromaMemoryStore, ns: str, selector: str, clock: Callable[[], datetime]
+) -> ForgetResult:
+    """Delete the whole namespace (records, profile, audit log) and leave a tombstone."""
+    deleted = {
+        g.value: sorted(r.id for r in store.get(g, ns)) for g in Granularity if store.count(g, ns)
+    }
+    if store.get_profile(ns) is not None:
+        deleted[PROFILE] = [ns]
+    store.delete_namespace(ns)  # records, BM25 mirrors, profile and audit log
+    tomb = store.append_audit(_tombstone(ns, selector, deleted, {}, clock()))
+    return ForgetResult(deleted=deleted, tombstone_ids=[tomb.id])
+
+
+def _forget_some(
+    store: ChromaMemoryStore,
+    ns: str,
+    selector: str,
+    ids: list[str],
+    subject: str | None,
+    clock: Callable[[], datetime],
+) -> ForgetResult:
+    """Forget by ids or by subject: select, cascade, delete, clean, redact, tombstone."""
     run = _Cascade(store, ns)
     missing: list[str] = []
     needle = normalise(subject) if subject is not None else None

@@ -1,14 +1,16 @@
 """Forget: the cascade over every granularity, the profile, the audit log and BM25.
 
-Every test checks with an exact-string scan over the documents and metadata of every
-collection (raw, fact, episode, scene, profile, audit) and with every search mode that
-no forgotten content is left, and that the other namespace is untouched.
+Every test runs on an in-memory Chroma and on Postgres, and checks with an exact-string
+scan over every stored document, metadata value and row (raw, fact, episode, scene,
+profile, audit) and with every search mode that no forgotten content is left, and that
+the other namespace is untouched. On Postgres a forget is one transaction: a failure at
+any step leaves the namespace as it was. Both backends forget the same records.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -134,12 +136,16 @@ def populate(store: ChromaMemoryStore) -> None:
             source_ids=["s1"],
         )
     )
-    for target, before, after in (
-        ("f-old", "Alice's dog is called Biscuit", "superseded by f1: Alice has a greyhound"),
-        ("f2", "Alice was a student", "Alice works as a nurse"),
+    for n, (target, before, after) in enumerate(
+        (
+            ("f-old", "Alice's dog is called Biscuit", "superseded by f1: Alice has a greyhound"),
+            ("f2", "Alice was a student", "Alice works as a nurse"),
+        )
     ):
         store.append_audit(
             AuditEntry(
+                id=f"audit-{target}",
+                at=T0 + timedelta(hours=n),
                 namespace=NS,
                 actor="refresher",
                 action="supersede",
@@ -153,15 +159,22 @@ def populate(store: ChromaMemoryStore) -> None:
     store.put_profile(ProfileRecord(namespace=OTHER, explicit_facts=["Owns a cat named Biscuit"]))
 
 
-@pytest.fixture
-def store() -> ChromaMemoryStore:
-    s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+@pytest.fixture(params=["chroma", "postgres"])
+def store(request: pytest.FixtureRequest) -> Any:
+    """The populated namespace on an in-memory Chroma, and on Postgres."""
+    if request.param == "postgres":
+        s = request.getfixturevalue("postgres_store")
+    else:
+        s = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     populate(s)
     return s
 
 
-def rows(store: ChromaMemoryStore, namespace: str) -> Iterator[tuple[str, str]]:
-    """(collection, text) for every document and metadata value of ``namespace``."""
+def rows(store: Any, namespace: str) -> Iterator[tuple[str, str]]:
+    """(collection or table, text) for every stored value of ``namespace``."""
+    if not isinstance(store, ChromaMemoryStore):
+        yield from postgres_rows(store, namespace)
+        return
     prefix = store._collections[Granularity.RAW].name.removesuffix("_raw")
     for collection in store.client.list_collections():
         if not collection.name.startswith(prefix + "_"):
@@ -171,6 +184,19 @@ def rows(store: ChromaMemoryStore, namespace: str) -> Iterator[tuple[str, str]]:
             yield collection.name, doc or ""
             for value in (meta or {}).values():
                 yield collection.name, str(value)
+
+
+def postgres_rows(store: Any, namespace: str) -> Iterator[tuple[str, str]]:
+    """Every column of ``namespace``'s rows in the Postgres store's tables, as text."""
+    from psycopg import sql
+
+    tables = {f"pg_{g.value}": store.names.records(g) for g in Granularity}
+    tables.update(pg_profile=store.names("profiles"), pg_audit=store.names("audit"))
+    with store.pool.connection() as conn:
+        for name, table in tables.items():
+            query = sql.SQL("SELECT t::text FROM {} t WHERE namespace = %s").format(table)
+            for (text,) in conn.execute(query, [namespace]).fetchall():
+                yield name, text
 
 
 def occurrences(store: ChromaMemoryStore, namespace: str, needle: str) -> list[str]:
@@ -387,3 +413,170 @@ def test_memory_forget_delegates_and_search_no_longer_finds_it(store) -> None:  
         memory.forget(namespace=NS)
     assert memory.forget(namespace=NS, all=True).deleted["raw"] == ["r3", "r4"]
     assert memory.inspect(namespace=NS) == {g.value: [] for g in Granularity}
+
+
+# -------------------------------------------------------- one transaction (Postgres)
+def state(store: Any, namespace: str = NS) -> tuple[Any, ...]:
+    """Everything stored for ``namespace``: records, vectors, profile, audit log."""
+    records = {
+        g.value: sorted(r.model_dump_json() for r in store.get(g, namespace)) for g in Granularity
+    }
+    vectors = {
+        g.value: store.vectors(g, namespace, [r.id for r in store.get(g, namespace)])
+        for g in Granularity
+    }
+    profile = store.get_profile(namespace)
+    audit = [e.model_dump_json() for e in store.list_audit(namespace)]
+    return records, vectors, profile and profile.model_dump_json(), audit
+
+
+def inject(
+    monkeypatch: pytest.MonkeyPatch,
+    store: Any,
+    method: str,
+    nth: int = 1,
+    when: Callable[..., bool] = lambda *a, **k: True,
+) -> list[int]:
+    """Make the ``nth`` call of ``store.method`` that ``when`` accepts raise; count calls."""
+    real = getattr(store, method)
+    seen: list[int] = []
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        if when(*args, **kwargs):
+            seen.append(1)
+            if len(seen) == nth:
+                raise RuntimeError(f"injected failure in {method} call {nth}")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, method, failing)
+    return seen
+
+
+IDS = {"memory_ids": ["r1", "r2"]}
+
+
+@pytest.mark.parametrize(
+    ("selector", "method", "nth", "when"),
+    [
+        pytest.param(IDS, "delete", 2, None, id="between-two-deletes"),
+        pytest.param(IDS, "delete", 4, None, id="at-the-last-delete"),
+        pytest.param(IDS, "update", 2, None, id="cleaning-survivors"),
+        pytest.param(IDS, "put_profile", 1, None, id="trimming-the-profile"),
+        pytest.param({"subject": "nurse"}, "replace_audit", 1, None, id="redacting-audit"),
+        pytest.param(
+            {"subject": SECRET},
+            "append_audit",
+            1,
+            lambda entry: entry.action == "forget",
+            id="writing-the-tombstone",
+        ),
+        pytest.param(
+            {"everything": True},
+            "append_audit",
+            1,
+            lambda entry: entry.action == "forget",
+            id="tombstone-after-the-namespace-went",
+        ),
+    ],
+)
+def test_a_failure_half_way_through_a_forget_on_postgres_changes_nothing(
+    make_postgres_store: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    selector: dict[str, Any],
+    method: str,
+    nth: int,
+    when: Callable[..., bool] | None,
+) -> None:
+    store = make_postgres_store()
+    populate(store)
+    before, other = state(store), state(store, OTHER)
+    with monkeypatch.context() as patch:
+        calls = inject(patch, store, method, nth, when or (lambda *a, **k: True))
+        with pytest.raises(RuntimeError, match="injected failure"):
+            forget(store, NS, **selector)
+    assert len(calls) == nth  # the failing step was reached, after earlier writes
+    assert state(store) == before  # nothing deleted, cleaned, redacted or recorded
+    assert state(store, OTHER) == other
+    assert any(SECRET in text for _, _, text in search_hits(store, SECRET))
+    # the same forget, retried, goes through whole
+    result = forget(store, NS, **selector)
+    assert result.tombstone_ids and result.deleted
+
+
+def test_chroma_and_a_wrapped_store_pick_their_transaction(
+    make_postgres_store: Callable[..., Any],
+) -> None:
+    from contextlib import nullcontext
+
+    from lamina.stores.atomic import Atomic, all_or_nothing
+    from lamina.stores.wrapping import WrappedStore
+
+    chroma = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    assert not isinstance(chroma, Atomic)
+    assert isinstance(all_or_nothing(chroma), nullcontext)
+    postgres = make_postgres_store()
+    assert isinstance(postgres, Atomic)
+    wrapped = WrappedStore(postgres)
+    populate(postgres)
+    with pytest.raises(RuntimeError), all_or_nothing(wrapped):
+        wrapped.delete("raw", NS, ["r1"])
+        raise RuntimeError("after the delete")
+    assert ids_of(postgres, "raw") == ["r1", "r2", "r3", "r4"]
+
+
+# ------------------------------------------------------------ the same on both
+def comparable(store: Any, namespace: str = NS) -> dict[str, Any]:
+    """What a namespace holds, without what differs by construction between two stores
+    (when each record was written, the tombstone's random id and the centroids' float noise)."""
+    out: dict[str, Any] = {}
+    centroids = {}
+    for g in Granularity:
+        dumps = []
+        for r in store.get(g, namespace):
+            dumped = r.model_dump(mode="json", exclude={"recorded_at"})
+            if dumped.get("centroid") is not None:
+                centroids[r.id] = dumped.pop("centroid")
+            dumps.append(dumped)
+        out[g.value] = dumps
+    out["centroids"] = centroids
+    profile = store.get_profile(namespace)
+    out["profile"] = profile and profile.model_dump(mode="json", exclude={"recorded_at"})
+    out["audit"] = [
+        e.model_dump(mode="json", exclude={"id"} if e.action == "forget" else set())
+        for e in store.list_audit(namespace)
+    ]
+    return out
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        {"memory_ids": ["r1", "r2"]},
+        {"memory_ids": ["e1", "e2", "nope"]},
+        {"subject": "nurse"},
+        {"subject": SECRET},
+        {"everything": True},
+    ],
+    ids=["raw-ids", "episode-ids", "subject-nurse", "subject-secret", "everything"],
+)
+def test_both_backends_forget_exactly_the_same_records(
+    make_postgres_store: Callable[..., Any], selector: dict[str, Any]
+) -> None:
+    chroma = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    postgres = make_postgres_store()
+    results, after = [], []
+    for store in (chroma, postgres):
+        populate(store)
+        results.append(forget(store, NS, clock=lambda: T0 + timedelta(days=1), **selector))
+        after.append((comparable(store), comparable(store, OTHER)))
+    on_chroma, on_postgres = results
+    assert on_chroma.deleted == on_postgres.deleted
+    assert on_chroma.updated == on_postgres.updated
+    assert on_chroma.not_found == on_postgres.not_found
+    (kept_c, other_c), (kept_p, other_p) = after
+    centroids_c, centroids_p = kept_c.pop("centroids"), kept_p.pop("centroids")
+    assert kept_c == kept_p
+    assert other_c == other_p
+    assert centroids_c.keys() == centroids_p.keys()
+    for rid, centroid in centroids_c.items():
+        assert centroids_p[rid] == pytest.approx(centroid, abs=1e-5)
