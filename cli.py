@@ -22,7 +22,19 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``lamina`` command."""
-    from .commands import add, chat, demo, eval, ingest, local, manage, mcp, recall
+    from .commands import (
+        add,
+        chat,
+        demo,
+        eval,
+        ingest,
+        local,
+        manage,
+        mcp,
+        migrate,
+        recall,
+        serve_postgres,
+    )
 
     parser = argparse.ArgumentParser(prog="lamina", description="Long-term memory for LLM agents.")
     parser.add_argument(
@@ -32,7 +44,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print lamina's warnings (malformed model replies, failed steps)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (demo, add, ingest, recall, chat, manage, local, eval, mcp):
+    for module in (
+        demo,
+        add,
+        ingest,
+        recall,
+        chat,
+        manage,
+        local,
+        serve_postgres,
+        migrate,
+        eval,
+        mcp,
+    ):
         module.register(sub)
     return parser
 

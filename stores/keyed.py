@@ -10,6 +10,7 @@ import threading
 from typing import Any, TypeVar, cast
 
 from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, InvalidTypeError
@@ -92,6 +93,18 @@ class KeyedDocuments:
         """Remove every document of ``namespace``."""
         where = namespace_where(validate_namespace(namespace))
         self._calls.write(self._collection.delete, where=where)
+
+
+def every_document(
+    calls: ChromaCalls, collection: Collection, model: type[M]
+) -> list[tuple[str, M]]:
+    """``(namespace, document)`` for every document of a keyed collection, by sort key.
+
+    Reads only, so a store's folder can be read without being changed (``lamina migrate``).
+    """
+    rows = calls.read(collection.get, include=["metadatas"])
+    metas = sorted(rows["metadatas"] or [], key=lambda m: float(cast(Any, m["sort"])))
+    return [(str(m["namespace"]), model.model_validate_json(str(m[_BODY]))) for m in metas]
 
 
 def checked_model(value: object, model: type[M], what: str) -> M:

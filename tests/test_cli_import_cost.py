@@ -86,6 +86,8 @@ def test_the_probe_sees_the_heavy_modules() -> None:
         (choices.NAIVE_RAG, ("lamina.evaluation.systems", "NAIVE_RAG")),
         (choices.FLAT, ("lamina.evaluation.systems", "FLAT")),
         (choices.TRIGGER_POLICIES, ("lamina.core.context", "TRIGGER_POLICIES")),
+        (choices.EMBEDDERS, ("lamina.embedders.choice", "EMBEDDERS")),
+        (choices.DEFAULT_EMBEDDER, ("lamina.embedders.choice", "DEFAULT_EMBEDDER")),
     ],
 )
 def test_the_parsers_choices_equal_their_sources(copy: object, source: tuple[str, str]) -> None:
@@ -94,4 +96,6 @@ def test_the_parsers_choices_equal_their_sources(copy: object, source: tuple[str
     value = getattr(import_module(source[0]), source[1])
     if source[1] == "Granularity":
         value = tuple(g.value for g in value)
+    if source[1] == "EMBEDDERS":
+        value = tuple(value)
     assert copy == value

@@ -12,7 +12,7 @@ together or not at all.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -31,7 +31,6 @@ from ...errors import (
 )
 from ...records.audit import AuditEntry
 from ...records.model import (
-    RECORD_TYPES,
     FactRecord,
     Granularity,
     MemoryRecord,
@@ -39,23 +38,22 @@ from ...records.model import (
     utc_now,
     validate_namespace,
 )
-from ..arguments import as_ids, as_records, dedupe, require_delete_scope
+from ..arguments import as_records, dedupe, require_delete_scope
 from ..audited import check_entry, clock_noted, closed
-from ..base import SearchAnswer, SearchByRequest, SearchRequest, Where
-from ..filters import SearchFilter, TimeWindow
+from ..base import SearchByRequest, Where
+from ..filters import TimeWindow
 from ..fusion import FusionConfig
 from ..indexing import IndexTextPolicy
 from ..writes import check_record, prepare
 from .connections import configure_connection, describe_dsn
 from .documents import ProfilesAndAudit
 from .languages import LanguageOf, metadata_language
-from .lexical import PostgresLexicalIndex
-from .rows import Row, encode, stored_vectors, upsert
+from .reads import RecordReads
+from .rows import Row, encode, upsert
 from .schema import DEFAULT_SCHEMA, Names, dimension_of, ensure_vector_extension, migrate
-from .sql import decode_hits, filter_clause, plan_request, search_statement
 
 
-class PostgresMemoryStore(SearchByRequest, ProfilesAndAudit):
+class PostgresMemoryStore(RecordReads, SearchByRequest, ProfilesAndAudit):
     """A :class:`~lamina.stores.base.MemoryStore` over an injected psycopg connection pool.
 
     The pool's connections should be configured with :func:`configure_connection`
@@ -152,17 +150,6 @@ class PostgresMemoryStore(SearchByRequest, ProfilesAndAudit):
             return self.languages[0]
         return chosen if chosen in self.languages else "simple"
 
-    def _stored(
-        self, gran: Granularity, namespace: str
-    ) -> Callable[[list[str]], dict[str, tuple[str, list[float]]]]:
-        """``{id: (index text, vector)}`` of stored records: unchanged ones keep their vector."""
-
-        def read(ids: list[str]) -> dict[str, tuple[str, list[float]]]:
-            with self.atomic() as conn:
-                return stored_vectors(conn, self.names, gran, namespace, ids)
-
-        return read
-
     def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
         """Insert or replace ``records`` (idempotent by id), all in one transaction.
 
@@ -171,26 +158,86 @@ class PostgresMemoryStore(SearchByRequest, ProfilesAndAudit):
         """
         validate_namespace(namespace)
         checked = [check_record(namespace, r) for r in as_records(records)]
+        return self._write(namespace, checked, {})
+
+    def add_embedded(
+        self,
+        namespace: str,
+        records: Sequence[MemoryRecord],
+        vectors: Sequence[Sequence[float] | None],
+    ) -> list[str]:
+        """Like :meth:`add`, with each record's vector given (None: embed it here).
+
+        For copying records from another store written with the same embedder and index
+        text policy (``lamina migrate``): the vectors are stored as they are, so nothing
+        is embedded twice. A vector of the wrong size is refused with both sizes.
+
+        Raises:
+            InvalidInputError: ``vectors`` does not pair one to one with ``records``.
+        """
+        validate_namespace(namespace)
+        checked = [check_record(namespace, r) for r in as_records(records)]
+        given = list(vectors)
+        if len(given) != len(checked):
+            raise InvalidInputError(
+                f"add_embedded() got {len(given)} vectors for {len(checked)} records"
+            )
+        known: dict[tuple[Granularity, str], list[float]] = {
+            (r.granularity, r.id): [float(x) for x in v]
+            for r, v in zip(checked, given, strict=True)
+            if v is not None
+        }
+        return self._write(namespace, checked, known)
+
+    def _write(
+        self,
+        namespace: str,
+        checked: list[MemoryRecord],
+        known: Mapping[tuple[Granularity, str], list[float]],
+    ) -> list[str]:
+        """Embed what has no vector yet, then upsert every group in one transaction."""
         if not checked:
             return []
         groups: dict[Granularity, list[MemoryRecord]] = {}
         for record in checked:
             groups.setdefault(record.granularity, []).append(record)
-        batches = [(g, self._prepare(g, namespace, dedupe(group))) for g, group in groups.items()]
+        batches = []
+        for gran, group in groups.items():
+            given = {rid: v for (g, rid), v in known.items() if g == gran}
+            batches.append((gran, self._prepare(gran, namespace, dedupe(group), given)))
         with self.atomic() as conn:
             for gran, rows in batches:
                 self._upsert(conn, gran, rows)
         return [r.id for r in checked]
 
-    def _prepare(self, gran: Granularity, namespace: str, records: list[MemoryRecord]) -> list[Row]:
-        """Rows of the upsert: each record embedded, reusing the vector of unchanged text."""
+    def _prepare(
+        self,
+        gran: Granularity,
+        namespace: str,
+        records: list[MemoryRecord],
+        given: Mapping[str, list[float]] | None = None,
+    ) -> list[Row]:
+        """Rows of the upsert: each record embedded, reusing the vector of unchanged text.
+
+        A ``given`` vector (by id) is its record's vector for the current index text.
+        """
+        looked_up = self._stored(gran, namespace)
+        vectors: Mapping[str, list[float]] = given or {}
+        texts = {r.id: self.index_policy.render(r) for r in records if r.id in vectors}
+
+        def stored(ids: list[str]) -> dict[str, tuple[str, list[float]]]:
+            rest = [i for i in ids if i not in texts]
+            found = looked_up(rest) if rest else {}
+            found.update((i, (texts[i], vectors[i])) for i in ids if i in texts)
+            return found
+
         batch = prepare(
             gran,
             namespace,
             records,
             policy=self.index_policy,
             embeddings=self.embeddings,
-            stored=self._stored(gran, namespace),
+            stored=stored,
         )
         return encode(batch, self._language, self.dimension, self.names)
 
@@ -294,99 +341,6 @@ class PostgresMemoryStore(SearchByRequest, ProfilesAndAudit):
                 statement = sql.SQL("DELETE FROM {} WHERE namespace = %s").format(self.names(table))
                 conn.execute(statement, [namespace])
         return total
-
-    # ------------------------------------------------------------------ reads
-    def _record(self, gran: Granularity, body: str) -> MemoryRecord:
-        return RECORD_TYPES[gran].model_validate_json(body)
-
-    def _condition(
-        self,
-        gran: Granularity,
-        namespace: str,
-        ids: Sequence[str] | None,
-        window: TimeWindow | None,
-        where: Where | None,
-        params: dict[str, Any],
-    ) -> sql.Composed:
-        condition = filter_clause(SearchFilter(namespace, window, where or {}), gran, params, "")
-        if ids is not None:
-            params["ids"] = as_ids(ids)
-            condition = sql.SQL("{} AND t.id = ANY(%(ids)s)").format(condition)
-        return condition
-
-    def get(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
-    ) -> list[MemoryRecord]:
-        """Return records by id (in the order asked) or by filter (in time order)."""
-        gran = parse_granularity(granularity)
-        if limit is not None and limit < 1:
-            raise InvalidInputError(f"limit must be >= 1, got {limit}")
-        params: dict[str, Any] = {}
-        condition = self._condition(gran, namespace, ids, window, where, params)
-        statement = sql.SQL(
-            "SELECT t.id, t.record FROM {} t WHERE {} ORDER BY t.occurred_at, t.id"
-        ).format(self.names.records(gran), condition)
-        with self.atomic() as conn:
-            rows = conn.execute(statement, params).fetchall()
-        records = [self._record(gran, body) for _, body in rows]
-        if ids is not None:
-            position = {rid: n for n, rid in enumerate(params["ids"])}
-            records.sort(key=lambda r: position[r.id])
-        return records[:limit] if limit is not None else records
-
-    def count(self, granularity: Granularity | str, namespace: str) -> int:
-        """Return how many records of a granularity a namespace holds."""
-        gran = parse_granularity(granularity)
-        statement = sql.SQL("SELECT count(*) FROM {} WHERE namespace = %s").format(
-            self.names.records(gran)
-        )
-        with self.atomic() as conn:
-            row = conn.execute(statement, [validate_namespace(namespace)]).fetchone()
-        return int(row[0]) if row is not None else 0
-
-    def vectors(
-        self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
-    ) -> dict[str, list[float]]:
-        """Return the stored embedding of each record id that exists in ``namespace``."""
-        gran = parse_granularity(granularity)
-        wanted, ns = as_ids(ids), validate_namespace(namespace)
-        found = self._stored(gran, ns)(wanted)
-        return {rid: found[rid][1] for rid in wanted if rid in found}
-
-    def search_many(self, request: SearchRequest) -> SearchAnswer:
-        """Every ranking of ``request`` in one SQL statement: dense, lexical and their RRF.
-
-        Every query and filter is checked before any work, and each distinct query text
-        is embedded once. A namespace with no records ranks nothing.
-        """
-        searches, rankings, params = plan_request(
-            request, embed=self.embeddings.embed_query, fusion=self.fusion
-        )
-        statement = search_statement(
-            self.names,
-            rankings,
-            mode=request.mode,
-            fusion=self.fusion,
-            languages=self.languages,
-            params=params,
-        )
-        with self.atomic() as conn:
-            rows = conn.execute(statement, params).fetchall()
-        return decode_hits(searches, rankings, rows)
-
-    def lexical_index(self, granularity: Granularity | str, namespace: str) -> PostgresLexicalIndex:
-        """The keyword side of one granularity and namespace, read live from Postgres."""
-        gran = parse_granularity(granularity)
-        return PostgresLexicalIndex(
-            self.atomic, self.names, gran, validate_namespace(namespace), self.languages
-        )
 
 
 __all__ = ["LanguageOf", "PostgresMemoryStore"]

