@@ -17,7 +17,13 @@ from pydantic import ValidationError
 
 from ..core.state import TurnInput
 from ..errors import InvalidInputError, InvalidTypeError, NamespaceError
-from ..records.model import MetadataValue, require_encodable, utc_now, validate_namespace
+from ..records.model import (
+    ROLE_KEY,
+    MetadataValue,
+    require_encodable,
+    utc_now,
+    validate_namespace,
+)
 from ..stores.filters import TimeWindow
 
 MessageLike = str | BaseMessage | Mapping[str, Any] | TurnInput
@@ -159,10 +165,6 @@ def require_ids(value: object) -> list[str]:
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
 ROLE_SPEAKERS = frozenset({*_ROLES.values(), "system", "tool"})
 """Speaker labels ``add`` gives a message by its role when it has no name: not a person."""
-ROLE_KEY = "role"
-"""Turn metadata: ``"assistant"`` on a turn the agent wrote (an AI message, or a message
-with role ``assistant``/``ai``), named or not. Such a turn is stored and shown as context,
-but is never the only source of a fact (:mod:`lamina.agents.ingest.construct`)."""
 _TURN_FIELDS = frozenset(TurnInput.model_fields)
 
 

@@ -32,6 +32,7 @@ from .timerefs import TimeGranularity, TimeRef, annotate_times
 __all__ = [
     "NAMESPACE_PATTERN",
     "RECORD_TYPES",
+    "ROLE_KEY",
     "EpisodeRecord",
     "FactRecord",
     "Granularity",
@@ -178,6 +179,12 @@ class MemoryRecord(BaseModel):
     def display_text(self) -> str:
         """Return the text shown to a model or a user (raw turns add resolved dates)."""
         return self.text
+
+
+ROLE_KEY = "role"
+"""Raw turn metadata: ``"assistant"`` on a turn the agent wrote (an AI message, or a
+message with role ``assistant``/``ai``). Such a turn is stored and shown as context, but
+is never the only source of a fact."""
 
 
 class RawTurn(MemoryRecord):

@@ -13,6 +13,7 @@ from datetime import time as clock_time
 
 from ...core.context import MemoryContext
 from ...records.model import (
+    ROLE_KEY,
     FactRecord,
     MetadataValue,
     RawTurn,
@@ -113,7 +114,7 @@ def by_assistant(turn: RawTurn) -> bool:
     An assistant's reply is context, not testimony: "Helio Solar is a solar company."
     drawn from the agent's own guess would be a fact nobody told it.
     """
-    return turn.metadata.get("role") == "assistant" or turn.speaker.casefold() == "assistant"
+    return turn.metadata.get(ROLE_KEY) == "assistant" or turn.speaker.casefold() == "assistant"
 
 
 def _all_said(turns: list[RawTurn]) -> list[str]:
