@@ -16,10 +16,10 @@ against the lines it cites, exactly as the model was shown them (speaker, date, 
   "What is Katharina's sister called?") and is not grounded;
 - the answer is grounded when the cited lines hold at least half of its own words; when
   those are only speakers' names, the lines must also hold half of the question's other
-  words, since a speaker's name is in every line they said. A
-  bare one-word answer of four letters or fewer that they do not hold ("Yes", "Ja",
+  words, since a speaker's name is in every line they said;
+- a bare one-word answer of four letters or fewer that they do not hold ("Yes", "Ja",
   "Oui") affirms the question, so the cited lines must hold half of the question's
-  words instead.
+  other words instead.
 
 Letters are compared casefolded and without accents, so "Lucía" finds "lucia". No stop
 word list is needed: a function word the answer adds weighs like any other, which is
