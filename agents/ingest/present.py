@@ -75,8 +75,9 @@ def present_owner(
     named = named_words(excerpt)
     if all(fold(w) in named for w in words):
         return owner
+    said = all_words(excerpt)
     if fold(owner) == fold(vouched.strip()) and all(
-        fold(w) in all_words(excerpt) and w[:1].isupper() for w in words
+        fold(w) in said and w[:1].isupper() for w in words
     ):
         return owner
     return None

@@ -26,8 +26,8 @@ from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import as_data
 from ..common.query_analysis import QueryAnalysis
 from ..common.token_caps import capped_log
-from .context import render_for, render_memory
-from .grounding import ground
+from .context import render_for
+from .grounding import ground_shown
 from .schemas import AnswerDraft, is_refusal_text
 
 REFUSAL = "I don't know: my memory holds nothing that answers this."
@@ -72,13 +72,12 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             return _refusal(source, log)
         if not draft.answer:
             return _refusal(source, log)
-        shown = state.get("candidates", [])
-        checked = ground(
+        checked = ground_shown(
             draft.answer,
             state.get("question", ""),
             [labels[x] for x in draft.cited if x in labels],
-            {c.id: render_memory("m", c, ctx.tz) for c in shown},
-            {c.speaker for c in shown if c.speaker},
+            state.get("candidates", []),
+            ctx.tz,
         )
         if not checked.grounded:  # its content is in no memory it was shown on the topic
             return _refusal(source, log)

@@ -31,8 +31,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
+from ...core.state import Candidate
 from ..common.names import fold
+from .context import render_memory
 
 _WORD = re.compile(r"\w+")
 MIN_LETTERS = 3
@@ -152,4 +155,16 @@ def ground(
     return Grounding(False, cited)
 
 
-__all__ = ["Grounding", "ground", "grounded", "held_share", "own_words", "words"]
+def ground_shown(
+    answer: str, question: str, cited_ids: Sequence[str], shown: Sequence[Candidate], tz: ZoneInfo
+) -> Grounding:
+    """:func:`ground` against the shown memories, each read as its context line.
+
+    The lines are what the model saw (:func:`.context.render_memory`: speaker, date, text),
+    and the shown memories' speakers are the names the check treats as names.
+    """
+    lines = {c.id: render_memory("m", c, tz) for c in shown}
+    return ground(answer, question, cited_ids, lines, {c.speaker for c in shown if c.speaker})
+
+
+__all__ = ["Grounding", "ground", "ground_shown", "grounded", "held_share", "own_words", "words"]

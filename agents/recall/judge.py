@@ -25,8 +25,8 @@ from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import as_data
 from ..common.query_analysis import QueryAnalysis
 from ..common.token_caps import capped_log
-from .context import render_for, render_memory
-from .grounding import ground
+from .context import render_for
+from .grounding import ground_shown
 from .premise import ForeignTopic, foreign_answer, foreign_topic, premise_found
 from .premise_owner import other_owner
 from .premise_search import premise_anywhere
@@ -69,9 +69,7 @@ def grounded_verdict(
     (see :func:`.grounding.ground`). An ungrounded draft sends the question to another
     round with what is missing said; at the last round it is refused.
     """
-    lines = {c.id: render_memory("m", c, ctx.tz) for c in candidates}
-    speakers = {c.speaker for c in candidates if c.speaker}
-    checked = ground(verdict.answer, question, verdict.cited_ids, lines, speakers)
+    checked = ground_shown(verdict.answer, question, verdict.cited_ids, candidates, ctx.tz)
     if checked.grounded:
         return verdict.model_copy(
             update={"cited_ids": checked.cited_ids, "recited": checked.recited}
