@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         migrate,
         recall,
         serve_postgres,
+        transfer,
     )
 
     parser = argparse.ArgumentParser(prog="lamina", description="Long-term memory for LLM agents.")
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         local,
         serve_postgres,
         migrate,
+        transfer,
         eval,
         mcp,
     ):

@@ -52,6 +52,7 @@ from .inputs import (
 from .models import ChatModelProvider, LocalServerFactory
 from .outcome import added, answered
 from .reading import ReadMethods
+from .portable import PortableMethods
 from .results import AddResult, AnswerResult
 from .verbatim import store_verbatim
 
@@ -83,7 +84,7 @@ def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMem
     return ChromaMemoryStore.persistent(path, **options)
 
 
-class Memory(ReadMethods, EditMethods):
+class Memory(ReadMethods, EditMethods, PortableMethods):
     """Long-term memory for one application: add, search, answer, forget, inspect.
 
     Args:
