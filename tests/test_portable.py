@@ -297,3 +297,19 @@ def test_cli_export_then_import(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "0 written; 16 already held" in capsys.readouterr().out
     assert main(["import", str(tmp_path / "none.jsonl"), "--data-dir", str(other)], **cli) == 2
     assert "no export file" in capsys.readouterr().err
+
+
+def test_a_failed_import_on_postgres_leaves_nothing(
+    make_postgres_store: Callable[..., MemoryStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = exported_lines()
+    store = make_postgres_store()
+    target = Memory(store=store)
+
+    def broken(entry: Any) -> Any:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(store, "append_audit", broken)
+    with pytest.raises(RuntimeError, match="went away"):
+        target.import_(io.StringIO("\n".join(lines) + "\n"))
+    assert all(store.count(g, NS) == 0 for g in Granularity), "the records were rolled back"
