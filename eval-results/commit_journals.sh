@@ -2,7 +2,8 @@
 # Commit what a long evaluation has written so far and git carries (see .gitignore): the
 # runs' answer journals, each construction key's batch journal and the kept (sealed) model
 # replies. Only these paths are committed; other staged work stays staged.
-# Run it every 15 minutes or so while a run goes on:  while sleep 900; do <this>; done
+# Run it a few times per run: every two hours while it goes on and once before a sitting
+# ends (while sleep 7200; do <this>; done), not answer by answer.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 paths=()
