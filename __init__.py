@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 # Absolute imports on purpose: the repository root is this package, and pytest imports
 # this file on its own (as the root package of the tests) when the checkout's folder name
 # is not a Python identifier (e.g. ``lamina-main``); relative imports fail there.
-from lamina.core import moved
 from lamina.core.lazy import lazy_exports
 from lamina.errors import LaminaError
 
@@ -52,8 +51,6 @@ __all__ = [
     "TimeWindow",
 ]
 __version__ = "0.1.0"
-
-moved.install()  # old module paths still import, with a DeprecationWarning, until 0.2
 
 __getattr__, __dir__ = lazy_exports(
     globals(),

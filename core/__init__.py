@@ -3,7 +3,7 @@
 ``core`` imports nothing of lamina but :mod:`lamina.errors`; namespace validation
 (:mod:`~lamina.core.namespace`) lives here so that the run context and the stores
 share one check. Agents, graphs and the facade all read these types; none of them is
-defined twice. :mod:`~lamina.core.moved` keeps the old import paths working.
+defined twice.
 """
 
 from .calls import LLMCall

@@ -21,7 +21,6 @@ import pytest
 from importlinter.cli import lint_imports
 
 import lamina
-from lamina.core import moved
 
 PACKAGE = Path(lamina.__file__).parent
 PYPROJECT = PACKAGE / "pyproject.toml"
@@ -94,44 +93,6 @@ def test_imports_inside_functions_and_under_type_checking_are_counted(
         importer="lamina.testing.stores", imported="lamina.stores.chroma"
     )
     assert len(details) == 2  # the TYPE_CHECKING import and the one inside _fresh()
-
-
-def _imported_modules(path: Path, tree: ast.Module) -> set[str]:
-    """Every module ``path`` imports, relative imports resolved, ``from x import y`` as both."""
-    package = _module_name(path).split(".")
-    if path.name != "__init__.py":
-        package = package[:-1]
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            module = ".".join([*base, *([node.module] if node.module else [])])
-            found.add(module)
-            found.update(f"{module}.{alias.name}" for alias in node.names)
-    return found
-
-
-def test_no_module_of_the_package_imports_an_old_path() -> None:
-    """Old paths are for users for one release; lamina itself uses the new ones."""
-    old_paths = set(moved.MOVED_MODULES) | set(moved.SPLIT_MODULES)
-    assert "lamina.graphs.state" in old_paths
-    users = set()
-    for path in _package_sources():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        users.update(
-            f"{_module_name(path)} imports {old}"
-            for old in _imported_modules(path, tree) & old_paths
-        )
-    assert not users
-
-
-def test_an_old_path_is_no_file_of_its_own() -> None:
-    """A file at an old path would be imported instead of the warning re-export."""
-    for old in [*moved.MOVED_MODULES, *moved.SPLIT_MODULES]:
-        place = PACKAGE.joinpath(*old.split(".")[1:])
-        assert not place.with_suffix(".py").exists() and not place.is_dir(), old
 
 
 def test_every_package_folder_is_in_the_setuptools_package_list() -> None:
