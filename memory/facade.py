@@ -38,6 +38,7 @@ from ..stores.chroma import ChromaMemoryStore
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
 from .editing import EditMethods
 from .filters import require_metadata
+from .given import GivenFactsMethods
 from .inputs import (
     AddInput,
     AddOptions,
@@ -84,7 +85,7 @@ def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMem
     return ChromaMemoryStore.persistent(path, **options)
 
 
-class Memory(ReadMethods, EditMethods, PortableMethods):
+class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
     """Long-term memory for one application: add, search, answer, forget, inspect.
 
     Args:

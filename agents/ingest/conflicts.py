@@ -302,34 +302,39 @@ def check_conflicts(
     return conflicts
 
 
+def judge_facts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Conflict]:
+    """The stored facts that the facts ``new_ids`` (just written) update.
+
+    The facts whose check failed in an earlier run are checked again after the new ones,
+    in a check of their own so the new ones may update them. A fact whose check fails
+    now is flagged (:data:`PENDING_KEY`) for the next run, and the flag is cleared once
+    its check has gone through. A store or model failure is recorded in ``log`` and
+    supersedes nothing.
+    """
+    waiting = set(_pending_ids(log, ctx)) if new_ids else set()
+    failed: set[str] = set()
+    try:
+        conflicts = check_conflicts(log, ctx, new_ids, failed) if new_ids else []
+        if waiting:  # apart, so this run's new facts can still update them
+            retried = sorted(waiting - set(new_ids))
+            again = check_conflicts(log, ctx, retried, failed, newer=set(new_ids))
+            seen = {c.old_id for c in conflicts}
+            conflicts += [c for c in again if c.old_id not in seen]
+    except Exception as e:  # never crash the graph on a store or model failure
+        log.fail("conflicts", e)
+        conflicts, failed = [], set(new_ids) | waiting
+    _mark(log, ctx, failed, pending=True)
+    _mark(log, ctx, waiting - failed, pending=False)
+    return conflicts
+
+
 def make_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the ``judge`` node."""
 
     def judge(state: IngestState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
-        """Flag stored facts that the facts written in this run contradict.
-
-        The facts whose check failed in an earlier run are checked again after this run's
-        new ones, in a check of their own so the new ones may update them. A fact whose
-        check fails now is flagged (:data:`PENDING_KEY`) for the next run, and the flag
-        is cleared once its check has gone through.
-        """
+        """Flag stored facts that the facts written in this run contradict (:func:`judge_facts`)."""
         log = StepLog(JUDGE, deps)
-        ctx = context_of(runtime)
-        new_ids = list(state.get("new_fact_ids", []))
-        waiting = set(_pending_ids(log, ctx)) if new_ids else set()
-        failed: set[str] = set()
-        try:
-            conflicts = check_conflicts(log, ctx, new_ids, failed) if new_ids else []
-            if waiting:  # apart, so this run's new facts can still update them
-                retried = sorted(waiting - set(new_ids))
-                again = check_conflicts(log, ctx, retried, failed, newer=set(new_ids))
-                seen = {c.old_id for c in conflicts}
-                conflicts += [c for c in again if c.old_id not in seen]
-        except Exception as e:  # never crash the graph on a store or model failure
-            log.fail("conflicts", e)
-            conflicts, failed = [], set(new_ids) | waiting
-        _mark(log, ctx, failed, pending=True)
-        _mark(log, ctx, waiting - failed, pending=False)
+        conflicts = judge_facts(log, context_of(runtime), list(state.get("new_fact_ids", [])))
         return {"conflicts": conflicts, **log.update()}
 
     return judge
