@@ -170,7 +170,8 @@ class MemoryConfig(BaseModel):
         default="auto",
         description="Checkpointer the facade compiles the memory graph with: auto, none, "
         "memory, sqlite or postgres. auto is sqlite when the Memory opens a persistent "
-        "Chroma from this config, else none. An add that was interrupted (process killed, "
+        "Chroma from this config, postgres (in the database at dsn) when it opens the "
+        "postgres backend, else none. An add that was interrupted (process killed, "
         "Ctrl-C) resumes from its last checkpoint when the same add is called again.",
     )
     sqlite_path: Path | None = Field(
@@ -183,7 +184,9 @@ class MemoryConfig(BaseModel):
         "build reuses them. Used when the Memory opens a persistent Chroma from this config.",
     )
     postgres_uri: SecretStr | None = Field(
-        default=None, description="Postgres connection string for the postgres checkpointer."
+        default=None,
+        description="Postgres connection string for the postgres checkpointer; default the "
+        "dsn of the postgres backend, so memory and checkpoints share one database.",
     )
 
     @model_validator(mode="after")
@@ -201,8 +204,11 @@ class MemoryConfig(BaseModel):
                 "backend='postgres' needs dsn (or LAMINA_POSTGRES_DSN), e.g. "
                 "postgresql://user:password@host:5432/dbname"
             )
-        if self.checkpointer == "postgres" and self.postgres_uri is None:
-            raise ValueError("checkpointer='postgres' needs postgres_uri")
+        if self.checkpointer == "postgres" and self.checkpoint_uri is None:
+            raise ValueError(
+                "checkpointer='postgres' needs postgres_uri, or backend='postgres' with dsn "
+                "(the checkpoints then live in the memory's database)"
+            )
         return self
 
     def __init__(self, **data: Any) -> None:
@@ -226,6 +232,19 @@ class MemoryConfig(BaseModel):
     def resolved_sqlite_path(self) -> Path:
         """Where the SQLite checkpointer writes."""
         return self.sqlite_path or self.data_dir / "checkpoints.sqlite"
+
+    @property
+    def checkpoint_uri(self) -> str | None:
+        """The Postgres database of the postgres checkpointer: ``postgres_uri``, else ``dsn``.
+
+        With ``backend="postgres"`` and no ``postgres_uri``, the checkpoints live in the same
+        database as the memory, so one DSN is all a deployment configures.
+        """
+        if self.postgres_uri is not None:
+            return self.postgres_uri.get_secret_value()
+        if self.backend == "postgres" and self.dsn is not None:
+            return self.dsn.get_secret_value()
+        return None
 
     @property
     def uses_endpoint(self) -> bool:

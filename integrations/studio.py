@@ -14,9 +14,15 @@ edge only, through :meth:`lamina.config.MemoryConfig.from_env`:
   between the two is :class:`~lamina.memory.models.ChatModelProvider`'s, the same
   one :class:`~lamina.Memory` makes; :data:`STUDIO_MODELS` is the one place that
   holds the Studio's model for the life of the process.
-* the store: ``LAMINA_DATA_DIR`` (persistent Chroma under ``<dir>/chroma``) or
+* the store: ``LAMINA_DATA_DIR`` (persistent Chroma under ``<dir>/chroma``),
   ``LAMINA_CHROMA_MODE=http`` with ``LAMINA_CHROMA_HOST`` / ``_PORT`` for a
-  ``chroma run`` server.
+  ``chroma run`` server, or ``LAMINA_BACKEND=postgres`` with ``LAMINA_POSTGRES_DSN``
+  (one store per process, :data:`STUDIO_STORES`).
+
+``langgraph.postgres.json`` also points the API server's checkpointer
+(:func:`postgres_checkpointer`) and long-term store (:func:`postgres_store`) at that
+DSN, so memory, checkpoints and the ``BaseStore`` live in one database:
+``langgraph dev --config langgraph.postgres.json``.
 
 The run-time context (namespace, trigger policy, thresholds) is sent with each run, e.g.
 ``client.runs.wait(thread_id, "memory", input=..., context={"namespace": "user:alice"})``.
@@ -27,17 +33,22 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 
 from ..config import MemoryConfig
 from ..core.context import MemoryContext
 from ..errors import InvalidInputError, LocalModelError
+from ..graphs.checkpoint import aopen_checkpointer
 from ..graphs.memory import MemoryInput, MemoryOutput, MemoryState, build_memory_graph
-from ..memory import open_store
 from ..memory.models import ChatModelProvider, LocalServerFactory
+from .langgraph_store import LaminaStore
+from .studio_stores import StudioStores
 
 StudioGraph = StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]
 
@@ -144,17 +155,25 @@ STUDIO_MODELS = StudioModels()
 atexit.register(STUDIO_MODELS.close)
 
 
-def build_studio_graph(config: MemoryConfig, models: StudioModels | None = None) -> StudioGraph:
+STUDIO_STORES = StudioStores()
+"""The API server process's Postgres store (Chroma stores are opened per run)."""
+atexit.register(STUDIO_STORES.close)
+
+
+def build_studio_graph(
+    config: MemoryConfig, models: StudioModels | None = None, stores: StudioStores | None = None
+) -> StudioGraph:
     """The uncompiled memory graph on the store and chat model ``config`` names.
 
     Args:
         config: From :func:`studio_config`.
         models: Holds the chat model between calls (default :data:`STUDIO_MODELS`).
+        stores: Holds a Postgres store between calls (default :data:`STUDIO_STORES`).
     """
     chat_model = (models or STUDIO_MODELS).get(config)
     return build_memory_graph(
         chat_model=chat_model,
-        store=open_store(config, None),
+        store=(stores or STUDIO_STORES).get(config),
         structured_method=config.structured_method,
         max_attempts=config.max_llm_attempts,
     )
@@ -170,4 +189,53 @@ async def make_graph() -> StudioGraph:
     return await asyncio.to_thread(lambda: build_studio_graph(studio_config()))
 
 
-__all__ = ["STUDIO_MODELS", "StudioModels", "build_studio_graph", "make_graph", "studio_config"]
+def postgres_studio_config(env: Mapping[str, str] | None = None) -> MemoryConfig:
+    """The Studio's configuration when its checkpoints and store go to Postgres.
+
+    Raises:
+        InvalidInputError: The backend is not postgres, so there is no database to share.
+    """
+    config = studio_config(env)
+    if config.checkpoint_uri is None:
+        raise InvalidInputError(
+            "langgraph.postgres.json keeps the Studio's checkpoints and store in lamina's "
+            "Postgres database: set LAMINA_BACKEND=postgres and LAMINA_POSTGRES_DSN "
+            "(`lamina serve-postgres` prints them for a local trial), or use langgraph.json"
+        )
+    return config
+
+
+@asynccontextmanager
+async def postgres_checkpointer() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The API server's checkpointer: an ``AsyncPostgresSaver`` in the memory's database.
+
+    ``langgraph.postgres.json`` names it; its tables are created on first use, beside
+    lamina's schema, and it restores lamina's state types.
+    """
+    config = postgres_studio_config()
+    async with aopen_checkpointer(config.checkpoint_uri or "") as saver:
+        yield saver
+
+
+@asynccontextmanager
+async def postgres_store() -> AsyncIterator[LaminaStore]:
+    """The API server's long-term store: a :class:`LaminaStore` on the Studio's Postgres store.
+
+    Its items are lamina raw records under the ``lg/`` namespaces of the same database.
+    """
+    config = postgres_studio_config()
+    store = await asyncio.to_thread(STUDIO_STORES.get, config)
+    yield LaminaStore(store)
+
+
+__all__ = [
+    "STUDIO_MODELS",
+    "STUDIO_STORES",
+    "StudioModels",
+    "build_studio_graph",
+    "make_graph",
+    "postgres_checkpointer",
+    "postgres_store",
+    "postgres_studio_config",
+    "studio_config",
+]

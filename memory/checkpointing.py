@@ -1,6 +1,7 @@
 """The checkpointer a :class:`~lamina.Memory` runs its graph with, and add's threads.
 
-``auto`` opens SQLite beside a persistent store the Memory opened itself. Each ``add``
+``auto`` opens SQLite beside a persistent store the Memory opened itself, and a
+``PostgresSaver`` in the database of a Postgres store it opened. Each ``add``
 gets a thread named by a digest of its input, so calling an interrupted ``add`` again
 resumes it instead of starting over.
 """
@@ -24,16 +25,22 @@ from ..core.context import MemoryContext
 
 
 def configured_checkpointer(
-    config: MemoryConfig, stack: ExitStack, *, own_persistent_store: bool = False
+    config: MemoryConfig,
+    stack: ExitStack,
+    *,
+    own_persistent_store: bool = False,
+    own_postgres_store: bool = False,
 ) -> BaseCheckpointSaver[Any] | None:
     """The checkpointer ``config`` asks for, opened on ``stack`` (closed with it).
 
     ``auto`` means SQLite under the data dir when the Memory opened a persistent Chroma
-    from ``config`` itself (``own_persistent_store``), and no checkpointer otherwise.
+    from ``config`` itself (``own_persistent_store``), a ``PostgresSaver`` in the same
+    database when it opened the postgres backend (``own_postgres_store``), and no
+    checkpointer otherwise.
     """
     kind = config.checkpointer
     if kind == "auto":
-        kind = "sqlite" if own_persistent_store else "none"
+        kind = "sqlite" if own_persistent_store else "postgres" if own_postgres_store else "none"
     if kind == "none":
         return None
     from ..graphs.checkpoint import open_checkpointer, state_serializer
@@ -44,8 +51,7 @@ def configured_checkpointer(
         return InMemorySaver(serde=state_serializer())  # restores lamina's state types
 
     if kind == "postgres":
-        assert config.postgres_uri is not None  # checked by MemoryConfig
-        target = config.postgres_uri.get_secret_value()
+        target = config.checkpoint_uri or ""  # set: checked by MemoryConfig
     else:
         target = str(config.resolved_sqlite_path.expanduser())
     return stack.enter_context(open_checkpointer(target))

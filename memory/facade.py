@@ -52,8 +52,8 @@ from .inputs import (
 )
 from .models import ChatModelProvider, LocalServerFactory
 from .outcome import added, answered
-from .reading import ReadMethods
 from .portable import PortableMethods
+from .reading import ReadMethods
 from .results import AddResult, AnswerResult
 from .verbatim import store_verbatim
 
@@ -126,6 +126,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
             and self.config.backend == "chroma"
             and self.config.chroma_mode == "persistent"
         )
+        self._own_postgres_store = store is None and self.config.backend == "postgres"
         self.store = store if store is not None else open_store(self.config, embeddings)
         self.checkpointer = checkpointer
         self._models = ChatModelProvider(
@@ -136,6 +137,9 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
         self._closed = False
         self._resources = ExitStack()  # a checkpointer opened from the config
         self._resources.callback(self._models.close)
+        if self._own_postgres_store:  # its connection pool closes with the Memory
+            closing: Any = self.store
+            self._resources.callback(closing.close)
         self._finalizer = weakref.finalize(self, self._resources.close)
         self._async_ok: bool | None = None
 
@@ -175,6 +179,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
                         self.config,
                         self._resources,
                         own_persistent_store=self._own_persistent_store,
+                        own_postgres_store=self._own_postgres_store,
                     )
                 journal = None
                 if self.config.construction_journal and self._own_persistent_store:
@@ -361,7 +366,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
-        """Stop the local model server and close a checkpointer this Memory opened.
+        """Stop the local model server; close the checkpointer and Postgres store it opened.
 
         Safe to call twice; also runs at interpreter exit for a Memory never closed.
         """
@@ -369,6 +374,13 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
         with self._lock:
             self._graph = None
         self._finalizer()
+
+    async def aclose(self) -> None:
+        """Async :meth:`close`: the async pool of a Postgres store it opened closes on this loop."""
+        aclose = getattr(self.store, "aclose", None) if self._own_postgres_store else None
+        if aclose is not None:
+            await aclose()
+        self.close()
 
     def __enter__(self) -> Memory:
         return self
