@@ -5,64 +5,30 @@ None of these calls an LLM. Every one reads a single namespace.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
-
-import numpy as np
 
 from ..agents.common.names import with_speaker_names
 from ..config import MemoryConfig
-from ..errors import InvalidInputError, InvalidTypeError
 from ..records.audit import AuditEntry
 from ..records.model import MemoryRecord, ProfileRecord, parse_granularity
 from ..stores.base import ScoredRecord
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.filters import TimeWindow
-from .filters import parse_filters, require_threshold
+from .async_reads import AsyncReads, search_async, with_similarity
 from .forget import history_of
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
 from .inputs import (
     ROLE_SPEAKERS,
-    require_aware,
     require_namespace,
     require_positive_int,
-    require_query,
     require_text,
-    require_window,
-    type_name,
 )
 from .lookup import known_ids, not_found
 from .results import MemoryHit
+from .search_plan import in_time_order, listing_plan, search_plan
 from .twins import in_thread
-
-
-def granularities_of(granularities: object) -> list[str]:
-    """The granularities asked for (default all four), validated, without repeats."""
-    if isinstance(granularities, str):
-        granularities = [granularities]
-    if granularities is not None and not isinstance(granularities, Sequence):
-        raise InvalidTypeError(
-            "granularities must be a list of 'raw', 'fact', 'episode', 'scene' or None, "
-            f"got {type_name(granularities)}"
-        )
-    grans = [parse_granularity(g).value for g in (granularities or ALL_GRANULARITIES)]
-    if not grans:
-        raise InvalidInputError("granularities must name at least one granularity")
-    return list(dict.fromkeys(grans))
-
-
-DEFAULT_K = 10
-"""Hits a search returns when neither ``k`` nor ``top_k`` is given."""
-
-
-def _limit(k: object, top_k: object) -> int:
-    """``k``, or mem0's ``top_k`` when given instead (default :data:`DEFAULT_K`)."""
-    if k is not None and top_k is not None:
-        raise InvalidInputError(f"give k or top_k, not both (got k={k!r}, top_k={top_k!r})")
-    if top_k is not None:
-        return require_positive_int("top_k", top_k)
-    return DEFAULT_K if k is None else require_positive_int("k", k)
 
 
 class ReadMethods:
@@ -104,26 +70,21 @@ class ReadMethods:
             top_k: mem0's name for ``k``; give one of the two.
             threshold: Minimum cosine similarity (0-1) of query and memory.
         """
-        require_query("query", query)
-        require_namespace(namespace)
-        k = _limit(k, top_k)
-        require_window(window)
-        require_aware("as_of", as_of)
-        parsed = parse_filters(filters)
-        window = parsed.with_window(window)
-        minimum = require_threshold(threshold)
+        plan = search_plan(
+            query, namespace, k, granularities, window, as_of, filters, top_k, threshold
+        )
         query = self._with_speaker_names(query, namespace)
         found: dict[str, list[ScoredRecord]] = {}
-        for gran in granularities_of(granularities):
-            current = {"superseded": False} if gran == "fact" and as_of is None else None
-            where = parsed.store_where(current)
-            hits = self.store.search(query, gran, namespace, k=k, window=window, where=where)
+        for gran, where in plan.wheres:
+            hits = self.store.search(
+                query, gran, namespace, k=plan.k, window=plan.window, where=where
+            )
             hits = [h for h in hits if visible_at(h, as_of)]
-            if minimum is not None:
+            if plan.minimum is not None:
                 hits = self._similar(query, gran, namespace, hits)
-                hits = [h for h in hits if h.channel_scores.get("dense", -1.0) >= minimum]
+                hits = plan.similar_enough(hits)
             found[gran] = hits
-        return merge_hits(found, k)
+        return merge_hits(found, plan.k)
 
     def _with_speaker_names(self, query: str, namespace: str) -> str:
         """The query with the speakers it names by a nickname or short form spelled out.
@@ -143,18 +104,43 @@ class ReadMethods:
         if not missing:
             return hits
         vectors = self.store.vectors(gran, namespace, missing)
-        q = np.asarray(self.store.embeddings.embed_query(query), dtype=float)
-        out = []
-        for hit in hits:
-            vector = vectors.get(hit.record.id)
-            if "dense" not in hit.channel_scores and vector is not None:
-                v = np.asarray(vector, dtype=float)
-                cos = float(q @ v / ((np.linalg.norm(q) * np.linalg.norm(v)) or 1.0))
-                hit = replace(hit, channel_scores={**hit.channel_scores, "dense": cos})
-            out.append(hit)
-        return out
+        return with_similarity(hits, vectors, self.store.embeddings.embed_query(query))
 
-    asearch = in_thread(search)
+    async def asearch(
+        self,
+        query: str,
+        *,
+        namespace: str,
+        k: int | None = None,
+        granularities: Sequence[str] | None = None,
+        window: TimeWindow | None = None,
+        as_of: datetime | None = None,
+        filters: Mapping[str, object] | None = None,
+        top_k: int | None = None,
+        threshold: float | None = None,
+    ) -> list[MemoryHit]:
+        """Async :meth:`search`, with the same arguments and results.
+
+        On a store with async calls (Postgres) it awaits them, every granularity at
+        once; on another store it runs :meth:`search` in a worker thread.
+        """
+        plan = search_plan(
+            query, namespace, k, granularities, window, as_of, filters, top_k, threshold
+        )
+        if not isinstance(self.store, AsyncReads):
+            return await asyncio.to_thread(
+                self.search,
+                query,
+                namespace=namespace,
+                k=k,
+                granularities=granularities,
+                window=window,
+                as_of=as_of,
+                filters=filters,
+                top_k=top_k,
+                threshold=threshold,
+            )
+        return await search_async(self.store, plan, query, namespace, as_of)
 
     def get_all(
         self,
@@ -175,19 +161,33 @@ class ReadMethods:
             granularities: Any of raw, fact, episode, scene (default all).
             limit: Keep only the ``limit`` most recent.
         """
-        require_namespace(namespace)
-        if limit is not None:
-            require_positive_int("limit", limit)
-        parsed = parse_filters(filters)
-        order = {g: n for n, g in enumerate(ALL_GRANULARITIES)}
-        records: list[MemoryRecord] = []
-        for gran in granularities_of(granularities):
-            where = parsed.store_where({"superseded": False} if gran == "fact" else None)
-            records += self.store.get(gran, namespace, window=parsed.window, where=where)
-        records.sort(key=lambda r: (r.occurred_at, order[r.granularity.value], r.id))
-        return records[-limit:] if limit is not None else records
+        window, wheres = listing_plan(namespace, filters, granularities, limit)
+        found = [self.store.get(g, namespace, window=window, where=w) for g, w in wheres]
+        return in_time_order(found, limit)
 
-    aget_all = in_thread(get_all)
+    async def aget_all(
+        self,
+        *,
+        namespace: str,
+        filters: Mapping[str, object] | None = None,
+        granularities: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Async :meth:`get_all`: awaited on a store with async calls (Postgres)."""
+        window, wheres = listing_plan(namespace, filters, granularities, limit)
+        store = self.store
+        if not isinstance(store, AsyncReads):
+            return await asyncio.to_thread(
+                self.get_all,
+                namespace=namespace,
+                filters=filters,
+                granularities=granularities,
+                limit=limit,
+            )
+        found = await asyncio.gather(
+            *(store.aget(g, namespace, window=window, where=w) for g, w in wheres)
+        )
+        return in_time_order(list(found), limit)
 
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
         """The audit entries of a memory, with its facts' supersession chain, oldest first.
@@ -212,7 +212,11 @@ class ReadMethods:
         """The namespace's profile (distilled from scene summaries), or None."""
         return self.store.get_profile(require_namespace(namespace))
 
-    aprofile = in_thread(profile)
+    async def aprofile(self, *, namespace: str) -> ProfileRecord | None:
+        """Async :meth:`profile`: awaited on a store with async calls (Postgres)."""
+        if not isinstance(self.store, AsyncReads):
+            return await asyncio.to_thread(self.profile, namespace=namespace)
+        return await self.store.aget_profile(require_namespace(namespace))
 
     def inspect(
         self, *, namespace: str, granularity: str | None = None, limit: int = 50

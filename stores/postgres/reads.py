@@ -80,6 +80,21 @@ class RecordReads(Transactions):
     ) -> list[MemoryRecord]:
         """Return records by id (in the order asked) or by filter (in time order)."""
         gran = parse_granularity(granularity)
+        statement, params = self._get_query(gran, namespace, ids, window, where, limit)
+        with self.atomic() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return self._got(gran, rows, params, limit)
+
+    def _get_query(
+        self,
+        gran: Granularity,
+        namespace: str,
+        ids: Sequence[str] | None,
+        window: TimeWindow | None,
+        where: Where | None,
+        limit: int | None,
+    ) -> tuple[sql.Composed, dict[str, Any]]:
+        """The statement of :meth:`get` and its parameters, every argument checked."""
         if limit is not None and limit < 1:
             raise InvalidInputError(f"limit must be >= 1, got {limit}")
         params: dict[str, Any] = {}
@@ -87,10 +102,18 @@ class RecordReads(Transactions):
         statement = sql.SQL(
             "SELECT t.id, t.record FROM {} t WHERE {} ORDER BY t.occurred_at, t.id"
         ).format(self.names.records(gran), condition)
-        with self.atomic() as conn:
-            rows = conn.execute(statement, params).fetchall()
+        return statement, params
+
+    def _got(
+        self,
+        gran: Granularity,
+        rows: Sequence[tuple[Any, ...]],
+        params: dict[str, Any],
+        limit: int | None,
+    ) -> list[MemoryRecord]:
+        """The records of :meth:`get`'s rows: in the order of the ids asked, or time order."""
         records = [self._record(gran, body) for _, body in rows]
-        if ids is not None:
+        if "ids" in params:
             position = {rid: n for n, rid in enumerate(params["ids"])}
             records.sort(key=lambda r: position[r.id])
         return records[:limit] if limit is not None else records

@@ -52,7 +52,13 @@ def encode(
 
 def upsert(conn: psycopg.Connection[Any], names: Names, gran: Granularity, rows: list[Row]) -> None:
     """Insert or replace ``rows`` (one pipelined batch); the ``tsvector`` is built here."""
-    statement = sql.SQL(
+    with conn.cursor() as cur:
+        cur.executemany(upsert_statement(names, gran), upsert_params(rows))
+
+
+def upsert_statement(names: Names, gran: Granularity) -> sql.Composed:
+    """The insert-or-replace of one row of ``gran``'s table, building its ``tsvector``."""
+    return sql.SQL(
         "INSERT INTO {t} AS t (namespace, id, record, meta, document, ts_config, tsv, "
         "embedding, occurred_at) VALUES (%s, %s, %s, %s, %s, %s, "
         "to_tsvector(%s::regconfig, %s), %s::vector, %s) "
@@ -62,10 +68,12 @@ def upsert(conn: psycopg.Connection[Any], names: Names, gran: Granularity, rows:
         "embedding = EXCLUDED.embedding, occurred_at = EXCLUDED.occurred_at, "
         "written = nextval({seq})"
     ).format(t=names.records(gran), seq=sql.Literal(f"{names.schema}.write_seq"))
-    params = [(ns, i, rec, meta, doc, cfg, cfg, doc, vec, at)
-              for ns, i, rec, meta, doc, cfg, vec, at in rows]  # fmt: skip
-    with conn.cursor() as cur:
-        cur.executemany(statement, params)
+
+
+def upsert_params(rows: list[Row]) -> list[tuple[Any, ...]]:
+    """The parameters of :func:`upsert_statement` for each row (config and text twice)."""
+    return [(ns, i, rec, meta, doc, cfg, cfg, doc, vec, at)
+            for ns, i, rec, meta, doc, cfg, vec, at in rows]  # fmt: skip
 
 
 def stored_vectors(

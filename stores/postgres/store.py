@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 from langchain_core.embeddings import Embeddings
 from psycopg import sql
-from psycopg_pool import ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from ...embedders.identity import embedding_name
 from ...errors import (
@@ -45,22 +45,24 @@ from ..filters import TimeWindow
 from ..fusion import FusionConfig
 from ..indexing import IndexTextPolicy
 from ..writes import check_record, prepare
+from .aio import AsyncCalls
 from .connections import configure_connection, describe_dsn
 from .documents import ProfilesAndAudit
 from .languages import LanguageOf, metadata_language
-from .reads import RecordReads
 from .rows import Row, encode, upsert
 from .schema import DEFAULT_SCHEMA, Names, dimension_of, ensure_vector_extension, migrate
 
 
-class PostgresMemoryStore(RecordReads, SearchByRequest, ProfilesAndAudit):
+class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
     """A :class:`~lamina.stores.base.MemoryStore` over an injected psycopg connection pool.
 
     The pool's connections should be configured with :func:`configure_connection`
     (:meth:`connect` does it). ``languages`` are the text-search configurations records
     may be indexed with, the first being the default; a record's own one comes from
     ``language_of`` (default: ``metadata["language"]``), and one Postgres does not know,
-    or that is not in ``languages``, falls back to ``simple``.
+    or that is not in ``languages``, falls back to ``simple``. The async twins (``aget``,
+    ``asearch_many``, ``aadd``...; :mod:`.aio`) run on ``async_pool``, or on a pool opened
+    on ``dsn`` at the first async call.
     """
 
     def __init__(
@@ -75,6 +77,8 @@ class PostgresMemoryStore(RecordReads, SearchByRequest, ProfilesAndAudit):
         languages: Sequence[str] = ("english",),
         language_of: LanguageOf = metadata_language,
         where: str = "Postgres",
+        dsn: str | None = None,
+        async_pool: AsyncConnectionPool[Any] | None = None,
     ) -> None:
         if embeddings is None:
             from ...embedders.minilm import MiniLMEmbeddings
@@ -88,6 +92,7 @@ class PostgresMemoryStore(RecordReads, SearchByRequest, ProfilesAndAudit):
         if isinstance(languages, str) or not languages:
             raise InvalidInputError("languages must be a non-empty list of configuration names")
         self._bind(pool, where)
+        self._bind_async(dsn, async_pool, pool.max_size)
         self.embeddings = embeddings
         self.index_policy = index_policy or IndexTextPolicy()
         self.fusion = fusion or FusionConfig()
@@ -138,7 +143,7 @@ class PostgresMemoryStore(RecordReads, SearchByRequest, ProfilesAndAudit):
             open=True,
         )
         try:
-            return cls(pool, where=where, **kwargs)
+            return cls(pool, where=where, dsn=dsn, **kwargs)
         except BaseException:
             pool.close()
             raise

@@ -1,0 +1,299 @@
+"""Async twins of the Postgres store's calls, on a ``psycopg_pool.AsyncConnectionPool``.
+
+An app serving many requests on one event loop awaits these instead of giving each call
+a worker thread: while one waits on Postgres, the loop runs the others. Each twin runs
+the statement its sync method builds (the same functions make both), so the two give the
+same answers. Embedding, which is CPU work, runs through the embedder's own async API
+(``aembed_query`` / ``aembed_documents``).
+
+The async pool is opened on the first async call, on the event loop that makes it; a
+pool serves one loop, so a call from another loop opens another. :meth:`AsyncCalls.aclose`
+closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Unpack
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool
+
+from ...errors import InvalidInputError, StoreUnavailableError
+from ...records.audit import AuditEntry
+from ...records.model import (
+    Granularity,
+    MemoryRecord,
+    ProfileRecord,
+    parse_granularity,
+    validate_namespace,
+)
+from ..arguments import as_ids, as_records, dedupe
+from ..base import (
+    DEFAULT_SEARCH_K,
+    DEFAULT_SEARCH_MODE,
+    PLAIN,
+    Ranking,
+    ScoredRecord,
+    SearchAnswer,
+    SearchOptions,
+    SearchRequest,
+    Where,
+)
+from ..filters import TimeWindow
+from ..indexing import IndexTextPolicy
+from ..writes import check_record, prepare
+from .reads import RecordReads
+from .rows import Row, encode, upsert_params, upsert_statement
+from .schema import Names
+from .sql import decode_hits, plan_request, search_statement
+
+
+async def aconfigure_connection(conn: psycopg.AsyncConnection[Any]) -> None:
+    """The session settings of :func:`~.connections.configure_connection`, for async pools."""
+    await conn.execute("SET hnsw.iterative_scan = relaxed_order")
+    await conn.execute("SET hnsw.ef_search = 100")
+    await conn.commit()
+
+
+class AsyncCalls(RecordReads):
+    """The async methods; the store sets the DSN or an async pool with :meth:`_bind_async`."""
+
+    index_policy: IndexTextPolicy
+    dimension: int
+    _dsn: str | None
+    _apool: AsyncConnectionPool[Any] | None
+    _apool_loop: asyncio.AbstractEventLoop | None
+    _apool_size: int
+
+    def _bind_async(
+        self, dsn: str | None, pool: AsyncConnectionPool[Any] | None, max_size: int
+    ) -> None:
+        self._dsn = dsn
+        self._apool = pool
+        self._apool_loop = None
+        self._apool_size = max_size
+
+    async def _async_pool(self) -> AsyncConnectionPool[Any]:
+        """The async pool of the running loop: the injected one, or one opened on the DSN."""
+        loop = asyncio.get_running_loop()
+        if self._apool is not None and (self._dsn is None or self._apool_loop in (None, loop)):
+            return self._apool
+        if self._dsn is None:
+            raise InvalidInputError(
+                "this Postgres store has no DSN to open an async pool on: open it with "
+                "PostgresMemoryStore.connect(dsn), or pass async_pool= to its constructor"
+            )
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            self._dsn,
+            min_size=1,
+            max_size=self._apool_size,
+            kwargs={"prepare_threshold": None},
+            configure=aconfigure_connection,
+            name=f"lamina async {self.where}",
+            open=False,
+        )
+        await pool.open()
+        self._apool, self._apool_loop = pool, loop
+        return pool
+
+    async def aclose(self) -> None:
+        """Close the async pool (if one is open) and the sync pool."""
+        pool, self._apool = self._apool, None
+        if pool is not None:
+            await pool.close()
+        self.close()
+
+    @asynccontextmanager
+    async def aatomic(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """One transaction on an async pooled connection; it commits when the block ends."""
+        pool = await self._async_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                yield conn
+        except psycopg.OperationalError as e:
+            raise StoreUnavailableError(
+                f"{self.where} failed during a call ({type(e).__name__}: {e}); the call was "
+                "rolled back, so it can be retried"
+            ) from e
+
+    async def _rows(self, statement: sql.Composed, params: Any) -> list[tuple[Any, ...]]:
+        async with self.aatomic() as conn:
+            cursor = await conn.execute(statement, params)
+            rows: list[tuple[Any, ...]] = await cursor.fetchall()
+        return rows
+
+    # ------------------------------------------------------------------ reads
+    async def aget(
+        self,
+        granularity: Granularity | str,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        window: TimeWindow | None = None,
+        where: Where | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Async :meth:`get`."""
+        gran = parse_granularity(granularity)
+        statement, params = self._get_query(gran, namespace, ids, window, where, limit)
+        return self._got(gran, await self._rows(statement, params), params, limit)
+
+    async def acount(self, granularity: Granularity | str, namespace: str) -> int:
+        """Async :meth:`count`."""
+        statement = sql.SQL("SELECT count(*) FROM {} WHERE namespace = %s").format(
+            self.names.records(parse_granularity(granularity))
+        )
+        rows = await self._rows(statement, [validate_namespace(namespace)])
+        return int(rows[0][0]) if rows else 0
+
+    async def avectors(
+        self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
+    ) -> dict[str, list[float]]:
+        """Async :meth:`vectors`."""
+        gran = parse_granularity(granularity)
+        wanted, ns = as_ids(ids), validate_namespace(namespace)
+        found = await self._astored(gran, ns, wanted)
+        return {rid: found[rid][1] for rid in wanted if rid in found}
+
+    async def _astored(
+        self, gran: Granularity, namespace: str, ids: list[str]
+    ) -> dict[str, tuple[str, list[float]]]:
+        query = sql.SQL(
+            "SELECT id, document, embedding::real[] FROM {} WHERE namespace = %s AND id = ANY(%s)"
+        ).format(self.names.records(gran))
+        rows = await self._rows(query, [namespace, ids])
+        return {str(i): (str(d), [float(x) for x in v]) for i, d, v in rows}
+
+    async def adistinct(
+        self, granularity: Granularity | str, namespace: str, key: str, limit: int = 64
+    ) -> list[Any]:
+        """Async ``lexical_index(granularity, namespace).distinct(key, limit)``."""
+        query = sql.SQL(
+            "SELECT v FROM (SELECT meta -> %(key)s AS v, max(written) AS w FROM {} "
+            "WHERE namespace = %(ns)s AND meta ? %(key)s GROUP BY 1) s "
+            "ORDER BY w DESC LIMIT %(limit)s"
+        ).format(self.names.records(parse_granularity(granularity)))
+        params = {"ns": validate_namespace(namespace), "key": key, "limit": limit}
+        return [r[0] for r in await self._rows(query, params)]
+
+    async def asearch_many(self, request: SearchRequest) -> SearchAnswer:
+        """Async :meth:`search_many`: every query and filter is checked before embedding."""
+        searches, rankings, params = plan_request(request, embed=_unused, fusion=self.fusion)
+        if request.mode != "bm25":
+            texts = {r.query_key: s.query for s, r in zip(searches, rankings, strict=True)}
+            for key, text in texts.items():
+                vector = await self.embeddings.aembed_query(text)
+                params[f"{key}_vec"] = [float(x) for x in vector]
+        statement = search_statement(
+            self.names,
+            rankings,
+            mode=request.mode,
+            fusion=self.fusion,
+            languages=self.languages,
+            params=params,
+        )
+        return decode_hits(searches, rankings, await self._rows(statement, params))
+
+    async def asearch(
+        self,
+        query: str,
+        granularity: Granularity | str,
+        namespace: str,
+        **options: Unpack[SearchOptions],
+    ) -> list[ScoredRecord]:
+        """Async :meth:`search`: the plain ranking of a one-granularity request."""
+        gran = parse_granularity(granularity)
+        own = Ranking(
+            k=options.get("k", DEFAULT_SEARCH_K),
+            window=options.get("window"),
+            where=options.get("where"),
+        )
+        mode = options.get("mode", DEFAULT_SEARCH_MODE)
+        request = SearchRequest(query=query, namespace=namespace, rankings={gran: own}, mode=mode)
+        return (await self.asearch_many(request))[gran.value][PLAIN]
+
+    async def aget_profile(self, namespace: str) -> ProfileRecord | None:
+        """Async :meth:`get_profile`."""
+        statement = sql.SQL("SELECT body FROM {} WHERE namespace = %s").format(
+            self.names("profiles")
+        )
+        rows = await self._rows(statement, [validate_namespace(namespace)])
+        return ProfileRecord.model_validate_json(rows[0][0]) if rows else None
+
+    async def alist_audit(self, namespace: str) -> list[AuditEntry]:
+        """Async :meth:`list_audit`."""
+        statement = sql.SQL("SELECT body FROM {} WHERE namespace = %s ORDER BY at, written").format(
+            self.names("audit")
+        )
+        rows = await self._rows(statement, [validate_namespace(namespace)])
+        return [AuditEntry.model_validate_json(r[0]) for r in rows]
+
+    # ----------------------------------------------------------------- writes
+    async def aadd(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
+        """Async :meth:`add`: validated and embedded before the one transaction that writes.
+
+        The stored vectors of unchanged texts are read on the async pool; the embedding
+        of the rest runs in a worker thread (it is CPU work); the upsert is async.
+        """
+        validate_namespace(namespace)
+        checked = [check_record(namespace, r) for r in as_records(records)]
+        if not checked:
+            return []
+        groups: dict[Granularity, list[MemoryRecord]] = {}
+        for record in checked:
+            groups.setdefault(record.granularity, []).append(record)
+        batches: list[tuple[Granularity, list[Row]]] = []
+        for gran, group in groups.items():
+            unique = dedupe(group)
+            stored = await self._astored(gran, namespace, [r.id for r in unique])
+            rows = await asyncio.to_thread(self._prepare_known, gran, namespace, unique, stored)
+            batches.append((gran, rows))
+        async with self.aatomic() as conn:
+            for gran, rows in batches:
+                await _aupsert(conn, self.names, gran, rows)
+        return [r.id for r in checked]
+
+    def _prepare_known(
+        self,
+        gran: Granularity,
+        namespace: str,
+        records: list[MemoryRecord],
+        stored: dict[str, tuple[str, list[float]]],
+    ) -> list[Row]:
+        """The rows of ``records``, as the sync write builds them, from vectors read before.
+
+        ``stored`` is the ``(index text, vector)`` of each id already stored: an unchanged
+        text keeps its vector, anything else is embedded here.
+        """
+        batch = prepare(
+            gran,
+            namespace,
+            records,
+            policy=self.index_policy,
+            embeddings=self.embeddings,
+            stored=lambda ids: {i: stored[i] for i in ids if i in stored},
+        )
+        return encode(batch, self._language, self.dimension, self.names)
+
+    def _language(self, record: MemoryRecord) -> str:
+        raise NotImplementedError  # the store chooses each record's configuration
+
+
+async def _aupsert(
+    conn: psycopg.AsyncConnection[Any], names: Names, gran: Granularity, rows: list[Row]
+) -> None:
+    """The upsert of :func:`.rows.upsert`, on an async connection."""
+    async with conn.cursor() as cur:
+        await cur.executemany(upsert_statement(names, gran), upsert_params(rows))
+
+
+def _unused(text: str) -> list[float]:
+    """The embedder :func:`plan_request` gets from the async path: it embeds afterwards."""
+    return []
+
+
+__all__ = ["AsyncCalls", "aconfigure_connection"]
