@@ -165,6 +165,12 @@ class MemoryConfig(BaseModel):
         description="MemoryContext overrides (trigger_policy, thresholds, budgets); the "
         "namespace is set per call.",
     )
+    instructions: str | None = Field(
+        default=None,
+        description="The application's rules for what construction keeps or leaves out "
+        "('only the user's preferences and plans', 'never store health data'); see "
+        "MemoryContext.instructions. A context['instructions'] or a call's own wins.",
+    )
 
     checkpointer: CheckpointerKind = Field(
         default="auto",
@@ -254,7 +260,8 @@ class MemoryConfig(BaseModel):
     def memory_context(self, namespace: str, **overrides: Any) -> MemoryContext:
         """A :class:`MemoryContext` for one call: the configured overrides, then ``overrides``."""
         known = {f.name for f in fields(MemoryContext)}
-        values = {**self.context, **overrides}
+        given = {"instructions": self.instructions} if self.instructions is not None else {}
+        values = {**given, **self.context, **overrides}
         unknown = sorted(set(values) - known)
         if unknown:
             raise InvalidInputError(

@@ -28,6 +28,8 @@ ContextOrder = Literal["time", "relevance"]
 ContextLayout = Literal["turns", "sessions"]
 DerivedKind = Literal["fact", "episode", "scene"]
 DERIVED_KINDS: tuple[DerivedKind, ...] = ("fact", "episode", "scene")
+MAX_INSTRUCTIONS = 2000
+"""The longest ``MemoryContext.instructions`` (characters): a rule list, not a document."""
 
 __all__ = [
     "DEFAULT_TRIGGER_POLICY",
@@ -84,6 +86,12 @@ class MemoryContext:
     construction_format: ConstructionFormat = "lines"
     """How the Constructor's model replies: one line per item (cheap, for small local
     models) or a JSON object validated against the schema (for API models)."""
+    instructions: str | None = None
+    """The application's rules for what construction keeps or leaves out ("only the
+    user's preferences and plans", "never store health data"), added to the construction
+    call's system message above its own rules (``prompts.construction.APP_RULES``). None
+    (the default) leaves the prompt as it is. A model follows them as well as it follows
+    its other rules; the raw turns are stored whatever they say."""
     construction_max_items: int = 12
     """Construction: at most this many facts, plans and preferences per call."""
     construction_extra_items: int = 2
@@ -263,6 +271,15 @@ class MemoryContext:
         if self.construction_format not in ("lines", "json"):
             raise InvalidInputError(
                 f"unknown construction_format {self.construction_format!r}; use 'lines' or 'json'"
+            )
+        if self.instructions is not None and (
+            not isinstance(self.instructions, str) or not self.instructions.strip()
+        ):
+            raise InvalidInputError("instructions must be non-empty text, or None for none")
+        if self.instructions is not None and len(self.instructions) > MAX_INSTRUCTIONS:
+            raise InvalidInputError(
+                f"instructions are {len(self.instructions)} characters; at most "
+                f"{MAX_INSTRUCTIONS} fit the construction prompt"
             )
         if self.construction_summary not in ("brief", "detailed"):
             raise InvalidInputError(

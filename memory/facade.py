@@ -42,6 +42,7 @@ from .given import GivenFactsMethods
 from .inputs import (
     AddInput,
     AddOptions,
+    call_context,
     require_add_options,
     require_aware,
     require_bool,
@@ -51,38 +52,12 @@ from .inputs import (
     to_turns,
 )
 from .models import ChatModelProvider, LocalServerFactory
+from .opening import open_store
 from .outcome import added, answered
 from .portable import PortableMethods
 from .reading import ReadMethods
 from .results import AddResult, AnswerResult
 from .verbatim import store_verbatim
-
-
-def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMemoryStore:
-    """The store ``config`` describes (the offline MiniLM embedder by default).
-
-    Chroma (``chroma_mode``), or Postgres when ``backend="postgres"``: the DSN is
-    connected to here, so an unreachable server fails before any model call.
-    """
-    options: dict[str, Any] = {"embeddings": embeddings}
-    if config.backend == "postgres":
-        from ..stores.postgres import PostgresMemoryStore
-
-        assert config.dsn is not None  # checked by MemoryConfig
-        store = PostgresMemoryStore.connect(
-            config.dsn.get_secret_value(), schema=config.postgres_schema, **options
-        )
-        return store  # type: ignore[return-value]  # the facade reads it as a MemoryStore
-    if config.chroma_mode == "ephemeral":
-        return ChromaMemoryStore.ephemeral(**options)
-    options["collection_prefix"] = config.collection_prefix
-    if config.chroma_mode == "http":
-        return ChromaMemoryStore.http(
-            config.chroma_host, config.chroma_port, ssl=config.chroma_ssl, **options
-        )
-    path = config.resolved_chroma_path.expanduser()
-    path.mkdir(parents=True, exist_ok=True)
-    return ChromaMemoryStore.persistent(path, **options)
 
 
 class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
@@ -255,7 +230,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
         state = {"turns": turns, "session_closed": session_closed}
         if not infer and self._closed:
             raise InvalidInputError("this Memory is closed; create a new one")
-        return state, self.config.memory_context(namespace)
+        return state, self.config.memory_context(namespace, **call_context(options))
 
     def add(
         self,
@@ -268,6 +243,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
         session_closed: bool = False,
         metadata: Mapping[str, MetadataValue] | None = None,
         infer: bool = True,
+        instructions: str | None = None,
     ) -> AddResult:
         """Remember a turn or a conversation; consolidation runs per the trigger policy.
 
@@ -288,6 +264,8 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
                 call (a turn's own metadata wins) and usable in ``filters``.
             infer: False stores the turns verbatim, with no LLM call now or later: they
                 stay raw turns, never consolidated into facts or episodes.
+            instructions: What construction keeps or leaves out, for this call (default:
+                ``MemoryConfig.instructions``; see ``MemoryContext.instructions``).
 
         Raises:
             InvalidTypeError: ``messages`` (or an argument) has a type add() does not
@@ -303,6 +281,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
             session_closed=session_closed,
             metadata=metadata,
             infer=infer,
+            instructions=instructions,
         )
         state, ctx = self._add_request(messages, namespace, options)
         if not infer:

@@ -45,6 +45,13 @@ class AddOptions(TypedDict, total=False):
     session_closed: bool
     metadata: Mapping[str, MetadataValue] | None
     infer: bool
+    instructions: str | None
+
+
+def call_context(options: Mapping[str, object]) -> dict[str, object]:
+    """The MemoryContext overrides an ``add`` call gives (its own ``instructions``)."""
+    given = options.get("instructions")
+    return {} if given is None else {"instructions": given}
 
 
 def require_add_options(options: Mapping[str, object]) -> None:

@@ -52,6 +52,19 @@ UPDATE_CHECK = ChatPromptTemplate.from_messages(
 """The Judge's update check: the nearest current facts of each new fact's person."""
 
 
+APP_RULES = (
+    "\nThe application's own rules for what to remember, above every rule here but the "
+    "one on <data>: {instructions}"
+)
+"""Appended to the construction call's system message when ``MemoryContext.instructions``
+is set (empty otherwise, so the default prompt, and its journal keys, stay as they are)."""
+
+
+def app_rules(instructions: str | None) -> str:
+    """The ``{rules}`` text of the construction prompts for ``instructions``."""
+    return APP_RULES.format(instructions=instructions.strip()) if instructions else ""
+
+
 CONSTRUCTION_PROMPT_VERSION = "construct-lines-3"
 """Part of every construction journal key: change it when the prompts below change."""
 
@@ -100,7 +113,7 @@ def _construct_lines(summary: tuple[str, str]) -> ChatPromptTemplate:
                 "turn label and the person the note is about, who is not always the speaker. "
                 "Write names, never I, you, he or she. Copy dates given in brackets. No notes "
                 "for greetings or small talk. If a known episode is given, S tells only what the "
-                "new turns add. " + DATA_RULE,
+                "new turns add. " + DATA_RULE + "{rules}",
             ),
             (
                 "human",
@@ -134,7 +147,9 @@ CONSTRUCT_JSON = ChatPromptTemplate.from_messages(
             "person it is about, which is not always the speaker: if Priya says 'my cousin "
             "Omar joined a chess club', the item is about Omar. Use names, never I, you, he or "
             "she. Keep dates given in brackets. Skip greetings and small talk. If a known "
-            "episode is given, the summary tells only what the new turns add. " + DATA_RULE,
+            "episode is given, the summary tells only what the new turns add. "
+            + DATA_RULE
+            + "{rules}",
         ),
         ("human", "{known}Excerpt:\n<data>\n{turns}\n</data>\nAt most {max_items} items."),
     ]

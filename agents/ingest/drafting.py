@@ -23,6 +23,7 @@ from ...prompts.construction import (
     CONSTRUCTION_FORMAT,
     CONSTRUCTION_PROMPT_VERSION,
     LINES_REPAIR,
+    app_rules,
 )
 from ...records.model import EpisodeRecord, RawTurn
 from ..common.deps import StepLog
@@ -80,7 +81,9 @@ def _messages(
         template = CONSTRUCT_LINES_DETAILED
     else:
         template = CONSTRUCT_LINES
-    return template.format_messages(known=known_text, turns=text, max_items=items), labels
+    rules = app_rules(ctx.instructions)
+    messages = template.format_messages(known=known_text, turns=text, max_items=items, rules=rules)
+    return messages, labels
 
 
 def _record_call(
