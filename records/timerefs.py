@@ -13,13 +13,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_validator
 
 TimeGranularity = Literal["day", "weekend", "week", "month", "season", "year"]
-_MONTH_NAMES = (
+MONTH_NAMES = (
     "January February March April May June July August September October November December"
 ).split()
+"""The English month names resolved dates are written with; the lexicon's English months
+(:mod:`lamina.agents.common.lexicon`) are these, so they are defined once, here, in the
+lowest layer that writes them."""
 
 
 def _day_month(day: date) -> str:
-    return f"{day.day} {_MONTH_NAMES[day.month - 1]}"
+    return f"{day.day} {MONTH_NAMES[day.month - 1]}"
 
 
 class TimeRef(BaseModel):
@@ -49,7 +52,7 @@ class TimeRef(BaseModel):
         if self.granularity == "year":
             return str(s.year)
         if self.granularity == "month":
-            return f"{_MONTH_NAMES[s.month - 1]} {s.year}"
+            return f"{MONTH_NAMES[s.month - 1]} {s.year}"
         if self.granularity == "season":
             names = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
             return f"{names.get(s.month, 'season')} {s.year}"
@@ -59,7 +62,7 @@ class TimeRef(BaseModel):
             return f"{_day_month(s)} {s.year} – {_day_month(e)} {e.year}"
         if s.month != e.month:
             return f"{_day_month(s)} – {_day_month(e)} {e.year}"
-        return f"{s.day}–{e.day} {_MONTH_NAMES[s.month - 1]} {s.year}"
+        return f"{s.day}–{e.day} {MONTH_NAMES[s.month - 1]} {s.year}"
 
 
 _BRACKET = re.compile(r"\s*\((?=[^()]*\d)[^()]{1,60}\)")
@@ -92,6 +95,7 @@ def annotate_times(text: str, refs: list[TimeRef]) -> str:
 
 
 __all__ = [
+    "MONTH_NAMES",
     "TimeGranularity",
     "TimeRef",
     "annotate_times",

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from ...errors import InvalidInputError
 from ...stores.filters import TimeWindow
+from .lexicon import ENGLISH, MONTHS_EN
 from .names import match_speakers
 from .timeparse import reference_day, resolve_times
 
@@ -36,10 +37,9 @@ QUESTION_TYPES: tuple[QuestionType, ...] = ("temporal", "aggregation", "yesno", 
 
 _MAX_YEARS_AWAY = 30
 """A four-digit number further than this from the reference year is not a year."""
-_MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
-_MONTH = r"(?:" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_MONTHS = MONTHS_EN
+_MONTH_FORMS = sorted({m for forms in ENGLISH.months for m in forms}, key=len, reverse=True)
+_MONTH = r"(?:" + "|".join(_MONTH_FORMS) + r")\.?"
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _YEAR = r"(?:19|20)\d{2}"
 _PREP = r"(?P<prep>on|in|during|since|before|after|by|around|from|until|as of)"

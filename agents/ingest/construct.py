@@ -22,6 +22,7 @@ from ...records.model import (
 )
 from ..common.deps import StepLog
 from ..common.formatting import SENTENCE_BREAK
+from ..common.lexicon import MONTHS_EN
 from ..common.refinement import fact_id
 from ..common.timeparse import reference_day, resolve_times
 from .example_leaks import copies_example, cut_unsaid_relations
@@ -36,9 +37,7 @@ from .split_notes import split_note
 from .support import SOURCE_MARGIN, SUPPORT_THRESHOLD, content_terms, support_ratio, supported
 from .titles import owned_title, voiced_summary
 
-_MONTH = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-)
+_MONTH = rf"(?:{'|'.join(m.capitalize() for m in MONTHS_EN)})"
 _DATE_TEXT = re.compile(
     rf"\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? \d{{4}}\b|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? "
     r"\d{4}\b|\b\d{4}-\d{2}-\d{2}\b"

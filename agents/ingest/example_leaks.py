@@ -23,21 +23,14 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 
 from ...prompts.construction import CONSTRUCT_LINES
+from ..common.lexicon import RELATION_WORDS
 from .lines import parse_lines
 from .support import content_terms, source_terms
 
-RELATIONS = (
-    "cousin", "sister", "brother", "sibling", "mother", "father", "mom", "mum", "dad",
-    "parent", "wife", "husband", "partner", "spouse", "fiancé", "fiancée", "fiance",
-    "fiancee", "boyfriend", "girlfriend", "friend", "colleague", "coworker", "boss",
-    "neighbour", "neighbor", "son", "daughter", "child", "aunt", "uncle", "niece", "nephew",
-    "grandmother", "grandfather", "grandma", "grandpa", "roommate", "mentor", "classmate",
-)  # fmt: skip
-"""Relation words an appositive may state (a modifier such as "best" may precede them)."""
+_RELATIONS = "|".join(re.escape(w) for w in sorted(RELATION_WORDS, key=len, reverse=True))
+"""The relation words an appositive may state (a modifier such as "best" may precede them)."""
 _NAME = r"[A-Z][\w'’-]*"
-_APPOSITIVE = re.compile(
-    rf"\b({_NAME}), ({_NAME})['’]s ((?:[a-z]+ )?(?:{'|'.join(RELATIONS)}))\b,\s*"
-)
+_APPOSITIVE = re.compile(rf"\b({_NAME}), ({_NAME})['’]s ((?:[a-z]+ )?(?:{_RELATIONS}))\b,\s*")
 
 
 def _terms(statement: str, people: Sequence[str]) -> frozenset[str]:
@@ -86,4 +79,4 @@ def copies_example(statement: str, people: Sequence[str], sources: Iterable[str]
     return any(terms <= note and not terms <= said for note in example_notes())
 
 
-__all__ = ["RELATIONS", "copies_example", "cut_unsaid_relations", "example_notes"]
+__all__ = ["copies_example", "cut_unsaid_relations", "example_notes"]

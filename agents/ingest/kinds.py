@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from ...records.model import FactKind
+from ..common.lexicon import MONTHS_EN, WEEKDAYS_EN
 
 _AHEAD = re.compile(
     r"\b(?:will|won't|shall|'ll|gonna|wanna"
@@ -40,11 +41,12 @@ _AHEAD = re.compile(
 )
 """Wording that looks ahead: a plan, an intention, a wish or a prediction."""
 
-_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_MONTHS = "|".join(m.capitalize() for m in MONTHS_EN)
+_WEEKDAYS = "|".join(d.capitalize() for d in WEEKDAYS_EN)
 _SOON_PROGRESSIVE = re.compile(
     r"\b(?:is|are|am|'s|'re|'m)\s+(?:\w+\s+)?\w+ing\b[^.!?]*?\b(?:tomorrow|tonight|"
     r"this\s+(?:weekend|week|month|year|summer|winter|spring|fall|autumn)|"
-    rf"in\s+(?:{_MONTHS})|on\s+(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday))\b"
+    rf"in\s+(?:{_MONTHS})|on\s+(?:{_WEEKDAYS}))\b"
 )
 """The present progressive with a time to come: "Maya is moving to Lisbon in September"."""
 

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 
 from ..common.attribution import mentions
+from ..common.lexicon import PET_WORDS
 from .name_words import NOT_A_NAME
-from .relations import PET_WORDS
 
 _NAMED = frozenset({"named", "called"})
 _PLACE_WORDS = (
@@ -67,10 +67,11 @@ def _pet_of(text_before: str) -> str | None:
     """
     before = text_before.casefold().split()[-4:]
     words = [w.strip(",") for w in before]
-    named = bool(words) and words[-1] in _NAMED and any(w in PET_WORDS for w in words)
+    pets = [w in PET_WORDS or w.removesuffix("s") in PET_WORDS for w in words]
+    named = bool(words) and words[-1] in _NAMED and any(pets)
     if _NAMING.search(" ".join(before) + " ") or named:
         return "my"
-    if words and words[-1] in PET_WORDS:
+    if words and pets[-1]:
         return next((w for w in reversed(words) if w in ("my", "our", "your")), "my")
     return None
 

@@ -35,10 +35,11 @@ from typing import Literal
 
 from ...stores.lexical import Analyzer
 from ..common.attribution import mentions
+from ..common.lexicon import RELATION_WORDS
 from ..common.names import match_speakers
 from .name_words import INTERJECTIONS, OPENERS
 from .named import person_named, pet_keeper
-from .relations import RELATION_WORDS, ROLE_LABELS
+from .relations import ROLE_LABELS
 from .support import content_terms
 
 _ANALYZER = Analyzer()

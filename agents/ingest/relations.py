@@ -4,7 +4,8 @@
 writes down: Jen's boyfriend is Luke. Yet it is what a later "Luke and I broke up" ends,
 and what "who is Luke?" asks. The turn's own words say it plainly, so it is read from
 them: "my <relation> <Name>", "<Name>, my <relation>", "my <relation> is called <Name>"
-(likewise "our", and pets: "my rabbit Clover"). Each gives the fact "<speaker>'s
+(likewise "our", and pets: "my rabbit Clover"), in every language of the lexicon
+("mi hermana Lucía", "meine Schwester Lena"). Each gives the fact "<speaker>'s
 <relation> is <Name>." about the speaker, sourced from that turn. An email address the
 speaker gives as their own ("Email me at ana@example.org", "my new email is ...") is
 read the same way, as "<speaker>'s email is <address>.": a model keeps the request and
@@ -20,47 +21,49 @@ from datetime import datetime
 
 from ...records.model import FactRecord, MetadataValue, RawTurn
 from ..common.formatting import SENTENCE_BREAK
+from ..common.lexicon import CALENDAR_NAMES, LEXICONS, PET_WORDS, Lexicon
 from ..common.refinement import fact_id
 
 ROLE_LABELS = frozenset({"user", "human", "assistant", "ai", "bot", "me"})
 """Speaker labels that are roles, not names: a model's name for that speaker stands."""
-RELATION_WORDS = frozenset(
-    "friend brother sister husband wife partner boyfriend girlfriend fiance fiancee mom "
-    "mum mother dad father son daughter cousin aunt uncle niece nephew grandma "
-    "grandmother grandpa grandfather colleague coworker boss neighbour neighbor roommate "
-    "flatmate".split()
-)
-"""Words that put a named person in a clause ("my friend Carla", "her son Leo")."""
-PET_WORDS = frozenset(
-    "pet pets dog dogs puppy pup cat cats kitten kitty rabbit bunny hamster guinea pig "
-    "parrot bird budgie fish goldfish turtle tortoise lizard snake horse pony greyhound "
-    "labrador retriever poodle terrier spaniel collie beagle".split()
-)
-"""Words that name an animal ("my rabbit Clover", "your dog Rex")."""
+PET_KINDS = frozenset(PET_WORDS.values())
+"""The English words a relation fact names a pet by ("Noah's rabbit is Clover.")."""
 
-_SINGULAR = sorted((RELATION_WORDS | PET_WORDS) - {"pets", "dogs", "cats", "guinea", "pig"})
-_KIND = rf"(?P<kind>(?:ex-)?(?:{'|'.join(_SINGULAR)}))"
 _ADJ = r"(?:(?:little|big|older|younger|baby|new|best|old|dear|late|twin|step|lovely)\s+)?"
-_NAME = r"(?P<name>[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\b"
-_OWN = r"\b(?:[Mm]y|[Oo]ur)\s+"
-_PATTERNS = (
-    re.compile(rf"{_OWN}{_ADJ}{_KIND}\s+(?:is\s+)?(?:called|named)\s+{_NAME}"),
-    re.compile(rf"{_OWN}{_ADJ}{_KIND}\s+{_NAME}"),
-    # "That's Daniel, my boyfriend": the name inside a sentence ("Yeah, my mom ...",
-    # "Thankfully, my son's ok" open one)
-    # and the relation closing the phrase ("rehome Clover, my son turned out ..." is two
-    # clauses)
-    re.compile(
-        rf"(?<=[a-z,] ){_NAME},\s+(?:my|our)\s+{_ADJ}{_KIND}"
-        r"(?=\s*(?:[!.,;?)]|$)|\s+(?:and|who|from|at|in|of|for)\b)"
-    ),
-)
-_NOT_NAMES = frozenset(
+_NAME = r"(?P<name>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:\s[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)?)\b"
+
+
+def _patterns(lexicon: Lexicon) -> tuple[re.Pattern[str], ...]:
+    """One language's "my <relation> <Name>" patterns, its relation and pet words as kinds."""
+    words = sorted({*lexicon.relations, *lexicon.pets}, key=len, reverse=True)
+    kind = rf"(?P<kind>(?:ex-)?(?i:{'|'.join(re.escape(w) for w in words)}))"
+    own = rf"(?i:{'|'.join(lexicon.possessives)})\s+"
+    called = "|".join(re.escape(w) for w in lexicon.naming)
+    return (
+        re.compile(rf"\b{own}{_ADJ}{kind}\s+(?i:{called})\s+{_NAME}"),
+        re.compile(rf"\b{own}{_ADJ}{kind}\s+{_NAME}"),
+        # "That's Daniel, my boyfriend": the name inside a sentence ("Yeah, my mom ...",
+        # "Thankfully, my son's ok" open one) and the relation closing the phrase ("rehome
+        # Clover, my son turned out ..." is two clauses)
+        re.compile(
+            rf"(?<=[a-z,] ){_NAME},\s+{own}{_ADJ}{kind}"
+            r"(?=\s*(?:[!.,;?)]|$)|\s+(?:and|who|from|at|in|of|for)\b)"
+        ),
+    )
+
+
+_PATTERNS = tuple((lexicon, p) for lexicon in LEXICONS for p in _patterns(lexicon))
+_NOT_NAMES = CALENDAR_NAMES | frozenset(
     "I And But So Or The A An This That Is Was Who Which When Where What How Then We He She "
-    "They It You Today Yesterday Tomorrow Last Next Monday Tuesday Wednesday Thursday "
-    "Friday Saturday Sunday January February March April May June July August September "
-    "October November December".split()
+    "They It You Today Yesterday Tomorrow Last Next".split()
 )
+
+
+def _kind(lexicon: Lexicon, word: str) -> str:
+    """The English word of a matched relation or pet word, "ex-" kept ("ex-novio" too)."""
+    ex, bare = ("ex-", word[3:]) if word.startswith("ex-") else ("", word)
+    return ex + lexicon.relations.get(bare, lexicon.pets.get(bare, bare))
+
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _OWN_CONTACT = re.compile(
@@ -94,13 +97,13 @@ def named_relations(turns: Iterable[RawTurn]) -> list[NamedRelation]:
     """
     out: dict[tuple[str, str, str], NamedRelation] = {}
     for turn in turns:
-        for pattern in _PATTERNS:
+        for lexicon, pattern in _PATTERNS:
             for hit in pattern.finditer(turn.text):
                 name = hit.group("name")
                 if name.split()[0] in _NOT_NAMES or name == turn.speaker:
                     continue
                 name = name.split()[0] if name.split()[-1] in _NOT_NAMES else name
-                kind = hit.group("kind").casefold()
+                kind = _kind(lexicon, hit.group("kind").casefold())
                 key = (turn.speaker, kind, name)
                 out.setdefault(key, NamedRelation(turn.speaker, kind, name, turn.id))
         for address in _own_addresses(turn.text):
@@ -151,7 +154,8 @@ def relation_records(
 
 
 _STATED = re.compile(
-    r"^(?P<holder>.+)'s (?P<kind>[\w-]+) is (?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\.$"
+    r"^(?P<holder>.+)'s (?P<kind>[\w -]+) is (?P<name>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+"
+    r"(?: [A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)?)\.$"
 )
 """A relation fact as :meth:`NamedRelation.statement` writes it."""
 
@@ -169,17 +173,16 @@ def pet_keepers(
     found: dict[str, set[str]] = {}
     for fact in stored:
         hit = _STATED.match(fact.text) if fact.metadata.get("derived_by") == "relations" else None
-        if hit is not None and hit.group("kind") in PET_WORDS and fact.subject:
+        if hit is not None and hit.group("kind") in PET_KINDS and fact.subject:
             found.setdefault(hit.group("name"), set()).add(fact.subject)
     for rel in relations:
-        if rel.kind in PET_WORDS:
+        if rel.kind in PET_KINDS:
             found.setdefault(rel.name, set()).add(rel.holder)
     return {name: keepers.pop() for name, keepers in found.items() if len(keepers) == 1}
 
 
 __all__ = [
-    "PET_WORDS",
-    "RELATION_WORDS",
+    "PET_KINDS",
     "ROLE_LABELS",
     "NamedRelation",
     "named_relations",

@@ -22,18 +22,27 @@ from functools import cache
 
 from ...records.model import FactRecord
 from ...stores.lexical import Analyzer
+from ..common.lexicon import (
+    CALENDAR_NAMES,
+    ENGLISH,
+    HOMOGRAPHS,
+    HOUSEMATE_WORDS,
+    PARTNER_WORDS,
+    PET_WORDS,
+    WORKMATE_WORDS,
+)
 from ..common.names import match_speakers
 from .updates import comparable, event_time, same_person
 
 SLOT_CUES: dict[str, list[str]] = {
     "residence": (
         "live lives lived living move moved moving relocate relocated apartment flat "
-        "house home rent renting lease landlord roommate flatmate neighbourhood "
+        "house home rent renting lease landlord neighbourhood "
         "neighborhood suburb hometown resident reside address"
     ).split(),
     "work": (
         "job jobs work works worked working employer employed hire hired quit resign "
-        "resigned promoted promotion boss colleague coworker career office company firm "
+        "resigned promoted promotion career office company firm "
         "teach teaches teaching analyst paralegal waitressing notice shift shifts staff "
         "intern internship retire retired fired layoff startup nurse teacher engineer "
         "developer designer chef barista lawyer doctor accountant manager consultant "
@@ -47,15 +56,10 @@ SLOT_CUES: dict[str, list[str]] = {
         "undergraduate postgrad transfer transferred transferring"
     ).split(),
     "partner": (
-        "boyfriend girlfriend partner husband wife married marry marriage engaged "
-        "engagement fiance fiancee fiancé fiancée dating relationship breakup divorce "
-        "divorced single spouse ex"
+        "married marry marriage engaged engagement dating relationship breakup divorce "
+        "divorced single ex"
     ).split(),
-    "pet": (
-        "pet pets dog dogs cat cats puppy kitten hamster rabbit bunny parrot budgie "
-        "goldfish turtle tortoise horse pony lizard snake ferret adopt adopted vet "
-        "greyhound labrador retriever terrier poodle beagle"
-    ).split(),
+    "pet": "adopt adopted vet".split(),
     "plans": (
         "plan plans planned planning trip travel travelling traveling vacation holiday "
         "holidays postpone postponed cancel cancelled canceled reschedule rescheduled "
@@ -76,7 +80,9 @@ SLOT_CUES: dict[str, list[str]] = {
     ).split(),
     "favourite": "favourite favorite fave prefer prefers preferred".split(),
 }
-"""Cue words per slot; a fact holding one (as a stem) is in that slot."""
+"""Cue words per slot; a fact holding one (as a stem) is in that slot. The partner and
+pet slots also take every language's partner and pet words, residence its roommates and
+work its bosses and colleagues (:mod:`..common.lexicon`)."""
 
 SLOT_PHRASES: dict[str, tuple[str, ...]] = {
     "residence": ("based in", "settled in"),
@@ -119,21 +125,46 @@ _HEDGE = re.compile(
 _ANALYZER = Analyzer()
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:'s)?\b")
 """A capitalised word that does not start a sentence: a name of a place, firm, pet..."""
-_NOT_NAMES = frozenset(
-    "January February March April May June July August September October November "
-    "December Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+
+
+_KIN_SLOTS = (
+    ("partner", PARTNER_WORDS),
+    ("pet", frozenset(PET_WORDS)),
+    ("residence", HOUSEMATE_WORDS),
+    ("work", WORKMATE_WORDS),
 )
+"""The slots every language's relation and pet words cue."""
+_ENGLISH_KIN = frozenset({*ENGLISH.relations, *ENGLISH.pets})
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 @cache
 def _stem_index() -> dict[str, frozenset[str]]:
-    """Stem of each cue word -> the slots it cues."""
+    """Stem of each English cue word -> the slots it cues."""
     index: dict[str, set[str]] = {}
     for slot, words in SLOT_CUES.items():
         for word in words:
             for stem in _ANALYZER(word):
                 index.setdefault(stem, set()).add(slot)
+    for slot, kin in _KIN_SLOTS:
+        for word in kin & _ENGLISH_KIN:  # a word another slot has ("fish": diet) stays there
+            for stem in _ANALYZER(word) if " " not in word else ():
+                index.setdefault(stem, {slot})
     return {stem: frozenset(slots) for stem, slots in index.items()}
+
+
+@cache
+def _word_index() -> dict[str, frozenset[str]]:
+    """Each other language's relation or pet word -> the slots it cues, matched whole.
+
+    An English stemmer would make the French "mari" of "Mary's" a partner; a word English
+    writes too ("chat") cues nothing.
+    """
+    index: dict[str, set[str]] = {}
+    for slot, kin in _KIN_SLOTS:
+        for word in kin - _ENGLISH_KIN - HOMOGRAPHS:
+            index.setdefault(word, set()).add(slot)
+    return {word: frozenset(slots) for word, slots in index.items()}
 
 
 def cue_stems(slot: str | None = None) -> frozenset[str]:
@@ -144,9 +175,10 @@ def cue_stems(slot: str | None = None) -> frozenset[str]:
 
 def slots_of(text: str, kind: str = "fact") -> frozenset[str]:
     """The slots a statement sets: its cue stems and phrases; a plan is in ``plans``."""
-    index = _stem_index()
+    index, words = _stem_index(), _word_index()
     found: set[str] = {slot for stem in _ANALYZER(text) for slot in index.get(stem, ())}
     folded = f" {text.casefold()} "
+    found |= {slot for word in _WORD.findall(folded) for slot in words.get(word, ())}
     found |= {s for s, phrases in SLOT_PHRASES.items() if any(p in folded for p in phrases)}
     if kind == "foresight":
         found.add("plans")
@@ -161,7 +193,7 @@ def names_in(text: str, people: Iterable[str] = ()) -> frozenset[str]:
     and "Tom left Westside".
     """
     found = {m.group().removesuffix("'s") for m in _NAME.finditer(text.strip())}
-    found = {n for n in found if n not in _NOT_NAMES and n.lower() not in _ANALYZER.stop_words}
+    found = {n for n in found if n not in CALENDAR_NAMES and n.lower() not in _ANALYZER.stop_words}
     return frozenset(n for n in found if not any(same_person(n, p) for p in people))
 
 

@@ -33,6 +33,13 @@ from typing import Literal
 from ...records.model import FactRecord
 from ...stores.lexical import Analyzer
 from ..common.formatting import SENTENCE_BREAK
+from ..common.lexicon import (
+    PARTNER_WORDS,
+    POSSESSIVES,
+    RELATION_WORDS,
+    UNITS_EN,
+    WEEKDAYS_EN,
+)
 from .slots import CandidatePair, cue_stems, hedged, names_in, slots_of
 from .support import content_terms
 from .update_phrases import ANY_SLOT_LEAVING, ARRIVING, LEAVING
@@ -59,13 +66,8 @@ def _self_changing(phrase: str) -> bool:
     return any(word in phrase.split() for word in SELF_CHANGING)
 
 
-_RELATIONS = (
-    "friend|friends|brother|sister|husband|wife|partner|boyfriend|girlfriend|fiancée?|"
-    "mom|mum|mother|dad|father|parents|son|daughter|kids?|child|children|cousin|aunt|"
-    "uncle|niece|nephew|grandma|grandmother|grandpa|grandfather|colleague|coworker|"
-    "co-worker|boss|neighbou?r|roommate|flatmate|family"
-)
-_SOMEONE_ELSES = re.compile(rf"^(?:\w+,? ){{0,2}}\w+'s (?:\w+ )?(?:{_RELATIONS})\b")
+_RELATIONS = "|".join(re.escape(w) for w in sorted(RELATION_WORDS, key=len, reverse=True))
+_SOMEONE_ELSES = re.compile(rf"^(?:\w+,? ){{0,2}}\w+'s (?:\w+ )?(?:{_RELATIONS})s?\b")
 """A statement whose subject is the person's relative or friend ("Jen's brother moved to
 Austin", "Ana's best friend Carla got a new job"): the change is theirs."""
 
@@ -128,9 +130,9 @@ def _shares_object(pair: CandidatePair, slot: str | None = None) -> bool:
 
 
 _TIME_WORDS = frozenset(
-    "last next this week weeks month months year years day days ago today yesterday "
-    "tomorrow tonight recently lately now weekend morning evening night monday tuesday "
-    "wednesday thursday friday saturday sunday".split()
+    [*WEEKDAYS_EN, *UNITS_EN, *(f"{unit}s" for unit in UNITS_EN)]
+    + "last next this ago today yesterday tomorrow tonight recently lately now morning "
+    "evening night".split()
 )
 
 
@@ -176,7 +178,7 @@ def _leaves_shared_name(pair: CandidatePair, text: str) -> str | None:
 
 _SINGLE = re.compile(r"\b(?:is|am|are|was|been|being|stays?|still|now) single\b")
 _A_PARTNER = re.compile(
-    r"(?<!ex-)\b(?:boyfriend|girlfriend|partner|husband|wife|fianc[eé]e?)\b|"
+    rf"(?<!ex-)\b(?:{'|'.join(sorted(PARTNER_WORDS, key=len, reverse=True))})\b|"
     r"\b(?:dating|together|engaged|married)\b"
 )
 _ANY_NEGATION = re.compile(r"\b(?:not|never|no|without)\b|n't\b")
@@ -253,7 +255,8 @@ def _cued_slots(pair: CandidatePair) -> list[str]:
 
 
 _OWN_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll)\b")
-_RELATIVE_OPENS = re.compile(rf"^(?:\w+,? ){{0,2}}(?:my|our) (?:\w+ )?(?:{_RELATIONS})\b")
+_OWN = "|".join(sorted(POSSESSIVES))
+_RELATIVE_OPENS = re.compile(rf"^(?:\w+,? ){{0,2}}(?:{_OWN}) (?:\w+ )?(?:{_RELATIONS})s?\b")
 """A sentence of the speaker's about a relative or friend ("My daughter has a new email
 address, she'll send it to you"), unless the speaker is in it too ("my boyfriend and I
 broke up")."""

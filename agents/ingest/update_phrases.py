@@ -8,6 +8,8 @@ up"); an *arriving* phrase says a new state replaced it ("moved to", "new job",
 
 from __future__ import annotations
 
+from ..common.lexicon import PARTNERS_EN
+
 DET = r"(?:a|an|the|my|his|her|their|our|its|your|\w+'s)"
 
 LEAVING: dict[str, tuple[str, ...]] = {
@@ -116,7 +118,7 @@ ARRIVING: dict[str, tuple[str, ...]] = {
         r"now (?:studies|studying|majoring)",
     ),
     "partner": (
-        r"new (?:boyfriend|girlfriend|partner)",
+        rf"new (?:{'|'.join(sorted(PARTNERS_EN))})",
         r"got engaged",
         r"got married",
         r"started dating",

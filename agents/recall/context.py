@@ -26,6 +26,7 @@ from ...core.context import ContextLayout, MemoryContext
 from ...core.state import Candidate
 from ...stores.lexical import Analyzer
 from ..common.formatting import data_line, long_date
+from ..common.lexicon import MONTHS_EN
 
 TokenCount = Callable[[str], int]
 """Counts the tokens of a text (the serving model's tokenizer, or an estimate)."""
@@ -34,11 +35,7 @@ RESTATED = 0.8
 """A derived memory restates another when at least this share of its content words
 (title and text, stemmed; stop words, numbers and month names left out) are the other's."""
 _ANALYZER = Analyzer()
-_MONTHS = frozenset(
-    _ANALYZER(
-        "january february march april may june july august september october november december"
-    )
-)
+_MONTHS = frozenset(_ANALYZER(" ".join(MONTHS_EN)))
 
 
 def render_turn(

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from ...core.state import Candidate
 from ...stores.lexical import Analyzer
 from ..common.attribution import mentions
+from ..common.lexicon import MONTHS_EN, UNITS_EN, WEEKDAYS_EN
 from ..common.names import match_speakers
 from ..common.query_analysis import QueryAnalysis
 
@@ -64,9 +65,8 @@ _FRAMING = frozenset(
 """Words that frame a question rather than name its topic."""
 _CALENDAR = frozenset(
     _ANALYZER(
-        "january february march april may june july august september october november "
-        "december monday tuesday wednesday thursday friday saturday sunday today "
-        "yesterday tomorrow ago last next week weekend month year day recently"
+        " ".join([*MONTHS_EN, *WEEKDAYS_EN, *UNITS_EN])
+        + " today yesterday tomorrow ago last next recently"
     )
 )
 """Time words: a question's time is a filter, and resolved dates fill every turn."""

@@ -1,4 +1,4 @@
-"""The shape of one language's words: names, numbers, units and relative-time phrases."""
+"""The shape of one language's words: dates, times, relations and pets."""
 
 from __future__ import annotations
 
@@ -7,11 +7,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ....records.timerefs import MONTH_NAMES
+
 WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-MONTHS_EN = (
-    "january february march april may june july august september october november december"
-).split()
+MONTHS_EN = tuple(m.casefold() for m in MONTH_NAMES)
 UNITS_EN = ("day", "week", "weekend", "month", "year")
+PARTNERS_EN = frozenset(
+    "partner boyfriend girlfriend husband wife spouse fiance fiancee fiancé fiancée".split()
+)
+"""The English relations that are a person's partner: one at a time, so a new one updates."""
+HOUSEMATES_EN = frozenset({"roommate", "flatmate"})
+"""The English relations that say where a person lives."""
+WORKMATES_EN = frozenset({"boss", "colleague", "coworker", "co-worker"})
+"""The English relations that say where a person works."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +41,14 @@ class Lexicon:
 
     ``weekdays`` and ``months`` hold, per day or month in English order, the words that
     name it (several forms: "mardi", "martes", "terça-feira", "terca"); ``numbers`` and
-    ``units`` map words to a number or an English unit.
+    ``units`` map words to a number or an English unit. ``relations`` and ``pets`` map
+    the words for a relative, friend or partner ("hermana", "Schwester") and for an
+    animal kept ("chaton", "Hund") to the English word a fact uses ("sister", "dog");
+    ``possessives`` are the speaker's own ("my", "nuestra", "meine"), which make
+    "meine Schwester Lena" a relation of the speaker's; ``naming`` are the words that
+    give a name ("is called", "se llama", "heißt"); ``homographs`` are its words that
+    English writes with another meaning (the French "chat"), which only count where the
+    language's own grammar frames them ("mon chat Minou").
     """
 
     code: str
@@ -42,6 +57,11 @@ class Lexicon:
     numbers: Mapping[str, int] = field(default_factory=dict)
     units: Mapping[str, str] = field(default_factory=dict)
     phrases: tuple[Phrase, ...] = ()
+    relations: Mapping[str, str] = field(default_factory=dict)
+    pets: Mapping[str, str] = field(default_factory=dict)
+    possessives: tuple[str, ...] = ()
+    naming: tuple[str, ...] = ()
+    homographs: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if len(self.weekdays) != 7 or len(self.months) != 12:

@@ -1,8 +1,23 @@
-"""English: the resolver's own grammar is English; these phrases are the chat forms of it."""
+"""English: the resolver's own grammar is English; these phrases are the chat forms of it.
+
+Its relation and pet words are the ones facts are written in, so each means itself.
+"""
 
 from __future__ import annotations
 
 from .base import Lexicon, Phrase
+
+_RELATIONS = (
+    "friend brother sister sibling husband wife spouse partner boyfriend girlfriend fiance "
+    "fiancee fiancé fiancée mom mum mother dad father parent son daughter child kid cousin "
+    "aunt uncle niece nephew grandma grandmother grandpa grandfather colleague coworker "
+    "co-worker boss neighbour neighbor roommate flatmate mentor classmate family"
+).split()
+_PETS = (
+    "pet dog puppy pup cat kitten kitty rabbit bunny hamster parrot bird budgie fish "
+    "goldfish turtle tortoise lizard snake horse pony ferret greyhound labrador retriever "
+    "poodle terrier spaniel collie beagle"
+).split()
 
 ENGLISH = Lexicon(
     code="en",
@@ -79,4 +94,8 @@ ENGLISH = Lexicon(
         Phrase(r"(?:next|nxt) {unit}", "next {unit}"),
         Phrase(r"(?:last|lst) {unit}", "last {unit}"),
     ),
+    relations={**{w: w for w in _RELATIONS}, "children": "child"},
+    pets={**{w: w for w in _PETS}, "guinea pig": "guinea pig"},
+    possessives=("my", "our"),
+    naming=("is called", "is named", "called", "named"),
 )
