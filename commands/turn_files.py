@@ -80,9 +80,30 @@ def load_turn_file(
         whole = None
     if isinstance(whole, list):
         return "locomo", _locomo(path, whole, namespace, conversations)
+    _not_a_memory_file(path, whole, text)
     if conversations:
         raise InvalidInputError(f"{path}: --conversations applies to LoCoMo JSON files only")
     return "jsonl", [_jsonl(path, text, namespace or "default")]
+
+
+def _not_a_memory_file(path: Path, whole: object, text: str) -> None:
+    """Refuse, with the command that reads it, a file lamina wrote about memory, not turns."""
+    if isinstance(whole, dict) and "granularities" in whole:
+        raise InvalidInputError(
+            f"{path}: this is a `lamina inspect --json` report, which is for reading, not "
+            "turns to ingest; to move memory between stores use `lamina export -n NS -o FILE` "
+            "and `lamina import FILE`"
+        )
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        head = json.loads(first)
+    except json.JSONDecodeError:
+        return
+    if isinstance(head, dict) and head.get("format") == "lamina-export":
+        raise InvalidInputError(
+            f"{path}: this is a `lamina export` file, memory rather than turns: load it "
+            f"with `lamina import {path}`"
+        )
 
 
 def _locomo(

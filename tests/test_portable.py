@@ -313,3 +313,24 @@ def test_a_failed_import_on_postgres_leaves_nothing(
     with pytest.raises(RuntimeError, match="went away"):
         target.import_(io.StringIO("\n".join(lines) + "\n"))
     assert all(store.count(g, NS) == 0 for g in Granularity), "the records were rolled back"
+
+
+def test_ingest_points_memory_files_to_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def factory(config: MemoryConfig) -> Memory:
+        return Memory(config=config, embeddings=FakeEmbeddings())
+
+    data = tmp_path / "a"
+    with factory(MemoryConfig(data_dir=data)) as memory:
+        build(memory.store)
+    cli = {"memory_factory": factory}
+    report, export = tmp_path / "report.json", tmp_path / "ana.jsonl"
+    assert main(["inspect", "--data-dir", str(data), "-n", NS, "--json"], **cli) == 0
+    report.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert main(["export", "--data-dir", str(data), "-n", NS, "-o", str(export)], **cli) == 0
+    capsys.readouterr()
+    assert main(["ingest", str(report), "--data-dir", str(data), "--raw-only"], **cli) == 2
+    assert "`lamina inspect --json` report" in capsys.readouterr().err
+    assert main(["ingest", str(export), "--data-dir", str(data), "--raw-only"], **cli) == 2
+    assert f"lamina import {export}" in capsys.readouterr().err
