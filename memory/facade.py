@@ -372,5 +372,16 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
     ) -> None:
         self.close()
 
+    async def __aenter__(self) -> Memory:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
     def __repr__(self) -> str:
         return f"Memory(chat_model={self.chat_model_source}, chroma={self.config.chroma_mode})"
