@@ -296,3 +296,18 @@ def test_the_cli_checkpoints_in_the_memory_database(
             f"SELECT count(*) FROM {schema}.raw_records WHERE namespace = %s", [namespace]
         ).fetchone()
     assert row == (1,)
+
+
+def test_langgraph_postgres_json_names_the_studio_factories() -> None:
+    """The API server imports a custom checkpointer or store as ``module.attr``."""
+    import importlib
+    import json
+    from pathlib import Path
+
+    config = json.loads((Path(__file__).parents[1] / "langgraph.postgres.json").read_text())
+    assert config["graphs"] == {"memory": "lamina.integrations.studio:make_graph"}
+    found = {}
+    for part in ("checkpointer", "store"):
+        module, attr = config[part]["path"].rsplit(".", 1)
+        found[part] = getattr(importlib.import_module(module), attr)
+    assert found == {"checkpointer": studio.postgres_checkpointer, "store": studio.postgres_store}
