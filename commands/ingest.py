@@ -69,6 +69,15 @@ class Tally:
     duplicates: int = 0
     written: int = 0
     failures: list[Any] = field(default_factory=list)
+    held_before: int = 0
+    """Raw turns the namespace held before this ingest (what the store holds decides the
+    counts, so an interrupted run, or a rerun that resumes it, reports what is stored)."""
+    submitted: int = 0
+
+    def settle(self, memory: Memory) -> None:
+        """Count the new turns as the store holds them; the rest were already stored."""
+        self.new = memory.store.count("raw", self.namespace) - self.held_before
+        self.duplicates = self.submitted - self.new
 
 
 def run_ingest(args: argparse.Namespace) -> int:
@@ -97,16 +106,25 @@ def run_ingest(args: argparse.Namespace) -> int:
         ) as bar,
     ):
         writer = RawOnlyWriter(memory) if args.raw_only else None
+        lines = LineProgress(total, quiet=args.no_progress or bar.disable is not True)
         try:
             for target in targets:
-                tally = Tally(target.namespace)
+                tally = Tally(
+                    target.namespace, held_before=memory.store.count("raw", target.namespace)
+                )
                 tallies.append(tally)
                 bar.set_postfix_str(target.namespace)
                 for batch, closes_session in batches(target, batch_size):
+                    tally.submitted += len(batch)
                     store_batch(memory, writer, tally, batch, closes_session)
                     bar.update(len(batch))
+                    lines.update(len(batch), target.namespace)
+                tally.settle(memory)
         except (LaminaError, OSError, KeyboardInterrupt):
-            stored = sum(t.new for t in tallies)
+            stored = 0
+            for tally in tallies:
+                tally.settle(memory)
+                stored += tally.new
             warn(f"stopped after storing {stored} new turn(s); running again skips them")
             raise
     elapsed = time.perf_counter() - started
@@ -139,17 +157,32 @@ def store_batch(
     batch: Sequence[TurnInput],
     closes_session: bool,
 ) -> None:
-    """Store one batch (raw only, or through the ingest graph) and count the outcome."""
+    """Store one batch (raw only, or through the ingest graph); count what it derived."""
     if writer is not None:
-        new, duplicates = writer.write(tally.namespace, batch)
-        tally.new += len(new)
-        tally.duplicates += len(duplicates)
+        writer.write(tally.namespace, batch)
         return
     result = memory.add(list(batch), namespace=tally.namespace, session_closed=closes_session)
-    tally.new += len(result.new_raw_ids)
-    tally.duplicates += len(result.duplicate_raw_ids)
     tally.written += len(result.written)
     tally.failures.extend(result.failures)
+
+
+PROGRESS_EVERY = 100
+"""Turns between two progress lines when stderr is no terminal (a log, a CI job)."""
+
+
+class LineProgress:
+    """Progress as plain lines on stderr, for when the bar cannot show (not a terminal)."""
+
+    def __init__(self, total: int, *, quiet: bool) -> None:
+        self.total, self.quiet, self.done, self._shown = total, quiet, 0, 0
+
+    def update(self, turns: int, namespace: str) -> None:
+        """Count ``turns`` more; print a line each :data:`PROGRESS_EVERY` turns and at the end."""
+        self.done += turns
+        if self.quiet or (self.done - self._shown < PROGRESS_EVERY and self.done < self.total):
+            return
+        self._shown = self.done
+        print(f"ingest: {self.done}/{self.total} turns ({namespace})", file=sys.stderr, flush=True)
 
 
 class RawOnlyWriter:

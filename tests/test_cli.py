@@ -19,6 +19,7 @@ from langchain_core.messages import BaseMessage
 from lamina import Memory, MemoryConfig
 from lamina.cli import build_parser, main
 from lamina.commands.common import config_from_args
+from lamina.prompts.construction import CONSTRUCTION_FORMAT
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 Run = Callable[..., tuple[int, str, str]]
@@ -586,3 +587,47 @@ def test_ingest_that_fails_midway_says_what_was_stored(
     status, out, err = ingest(budget=100)  # the model works again: the stored turn is skipped
     assert status == 0, err
     assert "2 turns stored, 1 duplicates skipped" in out
+
+
+def test_ingest_interrupted_inside_consolidation_counts_what_the_store_holds(
+    tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The raw turns of a batch are stored before its model call: a stop there still
+    counts them, and the rerun (which resumes that add) reports them as already stored."""
+    rows = [{**TURNS[0], "text": f"turn {n} about Lisbon", "turn_index": n} for n in range(5)]
+    path = write_jsonl(tmp_path / "t.jsonl", rows)
+    args = ["ingest", str(path), "-n", "user:alice", "--trigger-policy", "eager"]
+
+    def interrupt(messages: list[Any]) -> str:
+        raise KeyboardInterrupt
+
+    def ingest(model: SchemaChatModel) -> tuple[int, str, str]:
+        def factory(config: MemoryConfig) -> Memory:
+            return Memory(config=config, embeddings=FakeEmbeddings(), chat_model=model)
+
+        status = main([*args, "--data-dir", str(data_dir)], memory_factory=factory)
+        return status, *capsys.readouterr()
+
+    stopping = SchemaChatModel()
+    stopping.script(CONSTRUCTION_FORMAT, *[interrupt] * 10)
+    status, _, err = ingest(stopping)
+    assert status == 130  # Ctrl-C
+    assert "stopped after storing 5 new turn(s)" in err
+    status, out, err = ingest(SchemaChatModel())
+    assert status == 0, err
+    assert "user:alice: 0 turns stored, 5 duplicates skipped" in out
+
+
+def test_ingest_off_a_terminal_prints_progress_lines(run: Run, tmp_path: Path) -> None:
+    rows = [
+        {**TURNS[0], "text": f"turn {n}", "turn_index": n, "session_id": f"s{n // 60}"}
+        for n in range(250)
+    ]
+    path = write_jsonl(tmp_path / "t.jsonl", rows)
+    status, _, err = run("ingest", str(path), "-n", "user:alice", "--raw-only")
+    assert status == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("ingest: ")]
+    assert lines[0].startswith("ingest: 1") and lines[-1] == "ingest: 250/250 turns (user:alice)"
+    assert 3 <= len(lines) <= 4
+    status, _, err = run("ingest", str(path), "-n", "user:alice", "--raw-only", "--no-progress")
+    assert "ingest: " not in err
