@@ -208,6 +208,31 @@ def test_async_searches_run_concurrently_without_the_sync_pool(
         check.close()
 
 
+def test_calls_that_start_together_share_one_async_pool(
+    postgres_dsn: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lamina.stores.postgres import aio
+
+    opened: list[AsyncConnectionPool[Any]] = []
+
+    class Recorded(AsyncConnectionPool[Any]):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            opened.append(self)
+
+    monkeypatch.setattr(aio, "AsyncConnectionPool", Recorded)
+    store = PostgresMemoryStore.connect(postgres_dsn, schema=schema, embeddings=FakeEmbeddings())
+    store.add("user:alice", turns("user:alice"))
+
+    async def scenario() -> list[int]:
+        counts = await asyncio.gather(*(store.acount("raw", "user:alice") for _ in range(6)))
+        await store.aclose()
+        return list(counts)
+
+    assert asyncio.run(scenario()) == [4] * 6
+    assert len(opened) == 1 and opened[0].closed
+
+
 def test_a_store_without_a_dsn_or_async_pool_says_how_to_get_one(
     postgres_pool: ConnectionPool[Any], schema: str
 ) -> None:

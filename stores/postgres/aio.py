@@ -14,6 +14,7 @@ closes it.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Unpack
@@ -68,6 +69,7 @@ class AsyncCalls(RecordReads):
     _apool: AsyncConnectionPool[Any] | None
     _apool_loop: asyncio.AbstractEventLoop | None
     _apool_size: int
+    _apool_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]
 
     def _bind_async(
         self, dsn: str | None, pool: AsyncConnectionPool[Any] | None, max_size: int
@@ -76,9 +78,13 @@ class AsyncCalls(RecordReads):
         self._apool = pool
         self._apool_loop = None
         self._apool_size = max_size
+        self._apool_locks = weakref.WeakKeyDictionary()
 
     async def _async_pool(self) -> AsyncConnectionPool[Any]:
-        """The async pool of the running loop: the injected one, or one opened on the DSN."""
+        """The async pool of the running loop: the injected one, or one opened on the DSN.
+
+        Calls that start together on a fresh loop wait for one pool, never open several.
+        """
         loop = asyncio.get_running_loop()
         if self._apool is not None and (self._dsn is None or self._apool_loop in (None, loop)):
             return self._apool
@@ -87,8 +93,17 @@ class AsyncCalls(RecordReads):
                 "this Postgres store has no DSN to open an async pool on: open it with "
                 "PostgresMemoryStore.connect(dsn), or pass async_pool= to its constructor"
             )
+        lock = self._apool_locks.setdefault(loop, asyncio.Lock())
+        async with lock:
+            if self._apool is not None and self._apool_loop is loop:
+                return self._apool
+            return await self._open_async_pool(loop, self._dsn)
+
+    async def _open_async_pool(
+        self, loop: asyncio.AbstractEventLoop, dsn: str
+    ) -> AsyncConnectionPool[Any]:
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-            self._dsn,
+            dsn,
             min_size=1,
             max_size=self._apool_size,
             kwargs={"prepare_threshold": None},
