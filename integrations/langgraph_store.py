@@ -19,34 +19,31 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, get_args
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
     IndexConfig,
-    Item,
     ListNamespacesOp,
     Op,
     PutOp,
     Result,
-    SearchItem,
     SearchOp,
+    TTLConfig,
 )
 
 from ..errors import InvalidInputError, InvalidTypeError
-from ..records.model import Granularity, require_encodable, utc_now
-from ..stores.base import MemoryStore, ScoredRecord, SearchMode
+from ..records.model import Granularity, MemoryRecord, require_encodable, utc_now
+from ..stores.base import MemoryStore, SearchMode
 from .store_ingest import Ingestor, add_conversation, check_ingestor, conversation
 from .store_items import (
     ITEM,
     KEY,
-    NAMESPACE,
     ROLE,
-    VECTOR,
-    VECTORS,
     IndexPaths,
     check_filter,
     dump_value,
@@ -54,18 +51,16 @@ from .store_items import (
     item_id,
     item_records,
     item_texts,
-    passes,
     registry_id,
-    registry_labels,
     registry_record,
-    to_item,
 )
 from .store_namespace import check_labels, check_root, check_writable, to_lamina
-from .store_ops import check_page, index_config, listed, search_hit
-from .store_scores import QuerySimilarity, Ranked, page_scores
+from .store_ops import check_page, index_config, listed
+from .store_reads import ItemReads
+from .store_scores import QuerySimilarity
+from .store_ttl import check_ttl, check_ttl_config, expiry
 
 RAW = Granularity.RAW
-_FIRST_DEPTH = 10
 
 
 @dataclass(frozen=True)
@@ -79,19 +74,21 @@ class _Put:
     paths: IndexPaths
     turns: list[dict[str, str]] | None = None
     """The conversation to ingest, when the store ingests and the value has one."""
+    ttl: float | None = None
+    """Minutes the item lives after this write (None: no expiry)."""
 
 
-class LaminaStore(BaseStore):
+class LaminaStore(ItemReads, BaseStore):
     """A LangGraph ``BaseStore`` whose items live in a lamina :class:`MemoryStore`.
 
     Every item is one raw record in the lamina namespace ``"<root>/<labels...>"``
     (see :meth:`lamina_namespace`); its indexed fields are embedded by the lamina
     store's own embeddings. Reads in a batch see the store as it was before the batch's
     writes, and the last write to a key in a batch wins, as in LangGraph's stores.
-    Item TTLs are not supported (``supports_ttl`` is False), as in ``InMemoryStore``.
+    Item TTLs work as in LangGraph's stores (:mod:`~lamina.integrations.store_ttl`).
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -101,6 +98,8 @@ class LaminaStore(BaseStore):
         root: str = "lg",
         search_mode: SearchMode = "hybrid",
         ingest: Ingestor | None = None,
+        ttl: TTLConfig | None = None,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         """Wrap a lamina store.
 
@@ -118,6 +117,10 @@ class LaminaStore(BaseStore):
                 ``messages`` list is then also added to it (see
                 :mod:`~lamina.integrations.store_ingest`), so its facts, episodes
                 and scenes are built. Default: values are stored verbatim only.
+            ttl: LangGraph's ``TTLConfig`` (``default_ttl`` and ``sweep_interval_minutes``
+                in minutes, ``refresh_on_read``, ``omit_expired``). Default: items
+                expire only when a put gives a ``ttl``.
+            clock: The time TTLs are counted in (tests pass a fake one).
 
         Raises:
             InvalidTypeError: if ``store`` is not a lamina store or ``index`` is no dict.
@@ -143,6 +146,9 @@ class LaminaStore(BaseStore):
         embeddings = getattr(store, "embeddings", None)
         self._similarity = QuerySimilarity(embeddings) if embeddings is not None else None
         self._lock = threading.RLock()
+        self.ttl_config = check_ttl_config(ttl)
+        self._clock = clock
+        self._read_items: dict[tuple[tuple[str, ...], str], MemoryRecord] = {}
 
     def lamina_namespace(self, namespace: tuple[str, ...]) -> str:
         """The lamina namespace holding the items of a LangGraph namespace.
@@ -163,15 +169,20 @@ class LaminaStore(BaseStore):
         results: list[Result] = [None] * len(ops)
         with self._lock:
             spaces: list[tuple[str, ...]] | None = None
+            now = self._clock()
             for n, op in enumerate(ops):
+                self._read_items.clear()
                 if isinstance(op, GetOp):
-                    results[n] = self._get(op)
+                    results[n] = self._get(op, now)
+                    self._refreshed(op.refresh_ttl, [results[n]], now)
                 elif isinstance(op, SearchOp):
                     spaces = self._namespaces() if spaces is None else spaces
-                    results[n] = self._search(op, spaces)
+                    results[n] = self._search(op, spaces, now)
+                    self._refreshed(op.refresh_ttl, results[n], now)
                 elif isinstance(op, ListNamespacesOp):
                     spaces = self._namespaces() if spaces is None else spaces
-                    results[n] = listed(op, spaces)
+                    results[n] = listed(op, self._live_namespaces(spaces, now))
+            self._read_items.clear()
             by_space: dict[tuple[str, ...], dict[str, _Put]] = {}
             for put in puts:  # the last write to a key wins
                 by_space.setdefault(put.labels, {})[put.key] = put
@@ -218,10 +229,7 @@ class LaminaStore(BaseStore):
         to_lamina(self.root, labels)
         if not isinstance(op.key, str):
             raise InvalidTypeError(f"an item key must be a str, got {type(op.key).__name__}")
-        if op.ttl is not None:
-            raise NotImplementedError(
-                "LaminaStore does not support item TTLs; put without ttl (or ttl=None)"
-            )
+        ttl = check_ttl(op.ttl)
         if op.value is None:
             return _Put(labels, op.key, None, None, [])
         text = dump_value(op.value)
@@ -236,121 +244,7 @@ class LaminaStore(BaseStore):
                 f"index must be None, False or a list of field paths, got {op.index!r}"
             )
         turns = conversation(op.value) if self.ingest is not None else None
-        return _Put(labels, op.key, dict(op.value), text, paths, turns)
-
-    # ----------------------------------------------------------------- reads
-    def _get(self, op: GetOp) -> Item | None:
-        if not op.namespace:
-            return None
-        namespace = to_lamina(self.root, op.namespace)
-        for record in self.store.get(RAW, namespace, [item_id(op.key)]):
-            item = to_item(record, tuple(op.namespace))
-            if item is not None and item.key == op.key:
-                return item
-        return None
-
-    def _items(self, labels: tuple[str, ...]) -> list[Item]:
-        """Every item of one namespace, oldest first."""
-        namespace = to_lamina(self.root, labels)
-        records = self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM})
-        return [i for i in (to_item(r, labels) for r in records) if i is not None]
-
-    def _namespaces(self) -> list[tuple[str, ...]]:
-        """Every namespace tuple that holds at least one item (from the registry)."""
-        records = self.store.get(RAW, self.registry, where={f"metadata.{ROLE}": NAMESPACE})
-        return [labels for labels in map(registry_labels, records) if labels is not None]
-
-    def _search(self, op: SearchOp, spaces: list[tuple[str, ...]]) -> list[SearchItem]:
-        """Ranked items first, then the unranked ones.
-
-        The lamina search's order (hybrid or dense) decides which ranked items make the
-        page; within the page they are ordered by their score, as LangGraph's stores
-        return them (scores descending within each page).
-
-        With a query only the items the vector search reaches are read (about twice
-        the page, whatever the namespace's size). The whole namespace is read only when
-        there is no query, or when fewer items than asked for are ranked (the unranked
-        ones, items without vectors, then fill the page, oldest first, scored None).
-        The ranked items of the page are scored by their similarity to the query.
-        """
-        prefix = tuple(op.namespace_prefix)
-        flt = check_filter(op.filter)
-        chosen = sorted(ns for ns in spaces if ns[: len(prefix)] == prefix)
-        query = op.query.strip() if isinstance(op.query, str) else ""
-        need = op.offset + op.limit
-        scored: list[Ranked] = []
-        ranked_keys: dict[tuple[str, ...], set[str]] = {}
-        for labels in chosen if query else ():
-            ranked = self._ranked(labels, query, flt, need)
-            scored.extend(ranked)
-            ranked_keys[labels] = {r.item.key for r in ranked}
-        unscored: list[Item] = []
-        if len(scored) < need:
-            for labels in chosen:
-                skip = ranked_keys.get(labels, set())
-                unscored.extend(
-                    i for i in self._items(labels) if i.key not in skip and passes(i.value, flt)
-                )
-        scored.sort(key=lambda r: -r.rank)  # across namespaces, by the search's own score
-        unscored.sort(key=lambda i: i.created_at)
-        page = scored[op.offset : need]
-        scores = page_scores(self._similarity, self.store, self.root, query, page)
-        hits = [search_hit(r.item, score) for r, score in zip(page, scores, strict=True)]
-        hits.sort(key=lambda hit: -(hit.score or 0.0))  # stable: ties keep the search's order
-        rest = max(0, op.offset - len(scored))
-        return hits + [search_hit(i, None) for i in unscored[rest : rest + op.limit - len(hits)]]
-
-    def _ranked(
-        self, labels: tuple[str, ...], query: str, flt: dict[str, Any], need: int
-    ) -> list[Ranked]:
-        """The items that pass ``flt``, ranked by their best vector.
-
-        The lamina search is deepened until ``need`` items are ranked or no vector is
-        left; only the items its hits name are read.
-        """
-        namespace = to_lamina(self.root, labels)
-        found: dict[str, tuple[Item, bool, int] | None] = {}  # None: gone or filtered out
-        best: dict[str, float] = {}
-        depth = max(_FIRST_DEPTH, 2 * need)
-        while True:
-            hits = self.store.search(
-                query, RAW, namespace, k=depth, where={f"metadata.{VECTOR}": True},
-                mode=self.search_mode,
-            )  # fmt: skip
-            keys = [str(h.record.metadata.get(KEY)) for h in hits]
-            found |= self._read(namespace, labels, [k for k in keys if k not in found], flt)
-            for key, hit in zip(keys, hits, strict=True):  # best first: a key's first is best
-                if found.get(key) is not None and key not in best:
-                    best[key] = self._rank(hit)
-            if len(best) >= need or len(hits) < depth:
-                break
-            depth *= 4
-        return [Ranked(rank, *entry) for key, rank in best.items() if (entry := found[key])]
-
-    def _read(
-        self, namespace: str, labels: tuple[str, ...], keys: list[str], flt: dict[str, Any]
-    ) -> dict[str, tuple[Item, bool, int] | None]:
-        """The items of ``keys`` that exist and pass ``flt``; None for the others.
-
-        Each comes with its whole-value flag and its number of indexed-field records.
-        """
-        out: dict[str, tuple[Item, bool, int] | None] = dict.fromkeys(keys)
-        if keys:
-            ids = sorted({item_id(k) for k in keys})
-            for record in self.store.get(RAW, namespace, ids):
-                item = to_item(record, labels)
-                if item is not None and item.key in out and passes(item.value, flt):
-                    whole = bool(record.metadata.get(VECTOR))
-                    count = record.metadata.get(VECTORS)
-                    fields = int(count) - whole if isinstance(count, int) else 1
-                    out[item.key] = (item, whole, fields)
-        return out
-
-    def _rank(self, hit: ScoredRecord) -> float:
-        """The key the page is ordered by: the lamina search's score of the hit."""
-        if self.search_mode == "dense":
-            return float(hit.channel_scores.get("dense", hit.score))
-        return float(hit.score)
+        return _Put(labels, op.key, dict(op.value), text, paths, turns, ttl)
 
     # ----------------------------------------------------------------- writes
     def _write(self, labels: tuple[str, ...], puts: list[_Put]) -> None:
@@ -365,13 +259,13 @@ class LaminaStore(BaseStore):
         old_fields = self.store.get(
             RAW, namespace, where={f"metadata.{ROLE}": "field", f"metadata.{KEY}": keys}
         )
-        now = utc_now()
+        now = self._clock()
         records = []
         for put in puts:
             if put.text is None or put.value is None:
                 continue
             before = existing.get(put.key)
-            records += item_records(
+            item, *fields = item_records(
                 namespace,
                 put.key,
                 put.text,
@@ -379,6 +273,8 @@ class LaminaStore(BaseStore):
                 created_at=before.occurred_at if before is not None else now,
                 updated_at=now,
             )
+            meta = {**item.metadata, **expiry(put.ttl, now)}
+            records += [item.model_copy(update={"metadata": meta}), *fields]
         fresh = {r.id for r in records}
         stale = [r.id for r in old_fields if r.id not in fresh]
         stale += [item_id(p.key) for p in puts if p.text is None and p.key in existing]

@@ -400,18 +400,6 @@ def test_keys_with_any_characters(store: LaminaStore) -> None:
     assert sorted(i.key for i in store.search(("k",))) == sorted(keys)
 
 
-def test_ttl_not_supported(store: LaminaStore) -> None:
-    """Mirrors BaseStore.put on a store without TTL support (InMemoryStore): a ttl is
-    refused with NotImplementedError; ttl=None is fine."""
-    assert store.supports_ttl is False
-    with pytest.raises(NotImplementedError):
-        store.put(("t",), "k", {"v": 1}, ttl=5)
-    with pytest.raises(NotImplementedError):
-        store.batch([PutOp(("t",), "k", {"v": 1}, ttl=5.0)])
-    store.put(("t",), "k", {"v": 1}, ttl=None)
-    assert store.get(("t",), "k") is not None
-
-
 def test_unknown_op_rejected(store: LaminaStore) -> None:
     """Mirrors InMemoryStore.batch raising ValueError for an unknown operation type."""
     with pytest.raises(ValueError, match="unknown store operation"):
