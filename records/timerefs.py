@@ -19,6 +19,8 @@ MONTH_NAMES = (
 """The English month names resolved dates are written with; the lexicon's English months
 (:mod:`lamina.agents.common.lexicon`) are these, so they are defined once, here, in the
 lowest layer that writes them."""
+SEASON_NAMES = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
+"""The month each season starts in -> its name, as resolved dates are written."""
 
 
 def _day_month(day: date) -> str:
@@ -54,8 +56,7 @@ class TimeRef(BaseModel):
         if self.granularity == "month":
             return f"{MONTH_NAMES[s.month - 1]} {s.year}"
         if self.granularity == "season":
-            names = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
-            return f"{names.get(s.month, 'season')} {s.year}"
+            return f"{SEASON_NAMES.get(s.month, 'season')} {s.year}"
         if s == e:
             return f"{_day_month(s)} {s.year}"
         if s.year != e.year:
@@ -96,6 +97,7 @@ def annotate_times(text: str, refs: list[TimeRef]) -> str:
 
 __all__ = [
     "MONTH_NAMES",
+    "SEASON_NAMES",
     "TimeGranularity",
     "TimeRef",
     "annotate_times",

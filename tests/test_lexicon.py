@@ -16,6 +16,7 @@ from lamina.agents.common.lexicon import (
     PARTNER_WORDS,
     PET_WORDS,
     RELATION_WORDS,
+    SEASONS_EN,
     WEEKDAYS_EN,
 )
 from lamina.agents.ingest.relations import named_relations
@@ -28,12 +29,14 @@ PROSE = {"prompts"}
 """Prompt templates: example chats a model reads, whose sentences name months as prose."""
 LEXICON = PACKAGE / "agents" / "common" / "lexicon"
 MONTHS_HOME = PACKAGE / "records" / "timerefs.py"
-"""The English month names resolved dates are written with; the lexicon takes its English
-months from there (the record layer sits below the agents and cannot import them)."""
+"""The English month and season names resolved dates are written with; the lexicon takes
+its English months and seasons from there (the record layer sits below the agents and
+cannot import them)."""
 
 FAMILIES = {
     "months": frozenset(MONTHS_EN),
     "weekdays": frozenset(WEEKDAYS_EN),
+    "seasons": frozenset(SEASONS_EN),
     "relations": frozenset(RELATION_WORDS) - {"partner", "kid", "child"},
     "pets": frozenset(PET_WORDS) - {"pet", "fish", "bird"},
 }
@@ -97,7 +100,7 @@ def test_each_word_list_is_defined_once_in_the_lexicon() -> None:
         for path in _sources()
         if LEXICON not in path.parents
         for hit in defined_lists(path)
-        if not (path == MONTHS_HOME and hit.endswith("months"))
+        if not (path == MONTHS_HOME and hit.endswith(("months", "seasons")))
     ]
     assert outside == []
 

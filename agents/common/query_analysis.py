@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from ...errors import InvalidInputError
 from ...stores.filters import TimeWindow
-from .lexicon import ENGLISH, MONTHS_EN
+from .lexicon import ENGLISH, MONTHS_EN, SEASONS_EN
 from .names import match_speakers
 from .timeparse import reference_day, resolve_times
 
@@ -48,7 +48,7 @@ _ABSOLUTE = re.compile(
     + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+" + _YEAR + r")?"
     + r"|" + _MONTH + r"\s+" + _DAY + r"(?:,?\s+" + _YEAR + r")?(?![\d:])"
     + r"|" + _MONTH + r",?\s+" + _YEAR
-    + r"|(?P<season>spring|summer|autumn|fall|winter)(?:\s+of)?\s+" + _YEAR
+    + r"|(?P<season>" + "|".join(SEASONS_EN) + r")(?:\s+of)?\s+" + _YEAR
     + r"|" + _YEAR + r")(?![\w-])",
     re.IGNORECASE,
 )  # fmt: skip
@@ -72,7 +72,7 @@ _VAGUE = re.compile(
     re.IGNORECASE,
 )
 _OF = re.compile(r"\s+of\b", re.IGNORECASE)
-_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON_START = SEASONS_EN
 
 _TEMPORAL = re.compile(
     r"^\s*(?:when\b|what\s+(?:year|month|date|day|time|week|season)\b|which\s+(?:year|month|"

@@ -23,19 +23,19 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from ...records.model import TimeGranularity, TimeRef
-from .lexicon import ENGLISH, LEXICONS, MONTHS_EN, UNITS_EN, WEEKDAYS_EN
+from .lexicon import ENGLISH, LEXICONS, MONTHS_EN, SEASONS_EN, UNITS_EN, WEEKDAYS_EN
 
 _MAX_YEARS = 200
 """Offsets further than this from the reference day are not resolved."""
 _WEEKDAYS = WEEKDAYS_EN
 _MONTHS = MONTHS_EN
-_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON_START = SEASONS_EN
 _NUMBERS = {**ENGLISH.numbers, "a couple of": 2, "couple of": 2, "a couple": 2}
 _NUM = r"(?P<num>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _UNIT = r"(?P<unit>" + "|".join(UNITS_EN) + ")s?"
 _WD = r"(?P<wd>" + "|".join(_WEEKDAYS) + ")"
 _MONTH = r"(?P<month>" + "|".join(_MONTHS) + ")"
-_SEASON = r"(?P<season>spring|summer|autumn|fall|winter)"
+_SEASON = r"(?P<season>" + "|".join(SEASONS_EN) + ")"
 _LAST = r"(?P<rel>last|this past|past|this coming|this|next|coming)"
 
 

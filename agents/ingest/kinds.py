@@ -27,15 +27,17 @@ from __future__ import annotations
 import re
 
 from ...records.model import FactKind
-from ..common.lexicon import MONTHS_EN, WEEKDAYS_EN
+from ..common.lexicon import MONTHS_EN, SEASONS_EN, UNITS_EN, WEEKDAYS_EN
 
+_PERIODS = "|".join([*(u for u in UNITS_EN if u != "day"), *SEASONS_EN])
+"""The periods a "next" or "this" points ahead with ("the next day" tells of the past)."""
 _AHEAD = re.compile(
     r"\b(?:will|won't|shall|'ll|gonna|wanna"
     r"|(?:is|are|am|'s|'re|'m)\s+(?:(?:really|also|still|just|now|definitely|probably|"
     r"finally)\s+)?(?:going|planning|hoping|aiming|about|looking forward|scheduled)\s+to"
     r"|(?:plans?|intends?|hopes?|wants?|aims?|expects?)\s+to"
     r"|(?:would|'d)\s+(?:like|love)\s+to|can't wait\s+to|cannot wait\s+to"
-    r"|next\s+(?:week|weekend|month|year|summer|winter|spring|fall|autumn)"
+    rf"|next\s+(?:{_PERIODS})"
     r"|one day|someday|some day|in the future|upcoming)\b",
     re.IGNORECASE,
 )
@@ -45,7 +47,7 @@ _MONTHS = "|".join(m.capitalize() for m in MONTHS_EN)
 _WEEKDAYS = "|".join(d.capitalize() for d in WEEKDAYS_EN)
 _SOON_PROGRESSIVE = re.compile(
     r"\b(?:is|are|am|'s|'re|'m)\s+(?:\w+\s+)?\w+ing\b[^.!?]*?\b(?:tomorrow|tonight|"
-    r"this\s+(?:weekend|week|month|year|summer|winter|spring|fall|autumn)|"
+    rf"this\s+(?:{_PERIODS})|"
     rf"in\s+(?:{_MONTHS})|on\s+(?:{_WEEKDAYS}))\b"
 )
 """The present progressive with a time to come: "Maya is moving to Lisbon in September"."""
@@ -54,8 +56,8 @@ _LIKES = re.compile(
     r"\b(?:loves?|likes?|enjoys?|prefers?|hates?|dislikes?|adores?|detests?|"
     r"favou?rites?|fan of|fond of|passionate about|keen on|can't stand|"
     r"(?:is|are|am|'s|'re|'m)\s+(?:really\s+|so\s+|very\s+)?into|"
-    r"usually|always|often|regularly|never|every\s+(?:day|morning|evening|night|week|"
-    r"weekend|month|year|summer|winter)|each\s+(?:day|week|month)|habit|routine|"
+    r"usually|always|often|regularly|never|every\s+(?:day|morning|evening|night|"
+    rf"{_PERIODS})|each\s+(?:day|week|month)|habit|routine|"
     r"tends? to|(?:is|are) used to)\b",
     re.IGNORECASE,
 )

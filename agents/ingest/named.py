@@ -11,9 +11,15 @@ import re
 from collections.abc import Iterator
 
 from ..common.attribution import mentions
-from ..common.lexicon import PET_WORDS
-from .name_words import NOT_A_NAME
+from ..common.lexicon import DROPPED_I_OPENERS, ENGLISH, INTERJECTIONS, PET_WORDS
 
+NOT_A_NAME = re.compile(
+    r"\w{3,}ing|\w{3,}ed|"
+    + "|".join(sorted({*DROPPED_I_OPENERS, *INTERJECTIONS, *ENGLISH.numbers} - {"a", "an"}))
+)
+"""Words that open a sentence without being a name: a verb's -ing or -ed form, a number
+word, a word a clause opens with when it drops its "I" ("Renting a house...", "Been
+busy...", "Thirty years..."), or a chat turn's interjection ("Great idea!", "Wow, ...")."""
 _NAMED = frozenset({"named", "called"})
 _PLACE_WORDS = (
     "Street St Avenue Ave Road Rd Boulevard Drive Square Bridge Station Cafe Café Bakery "

@@ -35,9 +35,8 @@ from typing import Literal
 
 from ...stores.lexical import Analyzer
 from ..common.attribution import mentions
-from ..common.lexicon import RELATION_WORDS
+from ..common.lexicon import DROPPED_I_OPENERS, INTERJECTIONS, RELATION_WORDS
 from ..common.names import match_speakers
-from .name_words import INTERJECTIONS, OPENERS
 from .named import person_named, pet_keeper
 from .relations import ROLE_LABELS
 from .support import content_terms
@@ -105,7 +104,7 @@ def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
     """
     while start < at and (tokens[start] in _SOFT or _norm(tokens[start]) in INTERJECTIONS):
         start += 1
-    return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in OPENERS
+    return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in DROPPED_I_OPENERS
 
 
 _AUX = frozenset("do does did are were is was have has had".split())

@@ -37,6 +37,7 @@ from ..common.lexicon import (
     PARTNER_WORDS,
     POSSESSIVES,
     RELATION_WORDS,
+    SEASONS_EN,
     UNITS_EN,
     WEEKDAYS_EN,
 )
@@ -352,7 +353,7 @@ _EVERY_CUE = [*_LEAVING.values(), *_ARRIVING.values(), _ANY_LEAVING]
 _PAST_EPISODE = re.compile(
     r"\b(?:spent (?:a|an|the|one|two|three|several|some|\w+ing) |back in |years ago|"
     r"as a (?:kid|child|teen|teenager|student)|when (?:he|she|they|i|we) (?:was|were)|"
-    r"once (?:lived|worked)|for (?:a|one) (?:summer|winter|semester|year|month|week)s?\b)"
+    rf"once (?:lived|worked)|for (?:a|one) (?:{'|'.join(SEASONS_EN)}|semester|year|month|week)s?\b)"
 )
 """A stay or spell that is over ("spent a summer in Madrid", "lived there as a kid"):
 a past episode, not a new value of the person's present state."""

@@ -17,6 +17,7 @@ from .base import (
     HOUSEMATES_EN,
     MONTHS_EN,
     PARTNERS_EN,
+    SEASONS_EN,
     UNITS_EN,
     WEEKDAYS_EN,
     WORKMATES_EN,
@@ -24,7 +25,7 @@ from .base import (
     Phrase,
 )
 from .de import GERMAN
-from .en import ENGLISH
+from .en import DROPPED_I_OPENERS, ENGLISH, INTERJECTIONS
 from .es import SPANISH
 from .fr import FRENCH
 from .pt import PORTUGUESE
@@ -61,9 +62,11 @@ CALENDAR_NAMES = frozenset(w.capitalize() for w in (*MONTHS_EN, *WEEKDAYS_EN))
 
 __all__ = [
     "CALENDAR_NAMES",
+    "DROPPED_I_OPENERS",
     "ENGLISH",
     "HOMOGRAPHS",
     "HOUSEMATE_WORDS",
+    "INTERJECTIONS",
     "LEXICONS",
     "MONTHS_EN",
     "PARTNERS_EN",
@@ -71,6 +74,7 @@ __all__ = [
     "PET_WORDS",
     "POSSESSIVES",
     "RELATION_WORDS",
+    "SEASONS_EN",
     "UNITS_EN",
     "WEEKDAYS_EN",
     "WORKMATE_WORDS",

@@ -7,10 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ....records.timerefs import MONTH_NAMES
+from ....records.timerefs import MONTH_NAMES, SEASON_NAMES
 
 WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS_EN = tuple(m.casefold() for m in MONTH_NAMES)
+SEASONS_EN: Mapping[str, int] = {**{n: m for m, n in SEASON_NAMES.items()}, "fall": 9}
+"""Each English season -> the month it starts in (the meteorological seasons)."""
 UNITS_EN = ("day", "week", "weekend", "month", "year")
 PARTNERS_EN = frozenset(
     "partner boyfriend girlfriend husband wife spouse fiance fiancee fiancé fiancée".split()

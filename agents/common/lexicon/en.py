@@ -59,6 +59,16 @@ ENGLISH = Lexicon(
         "ten": 10,
         "eleven": 11,
         "twelve": 12,
+        "twenty": 20,
+        "thirty": 30,
+        "forty": 40,
+        "fifty": 50,
+        "sixty": 60,
+        "seventy": 70,
+        "eighty": 80,
+        "ninety": 90,
+        "hundred": 100,
+        "thousand": 1000,
     },
     units={
         "day": "day",
@@ -99,3 +109,18 @@ ENGLISH = Lexicon(
     possessives=("my", "our"),
     naming=("is called", "is named", "called", "named"),
 )
+
+DROPPED_I_OPENERS = frozenset(
+    "just been got went had did made took started finished tried bought visited joined "
+    "spent saw met found loved love hope hoping thinking feeling felt having doing "
+    "working trying getting going planning gonna recently finally also still really "
+    "currently gotta wanna didn't can't cant haven't couldn't wasn't".split()
+)
+"""Words a chat clause starts with when it drops its "I" ("Been busy volunteering",
+"Just started doing aerial yoga", "Went hiking yesterday")."""
+INTERJECTIONS = frozenset(
+    "great thanks thank wow sorry awesome congrats congratulations nice cool hey hi hello "
+    "yes yeah yep no nope oh ah well sure glad amazing good haha lol ok okay totally "
+    "absolutely definitely exactly agreed cheers nah".split()
+)
+"""Words a chat turn opens with that are nobody's name."""
