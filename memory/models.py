@@ -1,16 +1,20 @@
 """Which chat model a :class:`~lamina.Memory` uses, and the local server's lifecycle.
 
 Resolution order: an explicit ``chat_model`` > a configured OpenAI-compatible endpoint
-(``openai_base_url`` / ``openai_api_key``) > the local GGUF model served in-process by
-llama.cpp. The local server starts on the first call that needs an LLM (or, with
-``get(start=False)``, on the model's first request), is reused by later calls, and is
-stopped by :meth:`ChatModelProvider.close`.
+(``openai_base_url`` / ``openai_api_key``) > a ``lamina serve-llm`` already serving the
+configured local model on ``local_port`` (:func:`running_local_server`) > the local
+GGUF model served in-process by llama.cpp. The local server starts on the first call
+that needs an LLM (or, with ``get(start=False)``, on the model's first request), is
+reused by later calls, and is stopped by :meth:`ChatModelProvider.close`.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -57,6 +61,35 @@ def default_local_server(config: MemoryConfig) -> LocalServer:
         request_timeout=config.timeout,
         warmup=False,
     )
+
+
+def local_model_name(config: MemoryConfig) -> str:
+    """The name a server of the configured local model reports (its GGUF file's stem)."""
+    from ..llm.gguf import QWEN_GGUF_NAME, SMOLLM2_GGUF_NAME
+
+    files = {"qwen": QWEN_GGUF_NAME, "smollm2": SMOLLM2_GGUF_NAME}
+    return Path(files.get(config.local_model, config.local_model)).stem
+
+
+def running_local_server(config: MemoryConfig, timeout: float = 0.5) -> str | None:
+    """The base URL of a server already serving the configured local model, or None.
+
+    Only with ``local_port`` set: a ``lamina serve-llm --port N`` left running answers
+    ``GET /v1/models`` with the model's name, and a command (``lamina ask``) then uses it
+    instead of loading the model again. A port that does not answer, or serves another
+    model, is not used.
+    """
+    if config.local_port is None:
+        return None
+    url = f"http://127.0.0.1:{config.local_port}/v1"
+    try:
+        with urllib.request.urlopen(f"{url}/models", timeout=timeout) as reply:
+            listed = json.load(reply)
+    except (OSError, ValueError):
+        return None
+    entries = listed.get("data") if isinstance(listed, dict) else None
+    names = {e.get("id") for e in entries or () if isinstance(e, dict)}
+    return url if local_model_name(config) in names else None
 
 
 def endpoint_chat_model(config: MemoryConfig) -> BaseChatModel:
@@ -126,7 +159,8 @@ class ChatModelProvider:
             if config.uses_endpoint
             else "local"
         )
-        """Where the model comes from: explicit, endpoint or local."""
+        """Where the model comes from: explicit, endpoint, local, or running (a local
+        model's server found already serving on ``local_port``)."""
 
     @property
     def server(self) -> LocalServer | None:
@@ -148,7 +182,12 @@ class ChatModelProvider:
         """
         with self._lock:
             if self._model is None:
-                if self.source == "endpoint":
+                running = running_local_server(self.config) if self.source == "local" else None
+                if running is not None:  # a served local model: no second copy is loaded
+                    self.source = "running"
+                    named = {"openai_base_url": running, "model": local_model_name(self.config)}
+                    self._model = endpoint_chat_model(self.config.model_copy(update=named))
+                elif self.source == "endpoint":
                     self._model = endpoint_chat_model(self.config)
                 else:
                     server = self._factory(self.config)
