@@ -15,6 +15,7 @@ from ...core.state import Failure
 from ...llm.structured import LLMCall, StructuredCaller, StructuredMethod, StructuredOutputError
 from ...records.model import utc_now
 from ...stores.base import MemoryStore
+from ...stores.traced import traced
 from .journal import ReplyJournal
 
 T = TypeVar("T", bound=BaseModel)
@@ -46,7 +47,7 @@ def node_deps(
     """Bundle the injected dependencies the nodes share."""
     name = getattr(chat_model, "model_name", None) or getattr(chat_model, "model", None)
     return NodeDeps(
-        store=store,
+        store=traced(store),  # its calls become spans when OpenTelemetry is set up
         caller=StructuredCaller(chat_model, method=structured_method, max_attempts=max_attempts),
         model_name=str(name or type(chat_model).__name__),
         journal=journal,

@@ -1,0 +1,114 @@
+"""OpenTelemetry spans: one per graph node, one per store call inside it, off by default.
+
+The SDK's in-memory exporter collects the spans of one ``Memory.add`` and one
+``Memory.answer`` run with a scripted model; the tree, the node figures and the hashed
+namespace are checked. Without a tracer provider no store is wrapped and no span is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from lamina import Memory, MemoryConfig
+from lamina.core import tracing
+from lamina.stores import ChromaMemoryStore
+from lamina.stores.traced import TracedStore, traced
+from lamina.testing import FakeEmbeddings, SchemaChatModel
+
+NS = "user:alice"
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+TURNS = [
+    {"role": "user", "name": "Alice", "content": "I adopted a greyhound called Biscuit"},
+    {"role": "user", "name": "Alice", "content": "Biscuit loves the beach"},
+]
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_tracer_provider(provider)
+    yield exporter
+    tracing.use_tracer_provider(None)
+
+
+def memory() -> Memory:
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    config = MemoryConfig(chroma_mode="ephemeral", context={"trigger_policy": "session"})
+    return Memory(config=config, store=store, chat_model=SchemaChatModel())
+
+
+def by_name(found: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:
+    out: dict[str, list[ReadableSpan]] = {}
+    for s in found:
+        out.setdefault(s.name, []).append(s)
+    return out
+
+
+def test_each_node_is_a_span_with_its_store_calls_inside(spans: InMemorySpanExporter) -> None:
+    m = memory()
+    m.add(TURNS, namespace=NS, at=T0, session_closed=True)
+    named = by_name(spans.get_finished_spans())
+    for node in ("lamina.raw_write", "lamina.episode_trigger", "lamina.constructor"):
+        assert node in named, f"no span for {node}: {sorted(named)}"
+    [raw] = named["lamina.raw_write"]
+    assert raw.attributes is not None and raw.attributes["lamina.records_written"] == 2
+    [constructor] = named["lamina.constructor"]
+    assert constructor.attributes is not None and constructor.attributes["lamina.llm.calls"] >= 1
+    adds = [s for s in named["lamina.store.add"] if s.parent is not None]
+    assert adds and all(s.parent.span_id in _ids(spans) for s in adds)  # type: ignore[union-attr]
+    inside_raw = [s for s in adds if s.parent.span_id == raw.context.span_id]  # type: ignore[union-attr]
+    assert inside_raw and inside_raw[0].attributes["lamina.records"] == 2  # type: ignore[index]
+
+
+def test_the_namespace_is_hashed_unless_asked_plain(
+    spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    digest = hashlib.sha256(NS.encode()).hexdigest()[:16]
+    memory().add(TURNS, namespace=NS, at=T0)
+    found = spans.get_finished_spans()
+    assert found and all(s.attributes["lamina.namespace.hash"] == digest for s in found)  # type: ignore[index]
+    assert not any(NS in str(dict(s.attributes or {})) for s in found)
+    spans.clear()
+    monkeypatch.setenv(tracing.NAMESPACE_MODE_VAR, "plain")
+    memory().add(TURNS, namespace=NS, at=T0)
+    assert all(s.attributes["lamina.namespace"] == NS for s in spans.get_finished_spans())  # type: ignore[index]
+
+
+def test_the_recall_graph_is_traced_too(spans: InMemorySpanExporter) -> None:
+    m = memory()
+    m.add(TURNS, namespace=NS, at=T0, infer=False)
+    spans.clear()
+    m.answer("What is my dog called?", namespace=NS)
+    names = {s.name for s in spans.get_finished_spans()}
+    assert "lamina.retriever" in names and "lamina.store.search" in names
+
+
+def test_without_a_provider_nothing_is_wrapped_or_recorded() -> None:
+    assert not tracing.enabled()
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    assert traced(store) is store
+    with tracing.span("lamina.test", NS) as current:
+        assert current is None
+
+
+def test_a_failing_store_call_is_recorded_on_its_span(spans: InMemorySpanExporter) -> None:
+    store = traced(ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    assert isinstance(store, TracedStore)
+    with pytest.raises(Exception, match="granularity"):
+        store.get("nonsense", NS)
+    [failed] = spans.get_finished_spans()
+    assert failed.name == "lamina.store.get" and not failed.status.is_ok
+    assert failed.events and failed.events[0].name == "exception"
+
+
+def _ids(spans: InMemorySpanExporter) -> set[int]:
+    return {s.context.span_id for s in spans.get_finished_spans()}
