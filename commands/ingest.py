@@ -189,13 +189,12 @@ class RawOnlyWriter:
     """Runs the ingest graph's raw-write node alone: same ids, dedup and context, no LLM."""
 
     def __init__(self, memory: Memory) -> None:
-        from ..agents.common.deps import node_deps
+        from ..agents.common.deps import NodeDeps
         from ..agents.ingest.raw_writer import make_raw_write
-        from ..testing.doubles import ScriptedChatModel
 
         self._memory = memory
-        no_model = ScriptedChatModel(when_empty="raw-only ingest must not call a chat model")
-        self._node = make_raw_write(node_deps(chat_model=no_model, store=memory.store))
+        no_model: Any = None  # the raw-write node reads only the store and the clock
+        self._node = make_raw_write(NodeDeps(store=memory.store, caller=no_model))
 
     def write(self, namespace: str, turns: Sequence[TurnInput]) -> tuple[list[str], list[str]]:
         """Store ``turns``; return the new and the already stored raw ids."""

@@ -118,3 +118,19 @@ def test_no_package_module_is_over_the_limit() -> None:
     assert len(sizes) > 100  # the whole package was read
     over = {name: n for name, n in sizes.items() if n > MODULE_LIMIT}
     assert not over, f"split these modules (over {MODULE_LIMIT} lines): {over}"
+
+
+def test_no_product_module_imports_the_test_doubles(graph: grimp.ImportGraph) -> None:
+    """lamina.testing (scripted models, fake embeddings) is for users' tests and lamina's
+    own: the product (the CLI included) and the lab never import it."""
+    users = {
+        importer
+        for importer in graph.find_modules_that_directly_import("lamina.testing")
+        | {
+            m
+            for sub in graph.find_children("lamina.testing")
+            for m in graph.find_modules_that_directly_import(sub)
+        }
+        if not importer.startswith("lamina.testing")
+    }
+    assert not users
