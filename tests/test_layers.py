@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import logging
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,3 +136,35 @@ def test_no_product_module_imports_the_test_doubles(graph: grimp.ImportGraph) ->
         if not importer.startswith("lamina.testing")
     }
     assert not users
+
+
+INGEST_NODES = {
+    "conflicts",
+    "construct",
+    "constructor",
+    "drafting",
+    "episode_trigger",
+    "episodes",
+    "raw_writer",
+    "refresher",
+    "scenes",
+}
+"""The ingest modules that build nodes or call the model; every other one is text rules."""
+
+
+def test_the_ingest_text_rules_load_no_llm_module() -> None:
+    """Importing a rule module of agents/ingest (ownership, slots, support...) loads
+    nothing of lamina.llm: the rules are text, and a type-only import stays one."""
+    rules = sorted(
+        p.stem
+        for p in (PACKAGE / "agents" / "ingest").glob("*.py")
+        if p.stem != "__init__" and p.stem not in INGEST_NODES
+    )
+    code = (
+        "import importlib, sys\n"
+        f"for m in {rules!r}:\n"
+        "    importlib.import_module('lamina.agents.ingest.' + m)\n"
+        "print(sorted(k for k in sys.modules if k.startswith('lamina.llm')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert len(rules) >= 15 and out.stdout.strip() == "[]", out.stdout

@@ -16,11 +16,14 @@ and joining it begin to count as one.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ...core.context import MemoryContext
 from ...records.model import FactRecord, stable_id
 from ...stores.lexical import Analyzer
-from .deps import StepLog
+
+if TYPE_CHECKING:  # a type only: importing the pure text rules loads no LLM client
+    from .deps import StepLog
 
 _SPACE = re.compile(r"\s+")
 _ANALYZER = Analyzer()

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ...records.model import RawTurn
-from ..common.deps import StepLog
 from ..common.names import match_speakers
 from .named import person_named
 from .ownership import addressee, decide_owner, names, relative
 from .support import support_ratio, supported
 from .swapped_names import traded, unswapped
+
+if TYPE_CHECKING:  # a type only: importing the text rules loads no LLM client
+    from ..common.deps import StepLog
 from .voice import in_third_person, spoken_subject, told_subject
 
 _LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
