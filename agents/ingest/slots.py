@@ -230,18 +230,6 @@ def _topics(fact: FactRecord, people: Sequence[str]) -> frozenset[str]:
     return slots_of(fact.text, fact.kind) | {f"name:{n}" for n in names}
 
 
-def _partners(
-    new: FactRecord, old: FactRecord, old_person: str | None, shared: frozenset[str]
-) -> bool:
-    """A couple's two sides of one partner slot: each statement names the other's person.
-
-    "Jen broke up with Luke" is about Luke's partner too ("Luke is Jen's boyfriend").
-    """
-    if "partner" not in shared or not new.subject or not old_person:
-        return False
-    return bool(match_speakers(new.text, [old_person]) and match_speakers(old.text, [new.subject]))
-
-
 def candidate_pairs(
     new_facts: Sequence[FactRecord],
     stored_facts: Sequence[FactRecord],
@@ -252,10 +240,9 @@ def candidate_pairs(
 ) -> list[CandidatePair]:
     """The (new, stored) pairs worth asking the model about, best first per new fact.
 
-    A new fact is paired with a stored fact when both are about the same person (or are
-    a couple's two sides of the partner slot, each naming the other) and share a slot
-    or a name ("Westside"), the stored fact is current and says something
-    else, and the new one is not about a time before the stored one was said
+    A new fact is paired with a stored fact when both are about the same person and share
+    a slot or a name ("Westside"), the stored fact is current and says something else,
+    and the new one is not about a time before the stored one was said
     (``said_at``: when a fact was said, by default its event time). A hypothetical new
     fact ("if Ana moved to Berlin") is paired with nothing, unless its id is in ``plain``:
     the hedge is the model's and its person said it without one (see
@@ -281,9 +268,7 @@ def candidate_pairs(
             shared = topics & old_topics[old.id]
             if not shared:
                 continue
-            if not same_person(new.subject, old_people[old.id]) and not _partners(
-                new, old, old_people[old.id], shared
-            ):
+            if not same_person(new.subject, old_people[old.id]):
                 continue
             if comparable(new, old, said(old)):
                 pairs.append(CandidatePair(new=new, old=old, person=new.subject, slots=shared))

@@ -57,16 +57,6 @@ NEW_VALUE = frozenset({"residence", "work", "study", "name", "contact", "favouri
 Lisbon"); in the others the same thing may change state ("Nina and I got married" after
 "Nina and I are dating", "the Rome trip is postponed")."""
 
-SELF_CHANGING = ("promoted", "renamed", "switched", "changed", "transferred", "transferring")
-"""Arriving cues that are a change whatever the statements name ("promoted to team lead
-at Fenwick" after "a junior analyst at Fenwick")."""
-
-
-def _self_changing(phrase: str) -> bool:
-    """Whether an arriving cue is a change whatever the statements name."""
-    return any(word in phrase.split() for word in SELF_CHANGING)
-
-
 _RELATIONS = "|".join(re.escape(w) for w in sorted(RELATION_WORDS, key=len, reverse=True))
 _SOMEONE_ELSES = re.compile(rf"^(?:\w+,? ){{0,2}}\w+'s (?:\w+ )?(?:{_RELATIONS})s?\b")
 """A statement whose subject is the person's relative or friend ("Jen's brother moved to
@@ -238,7 +228,7 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
         found = _affirmed(pattern, text) if pattern is not None else None
         if found is None:
             continue
-        if slot not in NEW_VALUE or _self_changing(found) or _brings_new_value(pair):
+        if slot not in NEW_VALUE or _brings_new_value(pair):
             return UpdateCue(slot=slot, kind="arriving", phrase=found)
     return None
 
