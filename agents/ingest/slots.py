@@ -27,6 +27,7 @@ from ..common.lexicon import (
     ENGLISH,
     HOMOGRAPHS,
     HOUSEMATE_WORDS,
+    LEXICONS,
     PARTNER_WORDS,
     PET_WORDS,
     WORKMATE_WORDS,
@@ -34,71 +35,11 @@ from ..common.lexicon import (
 from ..common.names import match_speakers
 from .updates import comparable, event_time, same_person
 
-SLOT_CUES: dict[str, list[str]] = {
-    "residence": (
-        "live lives lived living move moved moving relocate relocated apartment flat "
-        "house home rent renting lease landlord neighbourhood "
-        "neighborhood suburb hometown resident reside address"
-    ).split(),
-    "work": (
-        "job jobs work works worked working employer employed hire hired quit resign "
-        "resigned promoted promotion career office company firm "
-        "teach teaches teaching analyst paralegal waitressing notice shift shifts staff "
-        "intern internship retire retired fired layoff startup nurse teacher engineer "
-        "developer designer chef barista lawyer doctor accountant manager consultant "
-        "cashier waiter waitress programmer architect journalist electrician mechanic "
-        "pilot freelance freelancer salary"
-    ).split(),
-    "study": (
-        "school college university uni major majoring degree study studies studying "
-        "student course graduate graduated enrol enroll enrolled phd master masters "
-        "bachelor semester thesis professor campus sophomore freshman undergrad "
-        "undergraduate postgrad transfer transferred transferring"
-    ).split(),
-    "partner": (
-        "married marry marriage engaged engagement dating relationship breakup divorce "
-        "divorced single ex"
-    ).split(),
-    "pet": "adopt adopted vet".split(),
-    "plans": (
-        "plan plans planned planning trip travel travelling traveling vacation holiday "
-        "holidays postpone postponed cancel cancelled canceled reschedule rescheduled "
-        "intend booked honeymoon wedding flight flying marathon"
-    ).split(),
-    "name": "name named rename renamed nickname nicknamed".split(),
-    "contact": (
-        "phone number email mail address mobile cell landline handle username whatsapp "
-        "street avenue road lane"
-    ).split(),
-    "possession": (
-        "car bike bicycle motorbike motorcycle scooter van truck boat sell sold selling "
-        "buy bought own owns vehicle drive drives"
-    ).split(),
-    "diet": (
-        "vegan vegetarian veggie pescatarian keto diet meat gluten dairy lactose sugar "
-        "alcohol sober teetotal wine beer drinking fish seafood chicken beef pork eggs"
-    ).split(),
-    "favourite": "favourite favorite fave prefer prefers preferred".split(),
-}
-"""Cue words per slot; a fact holding one (as a stem) is in that slot. The partner and
-pet slots also take every language's partner and pet words, residence its roommates and
-work its bosses and colleagues (:mod:`..common.lexicon`)."""
-
 SLOT_PHRASES: dict[str, tuple[str, ...]] = {
-    "residence": ("based in", "settled in"),
-    "work": ("laid off", "works as", "works at", "working at", "last day"),
-    "partner": (
-        "broke up",
-        "split up",
-        "seeing someone",
-        "going out with",
-        "been together",
-        "together since",
-    ),
-    "plans": ("going to", "will ", "'ll ", "won't ", "will not", "instead of"),
-    "name": ("calls me", "call me", "called me", "goes by"),
+    slot: tuple(p for lexicon in LEXICONS for p in lexicon.slot_phrases.get(slot, ()))
+    for slot in {s for lexicon in LEXICONS for s in lexicon.slot_phrases}
 }
-"""Phrases per slot, matched in the casefolded text."""
+"""Phrases per slot, every language's, matched in the casefolded text."""
 
 SLOT_WORDS: dict[str, str] = {
     "residence": "where they live",
@@ -140,9 +81,13 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 @cache
 def _stem_index() -> dict[str, frozenset[str]]:
-    """Stem of each English cue word -> the slots it cues."""
+    """Stem of each English cue word (:mod:`..common.lexicon`) -> the slots it cues.
+
+    The partner and pet slots also take the partner and pet words, residence the
+    roommates and work the bosses and colleagues.
+    """
     index: dict[str, set[str]] = {}
-    for slot, words in SLOT_CUES.items():
+    for slot, words in ENGLISH.slot_cues.items():
         for word in words:
             for stem in _ANALYZER(word):
                 index.setdefault(stem, set()).add(slot)
@@ -155,12 +100,16 @@ def _stem_index() -> dict[str, frozenset[str]]:
 
 @cache
 def _word_index() -> dict[str, frozenset[str]]:
-    """Each other language's relation or pet word -> the slots it cues, matched whole.
+    """Each other language's cue, relation or pet word -> the slots it cues, matched whole.
 
     An English stemmer would make the French "mari" of "Mary's" a partner; a word English
     writes too ("chat") cues nothing.
     """
     index: dict[str, set[str]] = {}
+    for lexicon in LEXICONS:
+        for slot, words in lexicon.slot_cues.items() if lexicon is not ENGLISH else ():
+            for word in words:
+                index.setdefault(word.casefold(), set()).add(slot)
     for slot, kin in _KIN_SLOTS:
         for word in kin - _ENGLISH_KIN - HOMOGRAPHS:
             index.setdefault(word, set()).add(slot)
@@ -277,7 +226,7 @@ def candidate_pairs(
 
 
 __all__ = [
-    "SLOT_CUES",
+    "SLOT_PHRASES",
     "SLOT_WORDS",
     "CandidatePair",
     "candidate_pairs",

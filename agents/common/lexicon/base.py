@@ -50,7 +50,10 @@ class Lexicon:
     "meine Schwester Lena" a relation of the speaker's; ``naming`` are the words that
     give a name ("is called", "se llama", "heißt"); ``homographs`` are its words that
     English writes with another meaning (the French "chat"), which only count where the
-    language's own grammar frames them ("mon chat Minou").
+    language's own grammar frames them ("mon chat Minou"). ``slot_cues`` and
+    ``slot_phrases`` are the words and phrases that put a statement in an attribute
+    slot of its person (``residence``: "lives", "moved"; ``partner``: "broke up"), for
+    the update pre-filter (:mod:`lamina.agents.ingest.slots`).
     """
 
     code: str
@@ -64,6 +67,8 @@ class Lexicon:
     possessives: tuple[str, ...] = ()
     naming: tuple[str, ...] = ()
     homographs: frozenset[str] = frozenset()
+    slot_cues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    slot_phrases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.weekdays) != 7 or len(self.months) != 12:

@@ -19,6 +19,67 @@ _PETS = (
     "poodle terrier spaniel collie beagle"
 ).split()
 
+_SLOT_CUES = {
+    "residence": (
+        "live lives lived living move moved moving relocate relocated apartment flat "
+        "house home rent renting lease landlord neighbourhood "
+        "neighborhood suburb hometown resident reside address"
+    ).split(),
+    "work": (
+        "job jobs work works worked working employer employed hire hired quit resign "
+        "resigned promoted promotion career office company firm "
+        "teach teaches teaching analyst paralegal waitressing notice shift shifts staff "
+        "intern internship retire retired fired layoff startup nurse teacher engineer "
+        "developer designer chef barista lawyer doctor accountant manager consultant "
+        "cashier waiter waitress programmer architect journalist electrician mechanic "
+        "pilot freelance freelancer salary"
+    ).split(),
+    "study": (
+        "school college university uni major majoring degree study studies studying "
+        "student course graduate graduated enrol enroll enrolled phd master masters "
+        "bachelor semester thesis professor campus sophomore freshman undergrad "
+        "undergraduate postgrad transfer transferred transferring"
+    ).split(),
+    "partner": (
+        "married marry marriage engaged engagement dating relationship breakup divorce "
+        "divorced single ex"
+    ).split(),
+    "pet": "adopt adopted vet".split(),
+    "plans": (
+        "plan plans planned planning trip travel travelling traveling vacation holiday "
+        "holidays postpone postponed cancel cancelled canceled reschedule rescheduled "
+        "intend booked honeymoon wedding flight flying marathon"
+    ).split(),
+    "name": "name named rename renamed nickname nicknamed".split(),
+    "contact": (
+        "phone number email mail address mobile cell landline handle username whatsapp "
+        "street avenue road lane"
+    ).split(),
+    "possession": (
+        "car bike bicycle motorbike motorcycle scooter van truck boat sell sold selling "
+        "buy bought own owns vehicle drive drives"
+    ).split(),
+    "diet": (
+        "vegan vegetarian veggie pescatarian keto diet meat gluten dairy lactose sugar "
+        "alcohol sober teetotal wine beer drinking fish seafood chicken beef pork eggs"
+    ).split(),
+    "favourite": "favourite favorite fave prefer prefers preferred".split(),
+}
+_SLOT_PHRASES = {
+    "residence": ("based in", "settled in"),
+    "work": ("laid off", "works as", "works at", "working at", "last day"),
+    "partner": (
+        "broke up",
+        "split up",
+        "seeing someone",
+        "going out with",
+        "been together",
+        "together since",
+    ),
+    "plans": ("going to", "will ", "'ll ", "won't ", "will not", "instead of"),
+    "name": ("calls me", "call me", "called me", "goes by"),
+}
+
 ENGLISH = Lexicon(
     code="en",
     weekdays=(
@@ -107,6 +168,8 @@ ENGLISH = Lexicon(
     relations={**{w: w for w in _RELATIONS}, "children": "child"},
     pets={**{w: w for w in _PETS}, "guinea pig": "guinea pig"},
     possessives=("my", "our"),
+    slot_cues={slot: tuple(words) for slot, words in _SLOT_CUES.items()},
+    slot_phrases=_SLOT_PHRASES,
     naming=("is called", "is named", "called", "named"),
 )
 
