@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ..config import MemoryConfig
 from ..errors import NamespaceError
 from ..records.model import utc_now
 from ..stores.chroma import ChromaMemoryStore
+from .erasure import erase_memory_files
 from .forget import forget as forget_records
 from .inputs import (
     optional_text,
@@ -32,6 +36,19 @@ class EditMethods:
 
     store: ChromaMemoryStore
     config: MemoryConfig
+    checkpointer: BaseCheckpointSaver[Any] | None
+    _own_persistent_store: bool
+
+    def _erased(self, namespace: str, result: ForgetResult) -> ForgetResult:
+        """Erase what the forget removed from this Memory's own files too (:mod:`.erasure`)."""
+        if result.deleted or result.updated:
+            erase_memory_files(
+                self.config,
+                namespace,
+                own_persistent_store=self._own_persistent_store,
+                checkpointer=self.checkpointer,
+            )
+        return result
 
     def update(
         self, memory_id: str, text: str, *, namespace: str, at: datetime | None = None
@@ -79,7 +96,7 @@ class EditMethods:
         if not known_ids(self.store, namespace, [memory_id]):
             raise not_found(namespace, [memory_id])
         ids = version_ids(self.store, namespace, memory_id)
-        return forget_records(self.store, namespace, memory_ids=ids)
+        return self._erased(namespace, forget_records(self.store, namespace, memory_ids=ids))
 
     adelete = in_thread(delete)
 
@@ -114,7 +131,9 @@ class EditMethods:
         Exactly one selector: ``memory_ids``, ``subject`` (every record whose content
         mentions it, case-insensitively) or ``all=True`` (the whole namespace). On a
         store with transactions (Postgres) the whole forget, tombstone included, is one
-        transaction: it lands whole or not at all.
+        transaction: it lands whole or not at all. When it returns, neither the store's
+        files nor this Memory's checkpoints and reply cache hold what it removed
+        (docs/concepts/forgetting.md says what each backend cannot erase).
 
         Raises:
             RecordNotFoundError: An id in ``memory_ids`` names no stored memory of
@@ -129,8 +148,9 @@ class EditMethods:
             unknown = [i for i in dict.fromkeys(ids) if i not in known]
             if unknown:
                 raise not_found(namespace, unknown)
-        return forget_records(
+        result = forget_records(
             self.store, namespace, memory_ids=ids, subject=subject, everything=all
         )
+        return self._erased(namespace, result)
 
     aforget = in_thread(forget)

@@ -16,7 +16,7 @@ forgotten is forgotten. A record that keeps other sources stays, minus the forgo
 retrieval context quoted a forgotten turn loses that context. The profile loses the
 lines that mention the subject, or is deleted when it was distilled from a forgotten
 scene. Audit entries that refer to forgotten records are redacted (content fields
-emptied). Deletes go through the store, so the BM25 mirrors drop the records too.
+emptied). Deletes go through the store: its mirrors drop them, its files are erased.
 
 The tombstone is one audit entry with action ``forget``: selector kind, counts and ids,
 never the forgotten text or the subject.
@@ -34,6 +34,7 @@ import unicodedata
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from functools import partial
 
 import numpy as np
 
@@ -53,6 +54,7 @@ from ..records.model import (
 from ..stores.arguments import as_ids
 from ..stores.atomic import all_or_nothing
 from ..stores.chroma import ChromaMemoryStore
+from ..stores.erasure import PARTS, erase_after
 from .results import ForgetResult
 
 __all__ = ["content_of", "forget", "history_of", "normalise"]
@@ -302,9 +304,10 @@ def forget(
     ids = as_ids(memory_ids) if memory_ids else []
     selector = _selector(ids, subject, everything)
     with all_or_nothing(store):
-        if everything:
-            return _forget_all(store, ns, selector, clock)
-        return _forget_some(store, ns, selector, ids, subject, clock)
+        forget_some = partial(_forget_some, store, ns, selector, ids, subject, clock)
+        result = _forget_all(store, ns, selector, clock) if everything else forget_some()
+    erase_after(store, ns, PARTS if everything else {*result.deleted, *result.updated})
+    return result
 
 
 def _forget_all(

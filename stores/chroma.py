@@ -37,6 +37,7 @@ from .base import SearchAnswer, SearchByRequest, SearchRequest, Where
 from .bm25 import BM25Index
 from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls, describe_client
+from .chroma_erasure import ChromaErasure
 from .codec import from_metadata, row_id
 from .filters import SearchFilter, TimeWindow
 from .fusion import FusionConfig
@@ -64,7 +65,7 @@ from .writes import Batch, check_record, prepare, stored_vectors, upsert_page
 __all__ = ["SCHEMA_VERSION", "ChromaMemoryStore"]
 
 
-class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit):
+class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
     """A :class:`~lamina.stores.base.MemoryStore` over an injected Chroma client.
 
     ``bm25``, ``analyzer`` and ``mirrors`` configure its default search engine, the BM25

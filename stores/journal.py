@@ -45,7 +45,7 @@ from .journal_format import Replay, encode_entry, replay_entries
 from .lexical import Analyzer
 from .mirror import MirrorRow
 from .snapshot import read_snapshot, write_snapshot
-from .snapshot_merge import merge_rows
+from .snapshot_merge import merge_rows, pruned
 
 FORMAT = 1
 MERGE_BYTES = 2 << 20
@@ -88,6 +88,16 @@ class Journals:
             finally:
                 fcntl.lockf(f, fcntl.LOCK_UN, 1, offset)
 
+    @contextmanager
+    def writing_all(self) -> Iterator[None]:
+        """Hold every namespace's write lock at once (the whole lock file), e.g. to vacuum."""
+        with self._thread_lock, open(self._lock_file, "a+b") as f:
+            fcntl.lockf(f, fcntl.LOCK_EX, 0, 0)
+            try:
+                yield
+            finally:
+                fcntl.lockf(f, fcntl.LOCK_UN, 0, 0)
+
     # ------------------------------------------------------------------ writes
     def append(
         self,
@@ -119,13 +129,16 @@ class Journals:
             else:  # a gap or mixed vectors: do not re-read the journal on every write
                 self._unmerged[key] = size
 
-    def merge(self, gran: Granularity, namespace: str, upto: int | None = None) -> bool:
+    def merge(
+        self, gran: Granularity, namespace: str, upto: int | None = None, *, prune: bool = False
+    ) -> bool:
         """Fold the journal into the snapshot and empty it (call inside :meth:`writing`).
 
         A cold mirror then maps the snapshot and replays a short tail. Skipped (False)
         when the journal does not prove every slot up to ``upto`` (an append was lost:
         the change log serves that part), or when its rows cannot keep vectors
-        consistently with the snapshot's.
+        consistently with the snapshot's. ``prune``: also drop the terms and filter
+        values no live row holds (:func:`~.snapshot_merge.pruned`).
         """
         found = self.read_snapshot(gran, namespace)
         start = None if found is None else int(found[0]["position"])
@@ -139,8 +152,30 @@ class Journals:
         merged = merge_rows(header, arrays, rows, tail.deleted, tail.position)
         if merged is None:
             return False
-        self._replace(gran, namespace, *merged)
+        self._replace(gran, namespace, *(pruned(*merged) if prune else merged))
         return True
+
+    def erase(self, gran: Granularity, namespace: str, upto: int) -> None:
+        """Rewrite a namespace's files to hold its live rows only (call inside :meth:`writing`).
+
+        After a forget the journal still holds the deleted rows whole, and the snapshot
+        their terms: both are folded into one pruned snapshot as of slot ``upto`` (the
+        change log's end), or, when the journal cannot prove that far, both are removed
+        (a cold load then reads Chroma). Temporary files a crashed writer left are removed
+        too: no writer of this namespace is running while the lock is held.
+        """
+        done = False
+        try:
+            done = self.merge(gran, namespace, upto=upto, prune=True)
+        except (OSError, ValueError, KeyError):
+            done = False
+        if not done:
+            self.reset(gran, namespace)
+        for leftover in self.path(gran, namespace).parent.glob(
+            f"{self.path(gran, namespace).stem}.*.tmp"
+        ):
+            leftover.unlink(missing_ok=True)
+        self._unmerged.pop((gran, namespace), None)
 
     def reset(self, gran: Granularity, namespace: str) -> None:
         """Forget a namespace's journal and snapshot (call inside :meth:`writing`).

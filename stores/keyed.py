@@ -41,6 +41,8 @@ class KeyedDocuments:
             name, metadata={"lamina_schema": schema_version}, embedding_function=None
         )
         self._calls = calls or ChromaCalls("Chroma", threading.RLock())
+        self.collection_id = self._collection.id
+        """The collection's id (an erasure scrubs what Chroma keeps of it, by id)."""
 
     def put(
         self,

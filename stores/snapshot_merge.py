@@ -148,4 +148,33 @@ def merge_rows(
     return {"position": position, "rows": n, "columns": columns}, out
 
 
-__all__ = ["merge_rows"]
+def pruned(
+    header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The snapshot without the terms and filter values that no row holds any more.
+
+    A merge keeps every term and metadata value it ever saw (so old ids stay valid); after
+    a forget those would still spell out the forgotten words, so an erasure drops them and
+    renumbers the rest.
+    """
+    out = dict(arrays)
+    vocab = _unblob(arrays["vocab_blob"], arrays["vocab_ptr"])
+    used = np.unique(arrays["row_terms"])
+    renumber = np.full(len(vocab), -1, dtype=np.int32)
+    renumber[used] = np.arange(len(used), dtype=np.int32)
+    row_terms = renumber[arrays["row_terms"]] if len(used) else arrays["row_terms"]
+    out["vocab_blob"], out["vocab_ptr"] = _blob([vocab[int(t)].encode() for t in used])
+    lengths = np.diff(arrays["row_ptr"])
+    out.update(index_arrays(row_terms, np.asarray(arrays["row_tfs"]), lengths, len(used)))
+    columns: dict[str, list[Any]] = {}
+    for key, values in header["columns"].items():
+        codes = np.asarray(arrays[f"column:{key}"], dtype=np.int32)
+        kept = np.unique(codes[codes >= 0])
+        recode = np.full(len(values) + 1, -1, dtype=np.int32)  # the last slot maps -1 to -1
+        recode[kept] = np.arange(len(kept), dtype=np.int32)
+        out[f"column:{key}"] = recode[codes]
+        columns[key] = [values[int(c)] for c in kept]
+    return {**header, "columns": columns}, out
+
+
+__all__ = ["merge_rows", "pruned"]

@@ -12,7 +12,7 @@ together or not at all.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -41,6 +41,7 @@ from ...records.model import (
 from ..arguments import as_records, dedupe, require_delete_scope
 from ..audited import check_entry, clock_noted, closed
 from ..base import SearchByRequest, Where
+from ..erasure import PARTS
 from ..filters import TimeWindow
 from ..fusion import FusionConfig
 from ..indexing import IndexTextPolicy
@@ -48,6 +49,7 @@ from ..writes import check_record, prepare
 from .aio import AsyncCalls
 from .connections import configure_connection, describe_dsn
 from .documents import ProfilesAndAudit
+from .erasure import erased_tables, vacuum_full
 from .languages import LanguageOf, metadata_language
 from .rows import Row, encode, upsert
 from .schema import DEFAULT_SCHEMA, Names, dimension_of, ensure_vector_extension, migrate
@@ -346,6 +348,26 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
                 statement = sql.SQL("DELETE FROM {} WHERE namespace = %s").format(self.names(table))
                 conn.execute(statement, [namespace])
         return total
+
+    def erase(self, namespace: str, parts: Collection[str] = PARTS) -> float:
+        """``VACUUM (FULL)`` the tables of ``parts``, so their files hold no deleted row.
+
+        A forget calls it once its transaction committed; it returns the seconds taken.
+        Each table is locked while it is rewritten, and the write-ahead log and backups
+        still hold what was deleted (:mod:`.erasure`).
+
+        Raises:
+            InvalidInputError: Called inside :meth:`atomic`: a vacuum runs only after the
+                deletes committed.
+        """
+        validate_namespace(namespace)
+        if self._active.get() is not None:
+            raise InvalidInputError(
+                "erase() cannot run inside store.atomic(): call it after the block, once "
+                "the deletes have committed"
+            )
+        with self._guard():
+            return vacuum_full(self.pool, erased_tables(self.names, parts))
 
 
 __all__ = ["LanguageOf", "PostgresMemoryStore"]
