@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ...records.model import RawTurn
+from ..common.lexicon import CALENDAR_NAMES, NOT_NAMES
 from ..common.names import match_speakers
 from .named import person_named
 from .ownership import addressee, decide_owner, names, relative
@@ -24,10 +25,7 @@ if TYPE_CHECKING:  # a type only: importing the text rules loads no LLM client
 from .voice import in_third_person, spoken_subject, told_subject
 
 _LEAD = re.compile(r"^([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?=[ ,])")
-_NOT_NAMES = frozenset(
-    "The A An In On At This That These Those They He She It We I You When After Before "
-    "Last Next Yesterday Today Tomorrow Every Some Her His Their Our My Your".split()
-)
+_NOT_NAMES = NOT_NAMES | CALENDAR_NAMES
 
 
 def subject_of(statement: str, named: str, people: Sequence[str] = ()) -> str:

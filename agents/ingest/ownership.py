@@ -35,7 +35,13 @@ from typing import Literal
 
 from ...stores.lexical import Analyzer
 from ..common.attribution import mentions
-from ..common.lexicon import DROPPED_I_OPENERS, INTERJECTIONS, RELATION_WORDS
+from ..common.lexicon import (
+    DROPPED_I_OPENERS,
+    INTERJECTIONS,
+    RELATION_WORDS,
+    SUBJECT_I,
+    SUBJECT_YOU,
+)
 from ..common.names import match_speakers
 from .named import person_named, pet_keeper
 from .relations import ROLE_LABELS
@@ -48,10 +54,9 @@ _ENDS = frozenset(".!?")
 _SOFT = frozenset(",")
 """Boundaries read past when looking for a subject: a comma mostly joins list items
 ("We love climbing, sliding, and playing games") or a clause that keeps its subject."""
-_FIRST = frozenset(
-    "i i'm im i've ive i'll ill i'd id we we're we've we'll we'd let's".replace("’", "'").split()
-)
-_SECOND = frozenset("you you're youre you've youve you'll youll you'd".split())
+_FIRST = SUBJECT_I | {"im", "ive", "ill", "id"}
+"""The first-person subjects, with the chat spellings that drop the apostrophe."""
+_SECOND = SUBJECT_YOU | {"youre", "youve", "youll"}
 _THIRD = frozenset("he she they he's she's they're he'll she'll they'll".split())
 _FIRST_ANY = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|us|our|ours|let's)\b", re.I)
 _SECOND_ANY = re.compile(r"\b(?:you|you're|you've|you'll|you'd|your|yours|yourself)\b", re.I)

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from ...records.model import FactRecord, MetadataValue, RawTurn
 from ..common.formatting import SENTENCE_BREAK
-from ..common.lexicon import CALENDAR_NAMES, LEXICONS, PET_WORDS, Lexicon
+from ..common.lexicon import CALENDAR_NAMES, LEXICONS, NOT_NAMES, PET_WORDS, Lexicon
 from ..common.refinement import fact_id
 
 ROLE_LABELS = frozenset({"user", "human", "assistant", "ai", "bot", "me"})
@@ -53,10 +53,7 @@ def _patterns(lexicon: Lexicon) -> tuple[re.Pattern[str], ...]:
 
 
 _PATTERNS = tuple((lexicon, p) for lexicon in LEXICONS for p in _patterns(lexicon))
-_NOT_NAMES = CALENDAR_NAMES | frozenset(
-    "I And But So Or The A An This That Is Was Who Which When Where What How Then We He She "
-    "They It You Today Yesterday Tomorrow Last Next".split()
-)
+_NOT_NAMES = NOT_NAMES | CALENDAR_NAMES
 
 
 def _kind(lexicon: Lexicon, word: str) -> str:

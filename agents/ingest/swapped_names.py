@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import re
 
-_SECOND = re.compile(r"\b(?:you|your|yours|you'll|you're|you've|you'd)\b", re.IGNORECASE)
+from ..common.lexicon import SUBJECT_YOU
+
+_SECOND = re.compile(
+    rf"\b(?:{'|'.join(sorted(SUBJECT_YOU | {'your', 'yours'}, key=len, reverse=True))})\b",
+    re.IGNORECASE,
+)
 
 
 def unswapped(statement: str, speaker: str, addressed: str | None, turn_text: str) -> str | None:

@@ -38,6 +38,7 @@ from ..common.lexicon import (
     POSSESSIVES,
     RELATION_WORDS,
     SEASONS_EN,
+    SUBJECT_I,
     UNITS_EN,
     WEEKDAYS_EN,
 )
@@ -245,7 +246,7 @@ def _cued_slots(pair: CandidatePair) -> list[str]:
     return shared
 
 
-_OWN_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll)\b")
+_OWN_SUBJECT = re.compile(rf"\b(?:{'|'.join(sorted(SUBJECT_I, key=len, reverse=True))})\b")
 _OWN = "|".join(sorted(POSSESSIVES))
 _RELATIVE_OPENS = re.compile(rf"^(?:\w+,? ){{0,2}}(?:{_OWN}) (?:\w+ )?(?:{_RELATIONS})s?\b")
 """A sentence of the speaker's about a relative or friend ("My daughter has a new email

@@ -25,7 +25,7 @@ from .base import (
     Phrase,
 )
 from .de import GERMAN
-from .en import DROPPED_I_OPENERS, ENGLISH, INTERJECTIONS
+from .en import DROPPED_I_OPENERS, ENGLISH, INTERJECTIONS, NOT_NAMES, SUBJECT_I, SUBJECT_YOU
 from .es import SPANISH
 from .fr import FRENCH
 from .pt import PORTUGUESE
@@ -69,12 +69,15 @@ __all__ = [
     "INTERJECTIONS",
     "LEXICONS",
     "MONTHS_EN",
+    "NOT_NAMES",
     "PARTNERS_EN",
     "PARTNER_WORDS",
     "PET_WORDS",
     "POSSESSIVES",
     "RELATION_WORDS",
     "SEASONS_EN",
+    "SUBJECT_I",
+    "SUBJECT_YOU",
     "UNITS_EN",
     "WEEKDAYS_EN",
     "WORKMATE_WORDS",

@@ -187,3 +187,13 @@ INTERJECTIONS = frozenset(
     "absolutely definitely exactly agreed cheers nah".split()
 )
 """Words a chat turn opens with that are nobody's name."""
+SUBJECT_I = frozenset("i i'm i've i'll i'd we we're we've we'll we'd let's".split())
+"""The first-person subjects: a clause they open is the speaker's."""
+SUBJECT_YOU = frozenset("you you're you've you'll you'd".split())
+"""The second-person subjects: a clause they open is the one addressed."""
+NOT_NAMES = frozenset(
+    "I And But So Or The A An In On At This That These Those Is Was Who Which When Where "
+    "What How Then After Before Every Some We He She They It You Her His Their Our My Your "
+    "Today Yesterday Tomorrow Last Next".split()
+)
+"""Capitalised words that open an English sentence without naming anyone."""
