@@ -33,10 +33,10 @@ from pathlib import Path
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
-from ..records.model import Granularity, validate_namespace
+from ..records.model import Granularity
 from .changelog import ChangeLog
 from .chroma_hnsw_files import clear_unused_slots
-from .erasure import PARTS, erased_parts
+from .erasure import PARTS, erased_namespaces, erased_parts
 from .journal import Journals
 from .keyed import KeyedDocuments
 
@@ -143,22 +143,22 @@ class ChromaErasure:
     _log: ChangeLog
     _journals: Journals | None
 
-    def erase(self, namespace: str, parts: Many[str] = PARTS) -> float:
+    def erase(self, namespaces: str | Many[str], parts: Many[str] = PARTS) -> float:
         """Rewrite the files that may still hold deleted or replaced content; return seconds.
 
         ``parts``: what changed (granularities, ``profile``, ``audit``); the mirror files of
-        those granularities in ``namespace`` are rewritten to hold live rows only, and the
-        SQLite file is scrubbed and vacuumed (:func:`scrub_sqlite`). An in-memory or server
-        store has no such files here, and returns at once.
+        those granularities in each of ``namespaces`` are rewritten to hold live rows only,
+        then the SQLite file is scrubbed and vacuumed once (:func:`scrub_sqlite`). An
+        in-memory or server store has no such files here, and returns at once.
         """
-        ns = validate_namespace(namespace)
-        parts = erased_parts(parts)
+        names = erased_namespaces(namespaces)
+        grans = [g for g in Granularity if g.value in erased_parts(parts)]
         start = time.perf_counter()
         journals = self._journals
         with self._lock:
             if journals is not None:
-                for gran in Granularity:
-                    if gran.value in parts:
+                for ns in names:
+                    for gran in grans:
                         with journals.writing(gran, ns):
                             journals.erase(gran, ns, upto=self._log.end(gran, ns))
             path = sqlite_file(self.client)

@@ -17,8 +17,16 @@ from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InvalidInputError
+from ..records.model import validate_namespace
 
-__all__ = ["PARTS", "Erasable", "erase_after", "erased_parts", "erasure_deferred"]
+__all__ = [
+    "PARTS",
+    "Erasable",
+    "erase_after",
+    "erased_namespaces",
+    "erased_parts",
+    "erasure_deferred",
+]
 
 PARTS = ("raw", "fact", "episode", "scene", "profile", "audit")
 """What a forget may change: the four granularities, the profile and the audit log."""
@@ -34,11 +42,17 @@ def erased_parts(parts: Collection[str]) -> list[str]:
     return [p for p in PARTS if p in parts]
 
 
+def erased_namespaces(namespaces: str | Collection[str]) -> list[str]:
+    """One namespace or several, checked, without repeats (the order kept)."""
+    found = [namespaces] if isinstance(namespaces, str) else list(namespaces)
+    return list(dict.fromkeys(validate_namespace(ns) for ns in found))
+
+
 @runtime_checkable
 class Erasable(Protocol):
     """A store that can rewrite its files so deleted content is gone from them."""
 
-    def erase(self, namespace: str, parts: Collection[str] = PARTS) -> Any:
+    def erase(self, namespaces: str | Collection[str], parts: Collection[str] = PARTS) -> Any:
         """Rewrite what may still hold deleted or replaced content of ``parts``."""
         ...
 
@@ -57,23 +71,26 @@ def erase_after(store: object, namespace: str, parts: Collection[str]) -> bool:
     if pending is None:
         erase(namespace, erased_parts(parts))
     else:
-        _, noted = pending.setdefault((id(store), namespace), (erase, set()))
+        _, namespaces, noted = pending.setdefault(id(store), (erase, {}, set()))
+        namespaces[namespace] = None
         noted.update(erased_parts(parts))
     return True
 
 
-_Pending = dict[tuple[int, str], tuple[Callable[..., Any], set[str]]]
+_Pending = dict[int, tuple[Callable[..., Any], dict[str, None], set[str]]]
+"""Per store (by id): its ``erase``, the namespaces forgotten in, the parts changed."""
 _DEFERRED: ContextVar[_Pending | None] = ContextVar("lamina_erasure_deferred", default=None)
 
 
 @contextmanager
 def erasure_deferred() -> Iterator[None]:
-    """Forgets inside the block erase once per store and namespace, when the block ends.
+    """Forgets inside the block erase once per store, when the block ends.
 
     Each erasure rewrites whole files (a vacuum), so many forgets in a row (a bulk
-    removal) cost one rewrite instead of one each. Until the block ends the forgotten
-    text is gone from every read but may still be on disk. It ends even on an error, so
-    what was deleted is erased; nested blocks leave it to the outermost one.
+    removal, in any namespaces) cost one rewrite instead of one each. Until the block
+    ends the forgotten text is gone from every read but may still be on disk. It ends
+    even on an error, so what was deleted is erased; nested blocks leave it to the
+    outermost one.
     """
     if _DEFERRED.get() is not None:
         yield
@@ -84,5 +101,5 @@ def erasure_deferred() -> Iterator[None]:
         yield
     finally:
         _DEFERRED.reset(token)
-        for (_, namespace), (erase, parts) in pending.items():
-            erase(namespace, erased_parts(parts))
+        for erase, namespaces, parts in pending.values():
+            erase(list(namespaces), erased_parts(parts))

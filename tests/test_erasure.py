@@ -339,7 +339,8 @@ def test_a_restarted_chroma_store_reads_the_erased_files_whole(
 def test_forgets_in_a_deferred_block_erase_once_when_it_ends(
     chroma_case: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A bulk removal pays for one rewrite: the erasure waits for the block's end."""
+    """A bulk removal pays for one rewrite: the erasure waits for the block's end, and
+    covers every namespace forgotten in."""
     from lamina.stores.erasure import PARTS, erasure_deferred
 
     (store, between), check = chroma_case
@@ -348,18 +349,34 @@ def test_forgets_in_a_deferred_block_erase_once_when_it_ends(
     calls: list[tuple[str, tuple[str, ...]]] = []
     erase = type(store).erase
 
-    def counted(self: Any, namespace: str, parts: Any = PARTS) -> float:
-        calls.append((namespace, tuple(parts)))
-        return erase(self, namespace, parts)
+    def counted(self: Any, namespaces: Any, parts: Any = PARTS) -> float:
+        calls.append((tuple(namespaces), tuple(parts)))
+        return erase(self, namespaces, parts)
 
     monkeypatch.setattr(type(store), "erase", counted)
     every = {item.marker(k) for item in items for k in KINDS}
     with erasure_deferred():
         markers = forget_all_items(store, items)
+        forget(store, OTHER, memory_ids=[r.id for r in store.get("raw", OTHER)])
         assert calls == []
         inside = check(every)
         assert any(inside[m] for m in markers["gone"])  # deleted, not yet erased
-    assert calls == [(NS, PARTS)]
+    assert calls == [((NS, OTHER), PARTS)]  # one rewrite for both namespaces
     after = check(every)
     assert {m: f for m, f in after.items() if m in markers["gone"] and f} == {}
     assert all(after[m] for m in markers["kept"])
+
+
+def test_erase_refuses_unknown_parts_and_a_postgres_transaction(case: Any) -> None:
+    """Bad input is refused before any rewrite; Postgres vacuums only after a commit."""
+    from lamina.errors import InvalidInputError
+
+    (store, _), _ = case
+    with pytest.raises(InvalidInputError, match="parts must be among"):
+        store.erase(NS, ["raw", "profiles"])
+    with pytest.raises(InvalidInputError, match="a list"):
+        store.erase(NS, "raw")
+    if hasattr(store, "atomic"):
+        with pytest.raises(InvalidInputError, match="inside store.atomic"), store.atomic():
+            store.erase(NS)
+    assert store.erase([NS, OTHER]) >= 0.0  # an empty store erases without error

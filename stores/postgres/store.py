@@ -41,7 +41,7 @@ from ...records.model import (
 from ..arguments import as_records, dedupe, require_delete_scope
 from ..audited import check_entry, clock_noted, closed
 from ..base import SearchByRequest, Where
-from ..erasure import PARTS
+from ..erasure import PARTS, erased_namespaces
 from ..filters import TimeWindow
 from ..fusion import FusionConfig
 from ..indexing import IndexTextPolicy
@@ -349,18 +349,18 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
                 conn.execute(statement, [namespace])
         return total
 
-    def erase(self, namespace: str, parts: Collection[str] = PARTS) -> float:
+    def erase(self, namespaces: str | Collection[str], parts: Collection[str] = PARTS) -> float:
         """``VACUUM (FULL)`` the tables of ``parts``, so their files hold no deleted row.
 
         A forget calls it once its transaction committed; it returns the seconds taken.
-        Each table is locked while it is rewritten, and the write-ahead log and backups
-        still hold what was deleted (:mod:`.erasure`).
+        The rewrite is of whole tables (every namespace's rows), each locked meanwhile;
+        the write-ahead log and backups still hold what was deleted (:mod:`.erasure`).
 
         Raises:
             InvalidInputError: Called inside :meth:`atomic`: a vacuum runs only after the
                 deletes committed.
         """
-        validate_namespace(namespace)
+        erased_namespaces(namespaces)
         if self._active.get() is not None:
             raise InvalidInputError(
                 "erase() cannot run inside store.atomic(): call it after the block, once "
