@@ -19,6 +19,7 @@ from lamina.agents.common.lexicon import (
     SEASONS_EN,
     WEEKDAYS_EN,
 )
+from lamina.agents.ingest.ownership import decide_owner
 from lamina.agents.ingest.relations import named_relations
 from lamina.agents.ingest.slots import slots_of
 from lamina.records.model import RawTurn
@@ -147,3 +148,17 @@ def test_the_slots_read_the_same_pet_and_partner_words() -> None:
     assert "pet" in slots_of("Ana adoptó un hurón.")
     assert "partner" in slots_of("Lena lebt jetzt mit ihrem Ehemann.")
     assert {"novia", "girlfriend", "ehemann"} <= PARTNER_WORDS
+
+
+@pytest.mark.parametrize(
+    ("turn", "note"),
+    [
+        ("My ferret Bean is settling in.", "Bean is settling in."),
+        ("Mi hurón Bean se está adaptando.", "Bean se está adaptando."),
+        ("Unser Kater Mogli wird nächsten Monat 15.", "Mogli wird nächsten Monat 15."),
+    ],
+)
+def test_a_pets_news_is_its_keepers_in_any_language(turn: str, note: str) -> None:
+    """A ferret was a pet to the slots but not to the owner rule: its news went to Bean."""
+    verdict = decide_owner(note.split()[0], note, turn, "Jen", "Theo", ["Jen", "Theo"])
+    assert verdict.owner == "Jen"
