@@ -9,7 +9,12 @@ and every marker that was not forgotten is still found (so the scan can fail).
 
 On Postgres the data folder is the cluster's, read after a ``CHECKPOINT`` (so the table
 files hold what the database holds), except ``pg_wal``: the write-ahead log is the
-operator's to retire, as docs/concepts/forget.md says.
+operator's to retire, as docs/concepts/forgetting.md says.
+
+Also: a Memory's own files (checkpoints, reply cache) after ``Memory.forget``; the user's
+report replayed through the CLI (``lamina ingest``, ``lamina forget --subject``, grep); a
+restarted Chroma reading the scrubbed files; one erasure for many forgets in a deferred
+block; and the refusals of ``erase``. Each grep test fails on the code before erasure.
 """
 
 from __future__ import annotations
@@ -380,3 +385,48 @@ def test_erase_refuses_unknown_parts_and_a_postgres_transaction(case: Any) -> No
         with pytest.raises(InvalidInputError, match="inside store.atomic"), store.atomic():
             store.erase(NS)
     assert store.erase([NS, OTHER]) >= 0.0  # an empty store erases without error
+
+
+def test_lamina_forget_then_grep_of_the_data_dir_finds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The user's report, replayed: ``lamina ingest``, ``lamina forget --subject``, grep."""
+    import json
+
+    from lamina import Memory, MemoryConfig
+    from lamina.cli import main
+    from lamina.testing import SchemaChatModel
+
+    number, kept = "07700 900123", "zqkeptx" + uuid.uuid4().hex[:8]
+
+    def construction(messages: list[Any]) -> str:
+        text = "\n".join(str(m.content) for m in messages)
+        said = number if number in text else kept
+        return f"T|Phone\nS|Ana gave her number {said}\nF|t1|Ana|Ana's number is {said}"
+
+    model = SchemaChatModel().script("ConstructionLines", *[construction] * 8)
+
+    def factory(config: MemoryConfig) -> Memory:
+        return Memory(config=config, embeddings=FakeEmbeddings(), chat_model=model)
+
+    folder = tmp_path / "data"
+    turns = tmp_path / "turns.jsonl"
+    said = {"s1": f"Call me on {number}", "s2": f"My locker is {kept}"}
+    lines = [
+        {
+            "speaker": "Ana",
+            "text": text,
+            "session_id": session,
+            "occurred_at": f"2024-05-0{n}T18:20:00Z",
+        }
+        for n, (session, text) in enumerate(said.items(), start=8)
+    ]
+    turns.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    common = ["-n", NS, "--data-dir", str(folder)]
+    assert main(["ingest", str(turns), *common], memory_factory=factory) == 0
+    assert scan(folder, {number}, lambda p: False)[number]  # the number was written
+    assert main(["forget", "--subject", number, *common], memory_factory=factory) == 0
+    capsys.readouterr()
+    after = scan(folder, {number, kept}, lambda p: False)
+    assert after[number] == [], after[number]
+    assert after[kept]  # the other session is still stored
