@@ -271,6 +271,35 @@ def open_store(
     return ChromaMemoryStore(client, **kwargs)
 
 
+def postgres_store(dsn: str, config: RetrievalConfig, embeddings: Embeddings) -> MemoryStore:
+    """A PostgresMemoryStore in a fresh schema at ``dsn``, with the preset's index policy.
+
+    Its lexical channel is Postgres full text, so the preset's BM25 and analyzer settings
+    do not apply; the fusion settings do.
+    """
+    from lamina.stores.postgres import PostgresMemoryStore
+
+    return PostgresMemoryStore.connect(
+        dsn,
+        schema=f"locomo_{uuid.uuid4().hex[:12]}",
+        embeddings=embeddings,
+        index_policy=config.index_policy(),
+        fusion=config.fusion(),
+    )
+
+
+def drop_schema(store: MemoryStore) -> None:
+    """Drop the benchmark's schema and close the pool."""
+    pool = getattr(store, "pool", None)
+    names = getattr(store, "names", None)
+    if pool is not None and names is not None:
+        with pool.connection() as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{names.schema}" CASCADE')
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
 def ingest(
     store: MemoryStore, conversations: Sequence[Conversation], config: RetrievalConfig
 ) -> dict[str, float]:
@@ -434,6 +463,7 @@ def run_benchmark(
     store: MemoryStore | None = None,
     progress: Callable[[str], None] | None = None,
     wrap: Callable[[MemoryStore], MemoryStore] | None = None,
+    open_store_with: Callable[[RetrievalConfig, Embeddings], MemoryStore] | None = None,
 ) -> dict[str, Any]:
     """Ingest (unless ``store`` already holds the data) and evaluate every mode.
 
@@ -449,7 +479,7 @@ def run_benchmark(
         start = time.perf_counter()
         embeddings.embed_query("warm-up")  # load the model outside the timed ingest
         report["model_load_s"] = time.perf_counter() - start
-        store = open_store(config, embeddings)
+        store = (open_store_with or open_store)(config, embeddings)
         report["ingest"] = ingest(store, conversations, config)
         if isinstance(embeddings, CachingEmbeddings):
             report["ingest"]["embedding_cache_hits"] = embeddings.hits
@@ -591,6 +621,12 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument("--rerank-top-n", type=int, default=30, help="hits the reranker scores")
     parser.add_argument(
+        "--postgres",
+        metavar="DSN",
+        help="run on a PostgresMemoryStore at DSN (a fresh schema, dropped after) instead of "
+        "an ephemeral Chroma; e.g. the DSN `lamina serve-postgres` prints",
+    )
+    parser.add_argument(
         "--rerank-margin", type=float, default=None,
         help="skip reranking when the fused top-1 leads top-2 by this relative margin",
     )  # fmt: skip
@@ -633,15 +669,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(message, file=sys.stderr, flush=True)
 
     progress(f"preset {args.preset}: {config}")
-    report = run_benchmark(
-        conversations,
-        config,
-        embeddings,
-        modes=modes,
-        session_depth=args.session_depth,
-        progress=progress,
-        wrap=wrap,
-    )
+    postgres = None
+    if args.postgres:
+        postgres = postgres_store(args.postgres, config, embeddings)
+    try:
+        report = run_benchmark(
+            conversations,
+            config,
+            embeddings,
+            modes=modes,
+            session_depth=args.session_depth,
+            progress=progress,
+            wrap=wrap,
+            open_store_with=None if postgres is None else (lambda c, e: postgres),
+        )
+    finally:
+        if postgres is not None:
+            drop_schema(postgres)
+    report["backend"] = "postgres" if postgres is not None else "chroma"
     report["preset"] = args.preset
     report["embedder"] = args.embedder
     if args.rerank_model_dir is not None:

@@ -70,10 +70,10 @@ class PostgresLexicalIndex:
         return iter(sorted(self.ids()))
 
     def scores(self, query: str) -> dict[str, float]:
-        """Return the ``ts_rank_cd`` score of every document that shares a term with ``query``."""
+        """Return the ``ts_rank`` score of every document that shares a term with ``query``."""
         any_terms, any_terms_of = self._names("any_terms"), self._names("any_terms_of")
         statement = sql.SQL(
-            "SELECT id, ts_rank_cd(tsv, {at}(ts_config::regconfig, %(q)s), 1)::float8 FROM {t} "
+            "SELECT id, ts_rank(tsv, {at}(ts_config::regconfig, %(q)s), 0)::float8 FROM {t} "
             "WHERE namespace = %(ns)s AND tsv @@ {ato}(%(languages)s::regconfig[], %(q)s) "
             "AND tsv @@ {at}(ts_config::regconfig, %(q)s)"
         ).format(at=any_terms, ato=any_terms_of, t=self._table)

@@ -81,7 +81,7 @@ def search_statement(
     """One statement ranking every search: dense, lexical and their RRF, in SQL.
 
     Each ranking is a chain of CTEs: the dense candidates (pgvector's cosine distance,
-    served by the HNSW index), the lexical candidates (``ts_rank_cd`` over the GIN-indexed
+    served by the HNSW index), the lexical candidates (``ts_rank`` over the GIN-indexed
     ``tsvector``, any query term matching under the record's own text-search
     configuration), their 1-based ranks (ties broken by id, as the Chroma store does), and
     the fused top ``k``: ``sum(weight / (rrf_k + rank))``. The rows of all rankings come
@@ -117,8 +117,8 @@ def search_statement(
         if mode in ("hybrid", "bm25"):
             ctes.append(
                 sql.SQL(
-                    "{lx} AS MATERIALIZED (SELECT t.id, ts_rank_cd(t.tsv, "
-                    "{any_terms}(t.ts_config::regconfig, {q}), 1)::float8 AS score "
+                    "{lx} AS MATERIALIZED (SELECT t.id, ts_rank(t.tsv, "
+                    "{any_terms}(t.ts_config::regconfig, {q}), 0)::float8 AS score "
                     "FROM {table} t WHERE {where} "
                     "AND t.tsv @@ {any_terms_of}(%(languages)s::regconfig[], {q}) "
                     "AND t.tsv @@ {any_terms}(t.ts_config::regconfig, {q}) "

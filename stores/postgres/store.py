@@ -1,7 +1,7 @@
 """``PostgresMemoryStore``: every granularity in Postgres, searched by Postgres alone.
 
 pgvector (HNSW, cosine) ranks the dense channel, full text (``tsvector`` with a GIN index,
-``ts_rank_cd``) the lexical one, and RRF fuses them in the same SQL statement, so a
+``ts_rank``) the lexical one, and RRF fuses them in the same SQL statement, so a
 :meth:`~PostgresMemoryStore.search_many` request is one round trip. There is no
 in-process index, change log, journal or snapshot: every process reads the committed
 rows, so each sees every other's writes on both channels at once. A supersede and its
