@@ -38,6 +38,7 @@ class EditMethods:
     config: MemoryConfig
     checkpointer: BaseCheckpointSaver[Any] | None
     _own_persistent_store: bool
+    _own_postgres_store: bool
 
     def _erased(self, namespace: str, result: ForgetResult) -> ForgetResult:
         """Erase what the forget removed from this Memory's own files too (:mod:`.erasure`)."""
@@ -46,6 +47,7 @@ class EditMethods:
                 self.config,
                 namespace,
                 own_persistent_store=self._own_persistent_store,
+                own_postgres_store=self._own_postgres_store,
                 checkpointer=self.checkpointer,
             )
         return result

@@ -1,21 +1,22 @@
 """The files a :class:`~lamina.Memory` writes beside its store, erased after a forget.
 
-A Memory that opened its own persistent store also writes two SQLite files in its data
-folder, and both can hold what a forget removes:
+Besides its store, a Memory writes two things that can hold what a forget removes:
 
-- ``checkpoints.sqlite``: every run's graph state (the turns of an ``add``, the memories an
-  ``answer`` was shown), one thread per run, named ``<namespace>/<kind>/...``. A forget
+- the checkpoints (``checkpoints.sqlite`` in the data folder, or the Postgres
+  checkpointer's tables): every run's graph state (the turns of an ``add``, the memories
+  an ``answer`` was shown), one thread per run, named ``<namespace>/<kind>/...``. A forget
   deletes every thread of its namespace: finished runs need none, and an interrupted
   ``add`` of that namespace then starts over instead of resuming (resuming could write
   the forgotten turn back).
-- ``construction_journal.sqlite``: the model's construction replies, keyed by a hash of
-  the prompt. A key does not say which namespace or turns a reply came from, so a forget
-  empties the whole cache; the next build of the same turns calls the model again.
+- ``construction_journal.sqlite`` (a Memory that opened its persistent Chroma): the
+  model's construction replies, keyed by a hash of the prompt. A key does not say which
+  namespace or turns a reply came from, so a forget empties the whole cache; the next
+  build of the same turns calls the model again.
 
-Each file is then vacuumed and its write-ahead log truncated, so neither the deleted rows
-nor their old pages stay in it. Any other checkpointer (in memory, Postgres, or one the
-caller passed) has the namespace's threads deleted through its own API; what its storage
-keeps of them afterwards (Postgres's dead tuples and WAL) is not erased here.
+Each SQLite file is then vacuumed and its write-ahead log truncated, so neither the deleted
+rows nor their old pages stay in it; the Postgres checkpointer's tables are rewritten with
+``VACUUM (FULL)`` (its write-ahead log is the operator's). Any other checkpointer (in
+memory, or one the caller passed) has the namespace's threads deleted through its API.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ..config import MemoryConfig
 
-__all__ = ["erase_memory_files", "erase_threads", "vacuum_sqlite"]
+__all__ = ["erase_memory_files", "erase_postgres_checkpoints", "erase_threads", "vacuum_sqlite"]
 
 BUSY_TIMEOUT_S = 30.0
 """How long an erasure waits for another connection to the same file."""
@@ -89,6 +90,35 @@ def erase_reply_file(path: Path) -> int:
     return deleted
 
 
+def erase_postgres_checkpoints(uri: str, namespace: str) -> int:
+    """Delete the namespace's threads from a ``PostgresSaver`` database, then rewrite its tables.
+
+    Deleted rows stay in a table's files until a ``VACUUM (FULL)`` rewrites them (as for
+    the store, :mod:`lamina.stores.postgres.erasure`); the write-ahead log is not erased.
+    """
+    import psycopg
+    from psycopg import sql
+
+    prefix = f"{namespace}/"
+    deleted = 0
+    with psycopg.connect(uri, autocommit=True) as conn:
+        for table in _SAVER_TABLES:
+            if conn.execute("SELECT to_regclass(%s)", [table]).fetchone() == (None,):
+                continue
+            deleted += conn.execute(
+                sql.SQL("DELETE FROM {} WHERE left(thread_id, %s) = %s").format(
+                    sql.Identifier(table)
+                ),
+                [len(prefix), prefix],
+            ).rowcount
+            conn.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(table)))
+    return deleted
+
+
+_SAVER_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+"""The tables a LangGraph ``PostgresSaver`` keeps a thread's state in."""
+
+
 def erase_threads(checkpointer: BaseCheckpointSaver[Any], namespace: str) -> int:
     """Delete a namespace's threads through a checkpointer's own API; return how many."""
     prefix = f"{namespace}/"
@@ -108,14 +138,21 @@ def erase_memory_files(
     *,
     own_persistent_store: bool,
     checkpointer: BaseCheckpointSaver[Any] | None,
+    own_postgres_store: bool = False,
 ) -> None:
     """Erase the namespace from the checkpoints and reply cache this Memory writes."""
     kind = config.checkpointer
-    ours = kind == "sqlite" or (kind == "auto" and own_persistent_store)
-    if checkpointer is not None and not (ours and isinstance(checkpointer, SqliteSaver)):
+    if kind == "auto":
+        kind = "sqlite" if own_persistent_store else "postgres" if own_postgres_store else "none"
+    uri = config.checkpoint_uri
+    if kind == "postgres" and uri is not None:
+        erase_postgres_checkpoints(uri, namespace)  # whether or not this process opened it
+    elif checkpointer is not None and not (
+        kind == "sqlite" and isinstance(checkpointer, SqliteSaver)
+    ):
         erase_threads(checkpointer, namespace)
     path = config.resolved_sqlite_path.expanduser()
-    if ours and path.exists():
+    if kind == "sqlite" and path.exists():
         erase_checkpoint_file(path, namespace)
     journal = config.resolved_journal_path
     if config.construction_journal and own_persistent_store and journal.exists():

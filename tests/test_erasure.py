@@ -430,3 +430,37 @@ def test_lamina_forget_then_grep_of_the_data_dir_finds_nothing(
     after = scan(folder, {number, kept}, lambda p: False)
     assert after[number] == [], after[number]
     assert after[kept]  # the other session is still stored
+
+
+def test_the_postgres_checkpointer_keeps_no_thread_of_a_forgotten_namespace(
+    postgres_dsn: str,
+) -> None:
+    """Checkpoints in Postgres: the namespace's threads are deleted and the tables rewritten,
+    so the cluster's table files no longer hold their state; other namespaces' stay."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from lamina import MemoryConfig
+    from lamina.graphs.checkpoint import open_checkpointer
+    from lamina.memory.erasure import erase_memory_files
+
+    gone, kept = Item(0), Item(1)
+    with open_checkpointer(postgres_dsn) as saver:
+        for ns, item in ((NS, gone), (OTHER, kept)):
+            state = empty_checkpoint()
+            state["channel_values"] = {"turns": f"My locker code is {item.marker('raw')}"}
+            state["channel_versions"] = {"turns": 1}
+            config: Any = {"configurable": {"thread_id": f"{ns}/add/x", "checkpoint_ns": ""}}
+            saver.put(config, state, {}, {"turns": 1})
+    import psycopg
+
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        folder = Path(str(conn.execute("SHOW data_directory").fetchone()[0]))
+        conn.execute("CHECKPOINT")
+        markers = {gone.marker("raw"), kept.marker("raw")}
+        assert all(scan(folder, markers, lambda p: p.name == "pg_wal").values())
+        config = MemoryConfig(checkpointer="postgres", postgres_uri=postgres_dsn)
+        erase_memory_files(config, NS, own_persistent_store=False, checkpointer=None)
+        conn.execute("CHECKPOINT")
+        after = scan(folder, markers, lambda p: p.name == "pg_wal")
+    assert after[gone.marker("raw")] == []
+    assert after[kept.marker("raw")]
