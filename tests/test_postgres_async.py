@@ -4,6 +4,7 @@ awaiting them. They give the sync calls' answers and run concurrently on one loo
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -231,6 +232,31 @@ def test_calls_that_start_together_share_one_async_pool(
 
     assert asyncio.run(scenario()) == [4] * 6
     assert len(opened) == 1 and opened[0].closed
+
+
+def test_each_event_loop_gets_its_own_async_pool_closed_at_its_end(
+    postgres_dsn: str, schema: str
+) -> None:
+    store = PostgresMemoryStore.connect(postgres_dsn, schema=schema, embeddings=FakeEmbeddings())
+    store.add("user:alice", turns("user:alice"))
+    counts: list[int] = []
+    pools: list[Any] = []
+
+    def twice() -> None:  # asyncio.run with no aclose: the loop's end closes its pool
+        for _ in range(2):
+            counts.append(asyncio.run(store.acount("raw", "user:alice")))
+            pools.append(store._apool)
+
+    runner = threading.Thread(target=twice, daemon=True)
+    runner.start()
+    runner.join(timeout=60)
+    try:
+        assert not runner.is_alive(), "asyncio.run did not return: its pool kept the loop"
+        assert counts == [4, 4]
+        assert pools[0] is not pools[1]  # a pool of an ended loop cannot serve the next
+        assert pools[0].closed and pools[1].closed
+    finally:
+        asyncio.run(store.aclose())
 
 
 def test_a_store_without_a_dsn_or_async_pool_says_how_to_get_one(

@@ -8,7 +8,7 @@ same answers. Embedding, which is CPU work, runs through the embedder's own asyn
 
 The async pool is opened on the first async call, on the event loop that makes it; a
 pool serves one loop, so a call from another loop opens another. :meth:`AsyncCalls.aclose`
-closes it.
+closes it, and so does the end of its loop (``asyncio.run`` returning).
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class AsyncCalls(RecordReads):
     _apool_loop: asyncio.AbstractEventLoop | None
     _apool_size: int
     _apool_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]
+    _apool_guard: asyncio.Task[None] | None
 
     def _bind_async(
         self, dsn: str | None, pool: AsyncConnectionPool[Any] | None, max_size: int
@@ -79,6 +80,7 @@ class AsyncCalls(RecordReads):
         self._apool_loop = None
         self._apool_size = max_size
         self._apool_locks = weakref.WeakKeyDictionary()
+        self._apool_guard = None
 
     async def _async_pool(self) -> AsyncConnectionPool[Any]:
         """The async pool of the running loop: the injected one, or one opened on the DSN.
@@ -113,13 +115,22 @@ class AsyncCalls(RecordReads):
         )
         await pool.open()
         self._apool, self._apool_loop = pool, loop
+        self._apool_guard = loop.create_task(_close_with_loop(pool), name="lamina-pool-closer")
         return pool
 
     async def aclose(self) -> None:
-        """Close the async pool (if one is open) and the sync pool."""
-        pool, self._apool = self._apool, None
-        if pool is not None:
-            await pool.close()
+        """Close the async pool (if one is open) and the sync pool.
+
+        A pool is closed on the loop that opened it; one left by a loop that has ended
+        (its tasks are gone, so closing it would wait forever) is dropped instead.
+        """
+        pool, loop = self._apool, self._apool_loop
+        self._apool = self._apool_loop = None
+        if pool is not None and loop in (None, asyncio.get_running_loop()):
+            await pool.close(timeout=5.0)
+        guard, self._apool_guard = self._apool_guard, None
+        if guard is not None:
+            guard.cancel()
         self.close()
 
     @asynccontextmanager
@@ -304,6 +315,19 @@ async def _aupsert(
     """The upsert of :func:`.rows.upsert`, on an async connection."""
     async with conn.cursor() as cur:
         await cur.executemany(upsert_statement(names, gran), upsert_params(rows))
+
+
+async def _close_with_loop(pool: AsyncConnectionPool[Any]) -> None:
+    """Close ``pool`` when its event loop ends (``asyncio.run`` cancels every task).
+
+    psycopg_pool's own tasks ignore cancellation, so a pool still open when its loop ends
+    would keep ``asyncio.run`` from returning; this task closes it then.
+    """
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        await pool.close(timeout=5.0)
+        raise
 
 
 def _unused(text: str) -> list[float]:
