@@ -17,7 +17,7 @@ import pytest
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from lamina import Memory, MemoryConfig
-from lamina.errors import InvalidInputError
+from lamina.errors import InvalidInputError, StoreUnavailableError
 from lamina.records.audit import AuditEntry
 from lamina.stores import FactRecord, ProfileRecord, RawTurn
 from lamina.stores.base import Ranking, SearchRequest
@@ -257,6 +257,31 @@ def test_each_event_loop_gets_its_own_async_pool_closed_at_its_end(
         assert pools[0].closed and pools[1].closed
     finally:
         asyncio.run(store.aclose())
+
+
+def test_an_unreachable_database_is_a_retryable_store_error(postgres_dsn: str, schema: str) -> None:
+    sync_pool: ConnectionPool[Any] = ConnectionPool(
+        postgres_dsn, min_size=1, max_size=1, timeout=2, kwargs={"prepare_threshold": None},
+        configure=configure_connection, open=True,
+    )  # fmt: skip
+    store = PostgresMemoryStore(
+        sync_pool,
+        schema=schema,
+        embeddings=FakeEmbeddings(),
+        dsn="postgresql://u:secret@127.0.0.1:1/mem",  # where the async calls go: nothing
+        where="postgres://127.0.0.1:1/mem",
+    )
+
+    async def scenario() -> None:
+        try:
+            with pytest.raises(StoreUnavailableError, match="127.0.0.1:1/mem.*can be retried"):
+                await store.acount("raw", "user:alice")
+        finally:
+            await store.aclose()
+
+    start = time.perf_counter()
+    asyncio.run(scenario())
+    assert time.perf_counter() - start < 20  # the sync pool's 2 s wait, not psycopg's 30 s
 
 
 def test_a_store_without_a_dsn_or_async_pool_says_how_to_get_one(

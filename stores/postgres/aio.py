@@ -108,6 +108,7 @@ class AsyncCalls(RecordReads):
             dsn,
             min_size=1,
             max_size=self._apool_size,
+            timeout=self.pool.timeout,  # as long as the sync pool waits for a connection
             kwargs={"prepare_threshold": None},
             configure=aconfigure_connection,
             name=f"lamina async {self.where}",
