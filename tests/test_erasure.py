@@ -464,3 +464,42 @@ def test_the_postgres_checkpointer_keeps_no_thread_of_a_forgotten_namespace(
         after = scan(folder, markers, lambda p: p.name == "pg_wal")
     assert after[gone.marker("raw")] == []
     assert after[kept.marker("raw")]
+
+
+def test_a_writer_running_beside_the_erasure_loses_nothing(
+    chroma_case: tuple[Any, Any], tmp_path: Path
+) -> None:
+    """Erasure holds the store's locks while it rewrites: another thread's adds to the same
+    namespace all land, and a cold mirror (from the rewritten snapshot and journal, on a
+    second store object) serves every one of them."""
+    import threading
+
+    (store, between), _ = chroma_case
+    items = [Item(n) for n in range(8)]
+    populate(store, items, between)
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for n in range(30):
+                turn = RawTurn(
+                    id=f"w{n}", namespace=NS, text=f"writer note {n} zqwri{n:02d}",
+                    speaker="Cy", session_id="s9", turn_index=n + 1, occurred_at=T0,
+                )  # fmt: skip
+                store.add(NS, [turn])
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            errors.append(e)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    forget_all_items(store, items)
+    thread.join(timeout=120)
+    assert not thread.is_alive() and errors == []
+    wanted = {f"w{n}" for n in range(30)}
+    assert wanted <= {r.id for r in store.get("raw", NS)}
+    cold = ChromaMemoryStore.persistent(tmp_path / "data" / "chroma", embeddings=FakeEmbeddings())
+    mirror = cold.lexical_index("raw", NS)
+    for n in (0, 17, 29):
+        hits = cold.search(f"zqwri{n:02d}", "raw", NS, k=3, mode="bm25")
+        assert [h.record.id for h in hits][:1] == [f"w{n}"]
+    assert len(mirror) == store.count("raw", NS)
