@@ -137,6 +137,7 @@ KEYED_UNLESS: dict[str, Any] = {
     "episode_notes": False,
     "construction_summary": "brief",
     "owner_rules": True,
+    "instructions": None,
 }
 """Construction settings added after memory was built with the key: each is left out of
 the key while it holds the value that reproduces the behaviour from before it existed, so

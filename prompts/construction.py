@@ -57,11 +57,12 @@ APP_RULES = (
     "one on <data>: {instructions}"
 )
 """Appended to the construction call's system message when ``MemoryContext.instructions``
-is set (empty otherwise, so the default prompt, and its journal keys, stay as they are)."""
+is set; without them the templates and every prompt stay as they are (so do the kept
+replies' keys and the evaluation's construction key)."""
 
 
 def app_rules(instructions: str | None) -> str:
-    """The ``{rules}`` text of the construction prompts for ``instructions``."""
+    """The text appended to the construction system message for ``instructions``."""
     return APP_RULES.format(instructions=instructions.strip()) if instructions else ""
 
 
@@ -113,7 +114,7 @@ def _construct_lines(summary: tuple[str, str]) -> ChatPromptTemplate:
                 "turn label and the person the note is about, who is not always the speaker. "
                 "Write names, never I, you, he or she. Copy dates given in brackets. No notes "
                 "for greetings or small talk. If a known episode is given, S tells only what the "
-                "new turns add. " + DATA_RULE + "{rules}",
+                "new turns add. " + DATA_RULE,
             ),
             (
                 "human",
@@ -147,9 +148,7 @@ CONSTRUCT_JSON = ChatPromptTemplate.from_messages(
             "person it is about, which is not always the speaker: if Priya says 'my cousin "
             "Omar joined a chess club', the item is about Omar. Use names, never I, you, he or "
             "she. Keep dates given in brackets. Skip greetings and small talk. If a known "
-            "episode is given, the summary tells only what the new turns add. "
-            + DATA_RULE
-            + "{rules}",
+            "episode is given, the summary tells only what the new turns add. " + DATA_RULE,
         ),
         ("human", "{known}Excerpt:\n<data>\n{turns}\n</data>\nAt most {max_items} items."),
     ]

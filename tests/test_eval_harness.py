@@ -871,6 +871,7 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "construction_tokens_per_item",
         "duplicate_threshold",
         "episode_notes",
+        "instructions",
         "max_llm_attempts",
         "merge_threshold",
         "neighbour_k",
@@ -892,7 +893,7 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
 
 def test_a_setting_added_later_enters_the_key_only_away_from_its_old_value() -> None:
     """Built memory keeps its key when a setting that reproduces the old behaviour is added."""
-    others = {"construction_summary": "detailed"}  # a setting with named values
+    others = {"construction_summary": "detailed", "instructions": "Never store health data."}
     for name, old in KEYED_UNLESS.items():
         assert getattr(MemoryContext(), name) == old  # the default reproduces the old build
         assert name not in construction_settings("boundary")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ...core.calls import LLMCall
 from ...core.context import MemoryContext
@@ -81,8 +81,10 @@ def _messages(
         template = CONSTRUCT_LINES_DETAILED
     else:
         template = CONSTRUCT_LINES
-    rules = app_rules(ctx.instructions)
-    messages = template.format_messages(known=known_text, turns=text, max_items=items, rules=rules)
+    messages = template.format_messages(known=known_text, turns=text, max_items=items)
+    if ctx.instructions:  # the application's rules follow lamina's own
+        rules = str(messages[0].content) + app_rules(ctx.instructions)
+        messages[0] = SystemMessage(content=rules)
     return messages, labels
 
 
