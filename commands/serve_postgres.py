@@ -56,14 +56,19 @@ def run_serve_postgres(args: argparse.Namespace) -> int:
         overrides = {"data_dir": args.data_dir} if args.data_dir is not None else {}
         folder = MemoryConfig.from_env(**overrides).data_dir.expanduser() / PGDATA
     stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # Ctrl-C and SIGTERM both set the event: the wait below ends and the server stops on
+    # the one path, never from a KeyboardInterrupt raised inside a lock's wait
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         serve(folder, stop)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a Ctrl-C before the handlers were set
         pass
     finally:
-        if previous is not None:  # None: set outside Python, nothing to restore
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            if handler is not None:  # None: set outside Python, nothing to restore
+                signal.signal(sig, handler)
     warn("the embedded Postgres stopped")
     return 0
 
