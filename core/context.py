@@ -88,8 +88,9 @@ class MemoryContext:
     models) or a JSON object validated against the schema (for API models)."""
     instructions: str | None = None
     """The application's rules for what construction keeps or leaves out ("only the
-    user's preferences and plans", "never store health data"), added to the construction
-    call's system message above its own rules (``prompts.construction.APP_RULES``). None
+    user's preferences and plans", "never store health data"), appended to the
+    construction call's system message and ranked above its own rules
+    (``prompts.construction.APP_RULES``). None
     (the default) leaves the prompt as it is. A model follows them as well as it follows
     its other rules; the raw turns are stored whatever they say."""
     construction_max_items: int = 12

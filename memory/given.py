@@ -201,6 +201,7 @@ class GivenFactsMethods:
             NamespaceError: A missing or malformed namespace.
         """
         namespace = require_namespace(namespace)
+        ctx = self.config.memory_context(namespace)  # a bad setting fails before any write
         now = utc_now()
         records = given_records(
             facts,
@@ -216,10 +217,13 @@ class GivenFactsMethods:
             self.store.add(namespace, new)
         deps = NodeDeps(store=self.store, caller=_OnFirstCall(self._models.get, self.config))
         log = StepLog(JUDGE, deps)
-        ctx = self.config.memory_context(namespace)
         written = []
         for conflict in judge_facts(log, ctx, [r.id for r in new]) if new else []:
-            done = supersede(log, ctx, conflict)
+            try:
+                done = supersede(log, ctx, conflict)
+            except Exception as e:  # the facts are stored; a failed supersede is reported
+                log.fail("supersede", e)
+                continue
             if done is not None:
                 written.append(done)
         calls: list[LLMCall] = list(log.calls)

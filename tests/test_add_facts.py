@@ -156,3 +156,20 @@ def test_the_async_twin_stores_the_same() -> None:
     m = memory()
     result = asyncio.run(m.aadd_facts(["Alice works at Acme"], namespace=NS, subject="Alice"))
     assert facts(m)["Alice works at Acme"].id == result.new_fact_ids[0]
+
+
+def test_a_failing_supersede_is_reported_and_the_facts_stay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    m = memory()
+    m.add_facts(["Alice lives in Boston"], namespace=NS, subject="Alice", valid_from=T0)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the store went away")
+
+    monkeypatch.setattr(m.store, "mark_superseded", broken)
+    result = m.add_facts(
+        ["Alice moved to Denver"], namespace=NS, subject="Alice", valid_from=T0 + timedelta(60)
+    )
+    assert result.written == [] and [f.step for f in result.failures] == ["supersede"]
+    assert set(facts(m)) == {"Alice lives in Boston", "Alice moved to Denver"}
