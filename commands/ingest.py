@@ -196,10 +196,9 @@ class RawOnlyWriter:
         no_model: Any = None  # the raw-write node reads only the store and the clock
         self._node = make_raw_write(NodeDeps(store=memory.store, caller=no_model))
 
-    def write(self, namespace: str, turns: Sequence[TurnInput]) -> tuple[list[str], list[str]]:
-        """Store ``turns``; return the new and the already stored raw ids."""
+    def write(self, namespace: str, turns: Sequence[TurnInput]) -> None:
+        """Store ``turns`` (the counts come from the store: :meth:`Tally.settle`)."""
         from langgraph.runtime import Runtime
 
         runtime = Runtime(context=self._memory.config.memory_context(namespace))
-        out = self._node({"turns": list(turns)}, runtime)
-        return list(out["new_raw_ids"]), list(out["duplicate_raw_ids"])
+        self._node({"turns": list(turns)}, runtime)

@@ -33,7 +33,7 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ..llm.structured import StructuredCaller
 from ..records.model import FactRecord, MetadataValue, stable_id, utc_now
 from ..stores.chroma import ChromaMemoryStore
-from .inputs import require_aware, require_namespace
+from .inputs import first_problem, require_aware, require_namespace
 from .models import ChatModelProvider
 from .results import _LLMResult
 from .twins import in_thread
@@ -136,9 +136,7 @@ def _fact_input(item: object, n: int) -> FactInput:
     try:
         return FactInput.model_validate(dict(item))
     except ValidationError as e:
-        first = e.errors()[0]
-        place = ".".join(str(p) for p in first.get("loc", ()))
-        raise InvalidInputError(f"facts[{n}].{place}: {first['msg']}") from e
+        raise InvalidInputError(f"facts[{n}].{first_problem(e)}") from e
 
 
 class _OnFirstCall(StructuredCaller):

@@ -64,6 +64,13 @@ def require_add_options(options: Mapping[str, object]) -> None:
         )
 
 
+def first_problem(error: ValidationError) -> str:
+    """The first problem pydantic found, as one line: ``field.path: what is wrong``."""
+    first = error.errors()[0]
+    place = ".".join(str(p) for p in first.get("loc", ())) or "value"
+    return f"{place}: {first.get('msg', 'invalid')}"
+
+
 def type_name(value: object) -> str:
     """The type of ``value`` as a user reads it: ``bytes``, ``int``, ``NoneType``."""
     return type(value).__name__

@@ -41,6 +41,7 @@ from ..records.model import RECORD_TYPES, Granularity, MemoryRecord, ProfileReco
 from ..stores.atomic import all_or_nothing
 from ..stores.base import MemoryStore
 from ..stores.chroma import ChromaMemoryStore
+from .inputs import first_problem
 from .twins import in_thread
 
 FORMAT: Literal["lamina-export"] = "lamina-export"
@@ -255,7 +256,7 @@ def _header(line: str, where: str, n: int) -> ExportHeader:
     try:
         header = ExportHeader.model_validate(value)
     except ValidationError as e:
-        raise InvalidInputError(f"{where}, line {n}: a broken header ({_first_error(e)})") from e
+        raise InvalidInputError(f"{where}, line {n}: a broken header ({first_problem(e)})") from e
     validate_namespace(header.namespace)
     return header
 
@@ -282,16 +283,10 @@ def _take(portable: Portable, value: dict[str, Any], where: str, n: int, ns: str
             raise ValueError(f"unknown line type {kind!r} (record, profile or audit)")
     except ValidationError as e:
         raise InvalidInputError(
-            f"{where}, line {n}: {_first_error(e)}; nothing was imported"
+            f"{where}, line {n}: {first_problem(e)}; nothing was imported"
         ) from e
     except ValueError as e:
         raise InvalidInputError(f"{where}, line {n}: {e}; nothing was imported") from e
-
-
-def _first_error(error: ValidationError) -> str:
-    first = error.errors()[0]
-    place = ".".join(str(p) for p in first.get("loc", ())) or "value"
-    return f"{place}: {first.get('msg', 'invalid')}"
 
 
 class PortableMethods:
