@@ -194,6 +194,18 @@ class MemoryConfig(BaseModel):
         description="Postgres connection string for the postgres checkpointer; default the "
         "dsn of the postgres backend, so memory and checkpoints share one database.",
     )
+    background_max_pending: int = Field(
+        default=1000,
+        ge=1,
+        description='Turns an add(..., consolidate="background") may leave waiting for this '
+        "Memory's worker; a call that would pass it waits (see background_wait).",
+    )
+    background_wait: float = Field(
+        default=30.0,
+        ge=0,
+        description="Seconds a background add waits for room in the worker's queue before "
+        "it raises ConsolidationBacklogError, having stored nothing.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> MemoryConfig:

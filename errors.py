@@ -85,3 +85,21 @@ class StoreUnavailableError(LaminaError):
     Writes are idempotent by record id: once the server is back, re-sending the same
     records resumes without duplicates. The message names the server.
     """
+
+
+class ConsolidationPendingError(LaminaError, TimeoutError):
+    """Background consolidation did not finish in time; the turns stay pending, stored.
+
+    ``pending`` is how many raw turns still await it (in the namespace asked, or in all).
+    """
+
+    def __init__(self, message: str, *, pending: int) -> None:
+        super().__init__(message)
+        self.pending = pending
+
+
+class ConsolidationBacklogError(LaminaError):
+    """A background ``add`` found the worker's queue full and waited in vain.
+
+    Nothing of the call was stored, so it can be sent again.
+    """

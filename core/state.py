@@ -78,6 +78,9 @@ class IngestInput(TypedDict, total=False):
 
     turns: list[TurnInput | dict[str, Any]]
     session_closed: bool
+    pending_raw_ids: list[str]
+    """Turns already stored (``add(..., consolidate="background")``) to build now,
+    instead of ``turns``."""
 
 
 class IngestState(TypedDict, total=False):
@@ -85,6 +88,7 @@ class IngestState(TypedDict, total=False):
 
     turns: list[TurnInput | dict[str, Any]]
     session_closed: bool
+    pending_raw_ids: list[str]
     new_raw_ids: list[str]
     duplicate_raw_ids: list[str]
     trigger: TriggerDecision

@@ -47,7 +47,7 @@ def route_request(state: MemoryState) -> Literal["ingest", "recall"]:
     """Send questions to recall and turns to ingest."""
     if state.get("question"):
         return RECALL
-    if state.get("turns"):
+    if state.get("turns") or state.get("pending_raw_ids"):
         return INGEST
     raise InvalidInputError(
         "send {'turns': [...]} to remember a conversation or {'question': '...'} to recall"

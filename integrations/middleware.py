@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langgraph.runtime import Runtime
 
 from ..errors import InvalidInputError
+from ..memory.background import Consolidate, require_consolidate
 from .formatting import memory_block
 from .namespace import (
     DEFAULT_NAMESPACE_KEY,
@@ -134,6 +135,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         session_from: NamespaceSource | None = None,
         recall: bool = True,
         remember: bool = True,
+        consolidate: Consolidate = "background",
     ) -> None:
         """Configure the middleware.
 
@@ -148,6 +150,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
                 function). Default: the run's ``thread_id``, else the facade's per-day session.
             recall: Inject memories before the model call.
             remember: Store the user message and the final reply after the turn.
+            consolidate: ``"background"`` (default) stores the exchange and leaves its
+                construction to the memory's worker, so the reply never waits for the
+                model's consolidation calls; ``"inline"`` builds it before the agent
+                returns.
 
         Raises:
             InvalidInputError: for an unknown ``mode`` or a ``k`` below 1.
@@ -167,6 +173,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         self.mode: RecallMode = mode
         self.recall = recall
         self.remember = remember
+        self.consolidate = require_consolidate(consolidate)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -307,7 +314,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         try:
             namespace = resolve_namespace(runtime.context, self.namespace_from)
             session_id = self._session_id(runtime)
-            result = self.memory.add(exchange, namespace=namespace, session_id=session_id)
+            result = self.memory.add(
+                exchange,
+                namespace=namespace,
+                session_id=session_id,
+                consolidate=self.consolidate,
+            )
         except Exception as e:
             return self._remember_failed(state, e)
         return self._degraded(state, result.failures)
@@ -322,7 +334,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         try:
             namespace = resolve_namespace(runtime.context, self.namespace_from)
             session_id = self._session_id(runtime)
-            result = await self.memory.aadd(exchange, namespace=namespace, session_id=session_id)
+            result = await self.memory.aadd(
+                exchange,
+                namespace=namespace,
+                session_id=session_id,
+                consolidate=self.consolidate,
+            )
         except Exception as e:
             return self._remember_failed(state, e)
         return self._degraded(state, result.failures)

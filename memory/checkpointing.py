@@ -80,7 +80,9 @@ def add_thread(ctx: MemoryContext, state: Mapping[str, Any]) -> RunnableConfig:
         t.model_dump(mode="json") if isinstance(t, BaseModel) else dict(t)
         for t in state.get("turns") or []
     ]
-    payload = {"turns": turns, "session_closed": bool(state.get("session_closed"))}
+    payload: dict[str, Any] = {"turns": turns, "session_closed": bool(state.get("session_closed"))}
+    if state.get("pending_raw_ids"):  # a background build: its turns are stored already
+        payload["pending_raw_ids"] = list(state["pending_raw_ids"])
     digest = hashlib.sha256(
         json.dumps(payload, sort_keys=True, default=str).encode("utf-8")
     ).hexdigest()

@@ -35,6 +35,7 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ..graphs.memory import build_memory_graph
 from ..records.model import MetadataValue
 from ..stores.chroma import ChromaMemoryStore
+from .background import BackgroundMethods, Consolidate, pending_count, require_consolidate
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
 from .editing import EditMethods
 from .filters import require_metadata
@@ -60,7 +61,7 @@ from .results import AddResult, AnswerResult
 from .verbatim import store_verbatim
 
 
-class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
+class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods, BackgroundMethods):
     """Long-term memory for one application: add, search, answer, forget, inspect.
 
     Args:
@@ -244,6 +245,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
         metadata: Mapping[str, MetadataValue] | None = None,
         infer: bool = True,
         instructions: str | None = None,
+        consolidate: Consolidate = "inline",
     ) -> AddResult:
         """Remember a turn or a conversation; consolidation runs per the trigger policy.
 
@@ -266,6 +268,10 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
                 stay raw turns, never consolidated into facts or episodes.
             instructions: What construction keeps or leaves out, for this call (default:
                 ``MemoryConfig.instructions``; see ``MemoryContext.instructions``).
+            consolidate: ``"inline"`` builds facts and episodes in this call;
+                ``"background"`` returns once the raw turns are stored, marked pending in
+                the store, and this Memory's worker builds them later (``flush`` waits
+                for it; ``AddResult.pending_raw_ids`` lists them).
 
         Raises:
             InvalidTypeError: ``messages`` (or an argument) has a type add() does not
@@ -282,10 +288,13 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
             metadata=metadata,
             infer=infer,
             instructions=instructions,
+            consolidate=consolidate,
         )
         state, ctx = self._add_request(messages, namespace, options)
         if not infer:
             return store_verbatim(self.store, ctx, state["turns"])
+        if require_consolidate(consolidate) == "background":
+            return self._add_background(state, ctx, instructions)
         return added(self._invoke(state, ctx, "add"), namespace, self._models.get)
 
     async def aadd(
@@ -295,6 +304,9 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
         state, ctx = self._add_request(messages, namespace, options)
         if not options.get("infer", True):
             return await asyncio.to_thread(store_verbatim, self.store, ctx, state["turns"])
+        if require_consolidate(options.get("consolidate", "inline")) == "background":
+            instructions = options.get("instructions")
+            return await asyncio.to_thread(self._add_background, state, ctx, instructions)
         return added(await self._ainvoke(state, ctx, "add"), namespace, self._models.get)
 
     # ----------------------------------------------------------------- answer
@@ -328,7 +340,9 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
         """
         state, ctx = self._answer_request(question, namespace, window, as_of)
         output = self._invoke(state, ctx, "answer")
-        return answered(output, question, namespace, self._models.get)
+        result = answered(output, question, namespace, self._models.get)
+        result.pending_turns = pending_count(self.store, namespace)
+        return result
 
     async def aanswer(
         self,
@@ -341,21 +355,27 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods):
         """Async :meth:`answer`."""
         state, ctx = self._answer_request(question, namespace, window, as_of)
         output = await self._ainvoke(state, ctx, "answer")
-        return answered(output, question, namespace, self._models.get)
+        result = answered(output, question, namespace, self._models.get)
+        result.pending_turns = await asyncio.to_thread(pending_count, self.store, namespace)
+        return result
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
         """Stop the local model server; close the checkpointer and Postgres store it opened.
 
+        A background worker stops after the batch it is building; turns still pending
+        stay in the store, for the next Memory on it (``flush()`` first to wait for them).
         Safe to call twice; also runs at interpreter exit for a Memory never closed.
         """
         self._closed = True
+        self._stop_worker()
         with self._lock:
             self._graph = None
         self._finalizer()
 
     async def aclose(self) -> None:
         """Async :meth:`close`: the async pool of a Postgres store it opened closes on this loop."""
+        await asyncio.to_thread(self._stop_worker)
         aclose = getattr(self.store, "aclose", None) if self._own_postgres_store else None
         if aclose is not None:
             await aclose()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
@@ -46,6 +46,7 @@ class AddOptions(TypedDict, total=False):
     metadata: Mapping[str, MetadataValue] | None
     infer: bool
     instructions: str | None
+    consolidate: Literal["inline", "background"]
 
 
 def call_context(options: Mapping[str, object]) -> dict[str, object]:

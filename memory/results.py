@@ -81,6 +81,11 @@ class AddResult(_LLMResult):
         description="Set when no LLM call reached the chat model: the raw turns are stored "
         "and will be consolidated by a later add; the text says how to reach a model.",
     )
+    pending_raw_ids: list[str] = Field(
+        default_factory=list,
+        description='consolidate="background": the turns stored and left for the worker '
+        "(see Memory.flush).",
+    )
 
 
 class MemoryHit(_Result):
@@ -125,6 +130,11 @@ class AnswerResult(_LLMResult):
         default_factory=list, description="The Judge's verdict of each round."
     )
     queries: list[str] = Field(default_factory=list, description="Every search query tried.")
+    pending_turns: int = Field(
+        default=0,
+        description="Raw turns of the namespace still awaiting background consolidation: "
+        "found through the raw layer, not yet as facts or episodes.",
+    )
 
     def best_memories(self, k: int) -> list[MemoryHit]:
         """The ``k`` memories that best back the answer.

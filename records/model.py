@@ -187,6 +187,24 @@ message with role ``assistant``/``ai``). Such a turn is stored and shown as cont
 is never the only source of a fact."""
 
 
+class PendingBuild(BaseModel):
+    """A raw turn's consolidation still to run: ``add(..., consolidate="background")``.
+
+    Kept on the turn itself, so what awaits construction is read from the store (both
+    backends filter on ``pending``) and survives a crash or a restart. The worker clears
+    it once the turn's batch is built.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    batch: StrictStr = Field(description="The add call the turn came with; built together.")
+    queued_at: UtcDatetime = Field(description="When the add stored the turn (batch order).")
+    session_closed: bool = Field(default=False, description="The add closed the session.")
+    instructions: StrictStr | None = Field(
+        default=None, description="The add's construction instructions, if any."
+    )
+
+
 class RawTurn(MemoryRecord):
     """One conversation turn, verbatim, written before any LLM call."""
 
@@ -216,6 +234,11 @@ class RawTurn(MemoryRecord):
         default_factory=list,
         description="Relative time expressions in the text, resolved against the turn's "
         "date when it was written (no LLM).",
+    )
+    pending: PendingBuild | None = Field(
+        default=None,
+        description="Set while the turn awaits background consolidation (None: built, or "
+        "added inline).",
     )
 
     def display_text(self) -> str:

@@ -49,6 +49,7 @@ def to_metadata(record: MemoryRecord) -> dict[str, Any]:
             session_id=record.session_id,
             turn_index=record.turn_index,
             consolidated=bool(record.consolidated_into) or record.trivial,
+            pending=record.pending is not None,
         )
     elif isinstance(record, FactRecord):
         meta.update(kind=record.kind, superseded=record.superseded_by is not None)

@@ -16,7 +16,7 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ..records.model import Granularity, MetadataValue, validate_namespace
 
 _FILTERABLE: dict[Granularity, frozenset[str]] = {
-    Granularity.RAW: frozenset({"speaker", "session_id", "turn_index", "consolidated"}),
+    Granularity.RAW: frozenset({"speaker", "session_id", "turn_index", "consolidated", "pending"}),
     Granularity.FACT: frozenset({"kind", "subject", "superseded"}),
     Granularity.EPISODE: frozenset(),
     Granularity.SCENE: frozenset(),

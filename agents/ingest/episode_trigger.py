@@ -138,6 +138,7 @@ def _recurrence(
 ) -> _Plan:
     plan = _Plan(StepLog(EPISODE_TRIGGER, deps))
     ns, store = ctx.namespace, deps.store
+    new_ids = {t.id for t in new}
     claimed: set[str] = set()
     merges: dict[str, list[str]] = {}
     for turn in new:
@@ -162,6 +163,7 @@ def _recurrence(
             for h in hits
             if h.record.id != turn.id
             and h.record.id not in claimed
+            and (h.record.id in new_ids or getattr(h.record, "pending", None) is None)
             and h.channel_scores["dense"] >= ctx.theta_sim
         ][: ctx.neighbour_k]
         if len(neighbours) >= ctx.theta_count:
@@ -212,7 +214,9 @@ def make_episode_trigger(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         pending = [r for r in deps.store.get("raw", ctx.namespace, where={"consolidated": False})]
         raw = [r for r in pending if isinstance(r, RawTurn)]
         new = _by_time([r for r in raw if r.id in new_ids])
-        buffer = _by_time([r for r in raw if r.id not in new_ids])
+        # turns a background add left pending have not reached the trigger yet: their
+        # own build plans them, in order, so no other run may close them
+        buffer = _by_time([r for r in raw if r.id not in new_ids and r.pending is None])
         closed = bool(state.get("session_closed", False))
         plan = _POLICIES[ctx.trigger_policy](deps, ctx, buffer, new, closed)
         consolidate = any(j.kind in ("episode", "merge") for j in plan.jobs)

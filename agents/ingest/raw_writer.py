@@ -92,8 +92,16 @@ def make_raw_write(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the ``raw_write`` node."""
 
     def raw_write(state: IngestState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
-        """Store the incoming turns verbatim; report which were new and which repeats."""
+        """Store the incoming turns verbatim; report which were new and which repeats.
+
+        Turns a background add stored (``pending_raw_ids``) are new to construction:
+        those still stored are reported new, and nothing is written.
+        """
         ctx = context_of(runtime)
+        pending = state.get("pending_raw_ids")
+        if pending and not state.get("turns"):
+            stored = {r.id for r in deps.store.get("raw", ctx.namespace, list(pending))}
+            return {"new_raw_ids": [i for i in pending if i in stored], "duplicate_raw_ids": []}
         records = build_raw_turns(deps, ctx, _validated(state.get("turns")))
         existing = {r.id for r in deps.store.get("raw", ctx.namespace, [r.id for r in records])}
         fresh = list({r.id: r for r in records if r.id not in existing}.values())
