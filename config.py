@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from .core.context import MemoryContext
+from .core.context import SMALL_MODEL_PROFILE, MemoryContext
 from .core.former_name import OLD_NAME
 from .errors import InvalidInputError, StoreConfigurationError
 from .llm.structured import StructuredMethod
@@ -269,11 +269,21 @@ class MemoryConfig(BaseModel):
         """Whether an OpenAI-compatible endpoint (rather than the local model) is set."""
         return self.openai_base_url is not None or self.openai_api_key is not None
 
-    def memory_context(self, namespace: str, **overrides: Any) -> MemoryContext:
-        """A :class:`MemoryContext` for one call: the configured overrides, then ``overrides``."""
+    def memory_context(
+        self, namespace: str, *, small_model: bool | None = None, **overrides: Any
+    ) -> MemoryContext:
+        """A :class:`MemoryContext` for one call: the configured overrides, then ``overrides``.
+
+        With ``small_model`` (default: when no endpoint is set, so the offline model
+        runs) the small-model profile (:data:`~lamina.core.context.SMALL_MODEL_PROFILE`)
+        comes first, under both; a model reached through an endpoint, or given to the
+        facade, gets the library's defaults.
+        """
         known = {f.name for f in fields(MemoryContext)}
+        local = not self.uses_endpoint if small_model is None else small_model
+        profile = dict(SMALL_MODEL_PROFILE) if local else {}
         given = {"instructions": self.instructions} if self.instructions is not None else {}
-        values = {**given, **self.context, **overrides}
+        values = {**profile, **given, **self.context, **overrides}
         unknown = sorted(set(values) - known)
         if unknown:
             raise InvalidInputError(

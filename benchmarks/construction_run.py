@@ -22,7 +22,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from tokenizers import BertWordPieceTokenizer
 
-from lamina.core.context import MemoryContext
+from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
 from lamina.datasets.locomo import Conversation
 from lamina.evaluation.resume_journal import ResumeJournal
 from lamina.graphs.ingest import build_ingest_graph
@@ -160,7 +160,9 @@ def run_policy(
     cost = PolicyCost(policy)
     for conv in conversations:
         keep = set(conv.sessions()[:sessions]) if sessions else None
-        ctx = MemoryContext(namespace=conv.namespace, trigger_policy=policy, **(context or {}))  # type: ignore[arg-type]
+        # the offline model's profile, as the facade gives it; --set overrides it
+        values = {**SMALL_MODEL_PROFILE, **(context or {})}
+        ctx = MemoryContext(namespace=conv.namespace, trigger_policy=policy, **values)  # type: ignore[arg-type]
         for turn, closes in turn_inputs(conv):
             if keep is not None and turn["session_id"] not in keep:
                 continue

@@ -25,10 +25,12 @@ derived from no dataset. Five sections, each reported per language group:
 
 With ``--fake`` no LLM runs: construction writes each turn as a fact about its speaker
 and the update check confirms every pair, so ``supersede_recall`` is the ceiling of the
-candidate selection (the model is shown the pair at all; ``--no-cues`` for the embedding
-candidates, else the small-model profile's English slot pairs and cues); the owner and
-answer sections need a model and are skipped. A real model runs with ``--base-url`` (e.g. ``lamina
-serve-llm --model qwen``); ``--resume DIR`` journals each finished item.
+candidate selection (the model is shown the pair at all): the library's default, the
+embedding candidates, unless ``--profile small`` asks for the small-model profile's
+English slot pairs and cues, which ``--base-url`` (the offline model) gets by default;
+the owner and answer sections need a model and are skipped. A real model runs with
+``--base-url`` (e.g. ``lamina serve-llm --model qwen``); ``--resume DIR`` journals each
+finished item.
 
 Usage:
     python benchmarks/generalization.py --fake --json /tmp/g.json
@@ -344,11 +346,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--resume", type=Path, metavar="DIR", help="journal finished items in DIR")
     p.add_argument("--no-prompt-cache", action="store_true", help="llama.cpp: no prompt cache")
     p.add_argument(
-        "--no-cues", action="store_true", help="update_cues=False: no English slot pairs or cues"
+        "--profile",
+        choices=("small", "default"),
+        help="small: the small-model profile (English update cues and owner rules), which the "
+        "facade gives the offline model; default: the library's defaults, which any other "
+        "model gets (default: small with --base-url, default with --fake)",
     )
-    p.add_argument(
-        "--no-owner-rules", action="store_true", help="owner_rules=False: the model's owner"
-    )
+    p.add_argument("--no-cues", action="store_true", help="update_cues=False in any profile")
+    p.add_argument("--no-owner-rules", action="store_true", help="owner_rules=False in any profile")
     p.add_argument(
         "--replies",
         type=Path,
@@ -365,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("give exactly one of --fake and --base-url", file=sys.stderr)
         return 2
     items = [i for i in load_items(args.data) if not args.langs or i["lang"] in args.langs]
+    small = (args.profile or ("default" if args.fake else "small")) == "small"
+    cues, owner_rules = small and not args.no_cues, small and not args.no_owner_rules
     sections = args.sections or (("supersession", "date") if args.fake else SECTIONS)
     if args.fake and {"owner", "answer"} & set(sections):
         print("the owner and answer sections need a model (--base-url)", file=sys.stderr)
@@ -390,8 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "model": name,
             "code": code_version(),
             "cache": not args.no_prompt_cache,
-            "update_cues": not args.no_cues,
-            "owner_rules": not args.no_owner_rules,
+            "update_cues": cues,
+            "owner_rules": owner_rules,
         }
         journal = ResumeJournal(args.resume / "journal.jsonl", settings, key="id")
     result = run_generalization(
@@ -401,16 +408,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sections=sections,
         journal=journal,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
-        update_cues=not args.no_cues,
-        owner_rules=not args.no_owner_rules,
+        update_cues=cues,
+        owner_rules=owner_rules,
         replies=SqliteReplyJournal(args.replies) if args.replies else None,
         answer_dir=args.replies.with_suffix(".answers") if args.replies else None,
     )
     result = {
         "model": name,
         "sections": list(sections),
-        "update_cues": not args.no_cues,
-        "owner_rules": not args.no_owner_rules,
+        "update_cues": cues,
+        "owner_rules": owner_rules,
         **result,
     }
     figures = {k: v for k, v in result.items() if k != "per_item"}

@@ -7,6 +7,6 @@ defined twice.
 """
 
 from .calls import LLMCall
-from .context import MemoryContext, context_of
+from .context import SMALL_MODEL_PROFILE, MemoryContext, context_of
 
-__all__ = ["LLMCall", "MemoryContext", "context_of"]
+__all__ = ["SMALL_MODEL_PROFILE", "LLMCall", "MemoryContext", "context_of"]

@@ -7,8 +7,10 @@ theta_count 5, EverMemOS scene tau 0.7 and 7-day max gap).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import InvalidInputError
@@ -30,6 +32,13 @@ DerivedKind = Literal["fact", "episode", "scene"]
 DERIVED_KINDS: tuple[DerivedKind, ...] = ("fact", "episode", "scene")
 MAX_INSTRUCTIONS = 2000
 """The longest ``MemoryContext.instructions`` (characters): a rule list, not a document."""
+SMALL_MODEL_PROFILE: Mapping[str, Any] = MappingProxyType(
+    {"update_cues": True, "owner_rules": True}
+)
+"""The repairs a small local model needs and a capable one must not pay for: English
+update cues and owner rules (see those :class:`MemoryContext` fields). The facade applies
+it when it runs the offline model (``MemoryConfig.memory_context``); a graph built by hand
+takes ``MemoryContext(**SMALL_MODEL_PROFILE, ...)`` for a small model of its own."""
 
 __all__ = [
     "DEFAULT_TRIGGER_POLICY",
@@ -41,6 +50,7 @@ __all__ = [
     "DerivedKind",
     "InsufficientAnswer",
     "JudgeOrder",
+    "SMALL_MODEL_PROFILE",
     "MemoryContext",
     "TriggerPolicy",
     "context_of",
@@ -121,26 +131,26 @@ class MemoryContext:
     person's, nearest by embedding first; see ``agents.ingest.updates``)."""
     conflict_max_pairs: int = 8
     """Update check: pairs asked about in one call (more pairs take more calls)."""
-    update_cues: bool = True
-    """Update check, the small-model profile: pairs come from an English slot pre-filter,
-    a pair whose newer fact states the change in English words ("moved to", "quit",
-    "broke up"; ``agents.ingest.update_cues``) is an update without a call, and only the
-    uncued pairs with a word of change go to the model. On by default because the local
-    1.5B model cannot judge pairs (on ``benchmarks/construction_supersession.json`` the
-    cues caught 41 of its 44 updates and the model's checks none). False: each new fact is
-    checked against its person's nearest facts by embedding, with no word list, and the
-    model decides every pair; the setting for a model that can judge them."""
-    owner_rules: bool = True
-    """Construction, the small-model profile: the owner the model names for a note is
-    weighed against its source turn's English grammar (speaker, "you", pronouns, pets,
-    relatives; ``agents.ingest.owner_check``), which overrules it. False: the model's owner
-    stands. Either way an owner who is not present (a speaker, or a person the excerpt
-    names; ``agents.ingest.present``) is refused for that note, counted ``owner_absent``.
-    On because the local 1.5B model needs it where it was tuned (owner accuracy 0.952
-    against 0.712 without it on the calibration conversations), although on chats nobody
-    tuned it on it fixed none of the model's owners and broke 2 of 20
-    (``benchmarks/generalization.json``), and it keeps only 0.93 of a perfect model's
-    owners (``construction_quality.py --calibrate``): turn it off for a strong model."""
+    update_cues: bool = False
+    """Update check. False (the default): each new fact is checked against its person's
+    nearest stored facts by embedding, with no word list, and the model decides every
+    pair, in any language. True, the small-model profile (:data:`SMALL_MODEL_PROFILE`):
+    pairs come from an English slot pre-filter, a pair whose newer fact states the change
+    in English words ("moved to", "quit"; ``agents.ingest.update_cues``) is an update
+    without a call, and only uncued pairs with a word of change go to the model. The
+    local 1.5B model cannot judge pairs (``benchmarks/update_signal.json``: ROC AUC 0.64),
+    so the facade turns the profile on for it; a model that can judge pairs should not
+    pay for English rules."""
+    owner_rules: bool = False
+    """Construction. False (the default): the owner the model names for a note stands.
+    True, the small-model profile (:data:`SMALL_MODEL_PROFILE`): it is weighed against
+    its source turn's English grammar (speaker, "you", pronouns, pets, relatives;
+    ``agents.ingest.owner_check``), which overrules it. Either way an owner who is not
+    present (a speaker, or a person the excerpt names; ``agents.ingest.present``) is
+    refused for that note, counted ``owner_absent``. The rules lift the local 1.5B model's
+    owners from 0.712 to 0.952 where they were tuned, but keep only 0.933 of a perfect
+    model's owners (``construction_quality.py --calibrate``), so they are the local
+    model's profile and not a tax on every model."""
     construction_summary: Literal["brief", "detailed"] = "brief"
     """Construction, line format: the episode summary the model is asked for. ``brief``: 1-2
     sentences. ``detailed``: 2-3 sentences naming the people, places, things, titles and

@@ -39,7 +39,7 @@ from typing import Any
 from langchain_core.prompts import ChatPromptTemplate
 from pydantic import BaseModel
 
-from ..core.context import MemoryContext
+from ..core.context import SMALL_MODEL_PROFILE, MemoryContext
 from ..stores.chroma import SCHEMA_VERSION, ChromaMemoryStore
 from .ingest import CHUNK_STAGE, LAMINA_STAGE
 from .peers import is_peer_stage, stage_fingerprint
@@ -149,8 +149,11 @@ def construction_settings(policy: str, **overrides: Any) -> dict[str, Any]:
     """The construction settings of a policy's context, as they enter the key.
 
     Recall fields are left out, and so is a setting of :data:`KEYED_UNLESS` at its old value.
+    The evaluation builds with the offline model, so with its profile
+    (:data:`~lamina.core.context.SMALL_MODEL_PROFILE`), as the facade does.
     """
-    ctx = MemoryContext(namespace="eval", trigger_policy=policy, **overrides)  # type: ignore[arg-type]
+    values = {**SMALL_MODEL_PROFILE, **overrides}
+    ctx = MemoryContext(namespace="eval", trigger_policy=policy, **values)  # type: ignore[arg-type]
     return {
         k: v
         for k, v in dataclasses.asdict(ctx).items()

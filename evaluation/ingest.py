@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from ..agents.common.deps import NodeDeps
 from ..agents.ingest.raw_writer import build_raw_turns
-from ..core.context import MemoryContext, TriggerPolicy
+from ..core.context import SMALL_MODEL_PROFILE, MemoryContext, TriggerPolicy
 from ..core.state import TurnInput
 from ..datasets.locomo import Conversation
 from ..datasets.locomo_annotations import Annotations
@@ -121,7 +121,9 @@ class Ingestor:
     def _graph_stage(self, stage: str, policy: str, conv: Conversation) -> None:
         namespace = stage_namespace(stage, conv.sample_id)
         policy_name: TriggerPolicy = policy  # type: ignore[assignment]  # checked by MemoryContext
-        ctx = MemoryContext(namespace=namespace, trigger_policy=policy_name)
+        ctx = MemoryContext(  # the offline model's build, as construction_settings keys it
+            namespace=namespace, trigger_policy=policy_name, **SMALL_MODEL_PROFILE
+        )
         batches = list(session_batches(conv, self.batch_size))
         for n, (batch, closes) in enumerate(batches):
             if (stage, conv.sample_id, n) in self.done:

@@ -199,7 +199,9 @@ class GivenFactsMethods:
             NamespaceError: A missing or malformed namespace.
         """
         namespace = require_namespace(namespace)
-        ctx = self.config.memory_context(namespace)  # a bad setting fails before any write
+        ctx = self.config.memory_context(
+            namespace, small_model=self._models.small_model
+        )  # a bad setting fails before any write
         now = utc_now()
         records = given_records(
             facts,

@@ -163,6 +163,11 @@ class ChatModelProvider:
         model's server found already serving on ``local_port``)."""
 
     @property
+    def small_model(self) -> bool:
+        """Whether the model is the offline one, which takes the small-model profile."""
+        return self.source in ("local", "running")
+
+    @property
     def server(self) -> LocalServer | None:
         """The local server this provider started, if any."""
         return self._server

@@ -15,7 +15,7 @@ from lamina.agents.common.journal import MemoryReplyJournal, SqliteReplyJournal,
 from lamina.agents.ingest.drafting import item_budget, summary_view
 from lamina.agents.ingest.lines import parse_lines
 from lamina.agents.ingest.salience import is_trivial
-from lamina.core.context import MemoryContext
+from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
 from lamina.errors import InvalidInputError
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore
@@ -240,7 +240,8 @@ def test_the_profile_holds_each_persons_own_facts_only() -> None:
         ]
     )
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    _ingest(SchemaChatModel().script("ConstructionLines", reply), store)
+    # the model filed Theo's dream under Maya; the small model's owner rules refile it
+    _ingest(SchemaChatModel().script("ConstructionLines", reply), store, owner_rules=True)
     profile = store.get_profile(NS)
     assert profile is not None
     assert profile.about("Theo") == ["Theo had always dreamed of owning a bakery."]
@@ -352,7 +353,8 @@ def test_a_pets_fact_is_filed_under_its_owner_with_its_text_kept() -> None:
             "session_id": "s1",
         }
     ]
-    context = MemoryContext(namespace=NS, trigger_policy="session")
+    # the owner rules file a pet's news under its keeper: the small model's profile
+    context = MemoryContext(namespace=NS, trigger_policy="session", **SMALL_MODEL_PROFILE)
     graph.invoke({"turns": turns, "session_closed": True}, context=context)
     (fact,) = store.get("fact", NS)
     assert (fact.subject, fact.text) == ("Maya", "Rocket is her new pet.")
@@ -369,7 +371,7 @@ def test_a_pets_news_in_a_later_session_is_its_keepers() -> None:
     )
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     graph = build_ingest_graph(chat_model=model, store=store).compile()
-    context = MemoryContext(namespace=NS, trigger_policy="session")
+    context = MemoryContext(namespace=NS, trigger_policy="session", **SMALL_MODEL_PROFILE)
     said = ["My rabbit Clover lives in a hutch in the garden.", "We had to rehome Clover."]
     for n, text in enumerate(said):
         turn = {"speaker": "Noah", "text": text, "occurred_at": T0 + timedelta(days=30 * n),

@@ -20,6 +20,7 @@ from langchain_core.messages import BaseMessage
 from lamina import Memory, MemoryConfig
 from lamina.cli import main
 from lamina.commands.demo_progress import Progress
+from lamina.core.context import SMALL_MODEL_PROFILE
 from lamina.errors import InvalidInputError, LocalModelError
 from lamina.records.model import FactRecord
 from lamina.samples import QUICK_SAMPLE, load_sample, sample_tour
@@ -72,6 +73,9 @@ def quick_model(*, flag: bool = True) -> SchemaChatModel:
 
 def run(argv: list[str], model: SchemaChatModel) -> int:
     def factory(config: MemoryConfig) -> Memory:
+        # the scripted model stands in for the offline one, so it gets its profile
+        local = {**SMALL_MODEL_PROFILE, **config.context}
+        config = config.model_copy(update={"context": local})
         return Memory(config=config, embeddings=FakeEmbeddings(), chat_model=model)
 
     return main(argv, memory_factory=factory)

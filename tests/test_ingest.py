@@ -514,6 +514,7 @@ def test_contradicted_facts_are_superseded_and_audited(store, model) -> None:  #
         id=fact_id(NS, "Alice lives in Boston"),
         namespace=NS,
         text="Alice lives in Boston",
+        subject="Alice",
         occurred_at=T0 - timedelta(days=90),
         valid_from=T0 - timedelta(days=90),
     )
@@ -532,7 +533,7 @@ def test_contradicted_facts_are_superseded_and_audited(store, model) -> None:  #
     assert (
         entry.action == "supersede"
         and entry.before == "Alice lives in Boston"
-        and entry.reason == "Alice: the newer fact updates where they live"
+        and entry.reason == "Alice: the newer fact replaces the older one"
     )
     assert entry.source_ids == out["new_raw_ids"]
     assert [f.text for f in store.get("fact", NS, where={"superseded": False})] == [
@@ -573,12 +574,12 @@ def test_graph_topology_snapshot(store, model, graph_edges) -> None:  # type: ig
     ]
 
 
-def run_session(store, model, turns: list[Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def run_session(store, model, turns: list[Any], **ctx: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Ingest ``turns`` as one session that closes and is consolidated."""
-    return run(store, model, turns, closed=True, trigger_policy="session")
+    return run(store, model, turns, closed=True, trigger_policy="session", **ctx)
 
 
-def run_plants_chat(store, model) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def run_plants_chat(store, model, **ctx: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Alice asks Bob to water her plants; the session closes and is consolidated."""
     return run_session(
         store,
@@ -587,6 +588,7 @@ def run_plants_chat(store, model) -> dict[str, Any]:  # type: ignore[no-untyped-
             turn("Can you water my plants while I travel?", 0),
             turn("Sure, happy to water the plants!", 1, speaker="Bob"),
         ],
+        **ctx,
     )
 
 
@@ -601,7 +603,7 @@ def test_construction_drops_unsupported_facts_and_files_facts_by_grammar(store, 
             "F|t2|Alice|Alice thanked Bob for the plants",
         ),
     )
-    out = run_plants_chat(store, model)
+    out = run_plants_chat(store, model, owner_rules=True)  # the small model's profile
     facts = {f.text: f for f in store.get("fact", NS)}
     assert "Alice is moving to Berlin for a new job" not in facts  # no word of it was said
     water = facts["Bob will water the plants while she travels"]  # "you" = Bob

@@ -44,7 +44,6 @@ def check(
 ) -> tuple[list[Any], StepLog]:
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
-    ctx.setdefault("update_cues", False)  # the model's path; tests/test_update_cues.py has the cues
     return check_conflicts(log, MemoryContext(namespace=NS, **ctx), new_ids), log
 
 

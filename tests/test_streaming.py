@@ -119,6 +119,7 @@ def test_a_superseded_fact_is_announced_by_the_refresher(store, model) -> None: 
         id=fact_id(NS, "Alice lives in Boston"),
         namespace=NS,
         text="Alice lives in Boston",
+        subject="Alice",
         occurred_at=T0 - timedelta(days=90),
         valid_from=T0 - timedelta(days=90),
     )

@@ -131,6 +131,7 @@ def check(
 ) -> tuple[list[Any], StepLog]:
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
+    ctx.setdefault("update_cues", True)  # the small-model profile is what these tests test
     return check_conflicts(log, MemoryContext(namespace=NS, **ctx), new_ids), log
 
 

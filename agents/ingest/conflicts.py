@@ -6,8 +6,9 @@ are the current facts about the same person nearest to it by embedding
 (:mod:`.updates`), so no word list decides which pairs are looked at, in any language,
 and the model decides each. A 1.5B model cannot: asked about those pairs, the local model
 confirmed 1 true update and 4 false ones on the generalization and supersession sets. So
-``update_cues`` (on by default, the small-model profile) keeps the English slot
-pre-filter (:mod:`.slots`) and its cues (:mod:`.update_cues`) instead.
+``update_cues``, the small-model profile the facade turns on for the offline model only,
+keeps the English slot pre-filter (:mod:`.slots`) and its cues (:mod:`.update_cues`)
+instead.
 """
 
 from __future__ import annotations

@@ -155,6 +155,7 @@ def _run(case: Case, store: ChromaMemoryStore, ns: str) -> FaultSchedule:
         boundary_llm_check=True,
         scene_tau=0.0,
         update_cues=False,
+        owner_rules=True,  # the test model copies turns; the rules tell them in the third person
     )
     crashed = []
     for session in SESSIONS:
