@@ -19,7 +19,6 @@ import weakref
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
-from types import TracebackType
 from typing import Any, Unpack
 
 from langchain_core.embeddings import Embeddings
@@ -35,7 +34,7 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ..graphs.memory import build_memory_graph
 from ..records.model import MetadataValue
 from ..stores.chroma import ChromaMemoryStore
-from .background import BackgroundMethods, Consolidate, pending_count, require_consolidate
+from .background import BackgroundMethods, Consolidate, require_consolidate
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
 from .editing import EditMethods
 from .filters import require_metadata
@@ -52,6 +51,7 @@ from .inputs import (
     require_query,
     to_turns,
 )
+from .lifecycle import LifecycleMethods
 from .models import ChatModelProvider, LocalServerFactory
 from .opening import open_store
 from .outcome import added, answered
@@ -59,9 +59,17 @@ from .portable import PortableMethods
 from .reading import ReadMethods
 from .results import AddResult, AnswerResult
 from .verbatim import store_verbatim
+from .worker import pending_count
 
 
-class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods, BackgroundMethods):
+class Memory(
+    ReadMethods,
+    EditMethods,
+    PortableMethods,
+    GivenFactsMethods,
+    BackgroundMethods,
+    LifecycleMethods,
+):
     """Long-term memory for one application: add, search, answer, forget, inspect.
 
     Args:
@@ -231,9 +239,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods, Backg
         state = {"turns": turns, "session_closed": session_closed}
         if not infer and self._closed:
             raise InvalidInputError("this Memory is closed; create a new one")
-        return state, self.config.memory_context(
-            namespace, small_model=self._models.small_model, **call_context(options)
-        )
+        return state, self.config.memory_context(namespace, **call_context(options))
 
     def add(
         self,
@@ -320,7 +326,7 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods, Backg
         lines = require_lines("window", window)
         require_aware("as_of", as_of)
         state = {"question": question, "mode": "answer", "window": lines, "as_of": as_of}
-        return state, self.config.memory_context(namespace, small_model=self._models.small_model)
+        return state, self.config.memory_context(namespace)
 
     def answer(
         self,
@@ -360,50 +366,6 @@ class Memory(ReadMethods, EditMethods, PortableMethods, GivenFactsMethods, Backg
         result = answered(output, question, namespace, self._models.get)
         result.pending_turns = await asyncio.to_thread(pending_count, self.store, namespace)
         return result
-
-    # -------------------------------------------------------------- lifecycle
-    def close(self) -> None:
-        """Stop the local model server; close the checkpointer and Postgres store it opened.
-
-        A background worker stops after the batch it is building; turns still pending
-        stay in the store, for the next Memory on it (``flush()`` first to wait for them).
-        Safe to call twice; also runs at interpreter exit for a Memory never closed.
-        """
-        self._closed = True
-        self._stop_worker()
-        with self._lock:
-            self._graph = None
-        self._finalizer()
-
-    async def aclose(self) -> None:
-        """Async :meth:`close`: the async pool of a Postgres store it opened closes on this loop."""
-        await asyncio.to_thread(self._stop_worker)
-        aclose = getattr(self.store, "aclose", None) if self._own_postgres_store else None
-        if aclose is not None:
-            await aclose()
-        self.close()
-
-    def __enter__(self) -> Memory:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Memory:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"Memory(chat_model={self.chat_model_source}, chroma={self.config.chroma_mode})"

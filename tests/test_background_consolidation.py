@@ -19,7 +19,7 @@ from lamina.errors import (
     InvalidInputError,
 )
 from lamina.integrations.middleware import MemoryMiddleware
-from lamina.memory.background import pending_batches, pending_count
+from lamina.memory.worker import pending_batches, pending_count
 from lamina.stores import ChromaMemoryStore, RawTurn
 from lamina.stores.namespaces import pending_namespaces
 from lamina.stores.worker_lock import worker_lock
