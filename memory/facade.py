@@ -239,7 +239,9 @@ class Memory(
         state = {"turns": turns, "session_closed": session_closed}
         if not infer and self._closed:
             raise InvalidInputError("this Memory is closed; create a new one")
-        return state, self.config.memory_context(namespace, **call_context(options))
+        return state, self.config.memory_context(
+            namespace, small_model=self._models.small_model, **call_context(options)
+        )
 
     def add(
         self,
@@ -326,7 +328,7 @@ class Memory(
         lines = require_lines("window", window)
         require_aware("as_of", as_of)
         state = {"question": question, "mode": "answer", "window": lines, "as_of": as_of}
-        return state, self.config.memory_context(namespace)
+        return state, self.config.memory_context(namespace, small_model=self._models.small_model)
 
     def answer(
         self,
