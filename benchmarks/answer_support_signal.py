@@ -1,0 +1,147 @@
+r"""Can the local model tell whether the lines an answer cites support it? A logit probe.
+
+For each question of a generalization run's answer section that was answered (not
+refused), the model is shown only the memory lines the answer cites, the question and
+the answer, and asked one question: do these lines say that this is the answer? The
+probability it gives to "yes" (the server's top log-probabilities of the first answer
+token, "yes" and "no" renormalised) is the answer's support score. If the model could
+check support, right answers would score above wrong ones (an answer to a question memory
+cannot answer, or a wrong answer to one it can): the figure is the ROC AUC of that split
+(0.5 = no signal), and what a threshold would keep and refuse.
+
+Two wordings are probed: ``says_answer`` (is this the answer, per the lines) and
+``on_topic`` (do the lines speak of what the question asks about, no answer shown).
+
+Usage::
+
+    python benchmarks/answer_support_signal.py --base-url http://127.0.0.1:8091/v1 \
+        --run benchmarks/generalization-run/answers-grounded/journal.jsonl \
+        --json benchmarks/answer_support_signal.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PROMPTS = {
+    "says_answer": (
+        "Memory lines:\n{lines}\n\nQuestion: {question}\nProposed answer: {answer}\n\n"
+        "Do the memory lines themselves say that the proposed answer answers this exact "
+        "question? Answer yes or no."
+    ),
+    "on_topic": (
+        "Memory lines:\n{lines}\n\nQuestion: {question}\n\n"
+        "Do the memory lines speak about exactly what the question asks? Answer yes or no."
+    ),
+}
+SYSTEM = "You answer with one word: yes or no."
+
+
+def p_yes(base_url: str, prompt: str) -> float:
+    """P("yes") / (P("yes") + P("no")) of the first answer token, at temperature 0."""
+    body = {
+        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+        "max_tokens": 1,
+        "temperature": 0,
+        "logprobs": True,
+        "top_logprobs": 10,
+        "cache_prompt": False,
+    }
+    request = urllib.request.Request(
+        base_url.rstrip("/") + "/chat/completions",
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=600) as reply:
+        top = json.load(reply)["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+    mass: dict[str, float] = {}
+    for t in top:
+        key = t["token"].strip().casefold()
+        mass[key] = mass.get(key, 0.0) + math.exp(t["logprob"])
+    yes, no = mass.get("yes", 0.0), mass.get("no", 0.0)
+    return yes / (yes + no) if yes + no else 0.5
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
+    """The probability that a random right answer scores above a random wrong one."""
+    if not positives or not negatives:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return round(wins / (len(positives) * len(negatives)), 3)
+
+
+def answered(run: Path) -> list[dict[str, Any]]:
+    """The run's answered questions: id, language, question, answer, cited lines, right."""
+    out = []
+    for line in run.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        for q in row.get("questions", []):
+            if q["refused"]:
+                continue
+            out.append(
+                {
+                    "id": row["id"],
+                    "lang": row["lang"],
+                    "q": q["q"],
+                    "answer": q["answer"],
+                    "cited": q.get("cited", []),
+                    "right": bool(q["answerable"] and q["correct"]),
+                }
+            )
+    return out
+
+
+def summarise(rows: Sequence[dict[str, Any]], wording: str) -> dict[str, Any]:
+    """AUC of right against wrong answers, and what thresholds keep and refuse."""
+    right = [r[wording] for r in rows if r["right"]]
+    wrong = [r[wording] for r in rows if not r["right"]]
+    out: dict[str, Any] = {"right": len(right), "wrong": len(wrong), "auc": auc(right, wrong)}
+    for th in (0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75):
+        out[f"at_{th}"] = {
+            "right_kept": sum(s >= th for s in right),
+            "wrong_refused": sum(s < th for s in wrong),
+        }
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Score every answered question in each wording; print and optionally save."""
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--base-url", required=True, help="a llama.cpp server (OpenAI API, logprobs)")
+    p.add_argument("--run", type=Path, nargs="+", required=True, help="answer-section journals")
+    p.add_argument("--json", type=Path, help="also write the figures here")
+    args = p.parse_args(argv)
+    rows = [r for run in args.run for r in answered(run)]
+    for r in rows:
+        lines = "\n".join(f"- {c}" for c in r["cited"]) or "(none)"
+        for wording, template in PROMPTS.items():
+            r[wording] = round(
+                p_yes(
+                    args.base_url,
+                    template.format(lines=lines, question=r["q"], answer=r["answer"]),
+                ),
+                4,
+            )
+        print(json.dumps(r, ensure_ascii=False), file=sys.stderr, flush=True)
+    result = {
+        "command": "python benchmarks/answer_support_signal.py --base-url URL --run "
+        + " ".join(str(r) for r in args.run),
+        "prompts": PROMPTS,
+        "figures": {w: summarise(rows, w) for w in PROMPTS},
+        "rows": rows,
+    }
+    print(json.dumps(result["figures"], indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
