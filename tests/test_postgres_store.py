@@ -131,3 +131,28 @@ def test_a_record_language_picks_its_text_search_configuration(
             f"SELECT id, ts_config FROM {store.names.schema}.fact_records ORDER BY id"
         ).fetchall()
     assert dict(configs) == {fr.id: "french", en.id: "english"}
+
+
+def test_given_vectors_are_stored_exactly_as_float32(
+    make_postgres_store: Callable[..., Any],
+) -> None:
+    import numpy as np
+
+    from lamina.records import RawTurn
+    from lamina.stores.postgres.rows import vector_literal
+
+    store = make_postgres_store()
+    rng = np.random.default_rng(7)
+    given = rng.standard_normal((3, 64)) * 10.0 ** rng.integers(-30, 30, (3, 64))
+    turns = [
+        RawTurn(namespace=NS, text=f"turn {i}", speaker="Alice", session_id="s1",
+                turn_index=i, occurred_at="2024-03-01T12:00:00Z")
+        for i in range(3)
+    ]  # fmt: skip
+    store.add_embedded(NS, turns, [list(v) for v in given])
+    stored = store.vectors("raw", NS, [t.id for t in turns])
+    for turn, vector in zip(turns, given, strict=True):
+        assert np.array_equal(
+            np.asarray(stored[turn.id], dtype=np.float32), vector.astype(np.float32)
+        )
+    assert vector_literal([0.1, -2.5e-7]) == "[0.100000001,-2.49999999e-07]"
