@@ -10,14 +10,9 @@ answerable question); on category 5 it is a catch.
 The conversations the long evaluation answers (conv-26 and conv-30) are reported apart
 from the other eight, on which the check's settings were chosen.
 
-With ``--owner-base-url`` (an OpenAI-compatible server, e.g. ``lamina serve-llm``),
-every question on which the topic test fires also gets the owner call of
-``agents/recall/premise_owner.py`` (at most ``--owner-limit`` per group, for categories 1-4
-and for 5 apart); the graph makes that call when the answer test does not confirm the
-topic test. Counted per category: ``topic`` (the topic test fired), ``fires`` (topic
-and answer tests, no LLM), ``asked`` and ``owner`` (calls made; other speaker named)
-and ``combined`` (what the graph decides: the answer test, or else the owner call).
-Without a server, only the no-LLM columns are measured.
+Counted per category: ``topic`` (the topic test fired) and ``fires`` (topic and answer
+tests). The model-asked owner call once measured beside them (``--owner-base-url``,
+``benchmarks/premise_owner.json``) barely told the two people apart and was removed.
 
 The premise search of ``agents/recall/premise_search.py`` is measured beside them: for
 every question on which the topic test fires, a BM25 search of the whole conversation's
@@ -31,8 +26,6 @@ the answer test's doubt gets a second round).
 
 Usage:
     python benchmarks/premise_check.py --json benchmarks/premise_check.json
-    python benchmarks/premise_check.py --owner-base-url http://127.0.0.1:8086/v1 \\
-        --json benchmarks/premise_owner.json
 """
 
 from __future__ import annotations
@@ -45,11 +38,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-
 from lamina.agents.common.deps import NodeDeps
 from lamina.agents.common.query_analysis import QueryAnalysis
-from lamina.agents.common.token_caps import capped_log
 from lamina.agents.ingest.raw_writer import build_raw_turns
 from lamina.agents.recall.premise import (
     TOPIC_MIN_TERMS,
@@ -58,15 +48,14 @@ from lamina.agents.recall.premise import (
     foreign_topic,
     premise_found,
 )
-from lamina.agents.recall.premise_owner import other_owner
 from lamina.agents.recall.premise_search import SEARCH_K, searched_turns
 from lamina.core.context import MemoryContext
-from lamina.core.nodes import JUDGE
 from lamina.datasets.locomo import default_locomo_path, load_locomo
+from lamina.embedders import MiniLMEmbeddings
 from lamina.evaluation.transcripts import WordPieceCounter
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.structured import StructuredCaller
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
 
 LONG_RUN = ("conv-26", "conv-30")
@@ -79,15 +68,10 @@ COLUMNS = (
     "fires",
     "unlifted",
     "search_or_answer",
-    "asked",
-    "owner",
-    "combined",
 )
 
 
-def measure(
-    data: Path, owner_model: BaseChatModel | None = None, owner_limit: int = 0
-) -> dict[str, dict[int, Counter[str]]]:
+def measure(data: Path) -> dict[str, dict[int, Counter[str]]]:
     """Per group and category, the counts of :data:`COLUMNS`."""
     store = ChromaMemoryStore.ephemeral(embeddings=MiniLMEmbeddings())
     model = SchemaChatModel()
@@ -95,12 +79,7 @@ def measure(
         chat_model=model, store=store, count_tokens=WordPieceCounter().count
     ).compile()
     deps = NodeDeps(store=store, caller=StructuredCaller(SchemaChatModel()))
-    owner_log = None
-    if owner_model is not None:
-        owner_deps = NodeDeps(store=store, caller=StructuredCaller(owner_model))
-        owner_log = capped_log(JUDGE, owner_deps, MemoryContext.premise_max_tokens)
     tally: dict[str, dict[int, Counter[str]]] = {"calibration": {}, "long run": {}}
-    asked: Counter[tuple[str, bool]] = Counter()
     for conv in load_locomo(data, categories=(1, 2, 3, 4, 5)):
         ctx = MemoryContext(namespace=conv.namespace)
         store.add(
@@ -123,14 +102,6 @@ def measure(
             unlifted = not premise_found(analysis, q.text, searched)
             row["unlifted"] += unlifted
             row["search_or_answer"] += unlifted or answered
-            key = (name, q.category == 5)
-            if owner_log is None or asked[key] >= owner_limit:
-                continue
-            asked[key] += 1
-            row["asked"] += 1
-            other = other_owner(owner_log, foreign, q.text) is not None
-            row["owner"] += other
-            row["combined"] += answered or other
         print(f"  {conv.sample_id}", file=sys.stderr, flush=True)
     if model.calls:
         raise AssertionError(f"retrieval-only recall called the model {len(model.calls)} times")
@@ -141,9 +112,7 @@ def report(tally: dict[str, dict[int, Counter[str]]]) -> dict[str, Any]:
     """Counts and rates per group: each category, and categories 1-4 together.
 
     ``rate`` is the no-LLM firing rate (``fires`` / ``questions``), ``search_rate`` that
-    of the premise search or the answer test (``search_or_answer`` / ``questions``);
-    ``owner_rate`` the share of the asked questions on which the owner call named
-    someone else.
+    of the premise search or the answer test (``search_or_answer`` / ``questions``).
     """
     out: dict[str, Any] = {
         "topic_ratio": TOPIC_RATIO,
@@ -167,8 +136,6 @@ def _row(counts: Counter[str]) -> dict[str, Any]:
     n = counts["questions"]
     row["rate"] = round(counts["fires"] / n, 4) if n else None
     row["search_rate"] = round(counts["search_or_answer"] / n, 4) if n else None
-    if counts["asked"]:
-        row["owner_rate"] = round(counts["owner"] / counts["asked"], 4)
     return row
 
 
@@ -178,11 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--data", type=Path, default=default_locomo_path())
     p.add_argument("--json", type=Path)
-    p.add_argument("--owner-base-url", help="OpenAI-compatible server for the owner call")
-    p.add_argument("--owner-limit", type=int, default=60, help="owner calls per group and kind")
     args = p.parse_args(argv)
-    owner_model = None if not args.owner_base_url else _server_model(args.owner_base_url)
-    result = report(measure(args.data, owner_model, args.owner_limit))
+    result = report(measure(args.data))
     for group in ("calibration", "long run"):
         print(f"{group}:")
         for c, r in result[group].items():
@@ -191,14 +155,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
-
-
-def _server_model(base_url: str) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(  # type: ignore[arg-type]
-        base_url=base_url, api_key="not-needed", model="local", temperature=0, timeout=600
-    )
 
 
 if __name__ == "__main__":

@@ -251,17 +251,6 @@ class MemoryContext:
     memories best matching its answer are, or the turns best matching both the question's
     topic and the answer are about someone else (see ``agents.attribution`` and
     ``agents.premise``)."""
-    premise_owner_check: bool = False
-    """Recall (with ``attribution_check``): when the turns best matching the question's
-    topic are all about someone other than the person it names, but the draft's own
-    best turns do not confirm it, ask the model whose the subject is (one short call,
-    ``agents.premise_owner``); naming another speaker makes the draft insufficient.
-    Off: with the local Qwen 1.5B it barely tells the two apart. On the 8 calibration
-    conversations it named someone else on 18 of the 58 answerable questions whose topic
-    test fired (31%) and on 23 of 60 adversarial ones (38%), which would raise the
-    answerable questions doubted from 0.7% to 1.9% (``benchmarks/premise_check.py
-    --owner-base-url``, ``benchmarks/premise_owner.json``). A stronger model may
-    separate them."""
     premise_search: bool = True
     """Recall (with ``attribution_check``): when the turns best matching the question's
     topic are all about someone other than the person it names, and the draft does not
@@ -269,8 +258,6 @@ class MemoryContext:
     ``agents.premise_search``); if none ties the person to it, the answer is a refusal.
     On the 8 calibration conversations (raw context, ``benchmarks/premise_check.py``,
     ``unlifted``): 171 of 375 adversarial questions, 41 of 1,305 answerable ones."""
-    premise_max_tokens: int = 24
-    """Recall: output cap of that call (a name, or "unclear")."""
 
     max_llm_attempts: int = 3
     """Attempts per structured LLM call (the validation error is shown on retry)."""
@@ -357,7 +344,6 @@ class MemoryContext:
             "rewrite_max_tokens",
             "answer_max_tokens",
             "refresh_max_tokens",
-            "premise_max_tokens",
         ):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -55,27 +55,6 @@ ANSWER_HINTS: Final[dict[str, str]] = {
 }
 """The answer format each question type asks for (a line after the question)."""
 
-PREMISE_OWNER = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You read a few turns of a conversation and say whom something belongs to. "
-            "Each turn names its speaker. In a turn, I, me and my mean its speaker; you "
-            "and your mean the person spoken to. " + DATA_RULE,
-        ),
-        (
-            "human",
-            "Turns:\n<data>\n{turns}\n</data>\n\n"
-            "Question:\n<data>\n{question}\n</data>\n"
-            "In these turns, who did, has or lived what the question asks about? "
-            "Answer with one of: {choices}.",
-        ),
-    ]
-)
-"""Asked when the turns that best match a question about one person all read as
-someone else's (:func:`~lamina.agents.recall.premise.foreign_topic`): a short call that
-names whose the question's subject is."""
-
 REWRITE = ChatPromptTemplate.from_messages(
     [
         (

@@ -672,47 +672,6 @@ def premise_passed(out: dict[str, Any]) -> bool:
     return passed and first["ungrounded"] and out["refused"]
 
 
-def test_when_the_topic_is_someone_elses_the_model_is_asked_whose_it_is(model) -> None:  # type: ignore[no-untyped-def]
-    s = _bank_account_store()
-    question = "Why did Gina shut down her bank account?"
-    model.script("DraftFirst", judged(STRAY), judged(STRAY))
-    model.script("PremiseOwner", json.dumps({"owner": "Jon"}))
-    out = ask(s, model, question, premise_owner_check=True, premise_search=False)
-    assert out["refused"] and out["rounds"] == 2
-    assert [v["premise_failed"] for v in out["verdicts"]] == [True, True]
-    assert model.count("PremiseOwner") == 1  # round 2 needs a turn on the topic, not a call
-    asked = next(m for t, m in model.calls if t == "PremiseOwner")
-    turns = "\n".join(str(m.content) for m in asked)
-    assert "Jon: Hey Gina, I had to shut down my bank account" in turns
-    assert "Answer with one of: Gina, Jon, unclear." in turns
-
-
-@pytest.mark.parametrize(
-    "reply", [json.dumps({"owner": "Gina"}), json.dumps({"owner": "unclear"}), "not json"]
-)
-def test_the_draft_stands_unless_the_model_names_someone_else(model, reply) -> None:  # type: ignore[no-untyped-def]
-    s = _bank_account_store()
-    model.script("DraftFirst", judged(STRAY))
-    model.script("PremiseOwner", *[reply] * 3)
-    question = "Why did Gina shut down her bank account?"
-    out = ask(s, model, question, premise_owner_check=True, premise_search=False)
-    assert premise_passed(out)
-    assert model.count("PremiseOwner") == (3 if reply == "not json" else 1)
-    assert bool(out["failures"]) == (reply == "not json")  # a failed call is recorded
-
-
-def test_no_owner_call_when_the_topic_is_the_persons_own_or_the_check_is_off(model) -> None:  # type: ignore[no-untyped-def]
-    s = _bank_account_store()
-    model.script("DraftFirst", judged(STRAY))
-    question = "Why did Gina shut down her bank account?"
-    out = ask(s, model, question, premise_owner_check=False, premise_search=False)
-    assert premise_passed(out) and model.count("PremiseOwner") == 0
-    s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 3, "Gina")])
-    model.script("DraftFirst", judged(STRAY))
-    out = ask(s, model, "Why did Gina shut down her bank account?", premise_owner_check=True)
-    assert premise_passed(out) and model.count("PremiseOwner") == 0
-
-
 def test_a_premise_no_turn_holds_is_refused_without_another_round(model) -> None:  # type: ignore[no-untyped-def]
     # the stray draft cannot confirm the topic test; the premise search of the whole
     # namespace finds only Jon on the bank account, so the answer is a refusal, at once

@@ -21,14 +21,13 @@ from ...core.nodes import JUDGE
 from ...core.state import Candidate, RecallState, RecallVerdict
 from ...prompts.recall import ANSWER_HINTS, JUDGE_ANSWER
 from ..common.attribution import ungrounded_person, unsupported_person
-from ..common.deps import NodeDeps, StepLog
+from ..common.deps import NodeDeps
 from ..common.formatting import as_data
 from ..common.query_analysis import QueryAnalysis
 from ..common.token_caps import capped_log
 from .context import render_for
 from .grounding import ground_shown
-from .premise import ForeignTopic, foreign_answer, foreign_topic, premise_found
-from .premise_owner import other_owner
+from .premise import foreign_answer, foreign_topic, premise_found
 from .premise_search import premise_anywhere
 from .schemas import DraftFirst, JudgedAnswer, is_refusal_text
 
@@ -89,19 +88,17 @@ def _attributed(
     question: str,
     candidates: list[Candidate],
     doubted: bool,
-    ask_owner: Callable[[ForeignTopic], str | None] | None = None,
     search: Callable[[], bool] | None = None,
 ) -> RecallVerdict:
     """The verdict, no longer sufficient when the draft rests on someone else's words.
 
     Its citations are all other people's turns, or the memories that best match its
     answer are (see :mod:`.attribution`), or the turns best matching the question's
-    topic are about someone else and so are those best matching the answer, or, asked
-    with ``ask_owner``, the model names someone else as the topic's owner, or
+    topic are about someone else and so are those best matching the answer, or
     ``search`` (the premise search of the whole namespace) finds no turn tying the person
-    to the topic either (see :mod:`.premise`, :mod:`.premise_owner`,
-    :mod:`.premise_search`). ``doubted``: an earlier round's premise failed; then only a
-    turn tying the person to the topic lifts it.
+    to the topic either (see :mod:`.premise`, :mod:`.premise_search`). ``doubted``: an
+    earlier round's premise failed; then only a turn tying the person to the topic lifts
+    it.
     """
     by_id = {c.id: c for c in candidates}
     person = unsupported_person(
@@ -113,9 +110,7 @@ def _attributed(
             premise_failed = not premise_found(analysis, question, candidates)
             person = analysis.persons[0] if premise_failed else None
         else:
-            person, searched = _unfounded(
-                analysis, question, verdict.answer, candidates, ask_owner, search
-            )
+            person, searched = _unfounded(analysis, question, verdict.answer, candidates, search)
             premise_failed = person is not None
     if person is None:
         return verdict
@@ -142,14 +137,13 @@ def _unfounded(
     question: str,
     answer: str,
     candidates: list[Candidate],
-    ask_owner: Callable[[ForeignTopic], str | None] | None,
     search: Callable[[], bool] | None,
 ) -> tuple[str | None, bool]:
     """The person whose premise fails (or None), and whether the search settled it.
 
     It fails when the topic test fires and so does the answer test, or the premise
     search finds the person on the topic nowhere in the namespace (then True: no other
-    round is needed), or the model names another speaker as the subject's owner.
+    round is needed).
     """
     foreign = foreign_topic(analysis, question, candidates)
     if foreign is None:
@@ -158,8 +152,6 @@ def _unfounded(
         return foreign.person, False
     if search is not None and not search():
         return foreign.person, True
-    if ask_owner is not None and ask_owner(foreign) is not None:
-        return foreign.person, False
     return None, False
 
 
@@ -180,22 +172,6 @@ def _searched_refusal(
     if foreign is None or search():
         return verdict
     return _doubted(verdict, foreign.person, premise_failed=True, searched=True)
-
-
-def _owner_question(
-    deps: NodeDeps, log: StepLog, ctx: MemoryContext, question: str
-) -> Callable[[ForeignTopic], str | None]:
-    """The premise owner call, capped at ``premise_max_tokens``, recorded in ``log``."""
-
-    def ask(foreign: ForeignTopic) -> str | None:
-        capped = capped_log(JUDGE, deps, ctx.premise_max_tokens)
-        try:
-            return other_owner(capped, foreign, question)
-        finally:
-            log.calls.extend(capped.calls)
-            log.failures.extend(capped.failures)
-
-    return ask
 
 
 def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
@@ -234,14 +210,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                 )
                 if ctx.attribution_check and verdict.sufficient:
                     doubted = any(v.get("premise_failed") for v in state.get("verdicts", []))
-                    ask = (
-                        _owner_question(deps, log, ctx, question)
-                        if ctx.premise_owner_check
-                        else None
-                    )
-                    verdict = _attributed(
-                        verdict, analysis, question, candidates, doubted, ask, search
-                    )
+                    verdict = _attributed(verdict, analysis, question, candidates, doubted, search)
                 elif search is not None:
                     verdict = _searched_refusal(verdict, analysis, question, candidates, search)
                 if verdict.sufficient:

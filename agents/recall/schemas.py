@@ -26,8 +26,6 @@ DRAFT_CITATIONS = 3
 grammar-constrained local model stops listing there: a 1.5B model otherwise cites most
 of the context, about 4 output tokens per label."""
 MAX_QUERIES = 3
-MAX_OWNER = 40
-"""Characters of a premise check's answer (a name, or "unclear")."""
 
 
 _REFUSAL = re.compile(
@@ -143,15 +141,6 @@ def _queries(value: object) -> object:
         out = [str(v).strip()[:MAX_NOTE] for v in value if str(v).strip()]
         return list(dict.fromkeys(out))[:MAX_QUERIES]
     return value
-
-
-class PremiseOwner(BaseModel):
-    """Whose the thing a question asks about is, in a few conversation turns."""
-
-    owner: str = Field(
-        max_length=MAX_OWNER,
-        description="one of the names offered, or unclear",
-    )
 
 
 class QueryRewrite(BaseModel):
