@@ -11,6 +11,10 @@ from __future__ import annotations
 class LaminaError(Exception):
     """Base class for every error lamina raises on purpose."""
 
+    retryable: bool = False
+    """Whether the same call, sent again unchanged once the cause has passed, can succeed:
+    nothing of it was kept, so retrying it is safe (see :class:`StoreUnavailableError`)."""
+
 
 class InvalidInputError(LaminaError, ValueError):
     """Input was rejected before anything was stored; the message says how to fix it."""
@@ -80,11 +84,14 @@ class ModelUnreachableError(LaminaError):
 
 
 class StoreUnavailableError(LaminaError):
-    """The Chroma server could not be reached, or died during a call.
+    """The store's server (Chroma or Postgres) could not be reached, or died during a call.
 
-    Writes are idempotent by record id: once the server is back, re-sending the same
-    records resumes without duplicates. The message names the server.
+    Retryable: the call was rolled back (Postgres) or is idempotent by record id, so once
+    the server is back, sending it again resumes without duplicates. The message names
+    the server (host, port and database; never a password).
     """
+
+    retryable = True
 
 
 class ConsolidationPendingError(LaminaError, TimeoutError):
@@ -103,3 +110,19 @@ class ConsolidationBacklogError(LaminaError):
 
     Nothing of the call was stored, so it can be sent again.
     """
+
+
+class StatementTimeoutError(LaminaError):
+    """The database cancelled a statement that ran past its time limit; nothing was kept.
+
+    The message names the setting (``statement_timeout``, or ``lock_timeout`` for a wait
+    on a lock), its value and how to raise it. Not retryable as it is: the same statement
+    will likely run as long again.
+    """
+
+    def __init__(self, message: str, *, setting: str, value: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+        """The server setting that limited the statement."""
+        self.value = value
+        """Its value for the connection, as the server shows it (e.g. ``50ms``)."""

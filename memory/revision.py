@@ -12,7 +12,9 @@
   text (``before``). A raw turn that facts or episodes were derived from is refused:
   update those, or forget the turn and add the corrected text.
 
-Each update appends one audit entry. A failure part way restores what was there.
+Each update appends one audit entry. A failure part way restores what was there; on a
+store with transactions (Postgres) a superseding update commits whole or not at all,
+even if the process dies part way.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ..agents.common.timeparse import reference_day, resolve_times
 from ..errors import InvalidInputError
 from ..records.audit import AuditEntry
 from ..records.model import FactRecord, Granularity, MemoryRecord, RawTurn
+from ..stores.atomic import all_or_nothing
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.filters import TimeWindow
 
@@ -120,15 +123,16 @@ def supersede_fact(
             "valid_to": None,
         }
     )
-    store.add(ns, [fresh])
-    try:
-        reason = f"updated by the application; valid until {when.isoformat()}, {origin}"
-        entry = _audit(fact, "supersede", text, now, reason)
-        store.mark_superseded(ns, fact.id, superseded_by=fresh.id, at=when, audit=entry)
-    except BaseException:
-        store.update(ns, fact)
-        store.delete(Granularity.FACT, ns, [fresh.id])
-        raise
+    reason = f"updated by the application; valid until {when.isoformat()}, {origin}"
+    entry = _audit(fact, "supersede", text, now, reason)
+    with all_or_nothing(store):  # Postgres: the new fact, the closed old one and the audit
+        store.add(ns, [fresh])  # entry commit together, so a crash between leaves neither
+        try:
+            store.mark_superseded(ns, fact.id, superseded_by=fresh.id, at=when, audit=entry)
+        except BaseException:
+            store.update(ns, fact)
+            store.delete(Granularity.FACT, ns, [fresh.id])
+            raise
     return UpdateResult(
         id=fresh.id,
         previous_id=fact.id,

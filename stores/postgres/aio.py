@@ -23,7 +23,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from ...errors import InvalidInputError, StoreUnavailableError
+from ...errors import InvalidInputError
 from ...records.audit import AuditEntry
 from ...records.model import (
     Granularity,
@@ -47,6 +47,7 @@ from ..base import (
 from ..filters import TimeWindow
 from ..indexing import IndexTextPolicy
 from ..writes import check_record, prepare
+from .connections import TIMEOUTS, timed_out, timeout_setting, unavailable
 from .reads import RecordReads
 from .rows import Row, encode, upsert_params, upsert_statement
 from .schema import Names
@@ -111,6 +112,7 @@ class AsyncCalls(RecordReads):
             timeout=self.pool.timeout,  # as long as the sync pool waits for a connection
             kwargs={"prepare_threshold": None},
             configure=aconfigure_connection,
+            check=AsyncConnectionPool.check_connection,  # as the sync pool: drop dead ones
             name=f"lamina async {self.where}",
             open=False,
         )
@@ -139,13 +141,17 @@ class AsyncCalls(RecordReads):
         """One transaction on an async pooled connection; it commits when the block ends."""
         pool = await self._async_pool()
         try:
-            async with pool.connection() as conn, conn.transaction():
-                yield conn
+            async with pool.connection() as conn:
+                try:
+                    async with conn.transaction():
+                        yield conn
+                except TIMEOUTS as e:  # rolled back: the connection can say what limited it
+                    setting = timeout_setting(e)
+                    raise timed_out(e, self.where, await _asetting(conn, setting)) from e
+        except TIMEOUTS as e:
+            raise timed_out(e, self.where, None) from e
         except psycopg.OperationalError as e:
-            raise StoreUnavailableError(
-                f"{self.where} failed during a call ({type(e).__name__}: {e}); the call was "
-                "rolled back, so it can be retried"
-            ) from e
+            raise unavailable(e, self.where) from e
 
     async def _rows(self, statement: sql.Composed, params: Any) -> list[tuple[Any, ...]]:
         async with self.aatomic() as conn:
@@ -329,6 +335,17 @@ async def _close_with_loop(pool: AsyncConnectionPool[Any]) -> None:
     except asyncio.CancelledError:
         await pool.close(timeout=5.0)
         raise
+
+
+async def _asetting(conn: psycopg.AsyncConnection[Any], setting: str) -> str | None:
+    """The value of ``setting`` on ``conn``, or None if the connection cannot tell."""
+    try:
+        async with conn.transaction():
+            cursor = await conn.execute(f"SHOW {setting}")  # one of two fixed names
+            row = await cursor.fetchone()
+    except psycopg.Error:
+        return None
+    return str(row[0]) if row else None
 
 
 def _unused(text: str) -> list[float]:

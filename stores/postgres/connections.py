@@ -13,10 +13,14 @@ from contextvars import ContextVar
 from typing import Any
 
 import psycopg
+from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
-from ...errors import InvalidInputError, StoreUnavailableError
+from ...errors import InvalidInputError, StatementTimeoutError, StoreUnavailableError
+
+TIMEOUTS: tuple[type[psycopg.Error], ...] = (pg_errors.QueryCanceled, pg_errors.LockNotAvailable)
+"""The errors of a statement the server cancelled for running or waiting too long."""
 
 
 def describe_dsn(dsn: str) -> str:
@@ -41,6 +45,44 @@ def configure_connection(conn: psycopg.Connection[Any]) -> None:
     conn.commit()
 
 
+def timeout_setting(error: psycopg.Error) -> str:
+    """The setting that cancelled a statement: ``lock_timeout`` or ``statement_timeout``."""
+    return "lock_timeout" if isinstance(error, pg_errors.LockNotAvailable) else "statement_timeout"
+
+
+def timed_out(error: psycopg.Error, where: str, value: str | None) -> StatementTimeoutError:
+    """The lamina error of a statement cancelled by ``statement_timeout`` / ``lock_timeout``."""
+    setting = timeout_setting(error)
+    shown = f" = {value}" if value else ""
+    return StatementTimeoutError(
+        f"a statement on {where} was cancelled by the server's {setting}{shown} "
+        f"({error.diag.message_primary or error}); the call was rolled back, nothing was "
+        f"kept. Raise {setting} for lamina's connections (add "
+        f"options='-c {setting}=30s' to the DSN, or ALTER ROLE <role> SET {setting} = "
+        "'30s'), or find what holds the statement up (pg_stat_activity)",
+        setting=setting,
+        value=value,
+    )
+
+
+def unavailable(error: psycopg.Error, where: str) -> StoreUnavailableError:
+    """The retryable lamina error of a connection lost, refused or not given in time."""
+    return StoreUnavailableError(
+        f"{where} failed during a call ({type(error).__name__}: {error}); the call was "
+        "rolled back, so it can be retried once the server answers (retryable)"
+    )
+
+
+def setting_of(conn: psycopg.Connection[Any], setting: str) -> str | None:
+    """The value of ``setting`` on ``conn``, or None if the connection cannot tell."""
+    try:
+        with conn.transaction():
+            row = conn.execute(f"SHOW {setting}").fetchone()  # one of two fixed names
+    except psycopg.Error:
+        return None
+    return str(row[0]) if row else None
+
+
 class Transactions:
     """Pooled connections, each call in a transaction; the store subclasses it."""
 
@@ -60,14 +102,17 @@ class Transactions:
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
-        """Turn a lost or refused connection into a :class:`StoreUnavailableError`."""
+        """Turn a lost or refused connection into a :class:`StoreUnavailableError`.
+
+        A statement the server cancelled for its time limit (when no connection is at
+        hand to ask the setting's value) becomes a :class:`StatementTimeoutError`.
+        """
         try:
             yield
+        except TIMEOUTS as e:
+            raise timed_out(e, self.where, None) from e
         except psycopg.OperationalError as e:
-            raise StoreUnavailableError(
-                f"{self.where} failed during a call ({type(e).__name__}: {e}); the call was "
-                "rolled back, so it can be retried"
-            ) from e
+            raise unavailable(e, self.where) from e
 
     @contextmanager
     def atomic(self) -> Iterator[psycopg.Connection[Any]]:
@@ -85,5 +130,7 @@ class Transactions:
             try:
                 with conn.transaction():
                     yield conn
+            except TIMEOUTS as e:  # rolled back: the connection can say what limited it
+                raise timed_out(e, self.where, setting_of(conn, timeout_setting(e))) from e
             finally:
                 self._active.reset(token)

@@ -141,6 +141,9 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
             timeout=timeout,
             kwargs={"prepare_threshold": None},  # plan each search with its own values
             configure=configure_connection,
+            # a connection the server dropped (a restart, a failover) is replaced before a
+            # call gets it, so only calls in flight while the server is away fail
+            check=ConnectionPool.check_connection,
             name=f"lamina {where}",
             open=True,
         )
