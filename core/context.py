@@ -26,8 +26,6 @@ DEFAULT_TRIGGER_POLICY: TriggerPolicy = "boundary"
 ConstructionFormat = Literal["lines", "json"]
 InsufficientAnswer = Literal["refuse", "draft"]
 JudgeOrder = Literal["verdict_first", "answer_first"]
-ContextOrder = Literal["time", "relevance"]
-ContextLayout = Literal["turns", "sessions"]
 DerivedKind = Literal["fact", "episode", "scene"]
 DERIVED_KINDS: tuple[DerivedKind, ...] = ("fact", "episode", "scene")
 MAX_INSTRUCTIONS = 2000
@@ -45,8 +43,6 @@ __all__ = [
     "DERIVED_KINDS",
     "TRIGGER_POLICIES",
     "ConstructionFormat",
-    "ContextLayout",
-    "ContextOrder",
     "DerivedKind",
     "InsufficientAnswer",
     "JudgeOrder",
@@ -191,23 +187,6 @@ class MemoryContext:
     question's own search). Off by default: on memory the local 1.5B model built, that
     ranking displaced evidence the question's own search had found
     (``benchmarks/built_recall.py``; figures in ``benchmarks/RECALL_RESULTS.md``)."""
-    context_order: ContextOrder = "relevance"
-    """Recall: the order of the context shown to the model. ``relevance``: derived
-    memories, then raw turns, each from the least to the most relevant, so the best
-    evidence stands next to the question; every entry still shows its date and speaker.
-    ``time``: raw turns in conversation order, then derived memories in time order. The
-    same memories either way. Measured with the local Qwen 1.5B on one built memory, no
-    effect either way is shown; the default stays while a longer run measures it."""
-    context_layout: ContextLayout = "turns"
-    """Recall: how the raw turns are shown. ``turns``: one line each with its date and
-    time, as the evaluation's baselines show retrieved turns. ``sessions``: the turns of
-    one session day under one date line, in the order they were said, each with its
-    time only ("..." where turns between them are not shown), so a question and the
-    reply to it read as the exchange they were, and the date is not repeated on every
-    line (more turns fit the budget). The blocks follow ``context_order``: with
-    ``relevance``, the block holding the best turn comes last. Measured with the local
-    Qwen 1.5B, ``sessions`` showed no gain (pooled -0.006 [-0.056, +0.043]), so ``turns``
-    stays the default."""
     derived_depth: int = 10
     """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
     context_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
@@ -240,11 +219,6 @@ class MemoryContext:
     what is missing and the sufficiency before the draft (a small model that starts
     with "missing" talks itself into refusing more often: in a small test it refused
     half the questions, where ``answer_first`` refused none and needed fewer calls)."""
-    rewrite_with_llm: bool = False
-    """Recall: after an insufficient verdict, ask the model for new queries (one call), or
-    search what the Judge named as missing, with the question's people, without a call.
-    A verdict naming nothing specific (nothing found, or a refused draft) always gets
-    the model's rewrite: a refusal is retried with rewritten queries first."""
     attribution_check: bool = True
     """Recall: a draft resting on the words of people other than the one the question
     names is not sufficient (retry, then refuse): its cited turns are all theirs, or the
@@ -354,10 +328,6 @@ class MemoryContext:
         if self.judge_order not in ("verdict_first", "answer_first"):
             raise InvalidInputError(
                 f"unknown judge_order {self.judge_order!r}; use 'verdict_first' or 'answer_first'"
-            )
-        if self.context_layout not in ("turns", "sessions"):
-            raise InvalidInputError(
-                f"unknown context_layout {self.context_layout!r}; use 'turns' or 'sessions'"
             )
         if not 0.0 <= self.source_weight <= 10.0:
             raise InvalidInputError(

@@ -807,7 +807,7 @@ def test_recall_options_reach_lamina_and_are_recorded(data: Path, tmp_path: Path
     args = _cli(
         ["--data", str(data), "--systems", "lamina", "--out", str(out), "--no-judge"]
         + ["--recall-option", "judge_order=verdict_first"]
-        + ["--recall-option", "rewrite_with_llm=true", "--no-progress", "--no-plots"]
+        + ["--recall-option", "context_tokens=900", "--no-progress", "--no-plots"]
     )
     model = oracle_model()
     model.script("JudgedAnswer", *([judged_answer] * 50))
@@ -816,7 +816,7 @@ def test_recall_options_reach_lamina_and_are_recorded(data: Path, tmp_path: Path
     (header,) = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, RunHeader)]
     assert header.fingerprint["recall"] == {
         "judge_order": "verdict_first",
-        "rewrite_with_llm": True,
+        "context_tokens": 900,
     }
     assert (
         "--recall-option judge_order=verdict_first --recall-option"

@@ -245,7 +245,4 @@ def test_the_report_describes_the_context_order_the_run_used() -> None:
         return "\n".join(_settings_notes({"settings": {"recall": recall}}))
 
     assert "shown in relevance order" in notes({})  # the library default
-    assert "shown in conversation order" in notes({"context_order": "time"})
     assert "cut to 600 context tokens" in notes({"context_tokens": 600})
-    assert "grouped by session day" in notes({"context_layout": "sessions"})
-    assert "grouped by session day" not in notes({})

@@ -125,14 +125,6 @@ def test_an_iso_date_in_the_draft_is_answered_the_way_memories_write_dates(store
     assert out["answer"] == "2 March 2024" and out["answer_source"] == "draft"
 
 
-def test_the_time_order_shows_raw_turns_first_in_conversation_order(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("DraftFirst", lambda m: judged("Rex", label_of(m, "I adopted Rex")))
-    ask(store, model, "When did Alice adopt Rex?", context_order="time")
-    prompt = str(model.calls[0][1][1].content)
-    assert prompt.index("Alice: I adopted Rex") < prompt.index("Alice: Rex is a golden")
-    assert prompt.index("Alice: Rex is a golden") < prompt.index("(fact,")
-
-
 def test_the_relevance_order_shows_notes_first_and_the_best_turn_last(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script("DraftFirst", lambda m: judged("2 March 2024", label_of(m, "I adopted Rex")))
     out = ask(store, model, "When did Alice adopt Rex?")  # the default order
@@ -154,14 +146,11 @@ def test_insufficient_rewrites_the_query_and_retries_over_all_granularities(mode
     s.add(NS, [fact("The vet said Rex is healthy", 2), fact("Alice adopted Rex in a shelter", 3)])
     model.script(
         "DraftFirst",
-        judged(sufficient=False, missing="where Rex was adopted"),
+        judged(sufficient=False, missing=""),  # names nothing: the model rewrites
         lambda m: judged("a shelter in Lisbon", label_of(m, "shelter")),
     )
     model.script("QueryRewrite", rewrite("Rex adopted shelter", "Where was Rex adopted?"))
-    out = ask(
-        s, model, "Where did the vet say?", raw_depth=1, derived_depth=1, k_min=1,
-        rewrite_with_llm=True,
-    )  # fmt: skip
+    out = ask(s, model, "Where did the vet say?", raw_depth=1, derived_depth=1, k_min=1)
     assert out["answer"] == "a shelter in Lisbon" and out["rounds"] == 2
     assert [c.node for c in out["llm_calls"]] == ["judge", "rewriter", "judge"]
     assert out["queries_tried"] == [
@@ -172,15 +161,13 @@ def test_insufficient_rewrites_the_query_and_retries_over_all_granularities(mode
     first, second = (str(m[1].content) for t, m in model.calls if t == "DraftFirst")
     assert "shelter" not in first and "shelter" in second  # the retry found it
     rewrite_prompt = str(next(m for t, m in model.calls if t == "QueryRewrite")[1].content)
-    assert "where Rex was adopted" in rewrite_prompt
+    assert "the answer" in rewrite_prompt  # what the Judge found missing, or this
 
 
 def test_retries_are_bounded_then_the_answer_refuses(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("DraftFirst", *[judged(sufficient=False, missing="blood type")] * 3)
+    model.script("DraftFirst", *[judged(sufficient=False, missing="")] * 3)
     model.script("QueryRewrite", *[rewrite("blood type")] * 3)
-    out = ask(
-        store, model, "What is Alice's blood type?", max_retrieval_rounds=2, rewrite_with_llm=True
-    )
+    out = ask(store, model, "What is Alice's blood type?", max_retrieval_rounds=2)
     assert out["refused"] and out["answer"] == REFUSAL and out["citations"] == []
     assert out["rounds"] == 2 and model.count("DraftFirst") == 2
     assert model.count("QueryRewrite") == 1 and model.count("AnswerDraft") == 0
@@ -240,7 +227,6 @@ def test_without_the_llm_rewrite_the_judges_missing_phrase_is_the_next_query(mod
         raw_depth=1,
         derived_depth=1,
         k_min=1,
-        rewrite_with_llm=False,
     )
     assert out["answer"] == "a shelter" and out["rounds"] == 2
     assert [c.node for c in out["llm_calls"]] == ["judge", "judge"]  # no rewrite call
@@ -251,7 +237,7 @@ def test_without_the_llm_rewrite_the_judges_missing_phrase_is_the_next_query(mod
 def test_without_the_llm_rewrite_a_refusal_still_gets_rewritten_queries(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script("DraftFirst", judged(sufficient=False, missing=""), judged("not mentioned"))
     model.script("QueryRewrite", rewrite("Alice blood group"))
-    out = ask(store, model, "What is Alice's blood type?", rewrite_with_llm=False)
+    out = ask(store, model, "What is Alice's blood type?")
     assert out["refused"] and out["rounds"] == 2
     assert [c.node for c in out["llm_calls"]] == ["judge", "rewriter", "judge"]
     assert out["queries_tried"] == ["What is Alice's blood type?", "Alice blood group"]
@@ -260,7 +246,7 @@ def test_without_the_llm_rewrite_a_refusal_still_gets_rewritten_queries(store, m
 def test_without_the_llm_rewrite_an_empty_round_is_retried_before_refusing(model) -> None:  # type: ignore[no-untyped-def]
     empty = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     model.script("QueryRewrite", rewrite("my name"))
-    out = ask(empty, model, "What is my name?", rewrite_with_llm=False)
+    out = ask(empty, model, "What is my name?")
     assert out["refused"] and out["answer_source"] == "no_memories"
     assert [v["status"] for v in out["verdicts"]] == ["empty", "empty"]
     assert model.count("QueryRewrite") == 1
@@ -360,7 +346,7 @@ def test_every_llm_output_has_its_node_cap(store, model) -> None:  # type: ignor
     store.add(NS, [fact("Alice lives in Boston", -100), fact("Alice lives in Denver", 0)])
     model.script(
         "DraftFirst",
-        judged(sufficient=False, missing="city"),
+        judged(sufficient=False, missing=""),
         lambda m: judged("x", conflicting=[label_of(m, "Boston"), label_of(m, "Denver")]),
     )
     model.script("QueryRewrite", rewrite("Alice city"))
@@ -372,7 +358,6 @@ def test_every_llm_output_has_its_node_cap(store, model) -> None:  # type: ignor
         judge_max_tokens=111,
         rewrite_max_tokens=22,
         refresh_max_tokens=33,
-        rewrite_with_llm=True,
     )
     assert model.caps == [
         ("DraftFirst", 111),
@@ -498,12 +483,12 @@ def test_memories_are_data_in_every_prompt(store, model) -> None:  # type: ignor
     store.add(NS, [fact(INJECTION, 3)])
     model.script(
         "DraftFirst",
-        judged(sufficient=False, missing="the dog's name"),
+        judged(sufficient=False, missing=""),
         lambda m: judged("Rex", conflicting=[label_of(m, "HACKED"), label_of(m, "Rex")]),
     )
     model.script("QueryRewrite", rewrite("dog name"))
     model.script("RefreshPlan", json.dumps({"action": "noop"}))
-    out = ask(store, model, "What is the dog's name?", rewrite_with_llm=True)
+    out = ask(store, model, "What is the dog's name?")
     prompts = [(t, m) for t, m in model.calls if t in ("DraftFirst", "RefreshPlan", "QueryRewrite")]
     assert {t for t, _ in prompts} == {"DraftFirst", "RefreshPlan", "QueryRewrite"}
     for title, messages in prompts:

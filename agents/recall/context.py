@@ -2,11 +2,8 @@
 
 Raw turns are rendered the way the evaluation's baselines render retrieved turns
 (``[m1] (8 May 2023, 13:56) Maya: text [shared image: caption]``), so lamina and
-the baselines differ in what they show, never in how. Derived memories follow the raw
-turns with their kind and date (``[m21] (fact, 7 May 2023) ...``). The ``sessions``
-layout (``MemoryContext.context_layout``, not the default) shows the turns of one
-session day under one date line instead (``(8 May 2023)`` then ``[m3] 13:56 Maya:
-...``), in the order they were said.
+the baselines differ in what they show, never in how. Derived memories come with their
+kind and date (``[m21] (fact, 7 May 2023) ...``).
 
 :func:`cut_to_budget` decides what stays: raw turns first, up to the share of the budget
 that derived memory may not take; then derived memories that add a source turn the
@@ -22,7 +19,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from ...core.context import ContextLayout, MemoryContext
+from ...core.context import MemoryContext
 from ...core.state import Candidate
 from ...stores.lexical import Analyzer
 from ..common.formatting import data_line, long_date
@@ -56,62 +53,6 @@ def _said(speaker: str, text: str, caption: str | None) -> str:
     if caption:
         line += f" [shared image: {data_line(caption, 300)}]"
     return line
-
-
-def _session_line(label: str, memory: Candidate, tz: ZoneInfo) -> str:
-    """A raw turn inside its session block: the block's date line gives the day."""
-    local = memory.occurred_at.astimezone(tz)
-    said = _said(memory.speaker or "unknown", memory.text, memory.media_caption)
-    return f"[{label}] {local:%H:%M} {said}"
-
-
-def _day_of(memory: Candidate, tz: ZoneInfo) -> tuple[str, str]:
-    """The block a raw turn is shown in: its session and its day there."""
-    return (memory.session_id or "", long_date(memory.occurred_at, tz))
-
-
-def _render_sessions(
-    shown: Sequence[Candidate], tz: ZoneInfo, *, derived_first: bool
-) -> tuple[list[str], dict[str, str]]:
-    """Raw turns grouped by session day (``MemoryContext.context_layout="sessions"``).
-
-    A block takes the place of its last member in ``shown`` (with the relevance order,
-    the block holding the best turn comes last); inside a block the turns are in the
-    order they were said, and "..." marks turns of the session that are not shown.
-    """
-    raw = [m for m in shown if m.granularity == "raw"]
-    derived = [m for m in shown if m.granularity != "raw"]
-    blocks: dict[tuple[str, str], list[Candidate]] = {}
-    last: dict[tuple[str, str], int] = {}
-    for n, memory in enumerate(raw):
-        key = _day_of(memory, tz)
-        blocks.setdefault(key, []).append(memory)
-        last[key] = n
-    lines: list[str] = []
-    labels: dict[str, str] = {}
-
-    def label(memory: Candidate) -> str:
-        name = f"m{len(labels) + 1}"
-        labels[name] = memory.id
-        return name
-
-    def derived_lines() -> None:
-        lines.extend(render_memory(label(m), m, tz) for m in derived)
-
-    if derived_first:
-        derived_lines()
-    for key in sorted(blocks, key=last.__getitem__):
-        lines.append(f"({key[1]})")
-        previous: int | None = None
-        for memory in sorted(blocks[key], key=_said_order):
-            here = memory.turn_index
-            if previous is not None and here is not None and here - previous > 1:
-                lines.append("...")
-            lines.append(_session_line(label(memory), memory, tz))
-            previous = here
-    if not derived_first:
-        derived_lines()
-    return lines, labels
 
 
 def _said_order(m: Candidate) -> tuple[datetime, str, int, str]:
@@ -160,22 +101,14 @@ def best_last(memories: Sequence[Candidate], ranking: Sequence[str]) -> list[Can
 
 
 def render_context(
-    memories: Sequence[Candidate],
-    tz: ZoneInfo,
-    *,
-    ordered: bool = False,
-    layout: ContextLayout = "turns",
+    memories: Sequence[Candidate], tz: ZoneInfo, *, ordered: bool = False
 ) -> tuple[str, dict[str, str]]:
     """The context text and label -> id.
 
     The labels ``m1..`` follow :func:`context_order`, or the order given when
-    ``ordered`` (a context the retriever already put in its order, see
-    ``MemoryContext.context_order``). ``layout`` is ``MemoryContext.context_layout``.
+    ``ordered`` (a context the retriever already put in its order, :func:`best_last`).
     """
     shown = list(memories) if ordered else context_order(memories)
-    if layout == "sessions":
-        lines, labels = _render_sessions(shown, tz, derived_first=ordered)
-        return "\n".join(lines) or NO_MEMORIES, labels
     lines, labels = [], {}
     for n, memory in enumerate(shown, start=1):
         label = f"m{n}"
@@ -187,25 +120,15 @@ def render_context(
 def render_for(
     memories: Sequence[Candidate], ctx: MemoryContext, tz: ZoneInfo | None = None
 ) -> tuple[str, dict[str, str]]:
-    """:func:`render_context` in the order and layout the context names.
+    """:func:`render_context` in the retriever's order (the best evidence last).
 
     ``tz``: the zone dates are shown in (default: the context's).
     """
-    return render_context(
-        memories,
-        tz or ctx.tz,
-        ordered=ctx.context_order == "relevance",
-        layout=ctx.context_layout,
-    )
+    return render_context(memories, tz or ctx.tz, ordered=True)
 
 
-def _sized(
-    memory: Candidate, tz: ZoneInfo, count: TokenCount, layout: ContextLayout = "turns"
-) -> Candidate:
-    if layout == "sessions" and memory.granularity == "raw":
-        line = _session_line("m00", memory, tz)
-    else:
-        line = render_memory("m00", memory, tz)
+def _sized(memory: Candidate, tz: ZoneInfo, count: TokenCount) -> Candidate:
+    line = render_memory("m00", memory, tz)
     return memory.model_copy(update={"tokens": count(line) + 1})  # +1: the line break
 
 
@@ -278,7 +201,6 @@ def cut_to_budget(
     limit: int,
     tz: ZoneInfo,
     count: TokenCount,
-    layout: ContextLayout = "turns",
 ) -> list[Candidate]:
     """The memories that fit ``budget`` tokens, each with its ``tokens`` set.
 
@@ -290,11 +212,9 @@ def cut_to_budget(
         limit: At most this many memories.
         tz: Time zone of the rendered dates.
         count: The token counter.
-        layout: ``MemoryContext.context_layout``; with ``sessions`` the date lines of
-            the blocks are paid for by leaving out the least relevant turns.
     """
-    raw = [_sized(m, tz, count, layout) for m in raw]
-    derived = [_sized(m, tz, count, layout) for m in derived]
+    raw = [_sized(m, tz, count) for m in raw]
+    derived = [_sized(m, tz, count) for m in derived]
     reserve = int(budget * derived_share)
     # 1. the evidence: raw turns in the part of the budget derived memory cannot take
     room, turns = _fill(raw, [], budget - reserve, limit)
@@ -313,9 +233,6 @@ def cut_to_budget(
             break
         room += sum(m.tokens for m in notes) - sum(m.tokens for m in kept)
         notes = kept
-    if layout == "sessions":
-        while turns and count(render_context(turns + notes, tz, layout=layout)[0]) > budget:
-            turns.pop()  # the least relevant turn taken last
     return turns + notes
 
 

@@ -19,7 +19,7 @@ from functools import cached_property, partial
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from ...core.context import DERIVED_KINDS, ContextLayout, ContextOrder, DerivedKind
+from ...core.context import DERIVED_KINDS, DerivedKind
 from ...core.state import Candidate
 from ...records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from ...stores.base import (
@@ -35,7 +35,7 @@ from ...stores.fusion import FusionConfig, reciprocal_rank_fusion
 from ..common.formatting import clip
 from ..common.names import without_speakers
 from ..common.query_analysis import QueryAnalysis
-from .context import TokenCount, best_last, context_order, cut_to_budget
+from .context import TokenCount, best_last, cut_to_budget
 
 SOURCE_CHANNEL = "sources"
 """The raw-turn channel built from the source turns of the best derived memories."""
@@ -94,10 +94,6 @@ class PoolSettings:
     """RRF weight of the time-window channel (0: off)."""
     speaker_weight: float = 1.0
     """RRF weight of the channel over the named people's turns (0: off)."""
-    order: ContextOrder = "relevance"
-    """The context's order (see ``MemoryContext.context_order``)."""
-    layout: ContextLayout = "turns"
-    """How raw turns are shown (see ``MemoryContext.context_layout``)."""
 
 
 @dataclass
@@ -288,8 +284,8 @@ class EvidencePool:
     def collect(self, queries: Sequence[str], analysis: QueryAnalysis) -> list[Candidate]:
         """The budgeted context for ``queries`` (the first is the question itself).
 
-        The memories come in the context's order (``PoolSettings.order``): by default
-        derived memories, then raw turns, each from the least to the most relevant.
+        The memories come in the context's order: derived memories, then raw turns,
+        each from the least to the most relevant (:func:`.context.best_last`).
         """
         if not queries:
             return []
@@ -326,11 +322,8 @@ class EvidencePool:
             limit=s.limit,
             tz=self.tz,
             count=self.count,
-            layout=s.layout,
         )
-        if s.order == "relevance":
-            return best_last(kept, [m.id for m in turns] + [m.id for m in derived])
-        return context_order(kept)  # the order the context labels them m1, m2, ...
+        return best_last(kept, [m.id for m in turns] + [m.id for m in derived])
 
     def speakers(self) -> list[str]:
         """Speaker labels of the namespace's raw turns (newest first)."""

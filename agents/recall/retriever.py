@@ -47,8 +47,6 @@ def pool_settings(ctx: MemoryContext, *, retry: bool) -> PoolSettings:
         derived_share=ctx.derived_share,
         limit=ctx.max_candidates,
         source_weight=ctx.source_weight,
-        order=ctx.context_order,
-        layout=ctx.context_layout,
     )
 
 

@@ -52,16 +52,16 @@ def make_rewriter(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     def rewriter(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Write search queries for what the last verdict found missing.
 
-        With ``rewrite_with_llm`` off, the Judge's own words for what is missing are
-        the query when they name something (the combined call already did the thinking)
-        and no call is made; a round where it named nothing (nothing was found, or the
-        draft refused) still gets the LLM rewrite, so a refusal is retried first.
+        The Judge's own words for what is missing are the query when they name
+        something (the combined call already did the thinking) and no call is made; a
+        round where it named nothing (nothing was found, or the draft refused) gets the
+        LLM rewrite, so a refusal is retried first.
         """
         ctx = context_of(runtime)
         log = capped_log(REWRITER, deps, ctx.rewrite_max_tokens)
         verdict = RecallVerdict.model_validate(state.get("verdict") or {})
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
-        if not ctx.rewrite_with_llm and names_something(verdict):
+        if names_something(verdict):
             return {"queries": fallback_queries(verdict, analysis), **log.update()}
         window = "\n".join(state.get("window", [])[-WINDOW_LINES:]) or "(none)"
         messages = REWRITE.format_messages(

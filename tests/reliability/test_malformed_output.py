@@ -309,7 +309,7 @@ def _healthy() -> dict[str, Callable[[list[BaseMessage]], str]]:
         """Insufficient first (a rewrite and a retry), then a conflict (a refresh)."""
         judged["calls"] += 1
         if judged["calls"] % 2:
-            return json.dumps({"sufficient": False, "missing": "where"})
+            return json.dumps({"sufficient": False, "missing": ""})  # names nothing: rewrite
         fact = _fact_label(messages)
         other = next(label for label in _labels(messages, "m") if label != fact)
         conflicting = [other, fact]  # a turn against the fact, whatever the context's order
@@ -448,7 +448,7 @@ def test_recall_survives_a_schema_that_only_gets_bad_replies(
     out = graph.invoke(
         {"question": "Where did Alice hike?"},
         {"configurable": {"thread_id": ns}},
-        context=MemoryContext(namespace=ns, rewrite_with_llm=True),  # every schema is asked
+        context=MemoryContext(namespace=ns),
     )
     assert model.seen[broken] > 0
     assert sorted(r.text for r in shared_store.get("raw", ns)) == before
