@@ -147,14 +147,6 @@ class MemoryContext:
     owners from 0.712 to 0.952 where they were tuned, but keep only 0.933 of a perfect
     model's owners (``construction_quality.py --calibrate``), so they are the local
     model's profile and not a tax on every model."""
-    construction_summary: Literal["brief", "detailed"] = "brief"
-    """Construction, line format: the episode summary the model is asked for. ``brief``: 1-2
-    sentences. ``detailed``: 2-3 sentences naming the people, places, things, titles and
-    numbers the turns mention (a few more output tokens per call)."""
-    episode_notes: bool = False
-    """Episodes: the narrative also holds the checked notes the same call wrote about
-    its turns (owner, support and dates already checked), so an episode keeps the
-    particulars (items, names, places, numbers) a short summary leaves out. No call."""
     scene_tau: float = 0.7
     """Scenes: cosine to a scene centroid needed to join it."""
     scene_max_gap_days: float = 7.0
@@ -252,11 +244,6 @@ class MemoryContext:
             raise InvalidInputError(
                 f"instructions are {len(self.instructions)} characters; at most "
                 f"{MAX_INSTRUCTIONS} fit the construction prompt"
-            )
-        if self.construction_summary not in ("brief", "detailed"):
-            raise InvalidInputError(
-                f"unknown construction_summary {self.construction_summary!r}; "
-                "use 'brief' or 'detailed'"
             )
         if self.trigger_policy not in TRIGGER_POLICIES:
             raise InvalidInputError(

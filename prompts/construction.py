@@ -79,15 +79,6 @@ BRIEF_SUMMARY = (
 )
 """The example's S line and the rule of the brief summary (the default)."""
 
-DETAILED_SUMMARY = (
-    "S|Priya told Jonas that her cousin Omar joined a chess club in the week of "
-    "24–30 April 2023. Jonas said he loves chess and will hike in Peru in June.\n",
-    "Rules: T is a short title. S retells the excerpt in 2-3 sentences: what each "
-    "person did, plans or feels, naming the people, places, things, titles and "
-    "numbers they mention. ",
-)
-"""The detailed summary: it keeps the particulars a brief one leaves out."""
-
 
 def _construct_lines(summary: tuple[str, str]) -> ChatPromptTemplate:
     example_summary, summary_rule = summary
@@ -127,8 +118,6 @@ def _construct_lines(summary: tuple[str, str]) -> ChatPromptTemplate:
 
 CONSTRUCT_LINES = _construct_lines(BRIEF_SUMMARY)
 """The construction call in the line format, with the brief summary."""
-CONSTRUCT_LINES_DETAILED = _construct_lines(DETAILED_SUMMARY)
-"""The same with the detailed summary (``MemoryContext.construction_summary``)."""
 
 
 LINES_REPAIR = (

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from lamina.agents.common.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
-from lamina.agents.ingest.drafting import item_budget, summary_view
+from lamina.agents.ingest.drafting import item_budget
 from lamina.agents.ingest.lines import parse_lines
 from lamina.agents.ingest.salience import is_trivial
 from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
@@ -276,44 +276,6 @@ def test_a_merge_keeps_only_the_sentences_it_did_not_have() -> None:
         "Maya told Sam about the bakery. Theo bakes bread. Theo hired Ana."
     )
     assert extend_narrative(known, "theo bakes bread.") == known
-
-
-def test_an_episode_keeps_its_checked_notes_when_asked_and_only_then() -> None:
-    reply = (
-        "T|Bakery\nS|Maya talked about Theo's bakery.\n"
-        "F|t1|Theo|Theo opened a bakery last week.\n"
-        "F|t2|Sam|Sam flew to Mars.\n"  # no turn supports it: dropped, not narrated
-        "L|t2|Sam|Sam loves fresh bread and pastries."
-    )
-    texts = {}
-    for notes in (False, True):
-        store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-        _ingest(SchemaChatModel().script("ConstructionLines", reply), store, episode_notes=notes)
-        (episode,) = store.get("episode", NS)
-        texts[notes] = episode.text
-    assert texts[False] == "Maya talked about Theo's bakery."
-    assert texts[True] == (
-        "Maya talked about Theo's bakery. Theo opened a bakery last week (19–25 February 2024)."
-        " Sam loves fresh bread and pastries."
-    )
-    # the stored episode keeps its narrative apart: a merge shows the model only that
-    (episode,) = store.get("episode", NS)
-    assert summary_view(episode).text == "Maya talked about Theo's bakery."
-    assert summary_view(episode.model_copy(update={"metadata": {}})).text == texts[True]
-
-
-def test_the_detailed_summary_is_asked_for_only_when_chosen() -> None:
-    asked = {}
-    for summary in ("brief", "detailed"):
-        model = SchemaChatModel().script("ConstructionLines", REPLY)
-        store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-        _ingest(model, store, construction_summary=summary)
-        asked[summary] = str(model.calls[0][1][0].content)
-    assert "S a 1-2 sentence summary" in asked["brief"]
-    assert "S retells the excerpt in 2-3 sentences" not in asked["brief"]
-    assert "S retells the excerpt in 2-3 sentences" in asked["detailed"]
-    with pytest.raises(InvalidInputError, match="construction_summary"):
-        MemoryContext(namespace=NS, construction_summary="long")  # type: ignore[arg-type]
 
 
 def test_a_summary_that_repeats_itself_is_stored_once() -> None:

@@ -207,44 +207,6 @@ def test_recurrence_merges_into_a_similar_episode_first(store, model) -> None:  
     assert "Known episode" in merge_prompt and "<data>" in merge_prompt
 
 
-def test_a_merge_with_episode_notes_shows_the_model_only_the_narrative(store, model) -> None:  # type: ignore[no-untyped-def]
-    known = "Alice talked about hiking. Alice hikes in the Alps."  # narrative, then a note
-    store.add(
-        NS,
-        [
-            EpisodeRecord(
-                id="hike",
-                namespace=NS,
-                title="Hiking",
-                text=known,
-                occurred_at=T0,
-                metadata={"summary": "Alice talked about hiking."},
-            )
-        ],
-    )
-    model.script(
-        LINES,
-        episode_reply(
-            "Hiking", "Alice bought new boots.", "F|t1|Alice|Alice loves her hiking boots."
-        ),
-    )
-    out = run(
-        store,
-        model,
-        [turn(HIKE, 10)],
-        trigger_policy="recurrence",
-        theta_sim=0.5,
-        merge_threshold=0.5,
-        episode_notes=True,
-    )
-    assert [j.kind for j in out["trigger"].jobs] == ["merge"]
-    merge_prompt = str(model.calls[0][1][-1].content)
-    assert "Alice talked about hiking." in merge_prompt and "Alps" not in merge_prompt
-    (merged,) = store.get("episode", NS, ["hike"])
-    assert merged.text == f"{known} Alice bought new boots. Alice loves her hiking boots."
-    assert merged.metadata["summary"] == "Alice talked about hiking. Alice bought new boots."
-
-
 def test_eager_extracts_facts_every_turn_and_asks_the_boundary_judge(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script(
         "BoundaryDecision",

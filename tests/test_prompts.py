@@ -8,14 +8,12 @@ from lamina.prompts import construction
 EXPECTED = {
     "BOUNDARY": {"history", "new"},
     "CONSTRUCT_LINES": {"known", "turns", "max_items"},
-    "CONSTRUCT_LINES_DETAILED": {"known", "turns", "max_items"},
     "CONSTRUCT_JSON": {"known", "turns", "max_items"},
     "UPDATE_CHECK": {"pairs"},
 }
 DATA_BLOCKS = {
     "BOUNDARY": 2,
     "CONSTRUCT_LINES": 1,
-    "CONSTRUCT_LINES_DETAILED": 1,
     "CONSTRUCT_JSON": 1,
     "UPDATE_CHECK": 1,
 }

@@ -19,7 +19,6 @@ from ...llm.reachability import unreachable_reason
 from ...prompts.construction import (
     CONSTRUCT_JSON,
     CONSTRUCT_LINES,
-    CONSTRUCT_LINES_DETAILED,
     CONSTRUCTION_FORMAT,
     CONSTRUCTION_PROMPT_VERSION,
     LINES_REPAIR,
@@ -34,7 +33,7 @@ from .schemas import ConstructionDraft
 
 _EXAMPLE_TEXT = "\n".join(
     str(getattr(getattr(m, "prompt", None), "template", ""))
-    for template in (CONSTRUCT_LINES, CONSTRUCT_LINES_DETAILED, CONSTRUCT_JSON)
+    for template in (CONSTRUCT_LINES, CONSTRUCT_JSON)
     for m in template.messages
 )
 """The prompts' own words: a note copied from the example is not memory."""
@@ -52,35 +51,14 @@ def item_budget(ctx: MemoryContext, n_turns: int) -> tuple[int, int]:
     return items, min(ctx.construction_max_tokens, 70 + ctx.construction_tokens_per_item * items)
 
 
-SUMMARY_KEY = "summary"
-"""Episode metadata: the model's narrative alone, when the text also holds the notes
-(``MemoryContext.episode_notes``)."""
-
-
-def summary_view(episode: EpisodeRecord) -> EpisodeRecord:
-    """``episode`` as the model is shown it: its narrative, without the notes it holds.
-
-    So a merge's prompt is the same, and as short, whether or not episodes keep notes.
-    """
-    summary = episode.metadata.get(SUMMARY_KEY)
-    return episode.model_copy(update={"text": summary}) if isinstance(summary, str) else episode
-
-
 def _messages(
     ctx: MemoryContext, turns: list[RawTurn], known: EpisodeRecord | None, items: int
 ) -> tuple[list[BaseMessage], dict[str, str]]:
     text, labels = format_excerpt(turns, ctx.tz)
     known_text = (
-        f"Known episode:\n<data>\n{format_record(summary_view(known), ctx.tz)}\n</data>\n"
-        if known
-        else ""
+        f"Known episode:\n<data>\n{format_record(known, ctx.tz)}\n</data>\n" if known else ""
     )
-    if ctx.construction_format == "json":
-        template = CONSTRUCT_JSON
-    elif ctx.construction_summary == "detailed":
-        template = CONSTRUCT_LINES_DETAILED
-    else:
-        template = CONSTRUCT_LINES
+    template = CONSTRUCT_JSON if ctx.construction_format == "json" else CONSTRUCT_LINES
     messages = template.format_messages(known=known_text, turns=text, max_items=items)
     if ctx.instructions:  # the application's rules follow lamina's own
         rules = str(messages[0].content) + app_rules(ctx.instructions)

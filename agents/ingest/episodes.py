@@ -11,7 +11,7 @@ from ...records.model import EpisodeRecord, FactRecord, RawTurn, stable_id
 from ..common.deps import StepLog
 from ..common.formatting import SENTENCE_BREAK
 from .construct import episode_text, fact_records
-from .drafting import SUMMARY_KEY, draft_excerpt
+from .drafting import draft_excerpt
 
 
 def episode_id(namespace: str, raw_ids: list[str]) -> str:
@@ -47,13 +47,12 @@ def synthesize(log: StepLog, ctx: MemoryContext, turns: list[RawTurn]) -> Drafte
         id=eid,
         namespace=ctx.namespace,
         title=title,
-        text=with_notes(ctx, summary, facts),
+        text=summary,
         occurred_at=start,
         recorded_at=log.deps.clock(),
         start_at=start,
         end_at=end,
         source_ids=[t.id for t in turns],
-        metadata={SUMMARY_KEY: summary} if ctx.episode_notes else {},
     )
     return episode, facts
 
@@ -67,18 +66,6 @@ def extend_narrative(text: str, addition: str) -> str:
     known = {s.strip().casefold() for s in SENTENCE_BREAK.split(text)}
     new = [s for s in SENTENCE_BREAK.split(addition) if s.strip().casefold() not in known]
     return " ".join([text, *new]) if new else text
-
-
-def with_notes(ctx: MemoryContext, text: str, facts: list[FactRecord]) -> str:
-    """``text`` followed by the notes' sentences, when ``ctx.episode_notes`` asks for them.
-
-    Only the notes the model wrote and the checks kept (not the relations read from the
-    turns' grammar), in the model's order, each sentence once.
-    """
-    if not ctx.episode_notes:
-        return text
-    notes = [f.text.strip() for f in facts if f.metadata.get("derived_by") != "relations"]
-    return extend_narrative(text, " ".join(n if n.endswith(".") else f"{n}." for n in notes))
 
 
 def merge(
@@ -95,11 +82,7 @@ def merge(
     draft, labels = result
     title, addition = episode_text(log, draft, turns, ctx)
     facts = fact_records(log, ctx, draft.facts, turns, labels, episode.id)
-    text = extend_narrative(episode.text, with_notes(ctx, addition, facts))
-    metadata = dict(episode.metadata)
-    if ctx.episode_notes or SUMMARY_KEY in metadata:
-        told = str(metadata.get(SUMMARY_KEY, episode.text))
-        metadata[SUMMARY_KEY] = extend_narrative(told, addition)
+    text = extend_narrative(episode.text, addition)
     times = [t.occurred_at for t in turns]
     merged = episode.model_copy(
         update={
@@ -109,7 +92,6 @@ def merge(
             "end_at": max([episode.end_at or episode.occurred_at, *times]),
             "source_ids": list(dict.fromkeys([*episode.source_ids, *(t.id for t in turns)])),
             "recorded_at": log.deps.clock(),
-            "metadata": metadata,
         }
     )
     return merged, facts
