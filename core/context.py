@@ -25,7 +25,6 @@ DEFAULT_TRIGGER_POLICY: TriggerPolicy = "boundary"
 """The library's trigger policy (see ``MemoryContext.trigger_policy``)."""
 ConstructionFormat = Literal["lines", "json"]
 InsufficientAnswer = Literal["refuse", "draft"]
-JudgeOrder = Literal["verdict_first", "answer_first"]
 DerivedKind = Literal["fact", "episode", "scene"]
 DERIVED_KINDS: tuple[DerivedKind, ...] = ("fact", "episode", "scene")
 MAX_INSTRUCTIONS = 2000
@@ -45,7 +44,6 @@ __all__ = [
     "ConstructionFormat",
     "DerivedKind",
     "InsufficientAnswer",
-    "JudgeOrder",
     "SMALL_MODEL_PROFILE",
     "MemoryContext",
     "TriggerPolicy",
@@ -205,12 +203,6 @@ class MemoryContext:
     insufficient_answer: InsufficientAnswer = "refuse"
     """Recall: when the last round is still judged insufficient, refuse, or give the
     Judge's partial draft answer."""
-    judge_order: JudgeOrder = "answer_first"
-    """Recall: the order the combined call writes its fields in. ``answer_first`` drafts
-    the answer and its citations first and judges them after; ``verdict_first`` writes
-    what is missing and the sufficiency before the draft (a small model that starts
-    with "missing" talks itself into refusing more often: in a small test it refused
-    half the questions, where ``answer_first`` refused none and needed fewer calls)."""
     attribution_check: bool = True
     """Recall: a draft resting on the words of people other than the one the question
     names is not sufficient (retry, then refuse): its cited turns are all theirs, or the
@@ -311,10 +303,6 @@ class MemoryContext:
         if self.insufficient_answer not in ("refuse", "draft"):
             raise InvalidInputError(
                 f"unknown insufficient_answer {self.insufficient_answer!r}; use 'refuse' or 'draft'"
-            )
-        if self.judge_order not in ("verdict_first", "answer_first"):
-            raise InvalidInputError(
-                f"unknown judge_order {self.judge_order!r}; use 'verdict_first' or 'answer_first'"
             )
         if not 0.0 <= self.source_weight <= 10.0:
             raise InvalidInputError(

@@ -81,7 +81,7 @@ def locomo_sample(sample_id: str, name: str, pet: str) -> dict[str, Any]:
 
 
 def answer_with(word: str) -> Callable[[list[BaseMessage]], str]:
-    """A JudgedAnswer responder: cites the memory line that mentions ``word``, else misses it."""
+    """A DraftFirst responder: cites the memory line that mentions ``word``, else misses it."""
 
     def respond(messages: list[BaseMessage]) -> str:
         text = "\n".join(str(m.content) for m in messages)

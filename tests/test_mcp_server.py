@@ -148,7 +148,7 @@ def test_add_search_list_and_forget_through_mcp(memory: Memory, store: ChromaMem
 
 
 def cite_biscuit(messages: list[BaseMessage]) -> str:
-    """A JudgedAnswer reply citing the memory line that names Biscuit."""
+    """A DraftFirst reply citing the memory line that names Biscuit."""
     text = "\n".join(str(m.content) for m in messages)
     label = re.search(r"\[(m\d+)\][^\n]*Biscuit", text)
     assert label is not None, text

@@ -307,7 +307,7 @@ def test_a_lone_surrogate_in_a_query_or_question_is_refused(memory: Memory) -> N
 
 # --------------------------------------------------------------------- answer
 def cite_berlin(messages: list[Any]) -> str:
-    """A JudgedAnswer reply citing the memory line that says Berlin."""
+    """A DraftFirst reply citing the memory line that says Berlin."""
     line = next(x for x in str(messages[1].content).splitlines() if "Berlin" in x)
     return json.dumps(
         {"sufficient": True, "answer": "Berlin", "cited": [line[1 : line.index("]")]]}

@@ -196,19 +196,12 @@ def test_a_refusal_draft_retries_before_it_stands(store, model) -> None:  # type
 
 def test_answer_first_drafts_before_it_judges_in_one_call(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script("DraftFirst", lambda m: judged("Rex", label_of(m, "dog named Rex")))
-    out = ask(store, model, "What is Alice's dog called?", judge_order="answer_first")
+    out = ask(store, model, "What is Alice's dog called?")
     assert out["answer"] == "Rex" and out["answer_source"] == "draft"
-    assert [c.node for c in out["llm_calls"]] == ["judge"] and model.count("JudgedAnswer") == 0
+    assert [c.node for c in out["llm_calls"]] == ["judge"]
     fields = list(DraftFirst.model_json_schema()["properties"])
     assert fields.index("answer") < fields.index("cited") < fields.index("sufficient")
     assert fields.index("sufficient") < fields.index("missing")
-
-
-def test_verdict_first_still_judges_and_drafts_in_one_call(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("JudgedAnswer", lambda m: judged("Rex", label_of(m, "dog named Rex")))
-    out = ask(store, model, "What is Alice's dog called?", judge_order="verdict_first")
-    assert out["answer"] == "Rex" and out["answer_source"] == "draft"
-    assert [c.node for c in out["llm_calls"]] == ["judge"] and model.count("DraftFirst") == 0
 
 
 def test_without_the_llm_rewrite_the_judges_missing_phrase_is_the_next_query(model) -> None:  # type: ignore[no-untyped-def]
@@ -268,11 +261,6 @@ def test_free_text_of_the_combined_call_is_bounded_in_its_schema_and_its_reading
         {"sufficient": True, "answer": " x" * 400, "missing": "y" * 999}
     )
     assert len(long.answer) == MAX_ANSWER and len(long.missing) == MAX_NOTE
-
-
-def test_an_unknown_judge_order_is_refused() -> None:
-    with pytest.raises(InvalidInputError, match="judge_order"):
-        MemoryContext(judge_order="sideways")  # type: ignore[arg-type]
 
 
 def test_an_empty_round_retries_with_rewritten_queries_before_refusing(model) -> None:  # type: ignore[no-untyped-def]

@@ -29,18 +29,10 @@ from .context import render_for
 from .grounding import ground_shown
 from .premise import foreign_answer, foreign_topic, premise_found
 from .premise_search import premise_anywhere
-from .schemas import DraftFirst, JudgedAnswer, is_refusal_text
-
-JUDGE_SCHEMAS: dict[str, type[JudgedAnswer] | type[DraftFirst]] = {
-    "verdict_first": JudgedAnswer,
-    "answer_first": DraftFirst,
-}
-"""The combined call's schema per ``MemoryContext.judge_order`` (same fields, other order)."""
+from .schemas import DraftFirst, is_refusal_text
 
 
-def verdict_of(
-    judged: JudgedAnswer | DraftFirst, labels: dict[str, str], round_: int
-) -> RecallVerdict:
+def verdict_of(judged: DraftFirst, labels: dict[str, str], round_: int) -> RecallVerdict:
     """The state's verdict from the combined call's reply (labels mapped to ids).
 
     A "sufficient" verdict whose draft is empty or itself a refusal is not sufficient:
@@ -197,7 +189,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                 question=as_data(state.get("question", "")),
                 hint=ANSWER_HINTS[analysis.question_type],
             )
-            judged = log.ask(JUDGE_SCHEMAS[ctx.judge_order], messages, "judge_answer")
+            judged = log.ask(DraftFirst, messages, "judge_answer")
             if judged is None:  # malformed or failed: the answer node asks plainly
                 verdict.status = "failed"
             else:

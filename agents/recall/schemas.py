@@ -1,6 +1,6 @@
 """One pydantic schema per LLM decision of the read path.
 
-The Judge and the answer share one call (:class:`JudgedAnswer`); the query rewrite after
+The Judge and the answer share one call (:class:`DraftFirst`); the query rewrite after
 an insufficient verdict, the Refresher and the plain answer (fallback) get one each.
 Docstrings and field descriptions are the schema text the model sees. Free-text fields
 are clipped instead of rejected, so a long-winded model costs no retry.
@@ -77,33 +77,6 @@ Citations = Annotated[
     Field(max_length=DRAFT_CITATIONS),
 ]
 """At most :data:`DRAFT_CITATIONS` labels: in the schema (maxItems), and cut to it."""
-
-
-class JudgedAnswer(BaseModel):
-    """Whether the memories answer the question, and the answer they give."""
-
-    missing: Note = Field(
-        default="",
-        description="one short phrase: what the memories lack to answer the question; "
-        "empty when nothing is missing",
-    )
-    sufficient: bool = Field(
-        description="true when the memories state the answer (the exact entity, date, place "
-        "or quantity asked for); false when something required is missing"
-    )
-    answer: AnswerText = Field(
-        default="",
-        description="the answer in a few words, from the memories only, with absolute "
-        "dates written as the memories write them (7 May 2023)",
-    )
-    cited: Labels = Field(
-        default_factory=list, description="labels of the memories the answer relies on"
-    )
-    conflicting: Labels = Field(
-        default_factory=list,
-        description="labels of memories that contradict each other about the same thing; "
-        "usually empty",
-    )
 
 
 class DraftFirst(BaseModel):

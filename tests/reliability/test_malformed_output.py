@@ -56,13 +56,6 @@ VALID: dict[type[BaseModel], dict[str, Any]] = {
         ],
     },
     schemas.SupersessionCheck: {"verdicts": [{"pair": "p1", "outdated": True}]},
-    recall_schemas.JudgedAnswer: {
-        "missing": "",
-        "sufficient": True,
-        "answer": "Mount Tam",
-        "cited": ["m1"],
-        "conflicting": [],
-    },
     recall_schemas.DraftFirst: {
         "answer": "Mount Tam",
         "cited": ["m1"],
