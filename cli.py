@@ -26,7 +26,6 @@ def build_parser() -> argparse.ArgumentParser:
         add,
         chat,
         demo,
-        eval,
         ingest,
         local,
         manage,
@@ -56,7 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
         serve_postgres,
         migrate,
         transfer,
-        eval,
         mcp,
     ):
         module.register(sub)

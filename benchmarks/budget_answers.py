@@ -51,15 +51,15 @@ from construction_run import local_model
 from context_answer_recall import _questions, option
 
 from lamina.core.context import MemoryContext
-from lamina.datasets.locomo import default_locomo_path
-from lamina.evaluation.bootstrap import bootstrap_mean
-from lamina.evaluation.records import costs_of
-from lamina.evaluation.scoring import locomo_f1
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.gguf import installed_qwen_gguf
 from lamina.llm.tokens import gguf_counter
-from lamina.prompts.eval import NOT_MENTIONED
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina_bench.datasets.locomo import default_locomo_path
+from lamina_bench.evaluation.bootstrap import bootstrap_mean
+from lamina_bench.evaluation.prompts import NOT_MENTIONED
+from lamina_bench.evaluation.records import costs_of
+from lamina_bench.evaluation.scoring import locomo_f1
 
 
 def arm(text: str) -> tuple[str, dict[str, Any]]:

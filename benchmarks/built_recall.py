@@ -2,7 +2,7 @@ r"""Turn recall on memory a real model built (issue 16), no LLM at question time
 
 ``benchmarks/recall_eval.py`` checks lamina's pooled context on the raw layer, or with
 LoCoMo's own observations standing in for derived memory. This script reads the memory
-that ``lamina eval`` built with its model (the construction store under
+that ``lamina-bench eval`` built with its model (the construction store under
 ``--construction-dir``), so the facts, episodes and scenes competing for the budget are
 the ones the answers were actually given. For every chosen question of categories 1-4 it
 compares the raw turns each system would show:
@@ -38,21 +38,21 @@ from typing import Any
 from lamina.agents.recall.context import render_context
 from lamina.core.context import MemoryContext
 from lamina.core.state import Candidate
-from lamina.evaluation.bootstrap import bootstrap_mean
-from lamina.evaluation.construction import ConstructionCache
-from lamina.evaluation.ingest import (
+from lamina.graphs.recall import build_recall_graph
+from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.testing import SchemaChatModel
+from lamina_bench.evaluation.bootstrap import bootstrap_mean
+from lamina_bench.evaluation.construction import ConstructionCache
+from lamina_bench.evaluation.ingest import (
     RAW_STAGE,
     lamina_stage,
     raw_id_to_dia,
     stage_namespace,
 )
-from lamina.evaluation.records import Journal, RunHeader
-from lamina.evaluation.settings import JOURNAL, parse_recall_options, questions_of_run
-from lamina.evaluation.subset import EvalQuestion, load_subset
-from lamina.evaluation.transcripts import UTC_ZONE, WordPieceCounter
-from lamina.graphs.recall import build_recall_graph
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
-from lamina.testing import SchemaChatModel
+from lamina_bench.evaluation.records import Journal, RunHeader
+from lamina_bench.evaluation.settings import JOURNAL, parse_recall_options, questions_of_run
+from lamina_bench.evaluation.subset import EvalQuestion, load_subset
+from lamina_bench.evaluation.transcripts import UTC_ZONE, WordPieceCounter
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo10.json"
 
@@ -131,7 +131,7 @@ def measure(args: argparse.Namespace) -> list[Row]:
             if store.count("raw", space) == 0:  # a store that was never built would score 0
                 raise SystemExit(
                     f"{args.construction_dir}: the construction store of {space!r} holds no "
-                    f"turns; build it first with the run's `lamina eval` command"
+                    f"turns; build it first with the run's `lamina-bench eval` command"
                 )
         to_dia = raw_id_to_dia(namespace, conv)
         questions: list[EvalQuestion] = [

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lamina.datasets.locomo import CATEGORIES
-from lamina.evaluation.bootstrap import bootstrap_mean
+from lamina_bench.datasets.locomo import CATEGORIES
+from lamina_bench.evaluation.bootstrap import bootstrap_mean
 
 
 def paired(a: dict[str, Any], b: dict[str, Any], metric: str) -> dict[str, str]:

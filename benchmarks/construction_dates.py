@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lamina.datasets.locomo import Conversation
 from lamina.stores import ChromaMemoryStore
+from lamina_bench.datasets.locomo import Conversation
 
 LABELS = Path(__file__).resolve().parents[1] / "tests" / "data" / "locomo_relative_dates.json"
 

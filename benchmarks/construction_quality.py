@@ -45,7 +45,7 @@ and journals each turn under ``--resume`` (``construction_cost.run_policy``), so
 cut off goes on where it stopped.
 
 ``--replies FILE`` keeps every model reply in a sealed JSONL file
-(``lamina.evaluation.reply_cache``: it holds no prompt, and no reply anyone without the
+(``lamina_bench.evaluation.reply_cache``: it holds no prompt, and no reply anyone without the
 data can read, so it may be committed). A build with the same code, fed the same turns,
 then gets its replies from the file instead of the model: a calibration store is rebuilt
 on a new machine in minutes, and whatever the file does not answer is asked and appended.
@@ -73,13 +73,13 @@ from lamina.agents.ingest.ownership import addressee, decide_owner
 from lamina.agents.ingest.present import present_owner
 from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
 from lamina.core.context import MemoryContext
-from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
-from lamina.datasets.locomo_annotations import Annotations, load_annotations
-from lamina.evaluation.reply_cache import ReplyFile, replaying
 from lamina.llm.gguf import QWEN_GGUF_NAME
 from lamina.llm.speed import probe_speed
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina_bench.datasets.locomo import Conversation, default_locomo_path, load_locomo
+from lamina_bench.datasets.locomo_annotations import Annotations, load_annotations
+from lamina_bench.evaluation.reply_cache import ReplyFile, replaying
 
 CALIBRATION = (
     "conv-41",

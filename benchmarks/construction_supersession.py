@@ -56,10 +56,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from lamina.core.context import TRIGGER_POLICIES, MemoryContext, TriggerPolicy
-from lamina.evaluation.resume_journal import ResumeJournal
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
+from lamina_bench.evaluation.resume_journal import ResumeJournal
 
 ITEMS = Path(__file__).resolve().parents[1] / "tests" / "data" / "supersession_pairs.json"
 CLOCK = datetime(2031, 7, 4, 9, 30, tzinfo=UTC)
@@ -343,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model, embeddings, name = local_model(args.base_url), MiniLMEmbeddings(), args.base_url
     journal = None
     if args.resume is not None:
-        from lamina.evaluation.code_version import code_version
+        from lamina_bench.evaluation.code_version import code_version
 
         settings = {
             "items": str(args.items),

@@ -1,7 +1,7 @@
 r"""How much of each gold answer the recall context holds, with no LLM (issue 31).
 
 For the long evaluation's questions (categories 1-4), the recall graph runs in
-retrieval-only mode over a store the evaluation built (a ``lamina eval`` construction
+retrieval-only mode over a store the evaluation built (a ``lamina-bench eval`` construction
 folder) and the rendered context is checked for the gold answer's words (LoCoMo's
 normalisation: lower case, no punctuation or articles). The share of answer words found
 is averaged per category. It is an upper bound on what the answer model can use, not an
@@ -45,11 +45,11 @@ from zoneinfo import ZoneInfo
 
 from lamina.agents.recall.context import render_for
 from lamina.core.context import DERIVED_KINDS, MemoryContext
-from lamina.datasets.locomo import default_locomo_path, load_locomo
-from lamina.evaluation.subset import load_subset
 from lamina.graphs.recall import build_recall_graph
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
 from lamina.testing import SchemaChatModel
+from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
+from lamina_bench.evaluation.subset import load_subset
 
 _DROP = str.maketrans("", "", string.punctuation)
 _DERIVED_LINE = re.compile(r"^\[m\d+\] \((fact|episode|scene), [^)]*\) (?:(.*?): )?")

@@ -1,8 +1,8 @@
 """Do an evaluation report's context tokens per question match the served model's count?
 
-Runs the LoCoMo harness (``lamina eval``'s engine) on a small subset with the SmolLM2
+Runs the LoCoMo harness (``lamina-bench eval``'s engine) on a small subset with the SmolLM2
 test model served by llama.cpp, one system at a time, with the token counter
-``lamina eval`` picks for a local model (the GGUF's own tokenizer). The shared answer
+``lamina-bench eval`` picks for a local model (the GGUF's own tokenizer). The shared answer
 step is wrapped here, outside the package, to keep the context text of each question.
 Then, per question:
 
@@ -32,12 +32,12 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from lamina.commands.eval import serving_counter
-from lamina.datasets.locomo import default_locomo_path
 from lamina.embedders.minilm import MiniLMEmbeddings
-from lamina.evaluation import answering
-from lamina.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from lamina.llm import LocalLLMServer, smollm2_gguf_path
+from lamina_bench.commands.eval import serving_counter
+from lamina_bench.datasets.locomo import default_locomo_path
+from lamina_bench.evaluation import answering
+from lamina_bench.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 
 SYSTEMS = ("full-context", "naive-rag", "flat", "lamina-retrieval")
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}

@@ -28,10 +28,10 @@ from pathlib import Path
 
 from construction_quality import people_by_turn
 
-from lamina.datasets.locomo import Conversation, default_locomo_path, load_locomo
-from lamina.datasets.locomo_annotations import Annotations, load_annotations
 from lamina.records.model import FactRecord
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina_bench.datasets.locomo import Conversation, default_locomo_path, load_locomo
+from lamina_bench.datasets.locomo_annotations import Annotations, load_annotations
 
 
 def misses(

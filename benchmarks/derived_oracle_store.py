@@ -2,7 +2,7 @@ r"""derived-oracle's store for calibration conversations (issue 31's ceiling, no
 
 The long run's ``derived-oracle`` system answers from lamina's raw layer plus LoCoMo's
 hand-written observations, event summaries and session summaries as the derived layers
-(``lamina.evaluation.ingest.derived_oracle_records``). This script builds the same records
+(``lamina_bench.evaluation.ingest.derived_oracle_records``). This script builds the same records
 for the conversations a construction benchmark store holds, cut to the same sessions and
 in the same namespaces, into a new Chroma store, so that ``budget_answers.py
 --arm oracle:store=<out>/chroma`` answers from them beside the model's own build: how far
@@ -25,11 +25,11 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from lamina.datasets.locomo import default_locomo_path, load_locomo
-from lamina.datasets.locomo_annotations import load_annotations
-from lamina.evaluation.ingest import derived_oracle_records
-from lamina.evaluation.subset import first_sessions
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
+from lamina_bench.datasets.locomo_annotations import load_annotations
+from lamina_bench.evaluation.ingest import derived_oracle_records
+from lamina_bench.evaluation.subset import first_sessions
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,7 +29,7 @@ DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared/data/loco
 
 def turn_texts(data: Path, limit: int) -> list[str]:
     """The first ``limit`` turns of the file as ``speaker: text``."""
-    from lamina.datasets.locomo import load_locomo
+    from lamina_bench.datasets.locomo import load_locomo
 
     out: list[str] = []
     for conv in load_locomo(data):

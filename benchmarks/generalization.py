@@ -64,10 +64,10 @@ from lamina.agents.common.journal import SqliteReplyJournal  # noqa: E402
 from lamina.agents.common.timeparse import reference_day, resolve_times  # noqa: E402
 from lamina.agents.ingest.updates import same_person  # noqa: E402
 from lamina.core.context import MemoryContext  # noqa: E402
-from lamina.evaluation.resume_journal import ResumeJournal  # noqa: E402
 from lamina.graphs.ingest import build_ingest_graph  # noqa: E402
 from lamina.records.model import FactRecord, RawTurn  # noqa: E402
 from lamina.stores import ChromaMemoryStore  # noqa: E402
+from lamina_bench.evaluation.resume_journal import ResumeJournal  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "generalization"
 SECTIONS = ("supersession", "owner", "date", "answer")
@@ -391,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         embeddings, name = MiniLMEmbeddings(), args.base_url
     journal = None
     if args.resume is not None:
-        from lamina.evaluation.code_version import code_version
+        from lamina_bench.evaluation.code_version import code_version
 
         settings = {
             "model": name,

@@ -19,7 +19,7 @@ Latency is the wall time of the ``k=20`` search; the ingest rate includes embedd
 the Chroma writes and building the BM25 mirror.
 
 Per category, S@5 and T@10 are also printed with percentile-bootstrap 95% confidence
-intervals over questions (:mod:`lamina.evaluation.bootstrap`), so a change smaller than
+intervals over questions (:mod:`lamina_bench.evaluation.bootstrap`), so a change smaller than
 the interval is not read as progress; ``--json`` also keeps each question's S@5 and T@10
 (``per_question``), so two runs can be compared question by question
 (``bootstrap_mean`` of the differences). ``--embedder`` picks an offline embedder from
@@ -56,11 +56,8 @@ import numpy as np
 from chromadb.api import ClientAPI
 from langchain_core.embeddings import Embeddings
 
-from lamina.datasets.locomo import CATEGORIES as ALL_CATEGORIES
-from lamina.datasets.locomo import Conversation, Question, Turn, load_locomo
 from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from lamina.embedders.identity import embedding_name
-from lamina.evaluation.bootstrap import bootstrap_mean
 from lamina.stores import (
     Analyzer,
     BM25Params,
@@ -72,6 +69,9 @@ from lamina.stores import (
 from lamina.stores.base import MemoryStore, SearchMode
 from lamina.stores.lexical import ENGLISH_STOP_WORDS
 from lamina.stores.rerank import RerankConfig, RerankingStore
+from lamina_bench.datasets.locomo import CATEGORIES as ALL_CATEGORIES
+from lamina_bench.datasets.locomo import Conversation, Question, Turn, load_locomo
+from lamina_bench.evaluation.bootstrap import bootstrap_mean
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared/data/locomo/locomo10.json"
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid")

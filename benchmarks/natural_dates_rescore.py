@@ -2,7 +2,7 @@ r"""Re-score a run's answers with their ISO dates written as memories write them
 
 The recall graph's answers pass through
 :func:`~lamina.agents.common.formatting.natural_dates` (``2023-07-10`` -> ``10 July
-2023``). This script applies it to the answers a ``lamina eval`` journal already holds
+2023``). This script applies it to the answers a ``lamina-bench eval`` journal already holds
 for one system (those that count: a redo drops a system's earlier answers) and
 prints the LoCoMo F1 of categories 1-4 before and after, beside flat's on the same
 questions, with the answers it changes. It re-scores; it answers nothing again.
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lamina.agents.common.formatting import natural_dates
-from lamina.datasets.locomo import default_locomo_path, load_locomo
-from lamina.evaluation.records import Journal, QuestionResult, answers_of
-from lamina.evaluation.scoring import locomo_f1
+from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
+from lamina_bench.evaluation.records import Journal, QuestionResult, answers_of
+from lamina_bench.evaluation.scoring import locomo_f1
 
 
 def answers(journal: Path, system: str) -> dict[str, QuestionResult]:
@@ -31,7 +31,7 @@ def answers(journal: Path, system: str) -> dict[str, QuestionResult]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("run", type=Path, help="a lamina eval output folder (its journal.jsonl)")
+    p.add_argument("run", type=Path, help="a lamina-bench eval output folder (its journal.jsonl)")
     p.add_argument("--system", default="lamina")
     p.add_argument("--data", type=Path, default=default_locomo_path())
     args = p.parse_args(argv)

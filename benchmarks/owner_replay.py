@@ -40,10 +40,10 @@ from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.construct import supporting_turns
 from lamina.agents.ingest.owner_check import checked_owner
 from lamina.agents.ingest.support import content_terms
-from lamina.datasets.locomo import default_locomo_path, load_locomo
-from lamina.datasets.locomo_annotations import load_annotations
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
+from lamina_bench.datasets.locomo_annotations import load_annotations
 
 
 def _share(part: int, whole: int) -> float | None:

@@ -1,9 +1,9 @@
-r"""Paired LoCoMo F1 difference between any two systems of one ``lamina eval`` run.
+r"""Paired LoCoMo F1 difference between any two systems of one ``lamina-bench eval`` run.
 
 The report pairs lamina with each baseline; this pairs any two systems the run answered
 (``derived-oracle`` against ``lamina-retrieval``, a peer against flat...), over the
 category 1-4 questions both answered, overall and per category, with the same bootstrap
-interval as the report (:func:`lamina.evaluation.summary.paired_difference`). It reads the
+interval as the report (:func:`lamina_bench.evaluation.summary.paired_difference`). It reads the
 run's ``results.json`` (written by every step, ``--interim`` included) and asks no model.
 
 Usage::
@@ -20,8 +20,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lamina.evaluation.records import QuestionResult
-from lamina.evaluation.summary import paired_difference
+from lamina_bench.evaluation.records import QuestionResult
+from lamina_bench.evaluation.summary import paired_difference
 
 
 def _line(label: str, results: list[QuestionResult], ours: str, theirs: str) -> str:
@@ -37,7 +37,7 @@ def _line(label: str, results: list[QuestionResult], ours: str, theirs: str) -> 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print ``ours - theirs``, overall (c1-4) and per category."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("run", type=Path, help="a lamina eval output folder")
+    p.add_argument("run", type=Path, help="a lamina-bench eval output folder")
     p.add_argument("ours")
     p.add_argument("theirs")
     args = p.parse_args(argv)

@@ -50,13 +50,13 @@ from lamina.agents.recall.premise import (
 )
 from lamina.agents.recall.premise_search import SEARCH_K, searched_turns
 from lamina.core.context import MemoryContext
-from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.embedders import MiniLMEmbeddings
-from lamina.evaluation.transcripts import WordPieceCounter
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.structured import StructuredCaller
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
+from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
+from lamina_bench.evaluation.transcripts import WordPieceCounter
 
 LONG_RUN = ("conv-26", "conv-30")
 """The long evaluation's conversations: held out from choosing the check's settings."""

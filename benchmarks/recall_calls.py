@@ -39,16 +39,16 @@ import lamina
 from lamina.agents.common.deps import NodeDeps
 from lamina.agents.ingest.raw_writer import build_raw_turns
 from lamina.core.context import MemoryContext
-from lamina.datasets.locomo import Conversation
 from lamina.embedders.choice import DEFAULT_EMBEDDER, make_embeddings
-from lamina.evaluation.ingest import stage_namespace
-from lamina.evaluation.settings import questions_of_run
-from lamina.evaluation.subset import EvalQuestion, load_subset
-from lamina.evaluation.transcripts import WordPieceCounter
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.structured import StructuredCaller
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
+from lamina_bench.datasets.locomo import Conversation
+from lamina_bench.evaluation.ingest import stage_namespace
+from lamina_bench.evaluation.settings import questions_of_run
+from lamina_bench.evaluation.subset import EvalQuestion, load_subset
+from lamina_bench.evaluation.transcripts import WordPieceCounter
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared/data/locomo/locomo10.json"

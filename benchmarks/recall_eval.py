@@ -16,7 +16,7 @@ Turn recall is the share of a question's gold evidence turns among the raw turns
 "+sources" also counts the source turns of the derived memories shown (the evaluation
 harness's definition). Each system's turn recall, over categories 1-4 and per category, is
 also printed with a percentile-bootstrap 95% confidence interval over questions
-(:mod:`lamina.evaluation.bootstrap`), so a difference inside the interval is not read as
+(:mod:`lamina_bench.evaluation.bootstrap`), so a difference inside the interval is not read as
 progress. ``--embedder`` picks the offline embedder (default ``minilm``, the library's).
 Tokens are counted with the evaluation's WordPiece counter on the
 rendered context. The check passes when lamina's raw-turn recall on categories 1-4 is
@@ -53,23 +53,23 @@ from lamina.agents.ingest.raw_writer import build_raw_turns
 from lamina.agents.recall.context import render_context, render_turn
 from lamina.core.context import MemoryContext
 from lamina.core.state import Candidate
-from lamina.datasets.locomo import (
+from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
+from lamina.graphs.recall import build_recall_graph
+from lamina.llm.structured import StructuredCaller
+from lamina.records.model import RawTurn, stable_id
+from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, MiniLMEmbeddings
+from lamina.testing import SchemaChatModel
+from lamina_bench.datasets.locomo import (
     Conversation,
     default_locomo_path,
     load_locomo,
     parse_evidence,
     parse_session_date,
 )
-from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
-from lamina.evaluation.bootstrap import bootstrap_mean
-from lamina.evaluation.ingest import RAW_STAGE, Ingestor, raw_id_to_dia, stage_namespace
-from lamina.evaluation.metrics import mem0_f1
-from lamina.evaluation.transcripts import UTC_ZONE, WordPieceCounter
-from lamina.graphs.recall import build_recall_graph
-from lamina.llm.structured import StructuredCaller
-from lamina.records.model import RawTurn, stable_id
-from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, MiniLMEmbeddings
-from lamina.testing import SchemaChatModel
+from lamina_bench.evaluation.bootstrap import bootstrap_mean
+from lamina_bench.evaluation.ingest import RAW_STAGE, Ingestor, raw_id_to_dia, stage_namespace
+from lamina_bench.evaluation.metrics import mem0_f1
+from lamina_bench.evaluation.transcripts import UTC_ZONE, WordPieceCounter
 
 DEFAULT_CONVERSATIONS = ("conv-26", "conv-30")
 LAMINA_STAGE = "lamina"

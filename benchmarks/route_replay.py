@@ -36,8 +36,8 @@ from zoneinfo import ZoneInfo
 from context_answer_recall import _questions
 
 from lamina.agents.common.query_analysis import analyze_question
-from lamina.datasets.locomo import default_locomo_path, load_locomo
-from lamina.evaluation.bootstrap import bootstrap_mean
+from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
+from lamina_bench.evaluation.bootstrap import bootstrap_mean
 
 UTC = ZoneInfo("UTC")
 RULES = ("aggregation", "untimed")

@@ -18,9 +18,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from lamina.datasets.locomo import default_locomo_path, load_locomo
 from lamina.llm import GGUFTokenizer, LocalLLMServer, smollm2_gguf_path
 from lamina.samples import load_sample
+from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
 
 
 def corpus(locomo: Path | None) -> list[str]:

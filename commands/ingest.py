@@ -1,4 +1,4 @@
-"""``lamina ingest FILE``: store a LoCoMo JSON file or a JSONL file of turns.
+"""``lamina ingest FILE``: store a JSONL file of turns, one per line.
 
 The file is validated as a whole first, so a malformed line stores nothing. With
 ``--raw-only`` the turns are written to the raw collection only (embedding, no LLM);
@@ -28,18 +28,11 @@ def register(sub: Any) -> None:
     """Add ``ingest`` to the subparsers ``sub``."""
     ingest = sub.add_parser(
         "ingest",
-        help="store a conversation file: LoCoMo JSON, or JSONL with one turn per line",
+        help="store a conversation file: JSONL with one turn per line",
         description="JSONL lines need speaker, text, occurred_at (ISO-8601 with an offset) "
-        "and session_id; turn_index, media_caption and metadata are optional. LoCoMo "
-        "samples go to the namespace given by --namespace, else to their sample_id.",
+        "and session_id; turn_index, media_caption and metadata are optional.",
     )
-    ingest.add_argument("file", type=Path, help="the .json (LoCoMo) or .jsonl file")
-    ingest.add_argument(
-        "--conversations",
-        nargs="+",
-        metavar="SAMPLE_ID",
-        help="LoCoMo only: ingest just these samples",
-    )
+    ingest.add_argument("file", type=Path, help="the .jsonl file")
     ingest.add_argument(
         "--raw-only",
         action="store_true",
@@ -54,8 +47,7 @@ def register(sub: Any) -> None:
     ingest.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_memory_options(
         ingest,
-        namespace_help="target namespace (LoCoMo default: each sample_id; JSONL default "
-        "'default'); with several LoCoMo samples it becomes a prefix: NAMESPACE:SAMPLE_ID",
+        namespace_help="target namespace (default 'default')",
     )
     ingest.set_defaults(func=run_ingest)
 
@@ -88,9 +80,7 @@ def run_ingest(args: argparse.Namespace) -> int:
 
     if args.batch_size is not None and args.batch_size < 1:
         raise InvalidInputError(f"--batch-size must be >= 1, got {args.batch_size}")
-    kind, targets = load_turn_file(
-        args.file, namespace=args.namespace, conversations=args.conversations
-    )
+    targets = [load_turn_file(args.file, namespace=args.namespace)]
     batch_size = args.batch_size or (100 if args.raw_only else 10)
     total = sum(t.turn_count for t in targets)
     started = time.perf_counter()
@@ -129,7 +119,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             raise
     elapsed = time.perf_counter() - started
     mode = "raw only" if args.raw_only else "with consolidation"
-    print(f"{args.file}: {kind}, {total} turns, {len(targets)} namespace(s), {mode}")
+    print(f"{args.file}: jsonl, {total} turns, {len(targets)} namespace(s), {mode}")
     for tally in tallies:
         line = (
             f"  {tally.namespace}: {tally.new} turns stored, {tally.duplicates} duplicates skipped"

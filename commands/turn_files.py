@@ -1,4 +1,4 @@
-"""Read conversation files for ``lamina ingest``: LoCoMo JSON or JSONL of turns.
+"""Read conversation files for ``lamina ingest``: JSONL, one turn per line.
 
 The whole file is read and validated before anything is stored, so a bad line or
 field is reported with its position and nothing from the file is half-written.
@@ -7,15 +7,12 @@ field is reported with its position and nothing from the file is half-written.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from ..core.state import TurnInput
-from ..datasets.locomo import parse_conversation
 from ..errors import InvalidInputError
 from ..records.model import validate_namespace
 from .checks import input_file
@@ -51,23 +48,17 @@ class NamespaceTurns:
         self.sessions[-1].turns.append(turn)
 
 
-def load_turn_file(
-    path: str | Path,
-    *,
-    namespace: str | None,
-    conversations: Sequence[str] | None = None,
-) -> tuple[str, list[NamespaceTurns]]:
-    """Read and validate ``path``; return its format (``locomo`` / ``jsonl``) and turns.
+def load_turn_file(path: str | Path, *, namespace: str | None) -> NamespaceTurns:
+    """Read and validate the JSONL file ``path``; return its turns for ``namespace``.
 
-    LoCoMo samples go to ``namespace`` (one sample) or ``<namespace>:<sample_id>``
-    (several), or to their ``sample_id`` when no namespace is given. JSONL turns go to
-    ``namespace`` (``"default"`` when None).
+    The turns go to ``namespace`` (``"default"`` when None).
 
     Raises:
-        InvalidInputError: the file is missing, a folder, unreadable, not JSON/JSONL, or a
-            sample, line or field is malformed; the message names the line or field.
+        InvalidInputError: the file is missing, a folder, unreadable, not JSONL (a JSON
+            list is refused with how to convert it), or a line or field is malformed;
+            the message names the line or field.
     """
-    path = input_file(Path(path), "the file to ingest: JSONL of turns, or LoCoMo JSON")
+    path = input_file(Path(path), "the file to ingest: JSONL, one turn per line")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -79,11 +70,12 @@ def load_turn_file(
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, list):
-        return "locomo", _locomo(path, whole, namespace, conversations)
+        raise InvalidInputError(
+            f"{path}: a JSON list is not a file of turns; `lamina ingest` reads JSONL, one "
+            "turn object per line (a benchmark's data set converts with `lamina-bench turns`)"
+        )
     _not_a_memory_file(path, whole, text)
-    if conversations:
-        raise InvalidInputError(f"{path}: --conversations applies to LoCoMo JSON files only")
-    return "jsonl", [_jsonl(path, text, namespace or "default")]
+    return _jsonl(path, text, namespace or "default")
 
 
 def _not_a_memory_file(path: Path, whole: object, text: str) -> None:
@@ -106,53 +98,6 @@ def _not_a_memory_file(path: Path, whole: object, text: str) -> None:
         )
 
 
-def _locomo(
-    path: Path, samples: list[Any], namespace: str | None, wanted: Sequence[str] | None
-) -> list[NamespaceTurns]:
-    for n, sample in enumerate(samples):
-        if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
-            raise InvalidInputError(
-                f"{path}: item {n} of the JSON list is not a LoCoMo sample (an object with "
-                "'sample_id' and a 'conversation' object); for turns use JSONL, one per line"
-            )
-    ids = [str(s.get("sample_id", n)) for n, s in enumerate(samples)]
-    chosen = list(range(len(samples)))
-    if wanted:
-        missing = [w for w in wanted if w not in ids]
-        if missing:
-            raise InvalidInputError(
-                f"{path}: no conversation {', '.join(missing)}; the file has {', '.join(ids)}"
-            )
-        chosen = [n for n in chosen if ids[n] in set(wanted)]
-    out = []
-    for n in chosen:
-        ns = ids[n] if namespace is None else namespace
-        if namespace is not None and len(chosen) > 1:
-            ns = f"{namespace}:{ids[n]}"
-        target = NamespaceTurns(_namespace(path, ns))
-        for turn in _locomo_turns(path, samples[n], ids[n]):
-            target.add(turn)
-        out.append(target)
-    return out
-
-
-def _locomo_turns(path: Path, sample: dict[str, Any], sample_id: str) -> Iterable[TurnInput]:
-    where = f"{path}: sample {sample_id!r}"
-    try:
-        conv = parse_conversation(sample, categories=())
-    except KeyError as e:
-        raise InvalidInputError(f"{where}: missing field {e.args[0]!r}") from e
-    except (TypeError, ValueError) as e:
-        raise InvalidInputError(f"{where}: malformed conversation ({e})") from e
-    if not conv.turns:
-        raise InvalidInputError(f"{where}: the conversation has no session_N turns")
-    for turn in conv.turns:
-        try:
-            yield turn.as_turn_input()
-        except ValidationError as e:
-            raise InvalidInputError(f"{where}: turn {turn.dia_id}: {_first_error(e)}") from e
-
-
 def _jsonl(path: Path, text: str, namespace: str) -> NamespaceTurns:
     target = NamespaceTurns(_namespace(path, namespace))
     for number, line in enumerate(text.splitlines(), start=1):
@@ -163,8 +108,7 @@ def _jsonl(path: Path, text: str, namespace: str) -> NamespaceTurns:
             item = json.loads(line)
         except json.JSONDecodeError as e:
             raise InvalidInputError(
-                f"{where}: not valid JSON ({e.msg}); expected a LoCoMo JSON file or JSONL "
-                "with one turn object per line"
+                f"{where}: not valid JSON ({e.msg}); expected JSONL with one turn object per line"
             ) from e
         if not isinstance(item, dict):
             raise InvalidInputError(

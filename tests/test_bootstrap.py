@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lamina.evaluation.bootstrap import bootstrap_mean
+from lamina_bench.evaluation.bootstrap import bootstrap_mean
 
 
 def test_the_interval_brackets_the_mean_and_narrows_with_more_questions() -> None:

@@ -194,15 +194,23 @@ def test_ingest_with_consolidation_runs_the_ingest_graph(
     assert counts(run, "user:alice")["raw"] == 3
 
 
-def test_ingest_locomo_puts_each_sample_in_its_namespace(run: Run, tmp_path: Path) -> None:
+def test_a_benchmark_file_converts_with_lamina_bench_then_ingests(run: Run, tmp_path: Path) -> None:
+    """lamina reads JSONL only; lamina-bench writes a LoCoMo-format file as JSONL turns."""
+    from lamina_bench.commands.turns import write_turns
+
     path = tmp_path / "locomo.json"
     path.write_text(
         json.dumps([locomo_sample("conv-1", "Ana", "Miso"), locomo_sample("conv-2", "Ben", "Tofu")])
     )
-    status, out, err = run("ingest", str(path), "--raw-only")
-    assert status == 0, err
-    assert "locomo, 6 turns, 2 namespace(s)" in out
-    assert "conv-1: 3 turns stored" in out and "conv-2: 3 turns stored" in out
+    status, _, err = run("ingest", str(path), "--raw-only")
+    assert status == 2 and "a JSON list is not a file of turns" in err
+    assert "lamina-bench turns" in err
+    files = write_turns(path, tmp_path / "turns")
+    assert sorted(files) == ["conv-1", "conv-2"]
+    for sample_id, file in files.items():
+        status, out, err = run("ingest", str(file), "--raw-only", "-n", sample_id)
+        assert status == 0, err
+        assert f"{sample_id}: 3 turns stored" in out
     status, out, _ = run("search", "cat vase", "-n", "conv-2", "--json")
     texts = [h["text"] for h in json.loads(out)]
     assert any("Tofu" in t for t in texts) and not any("Miso" in t for t in texts)
@@ -214,24 +222,24 @@ def test_ingest_locomo_puts_each_sample_in_its_namespace(run: Run, tmp_path: Pat
     assert photo["occurred_at"].startswith("2023-05-12T10:00")
 
 
-def test_ingest_locomo_picks_conversations_and_prefixes_the_namespace(
-    run: Run, tmp_path: Path
-) -> None:
+def test_lamina_bench_turns_picks_conversations_and_checks_the_file(tmp_path: Path) -> None:
+    from lamina.errors import InvalidInputError
+    from lamina_bench.commands.turns import write_turns
+
     path = tmp_path / "locomo.json"
     samples = [locomo_sample(f"conv-{n}", "Ana", "Miso") for n in (1, 2, 3)]
     path.write_text(json.dumps(samples))
-    status, out, err = run(
-        "ingest", str(path), "--raw-only", "-n", "bench", "--conversations", "conv-1", "conv-3"
-    )
-    assert status == 0, err
-    assert "bench:conv-1: 3 turns" in out and "bench:conv-3: 3 turns" in out
-    assert "conv-2" not in out
-    assert counts(run, "bench:conv-2")["raw"] == 0
-
-    status, out, _ = run(
-        "ingest", str(path), "--raw-only", "-n", "solo", "--conversations", "conv-2"
-    )
-    assert "solo: 3 turns stored" in out
+    files = write_turns(path, tmp_path / "out", ["conv-1", "conv-3"])
+    assert sorted(files) == ["conv-1", "conv-3"]
+    assert len(files["conv-3"].read_text().splitlines()) == 3
+    with pytest.raises(InvalidInputError, match="no conversation conv-7"):
+        write_turns(path, tmp_path / "none", ["conv-7"])
+    broken = locomo_sample("conv-9", "Ana", "Miso")
+    del broken["conversation"]["session_2_date_time"]
+    path.write_text(json.dumps([samples[0], broken]))
+    with pytest.raises(InvalidInputError, match="session_2_date_time"):
+        write_turns(path, tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()  # checked before anything is written
 
 
 BAD_FILES: list[tuple[str, str, str]] = [
@@ -271,9 +279,9 @@ BAD_FILES: list[tuple[str, str, str]] = [
         "field 'turn_index'",
     ),
     (
-        "notlocomo.json",
+        "list.json",
         json.dumps([{"speaker": "A"}]),
-        "item 0 of the JSON list is not a LoCoMo sample",
+        "a JSON list is not a file of turns",
     ),
 ]
 
@@ -291,25 +299,9 @@ def test_ingest_rejects_bad_files_with_one_line_and_stores_nothing(
     assert counts(run, "user:alice")["raw"] == 0
 
 
-def test_ingest_rejects_a_locomo_sample_without_its_session_date(run: Run, tmp_path: Path) -> None:
-    sample = locomo_sample("conv-9", "Ana", "Miso")
-    del sample["conversation"]["session_2_date_time"]
-    good = locomo_sample("conv-1", "Ana", "Miso")
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps([good, sample]))
-    status, _, err = run("ingest", str(path), "--raw-only")
-    assert status == 2
-    assert "sample 'conv-9': missing field 'session_2_date_time'" in err
-    assert counts(run, "conv-1")["raw"] == 0  # validated before the first write
-
-
-def test_ingest_rejects_a_missing_file_and_unknown_conversations(run: Run, tmp_path: Path) -> None:
+def test_ingest_rejects_a_missing_file(run: Run, tmp_path: Path) -> None:
     status, _, err = run("ingest", str(tmp_path / "nope.jsonl"))
     assert status == 2 and "nope.jsonl: no such file" in err
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps([locomo_sample("conv-1", "Ana", "Miso")]))
-    status, _, err = run("ingest", str(path), "--conversations", "conv-7")
-    assert status == 2 and "no conversation conv-7; the file has conv-1" in err
 
 
 def test_bad_namespace_and_options_are_clear_errors(run: Run, tmp_path: Path) -> None:

@@ -2,9 +2,10 @@
 
 ``lamina --help`` and ``lamina COMMAND --help`` build every command's parser, so the
 ``register`` functions of :mod:`lamina.commands` must not pull in the ``Memory``
-facade, Chroma, LangGraph or the evaluation harness: their commands import those when
-they run. The checks run in a fresh interpreter, because this test session has long
-imported everything. They check the cause, never a time (the machine is noisy).
+facade, Chroma or LangGraph, and ``lamina-bench``'s parser must not pull in the
+evaluation harness: their commands import those when they run. The checks run in a
+fresh interpreter, because this test session has long imported everything. They check
+the cause, never a time (the machine is noisy).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 import pytest
 
 from lamina.commands import choices
+from lamina_bench.commands import choices as bench_choices
 
 NOT_AT_PARSE_TIME = (
     "chromadb",
@@ -23,7 +25,7 @@ NOT_AT_PARSE_TIME = (
     "langchain_core",
     "xllamacpp",
     "lamina.memory.facade",
-    "lamina.evaluation.harness",
+    "lamina_bench.evaluation.harness",
 )
 """Modules (and packages, with their submodules) no parser may import."""
 
@@ -67,24 +69,39 @@ def test_every_command_help_imports_no_heavy_module() -> None:
     assert _loaded_after(code) == []
 
 
+def test_the_bench_parser_and_its_help_import_no_heavy_module() -> None:
+    code = (
+        "import contextlib, io\n"
+        "from lamina_bench.cli import build_parser\n"
+        "for argv in (['--help'], ['eval', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "        try:\n"
+        "            build_parser().parse_args(argv)\n"
+        "        except SystemExit as e:\n"
+        "            assert e.code == 0, (argv, e.code)\n"
+        "    assert 'usage: lamina-bench' in out.getvalue(), argv\n"
+    )
+    assert _loaded_after(code) == []
+
+
 def test_the_probe_sees_the_heavy_modules() -> None:
     """An empty list above means nothing if the probe cannot see these modules at all."""
-    code = "from lamina.memory import Memory\nimport lamina.evaluation.harness"
+    code = "from lamina.memory import Memory\nimport lamina_bench.evaluation.harness"
     loaded = _loaded_after(code)
     assert {"chromadb", "langgraph", "lamina.memory.facade"} <= set(loaded)
-    assert "lamina.evaluation.harness" in loaded
+    assert "lamina_bench.evaluation.harness" in loaded
 
 
 @pytest.mark.parametrize(
     ("copy", "source"),
     [
         (choices.GRANULARITIES, ("lamina.records.model", "Granularity")),
-        (choices.SYSTEMS, ("lamina.evaluation.systems", "SYSTEMS")),
-        (choices.PICKS, ("lamina.evaluation.subset", "PICKS")),
-        (choices.LAMINA, ("lamina.evaluation.systems", "LAMINA")),
-        (choices.FULL_CONTEXT, ("lamina.evaluation.systems", "FULL_CONTEXT")),
-        (choices.NAIVE_RAG, ("lamina.evaluation.systems", "NAIVE_RAG")),
-        (choices.FLAT, ("lamina.evaluation.systems", "FLAT")),
+        (bench_choices.SYSTEMS, ("lamina_bench.evaluation.systems", "SYSTEMS")),
+        (bench_choices.PICKS, ("lamina_bench.evaluation.subset", "PICKS")),
+        (bench_choices.LAMINA, ("lamina_bench.evaluation.systems", "LAMINA")),
+        (bench_choices.FULL_CONTEXT, ("lamina_bench.evaluation.systems", "FULL_CONTEXT")),
+        (bench_choices.NAIVE_RAG, ("lamina_bench.evaluation.systems", "NAIVE_RAG")),
+        (bench_choices.FLAT, ("lamina_bench.evaluation.systems", "FLAT")),
         (choices.TRIGGER_POLICIES, ("lamina.core.context", "TRIGGER_POLICIES")),
         (choices.EMBEDDERS, ("lamina.embedders.choice", "EMBEDDERS")),
         (choices.DEFAULT_EMBEDDER, ("lamina.embedders.choice", "DEFAULT_EMBEDDER")),

@@ -254,16 +254,21 @@ def test_install_model_dest_that_is_a_file_names_the_option(
 
 
 def test_eval_paths_name_their_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["eval", "--data", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
-    assert one_error(capsys.readouterr().err).startswith(f"{tmp_path} is a folder")
+    from lamina_bench.cli import main as bench
+
+    def error() -> str:
+        return one_error(capsys.readouterr().err.replace("lamina-bench: ", "lamina: ", 1))
+
+    assert bench(["eval", "--data", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert error().startswith(f"{tmp_path} is a folder")
     notes = tmp_path / "notes.md"
-    assert main(["eval", "--notes", str(notes), "--out", str(tmp_path / "out")]) == 2
-    message = one_error(capsys.readouterr().err)
+    assert bench(["eval", "--notes", str(notes), "--out", str(tmp_path / "out")]) == 2
+    message = error()
     assert message.startswith(f"{notes}: no such file") and "--notes" in message
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    assert main(["eval", "--out", str(blocker)]) == 2
-    assert one_error(capsys.readouterr().err).startswith(f"the output folder --out {blocker}")
+    assert bench(["eval", "--out", str(blocker)]) == 2
+    assert error().startswith(f"the output folder --out {blocker}")
 
 
 # ------------------------------------------------- messages name CLI commands

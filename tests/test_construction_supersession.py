@@ -8,8 +8,8 @@ from types import ModuleType
 
 import pytest
 
-from lamina.evaluation.resume_journal import ResumeJournal
 from lamina.testing import FakeEmbeddings
+from lamina_bench.evaluation.resume_journal import ResumeJournal
 from tests.bench_scripts import load_benchmark
 
 IDS = ["u01-moved-city", "c01-second-pet", "u04-new-job-congrats", "c03-hypothetical-move"]

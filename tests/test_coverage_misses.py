@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from lamina.datasets.locomo import parse_conversation
-from lamina.datasets.locomo_annotations import parse_annotations
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
+from lamina_bench.datasets.locomo import parse_conversation
+from lamina_bench.datasets.locomo_annotations import parse_annotations
 from tests.bench_scripts import load_benchmark
 
 SAMPLE: dict[str, Any] = {

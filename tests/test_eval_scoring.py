@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lamina.datasets.locomo import Conversation, Question, Turn
-from lamina.evaluation.records import QuestionResult, costs_of, merge_costs, total
-from lamina.evaluation.report import _settings_notes
-from lamina.evaluation.scoring import (
+from lamina.llm.structured import LLMCall
+from lamina_bench.datasets.locomo import Conversation, Question, Turn
+from lamina_bench.evaluation.records import QuestionResult, costs_of, merge_costs, total
+from lamina_bench.evaluation.report import _settings_notes
+from lamina_bench.evaluation.scoring import (
     bleu1,
     evidence_recall,
     is_refusal,
@@ -18,10 +19,9 @@ from lamina.evaluation.scoring import (
     locomo_tokens,
     word_tokens,
 )
-from lamina.evaluation.subset import EvalQuestion, select, spread
-from lamina.evaluation.summary import paired_difference, summarize
-from lamina.evaluation.transcripts import WordCounter, chunks, transcript
-from lamina.llm.structured import LLMCall
+from lamina_bench.evaluation.subset import EvalQuestion, select, spread
+from lamina_bench.evaluation.summary import paired_difference, summarize
+from lamina_bench.evaluation.transcripts import WordCounter, chunks, transcript
 
 
 @pytest.mark.parametrize(
@@ -196,9 +196,9 @@ def test_balanced_pick_shares_the_questions_between_categories() -> None:
 
 
 def test_judge_labels_with_mem0_semantics() -> None:
-    from lamina.evaluation.judge import Judge
     from lamina.llm.structured import StructuredCaller
     from lamina.testing import ScriptedChatModel
+    from lamina_bench.evaluation.judge import Judge
 
     model = ScriptedChatModel().enqueue(
         '{"reason": "same dog", "label": "correct"}',

@@ -2,10 +2,12 @@
 
 The contracts live in pyproject.toml (``[tool.importlinter]``), so ``lint-imports`` run by
 hand gives the same verdict. Bottom to top: errors, core, embedders | records, prompts,
-llm | stores, datasets | samples | testing, agents, graphs, the facade (memory, config),
-then the entry points (cli, commands, evaluation, integrations). Imports inside functions
-and under ``TYPE_CHECKING`` count like any other, and no import is exempt. The same
-package sources are also checked for size and against pyproject's package list.
+llm | stores, samples | testing, agents, graphs, the facade (memory, config), then the
+entry points (cli, commands, integrations). Imports inside functions and under
+``TYPE_CHECKING`` count like any other, and no import is exempt. The lab (lamina-bench,
+in bench/) is checked too: lamina imports nothing of it, and it imports lamina's public
+faces only, but for the hooks its contract lists. The same package sources are also
+checked for size and against pyproject's package list.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import lamina
 
 PACKAGE = Path(lamina.__file__).parent
 PYPROJECT = PACKAGE / "pyproject.toml"
-NOT_PACKAGE = {"tests", "benchmarks", "build", "examples", ".venv"}
+NOT_PACKAGE = {"tests", "benchmarks", "bench", "build", "examples", ".venv"}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +68,9 @@ def loggers_kept() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("loggers_kept")
-@pytest.mark.parametrize("contract", ["layers", "cycles"])
+@pytest.mark.parametrize(
+    "contract", ["layers", "cycles", "product-without-lab", "bench-public-api"]
+)
 def test_the_import_contract_is_kept(contract: str) -> None:
     """Broken contracts, and allowed imports that no longer occur, are printed above."""
     assert (
@@ -78,6 +82,25 @@ def test_the_import_contract_is_kept(contract: str) -> None:
         )
         == 0
     ), f"the {contract!r} contract of pyproject.toml is broken (see the output)"
+
+
+PUBLIC_FACES = {"errors", "embedders", "graphs", "integrations", "memory", "records", "stores"}
+"""The modules lamina-bench may import besides the root: lamina.errors and the layer faces."""
+
+
+def test_the_bench_contract_forbids_every_module_but_the_faces(
+    graph: grimp.ImportGraph,
+) -> None:
+    """A new top-level module of lamina is forbidden to the lab unless it is a face, and
+    below a face only the face itself is allowed (``lamina.stores.*`` is forbidden)."""
+    contracts = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+    (bench,) = [c for c in contracts if c["id"] == "bench-public-api"]
+    forbidden = set(bench["forbidden_modules"])
+    children = {m.removeprefix("lamina.") for m in graph.find_children("lamina")}
+    faces = PUBLIC_FACES
+    assert {f"lamina.{c}" for c in children - faces} == {m for m in forbidden if "*" not in m}
+    packages = {c for c in faces if graph.find_children(f"lamina.{c}")}
+    assert {f"lamina.{c}.*" for c in packages} == {m for m in forbidden if "*" in m}
 
 
 def test_imports_inside_functions_and_under_type_checking_are_counted(

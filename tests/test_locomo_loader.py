@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from lamina.datasets.locomo import default_locomo_path, load_locomo, parse_evidence
 from lamina.errors import InvalidInputError
+from lamina_bench.datasets.locomo import default_locomo_path, load_locomo, parse_evidence
 
 SAMPLE = {
     "sample_id": "conv-x",

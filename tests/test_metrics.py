@@ -1,6 +1,6 @@
 import pytest
 
-from lamina.evaluation.metrics import first_distinct, mem0_f1, mem0_tokens, recall_at
+from lamina_bench.evaluation.metrics import first_distinct, mem0_f1, mem0_tokens, recall_at
 
 
 def test_mem0_tokenisation_keeps_other_punctuation() -> None:

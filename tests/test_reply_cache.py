@@ -9,9 +9,9 @@ import pytest
 from langchain_core.load import dumps
 from langchain_core.messages import AIMessage, HumanMessage
 
-from lamina.evaluation.kept_replies import seal, unseal
-from lamina.evaluation.reply_cache import ReplyFile, replaying, request_key, request_secret
 from lamina.testing import FakeChatModel
+from lamina_bench.evaluation.kept_replies import seal, unseal
+from lamina_bench.evaluation.reply_cache import ReplyFile, replaying, request_key, request_secret
 
 
 def _settings(**kwargs: object) -> str:

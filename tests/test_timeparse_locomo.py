@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lamina.agents.common.timeparse import resolve_times
-from lamina.datasets.locomo import default_locomo_path
+from lamina_bench.datasets.locomo import default_locomo_path
 
 LABELS = Path(__file__).parent / "data" / "locomo_relative_dates.json"
 TARGET = 0.90

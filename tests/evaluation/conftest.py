@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lamina.evaluation.subset import Subset, load_subset
+from lamina_bench.evaluation.subset import Subset, load_subset
 from tests.evaluation.peer_doubles import OpenAIStub, locomo_file
 
 

@@ -13,31 +13,32 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lamina.evaluation.answering import Answerer
-from lamina.evaluation.harness import EvalModels, EvalSettings
-from lamina.evaluation.peers import PeerIngestor
-from lamina.evaluation.peers.endpoint import OpenAIEndpoint
-from lamina.evaluation.records import IngestStep
-from lamina.evaluation.subset import Subset
 from lamina.llm.structured import StructuredCaller
-from lamina.prompts.eval import NOT_MENTIONED
 from lamina.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel
+from lamina_bench.evaluation.answering import Answerer
+from lamina_bench.evaluation.harness import EvalModels, EvalSettings
+from lamina_bench.evaluation.peers import PeerIngestor
+from lamina_bench.evaluation.peers.endpoint import OpenAIEndpoint
+from lamina_bench.evaluation.prompts import NOT_MENTIONED
+from lamina_bench.evaluation.records import IngestStep
+from lamina_bench.evaluation.subset import Subset
 
 # mem0 and Graphiti call their model over the OpenAI HTTP API, so their tests point them at
 # OpenAIStub; LangMem takes a chat model object, so its tests use lamina's scripted
 # tool-calling fake. A test is skipped when its peer's package is not installed
-# (``pip install 'lamina[peers]'``); the check looks for the package without importing it,
+# (``pip install './bench[peers]'``); the check looks for the package without importing it,
 # because mem0 reads its telemetry switch when first imported.
 
 needs_mem0 = pytest.mark.skipif(
-    importlib.util.find_spec("mem0") is None, reason="mem0ai not installed (lamina[peers])"
+    importlib.util.find_spec("mem0") is None, reason="mem0ai not installed (lamina-bench[peers])"
 )
 needs_langmem = pytest.mark.skipif(
-    importlib.util.find_spec("langmem") is None, reason="langmem not installed (lamina[peers])"
+    importlib.util.find_spec("langmem") is None,
+    reason="langmem not installed (lamina-bench[peers])",
 )
 needs_graphiti = pytest.mark.skipif(
     importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec("kuzu") is None,
-    reason="graphiti-core or kuzu not installed (lamina[peers])",
+    reason="graphiti-core or kuzu not installed (lamina-bench[peers])",
 )
 
 DOG = "I adopted a greyhound called Biscuit last week, he is adorable."

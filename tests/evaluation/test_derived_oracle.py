@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from lamina.datasets.locomo import parse_conversation
-from lamina.datasets.locomo_annotations import parse_annotations
 from lamina.errors import InvalidInputError
-from lamina.evaluation.ingest import derived_oracle_records
 from lamina.records.model import EpisodeRecord, FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
+from lamina_bench.datasets.locomo import parse_conversation
+from lamina_bench.datasets.locomo_annotations import parse_annotations
+from lamina_bench.evaluation.ingest import derived_oracle_records
 
 SAMPLE: dict[str, Any] = {
     "sample_id": "s1",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lamina.evaluation.peers import PeerSystem
-from lamina.evaluation.subset import Subset
 from lamina.testing import FakeEmbeddings
+from lamina_bench.evaluation.peers import PeerSystem
+from lamina_bench.evaluation.subset import Subset
 from tests.evaluation.peer_doubles import (
     DOG,
     MEMORY,
@@ -21,7 +21,7 @@ from tests.evaluation.peer_doubles import (
 
 
 def open_stub_graphiti(folder: Path, stub: OpenAIStub) -> Any:
-    from lamina.evaluation.peers.graphiti_peer import open_graphiti
+    from lamina_bench.evaluation.peers.graphiti_peer import open_graphiti
 
     return open_graphiti(
         folder, chat_model=None, embeddings=FakeEmbeddings(), endpoint=stub.endpoint()

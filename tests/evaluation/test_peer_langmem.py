@@ -7,9 +7,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lamina.evaluation.peers import PeerSystem
-from lamina.evaluation.subset import Subset
 from lamina.testing import FakeEmbeddings, ToolCallingChatModel
+from lamina_bench.evaluation.peers import PeerSystem
+from lamina_bench.evaluation.subset import Subset
 from tests.evaluation.peer_doubles import (
     DOG,
     MEMORY,
@@ -23,7 +23,7 @@ from tests.evaluation.peer_doubles import (
 
 
 def open_fake_langmem(folder: Path, model: ToolCallingChatModel) -> Any:
-    from lamina.evaluation.peers.langmem_peer import open_langmem
+    from lamina_bench.evaluation.peers.langmem_peer import open_langmem
 
     return open_langmem(folder, chat_model=model, embeddings=FakeEmbeddings())
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from lamina.evaluation.peers import PeerSystem
-from lamina.evaluation.subset import Subset
 from lamina.testing import FakeEmbeddings
+from lamina_bench.evaluation.peers import PeerSystem
+from lamina_bench.evaluation.subset import Subset
 from tests.evaluation.peer_doubles import (
     DOG,
     MEMORY,
@@ -23,7 +23,7 @@ from tests.evaluation.peer_doubles import (
 
 
 def open_stub_mem0(folder: Path, stub: OpenAIStub) -> Any:
-    from lamina.evaluation.peers.mem0_peer import open_mem0
+    from lamina_bench.evaluation.peers.mem0_peer import open_mem0
 
     return open_mem0(folder, chat_model=None, embeddings=FakeEmbeddings(), endpoint=stub.endpoint())
 

@@ -1,4 +1,4 @@
-"""Peers in ``lamina eval``: their own stages, kept replies, a failed search, a missing package."""
+"""Peers in ``lamina-bench eval``: own stages, kept replies, a failed search, a missing package."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from lamina.cli import build_parser
-from lamina.commands import eval as eval_command
 from lamina.errors import InvalidInputError
-from lamina.evaluation import peers as peers_package
-from lamina.evaluation.assembly import needed_stages
-from lamina.evaluation.harness import EvalModels, run_evaluation
-from lamina.evaluation.peers import PeerSystem, peer_stage, require_peers
-from lamina.evaluation.peers.costs import CallLog
-from lamina.evaluation.records import Journal, ingests_of
-from lamina.evaluation.subset import Subset
-from lamina.prompts.eval import NOT_MENTIONED
 from lamina.testing import FakeEmbeddings
+from lamina_bench.cli import build_parser
+from lamina_bench.commands import eval as eval_command
+from lamina_bench.evaluation import peers as peers_package
+from lamina_bench.evaluation.assembly import needed_stages
+from lamina_bench.evaluation.harness import EvalModels, run_evaluation
+from lamina_bench.evaluation.peers import PeerSystem, peer_stage, require_peers
+from lamina_bench.evaluation.peers.costs import CallLog
+from lamina_bench.evaluation.prompts import NOT_MENTIONED
+from lamina_bench.evaluation.records import Journal, ingests_of
+from lamina_bench.evaluation.subset import Subset
 from tests.evaluation.peer_doubles import (
     FakeEmbeddingsCounter,
     OpenAIStub,
@@ -117,7 +117,7 @@ def test_mem0_memory_is_rebuilt_elsewhere_from_its_kept_replies(
 
 
 def test_a_kept_openai_reply_is_found_on_another_day_but_not_for_another_request() -> None:
-    from lamina.evaluation.peers.kept_openai import completion_key
+    from lamina_bench.evaluation.peers.kept_openai import completion_key
 
     def asked(on: str, said: str = "moved on 2023-05-08") -> dict[str, Any]:
         return {"model": "qwen", "messages": [{"content": f"Today is {on}. {said}"}]}
@@ -183,11 +183,11 @@ def test_a_missing_peer_package_is_refused_before_any_model(
     argv = ["eval", "--data", str(data), "--systems", "flat", "mem0", "--out", str(tmp_path)]
     args = build_parser().parse_args(argv)
     with pytest.raises(
-        InvalidInputError, match=r"mem0 needs mem0ai.*pip install 'lamina\[peers\]'"
+        InvalidInputError, match=r"mem0 needs mem0ai.*pip install '\./bench\[peers\]'"
     ):
         eval_command.run_eval(args)
     with pytest.raises(InvalidInputError, match="langmem needs langmem"):
         require_peers(["langmem"])
-    with pytest.raises(InvalidInputError, match="pip install 'lamina"):
+    with pytest.raises(InvalidInputError, match="pip install './bench"):
         settings(data, tmp_path / "out", ["mem0"]).validate()
     require_peers(["flat", "lamina"])  # no peer: nothing to check

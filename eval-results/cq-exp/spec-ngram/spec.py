@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 import xllamacpp
 
 from lamina.agents.common.formatting import long_date
-from lamina.datasets.locomo import load_locomo
 from lamina.llm.local import LocalLLMServer
 from lamina.prompts.construction import CONSTRUCT_LINES
+from lamina_bench.datasets.locomo import load_locomo
 
 cfg = sys.argv[1]
 n_prompts = int(sys.argv[2])

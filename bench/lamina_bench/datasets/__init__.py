@@ -1,0 +1,1 @@
+"""Loaders for the conversation data sets the benchmarks and the evaluation read."""

@@ -1,1 +1,0 @@
-"""Loaders for conversation datasets used by benchmarks, evaluation and the CLI."""
