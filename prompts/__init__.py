@@ -5,7 +5,6 @@
 * :mod:`.structured`: the JSON instructions and the repair request of the
   structured-output helper (:mod:`lamina.llm.structured`).
 * :mod:`.agents`: tool descriptions and the memory block of the LangChain integration.
-* :mod:`.eval`: the evaluation harness's shared answer prompt and judge.
 
 Nothing here imports the rest of lamina; the nodes fill the templates' variables.
 tests/test_prompts.py (write path) and tests/test_structured.py (the helper's two) check
