@@ -43,7 +43,7 @@ from .filters import SearchFilter, TimeWindow
 from .fusion import FusionConfig
 from .hnsw import hnsw_dense
 from .indexing import IndexTextPolicy
-from .journal import journal_lock, journal_step, journals_for
+from .journal import journals_for
 from .keyed import KeyedDocuments, namespace_where
 from .keyword import KeywordIndex, KeywordIndexFactory, KeywordSources
 from .lexical import Analyzer
@@ -60,7 +60,7 @@ from .schema import (
     persistent_client,
 )
 from .search import answer_request
-from .writes import Batch, check_record, prepare, stored_vectors, upsert_page
+from .writes import Batch, WriteUnit, check_record, prepare, stored_vectors, upsert_page
 
 __all__ = ["SCHEMA_VERSION", "ChromaMemoryStore"]
 
@@ -92,7 +92,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         if not isinstance(embeddings, Embeddings):
             raise InvalidTypeError(
                 "embeddings must be a langchain_core Embeddings, e.g. "
-                f"lamina.stores.MiniLMEmbeddings(); got {type(embeddings).__name__}"
+                f"lamina.embedders.MiniLMEmbeddings(); got {type(embeddings).__name__}"
             )
         self.client = client
         self.embeddings = embeddings
@@ -122,6 +122,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
             MirrorCache.from_sources, bm25=bm25 or BM25Params(), config=mirrors or MirrorConfig()
         )
         self._mirrors: KeywordIndex = build(sources)
+        self._unit = WriteUnit(self._log, self._mirrors, self._journals)
 
     @classmethod
     def persistent(cls, path: str | Path = ".lamina/chroma", **kwargs: Any) -> ChromaMemoryStore:
@@ -193,14 +194,14 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         """
         if self._max_batch is None:
             self._max_batch = max(1, min(PAGE, self._calls.read(self.client.get_max_batch_size)))
-        gran, namespace = batch.granularity, batch.namespace
+        size, collection = self._max_batch, self._collections[batch.granularity]
+
+        def land() -> None:
+            for page in batch.pages(size):
+                upsert_page(self._calls, collection, page)
+
         rows = batch.mirror_rows(self._analyzer if self._journals is not None else None)
-        with journal_lock(self._journals, gran, namespace):
-            for page in batch.pages(self._max_batch):
-                upsert_page(self._calls, self._collections[gran], page)
-            slot = self._log.claim(gran, namespace, [r.id for r in batch.records])
-            self._mirrors.applied(gran, namespace, slot, rows=rows)
-            journal_step(self._journals, lambda j: j.append(gran, namespace, slot, rows=rows))
+        self._unit.commit(batch.granularity, batch.namespace, land, rows=rows)
 
     def vectors(
         self, granularity: Granularity | str, namespace: str, ids: Sequence[str]
@@ -294,16 +295,14 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         with self._lock:
             doomed = [r.id for r in self.get(gran, namespace, ids, window=window, where=where)]
             collection = self._collections[gran]
-            with journal_lock(self._journals, gran, namespace):
+
+            def land() -> None:
                 for i in range(0, len(doomed), PAGE):
                     page = doomed[i : i + PAGE]
                     self._calls.write(collection.delete, ids=[row_id(namespace, x) for x in page])
-                if doomed:
-                    slot = self._log.claim(gran, namespace, doomed)
-                    self._mirrors.applied(gran, namespace, slot, deleted=doomed)
-                    journal_step(
-                        self._journals, lambda j: j.append(gran, namespace, slot, deleted=doomed)
-                    )
+
+            if doomed:
+                self._unit.commit(gran, namespace, land, deleted=doomed)
         return len(doomed)
 
     def delete_namespace(self, namespace: str) -> int:
@@ -312,14 +311,13 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         total = 0
         with self._lock:
             for gran in Granularity:
-                doomed = namespace_ids(self._calls, self._collections[gran], namespace)
+                collection = self._collections[gran]
+                doomed = namespace_ids(self._calls, collection, namespace)
                 if doomed:
-                    collection = self._collections[gran]
-                    with journal_lock(self._journals, gran, namespace):
-                        journal_step(self._journals, lambda j: j.reset(gran, namespace))  # noqa: B023 (run at once)
-                        self._calls.write(collection.delete, where=namespace_where(namespace))
-                        slot = self._log.claim(gran, namespace, [], reset=True)
-                        self._log.scrub(gran, namespace, before=slot)
+                    land = partial(
+                        self._calls.write, collection.delete, where=namespace_where(namespace)
+                    )
+                    self._unit.commit(gran, namespace, land, reset=True)
                 total += len(doomed)
                 self._mirrors.drop(gran, namespace)
             self._profiles.delete_namespace(namespace)

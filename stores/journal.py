@@ -43,7 +43,7 @@ from .changelog import ChangeLog
 from .indexing import IndexTextPolicy
 from .journal_format import Replay, encode_entry, replay_entries
 from .lexical import Analyzer
-from .mirror import MirrorRow
+from .mirror import MirrorRow, WriteEvent
 from .snapshot import read_snapshot, write_snapshot
 from .snapshot_merge import merge_rows, pruned
 
@@ -99,17 +99,11 @@ class Journals:
                 fcntl.lockf(f, fcntl.LOCK_UN, 0, 0)
 
     # ------------------------------------------------------------------ writes
-    def append(
-        self,
-        gran: Granularity,
-        namespace: str,
-        slot: int,
-        rows: Sequence[MirrorRow] = (),
-        deleted: Sequence[str] = (),
-    ) -> None:
-        """Record the write claimed at ``slot`` (call inside :meth:`writing`)."""
+    def append(self, write: WriteEvent) -> None:
+        """Record a write after it claimed its slot (call inside :meth:`writing`)."""
+        gran, namespace, slot = write.granularity, write.namespace, write.slot
         path = self.path(gran, namespace)
-        entry = encode_entry(slot - 1, slot, rows, deleted, base=False)
+        entry = encode_entry(slot - 1, slot, write.rows, write.deleted, base=False)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab") as f:
             if f.tell() == 0:

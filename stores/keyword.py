@@ -37,7 +37,7 @@ from .filters import SearchFilter
 from .indexing import IndexTextPolicy
 from .journal import Journals
 from .lexical import Analyzer
-from .mirror import MirrorRow
+from .mirror import WriteEvent
 
 
 class RankedIndex(Protocol):
@@ -93,16 +93,8 @@ class KeywordSources:
 class KeywordIndex(Protocol):
     """The search engine behind a ``ChromaMemoryStore``: told of writes, asked for indexes."""
 
-    def applied(
-        self,
-        gran: Granularity,
-        namespace: str,
-        slot: int,
-        *,
-        rows: Sequence[MirrorRow] = (),
-        deleted: Sequence[str] = (),
-    ) -> None:
-        """The store's own write, claimed at change-log ``slot``: ``rows`` put, ``deleted`` gone."""
+    def applied(self, write: WriteEvent) -> None:
+        """The store's own write, after it claimed its change-log slot."""
         ...
 
     def drop(self, gran: Granularity, namespace: str) -> None:

@@ -57,6 +57,21 @@ class MirrorRow:
     """The text's BM25 terms when already known (a journal keeps them): not re-analysed."""
 
 
+@dataclass(frozen=True)
+class WriteEvent:
+    """One write a store made, as its keyword index and its journal are told of it.
+
+    The write landed in Chroma and claimed change-log ``slot`` of (``granularity``,
+    ``namespace``): ``rows`` were put, ``deleted`` (record ids) are gone.
+    """
+
+    granularity: Granularity
+    namespace: str
+    slot: int
+    rows: Sequence[MirrorRow] = ()
+    deleted: Sequence[str] = ()
+
+
 class NamespaceMirror(BM25Index):
     """Records of one granularity and namespace, searchable on both channels."""
 

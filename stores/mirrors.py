@@ -33,7 +33,7 @@ from .journal import Journals
 from .journal_format import Replay
 from .keyword import KeywordSources
 from .lexical import Analyzer
-from .mirror import MirrorConfig, MirrorRow, NamespaceMirror
+from .mirror import MirrorConfig, MirrorRow, NamespaceMirror, WriteEvent
 from .mirror_snapshot import mirror_from_snapshot, snapshot_arrays
 from .okapi import BM25Params
 from .rows import Row, namespace_ids, rows_by_id, small_namespace
@@ -164,27 +164,20 @@ class MirrorCache:
             return self._total
 
     # ------------------------------------------------------------ own writes
-    def applied(
-        self,
-        gran: Granularity,
-        namespace: str,
-        slot: int,
-        *,
-        rows: Sequence[MirrorRow] = (),
-        deleted: Sequence[str] = (),
-    ) -> None:
-        """Apply this store's own write (claimed at ``slot``) to a loaded mirror."""
-        mirror = self.peek(gran, namespace)
+    def applied(self, write: WriteEvent) -> None:
+        """Apply this store's own write to its mirror, if that is loaded."""
+        key = (write.granularity, write.namespace)
+        mirror = self.peek(*key)
         if mirror is None:
             return
         with mirror._lock:
-            if deleted:
-                mirror.delete(deleted)
-            if rows:
-                mirror.upsert_rows(self._with_vectors(mirror, rows))
-            if slot == mirror.position + 1:
-                mirror.position = slot
-        self._resized((gran, namespace), mirror)
+            if write.deleted:
+                mirror.delete(write.deleted)
+            if write.rows:
+                mirror.upsert_rows(self._with_vectors(mirror, write.rows))
+            if write.slot == mirror.position + 1:
+                mirror.position = write.slot
+        self._resized(key, mirror)
 
     # ------------------------------------------------------------- internals
     def load(self, gran: Granularity, namespace: str) -> NamespaceMirror:

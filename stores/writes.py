@@ -1,4 +1,4 @@
-"""The write path: check records, embed only what changed, upsert them in pages.
+"""The write path: check records, embed only what changed, upsert them in pages, announce.
 
 Every record of a call is validated and embedded before the first write, so bad input
 or a failing embedding model leaves the store untouched. A stored record whose index
@@ -8,7 +8,7 @@ costs no embedding call.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,11 +18,14 @@ from pydantic import ValidationError
 
 from ..errors import InvalidInputError, InvalidTypeError
 from ..records.model import RECORD_TYPES, Granularity, MemoryRecord
+from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata, row_id, to_metadata
 from .indexing import IndexTextPolicy
+from .journal import Journals, journal_lock, journal_step
+from .keyword import KeywordIndex
 from .lexical import Analyzer
-from .mirror import MirrorRow
+from .mirror import MirrorRow, WriteEvent
 from .rows import rows_by_id
 
 
@@ -143,3 +146,49 @@ def upsert_page(calls: ChromaCalls, collection: Collection, page: Batch) -> None
         documents=[r.text for r in page.records],
         metadatas=page.metadatas,
     )
+
+
+@dataclass(frozen=True)
+class WriteUnit:
+    """The one sequence every write of a store follows: land, claim, announce.
+
+    The ``changelog`` tells every process of a write; the keyword ``index`` and the
+    ``journals`` (a persistent path's only) learn what its slot holds.
+    """
+
+    changelog: ChangeLog
+    index: KeywordIndex
+    journals: Journals | None
+
+    def commit(
+        self,
+        gran: Granularity,
+        namespace: str,
+        land: Callable[[], object],
+        *,
+        rows: Sequence[MirrorRow] = (),
+        deleted: Sequence[str] = (),
+        reset: bool = False,
+    ) -> None:
+        """Land a change in Chroma, claim its change-log slot, then announce it.
+
+        All under the namespace's journal lock, so slot order is write order: ``land``
+        puts ``rows`` or deletes ``deleted`` in Chroma; the next slot then tells every
+        process; then the index and the journal learn what that slot holds. A ``reset``
+        (``land`` deletes the whole namespace) empties the journal before anything is
+        deleted, so no journal proves rows Chroma lost, and blanks the older slots; the
+        store tells the index itself (``drop``).
+        """
+        journals = self.journals
+        with journal_lock(journals, gran, namespace):
+            if reset:
+                journal_step(journals, lambda j: j.reset(gran, namespace))
+            land()
+            ids = [row.record_id for row in rows] + list(deleted)
+            slot = self.changelog.claim(gran, namespace, ids, reset=reset)
+            if reset:
+                self.changelog.scrub(gran, namespace, before=slot)
+                return
+            write = WriteEvent(gran, namespace, slot, rows=rows, deleted=deleted)
+            self.index.applied(write)
+            journal_step(journals, lambda j: j.append(write))
