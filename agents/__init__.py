@@ -13,7 +13,7 @@
   time parsing, question analysis, attribution, record ids, output caps).
 
 Each node is built by a ``make_*`` factory from the :class:`~.common.deps.NodeDeps` that
-:func:`~.common.deps.node_deps` bundles (store, structured LLM caller, clock), reads the
+the graphs bundle (store, structured LLM caller, clock; :mod:`lamina.graphs.options`), reads the
 run's :class:`~lamina.core.context.MemoryContext` and returns a partial state update of
 :mod:`lamina.core.state`. Every LLM decision has a pydantic schema
 (:mod:`.ingest.schemas`, :mod:`.recall.schemas`). The graphs in :mod:`lamina.graphs`

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
-from datetime import datetime
-from typing import Literal
+from typing import Literal, Unpack
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from ..agents.common.deps import node_deps
-from ..agents.common.journal import ReplyJournal
 from ..agents.ingest.conflicts import make_judge
 from ..agents.ingest.constructor import make_constructor
 from ..agents.ingest.episode_trigger import make_episode_trigger
@@ -20,9 +15,9 @@ from ..agents.ingest.refresher import make_refresher
 from ..core.context import MemoryContext
 from ..core.nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
 from ..core.state import IngestInput, IngestOutput, IngestState
-from ..llm.structured import StructuredMethod
 from ..stores.base import MemoryStore
 from .events import emitting
+from .options import GraphOptions, node_deps
 
 
 def route_after_trigger(state: IngestState) -> Literal["constructor", "__end__"]:
@@ -42,30 +37,14 @@ def route_after_judge(state: IngestState) -> Literal["refresher", "__end__"]:
 
 
 def build_ingest_graph(
-    *,
-    chat_model: BaseChatModel,
-    store: MemoryStore,
-    structured_method: StructuredMethod = "json_schema",
-    max_attempts: int = 3,
-    journal: ReplyJournal | None = None,
-    clock: Callable[[], datetime] | None = None,
+    *, chat_model: BaseChatModel, store: MemoryStore, **options: Unpack[GraphOptions]
 ) -> StateGraph[IngestState, MemoryContext, IngestInput, IngestOutput]:
     """Return the uncompiled ingest graph; compile it with your checkpointer.
 
-    ``journal`` keeps construction replies by content hash, model and prompt version, so
-    an interrupted or repeated build reuses them instead of calling the model again.
-    ``clock`` stamps records and audit entries with the time memory learned something
-    (default: the system clock); event times never come from it.
+    ``options`` (:class:`~lamina.graphs.options.GraphOptions`): the structured-output
+    method and attempts, a ``journal`` of construction replies and the ``clock``.
     """
-    deps = node_deps(
-        chat_model=chat_model,
-        store=store,
-        structured_method=structured_method,
-        max_attempts=max_attempts,
-        journal=journal,
-    )
-    if clock is not None:
-        deps = replace(deps, clock=clock)
+    deps = node_deps(chat_model, store, options)
     graph = StateGraph(
         IngestState,
         context_schema=MemoryContext,

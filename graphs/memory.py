@@ -8,12 +8,11 @@ retriever, answer) shows in LangGraph Studio and streams with ``subgraphs=True``
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Unpack
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from ..agents.common.journal import ReplyJournal
 from ..core.context import MemoryContext
 from ..core.nodes import INGEST, RECALL
 from ..core.state import (
@@ -25,9 +24,9 @@ from ..core.state import (
     RecallState,
 )
 from ..errors import InvalidInputError
-from ..llm.structured import StructuredMethod
 from ..stores.base import MemoryStore
 from .ingest import build_ingest_graph
+from .options import GraphOptions
 from .recall import build_recall_graph
 
 
@@ -55,38 +54,24 @@ def route_request(state: MemoryState) -> Literal["ingest", "recall"]:
 
 
 def build_memory_graph(
-    *,
-    chat_model: BaseChatModel,
-    store: MemoryStore,
-    structured_method: StructuredMethod = "json_schema",
-    max_attempts: int = 3,
-    journal: ReplyJournal | None = None,
+    *, chat_model: BaseChatModel, store: MemoryStore, **options: Unpack[GraphOptions]
 ) -> StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]:
     """Return the uncompiled memory graph; compile it with your checkpointer.
 
-    ``journal`` (optional) keeps construction replies so a repeated build reuses them.
+    ``options`` (:class:`~lamina.graphs.options.GraphOptions`) reach both subgraphs: the
+    structured-output method and attempts, a ``journal`` of construction replies, the
+    ``clock`` and ``count_tokens``.
     """
-    options = {
-        "chat_model": chat_model,
-        "store": store,
-        "structured_method": structured_method,
-        "max_attempts": max_attempts,
-    }
     graph = StateGraph(
         MemoryState,
         context_schema=MemoryContext,
         input_schema=MemoryInput,
         output_schema=MemoryOutput,
     )
-    ingest = build_ingest_graph(
-        chat_model=chat_model,
-        store=store,
-        structured_method=structured_method,
-        max_attempts=max_attempts,
-        journal=journal,
-    )
+    ingest = build_ingest_graph(chat_model=chat_model, store=store, **options)
+    recall = build_recall_graph(chat_model=chat_model, store=store, **options)
     graph.add_node(INGEST, ingest.compile())
-    graph.add_node(RECALL, build_recall_graph(**options).compile())  # type: ignore[arg-type]
+    graph.add_node(RECALL, recall.compile())
     graph.add_conditional_edges(START, route_request, {INGEST: INGEST, RECALL: RECALL})
     graph.add_edge(INGEST, END)
     graph.add_edge(RECALL, END)

@@ -18,15 +18,13 @@ round, with no LLM call at all.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Unpack
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from ..agents.common.deps import node_deps
 from ..agents.recall.answer import make_answer
-from ..agents.recall.context import TokenCount
 from ..agents.recall.judge import make_recall_judge
 from ..agents.recall.refresher import make_recall_refresher
 from ..agents.recall.retriever import make_retriever
@@ -34,10 +32,10 @@ from ..agents.recall.rewriter import make_rewriter
 from ..core.context import MemoryContext, context_of
 from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
 from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict
-from ..llm.structured import StructuredMethod
 from ..llm.tokens import DeferredTokens
 from ..stores.base import MemoryStore
 from .events import emitting
+from .options import GraphOptions, node_deps
 
 
 def route_after_retriever(state: RecallState) -> Literal["judge", "__end__"]:
@@ -69,29 +67,16 @@ def route_after_judge(
 
 
 def build_recall_graph(
-    *,
-    chat_model: BaseChatModel,
-    store: MemoryStore,
-    structured_method: StructuredMethod = "json_schema",
-    max_attempts: int = 3,
-    count_tokens: TokenCount | None = None,
+    *, chat_model: BaseChatModel, store: MemoryStore, **options: Unpack[GraphOptions]
 ) -> StateGraph[RecallState, MemoryContext, RecallInput, RecallOutput]:
     """Return the uncompiled recall graph; compile it with your checkpointer.
 
-    Args:
-        chat_model: The model of the Judge, the rewrite, the Refresher and the answer.
-        store: The memory store.
-        structured_method: How structured output is asked for.
-        max_attempts: Attempts per structured call.
-        count_tokens: Counts the tokens of the context budget (default: the served
-            model's own tokenizer when it is known, else a labelled estimate).
+    ``chat_model`` serves the Judge, the rewrite, the Refresher and the answer.
+    ``options`` (:class:`~lamina.graphs.options.GraphOptions`): the structured-output
+    method and attempts, and ``count_tokens``, which counts the context budget.
     """
-    deps = node_deps(
-        chat_model=chat_model,
-        store=store,
-        structured_method=structured_method,
-        max_attempts=max_attempts,
-    )
+    deps = node_deps(chat_model, store, options)
+    count_tokens = options.get("count_tokens") or DeferredTokens(chat_model)
     graph = StateGraph(
         RecallState,
         context_schema=MemoryContext,
@@ -99,7 +84,7 @@ def build_recall_graph(
         output_schema=RecallOutput,
     )
     nodes = {
-        RETRIEVER: make_retriever(deps, count_tokens=count_tokens or DeferredTokens(chat_model)),
+        RETRIEVER: make_retriever(deps, count_tokens=count_tokens),
         JUDGE: make_recall_judge(deps),
         REWRITER: make_rewriter(deps),
         REFRESHER: make_recall_refresher(deps),

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from lamina.errors import InvalidInputError
+from lamina.errors import InvalidInputError, InvalidTypeError
 from lamina.graphs import MemoryContext, build_memory_graph
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
@@ -69,3 +69,36 @@ def test_subgraph_updates_stream(graph) -> None:  # type: ignore[no-untyped-def]
     )
     seen = {name for _, update in chunks for name in update}
     assert {"raw_write", "episode_trigger"} <= seen
+
+
+def test_an_unknown_option_fails_before_the_graph_is_built() -> None:
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    with pytest.raises(InvalidTypeError, match=r"\['max_attempt'\].*max_attempts"):
+        build_memory_graph(chat_model=SchemaChatModel(), store=store, max_attempt=2)  # type: ignore[call-arg]
+
+
+def test_the_options_reach_both_subgraphs() -> None:
+    """The clock stamps what ingest stores; count_tokens counts the recall context."""
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    learned = datetime(2030, 1, 1, tzinfo=UTC)
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return len(text.split())
+
+    graph = build_memory_graph(
+        chat_model=SchemaChatModel(), store=store, clock=lambda: learned, count_tokens=count
+    ).compile()
+    ctx = MemoryContext(namespace=NS)
+    turn = {
+        "speaker": "Alice",
+        "text": "My dog is called Rex",
+        "occurred_at": T0,
+        "session_id": "s1",
+    }
+    (raw_id,) = graph.invoke({"turns": [turn]}, context=ctx)["new_raw_ids"]
+    (stored,) = store.get("raw", NS, [raw_id])
+    assert stored.recorded_at == learned
+    graph.invoke({"question": "What is my dog called?", "mode": "retrieve"}, context=ctx)
+    assert any("Rex" in text for text in counted)

@@ -7,15 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from ...core.state import Failure
-from ...llm.structured import LLMCall, StructuredCaller, StructuredMethod, StructuredOutputError
+from ...llm.structured import LLMCall, StructuredCaller, StructuredOutputError
 from ...records.model import utc_now
 from ...stores.base import MemoryStore
-from ...stores.traced import traced
 from .journal import ReplyJournal
 
 T = TypeVar("T", bound=BaseModel)
@@ -34,24 +32,6 @@ class NodeDeps:
     """Recorded in audit entries."""
     journal: ReplyJournal | None = None
     """Construction replies kept between runs; None rebuilds everything."""
-
-
-def node_deps(
-    *,
-    chat_model: BaseChatModel,
-    store: MemoryStore,
-    structured_method: StructuredMethod = "json_schema",
-    max_attempts: int = 3,
-    journal: ReplyJournal | None = None,
-) -> NodeDeps:
-    """Bundle the injected dependencies the nodes share."""
-    name = getattr(chat_model, "model_name", None) or getattr(chat_model, "model", None)
-    return NodeDeps(
-        store=traced(store),  # its calls become spans when OpenTelemetry is set up
-        caller=StructuredCaller(chat_model, method=structured_method, max_attempts=max_attempts),
-        model_name=str(name or type(chat_model).__name__),
-        journal=journal,
-    )
 
 
 @dataclass
