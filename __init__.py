@@ -1,76 +1,39 @@
 """lamina: long-term memory for LLM agents, built as a LangGraph workflow.
 
-``import lamina`` loads neither Chroma nor LangChain nor LangGraph: every public name
-but :class:`LaminaError` is imported on first use (:mod:`lamina.core.lazy`).
+The names most users need: the :class:`Memory` facade, its :class:`MemoryConfig` and what
+``search`` and ``answer`` return; :func:`build_memory_graph` and its run context, for a
+LangGraph application of your own; the Chroma store and the protocol every store meets;
+the time window a search can take; the error every lamina error derives from. Each layer
+has a face of its own for the rest: :mod:`lamina.memory`, :mod:`lamina.graphs`,
+:mod:`lamina.stores`, :mod:`lamina.integrations`, and the homes of the records
+(:mod:`lamina.records`) and embedders (:mod:`lamina.embedders`).
+
+``import lamina`` loads neither Chroma nor LangChain nor LangGraph: each name below is
+declared once and imported on first use (:mod:`lamina.core.lazy`, which also writes the
+type stub ``__init__.pyi`` from this mapping).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 # Absolute imports on purpose: the repository root is this package, and pytest imports
 # this file on its own (as the root package of the tests) when the checkout's folder name
 # is not a Python identifier (e.g. ``lamina-main``); relative imports fail there.
 from lamina.core.lazy import lazy_exports
-from lamina.errors import LaminaError
 
-if TYPE_CHECKING:
-    from lamina.config import MemoryConfig
-    from lamina.embedders.minilm import MiniLMEmbeddings
-    from lamina.memory import Memory, UpdateResult
-    from lamina.memory.results import AddResult, AnswerResult, ForgetResult, MemoryHit
-    from lamina.records.model import (
-        EpisodeRecord,
-        FactRecord,
-        Granularity,
-        RawTurn,
-        SceneRecord,
-    )
-    from lamina.stores.base import MemoryStore, ScoredRecord
-    from lamina.stores.chroma import ChromaMemoryStore
-    from lamina.stores.filters import TimeWindow
-
-__all__ = [
-    "AddResult",
-    "AnswerResult",
-    "ForgetResult",
-    "Memory",
-    "MemoryConfig",
-    "MemoryHit",
-    "UpdateResult",
-    "ChromaMemoryStore",
-    "EpisodeRecord",
-    "FactRecord",
-    "Granularity",
-    "MemoryStore",
-    "LaminaError",
-    "MiniLMEmbeddings",
-    "RawTurn",
-    "SceneRecord",
-    "ScoredRecord",
-    "TimeWindow",
-]
 __version__ = "0.1.0"
 
-__getattr__, __dir__ = lazy_exports(
+__all__, __getattr__, __dir__ = lazy_exports(
     globals(),
     {
-        "AddResult": "lamina.memory.results",
-        "AnswerResult": "lamina.memory.results",
-        "ChromaMemoryStore": "lamina.stores.chroma",
-        "EpisodeRecord": "lamina.records.model",
-        "FactRecord": "lamina.records.model",
-        "ForgetResult": "lamina.memory.results",
-        "Granularity": "lamina.records.model",
-        "Memory": "lamina.memory",
-        "MemoryConfig": "lamina.config",
-        "MemoryHit": "lamina.memory.results",
-        "MemoryStore": "lamina.stores.base",
-        "MiniLMEmbeddings": "lamina.embedders.minilm",
-        "RawTurn": "lamina.records.model",
-        "SceneRecord": "lamina.records.model",
-        "ScoredRecord": "lamina.stores.base",
-        "TimeWindow": "lamina.stores.filters",
-        "UpdateResult": "lamina.memory",
+        "AnswerResult": ".memory.results",
+        "ChromaMemoryStore": ".stores.chroma",
+        "LaminaError": ".errors",
+        "Memory": ".memory.facade",
+        "MemoryConfig": ".config",
+        "MemoryContext": ".core.context",
+        "MemoryHit": ".memory.results",
+        "MemoryStore": ".stores.base",
+        "TimeWindow": ".stores.filters",
+        "build_memory_graph": ".graphs.memory",
     },
 )

@@ -51,10 +51,11 @@ from construction_run import local_model
 from context_answer_recall import _questions, option
 
 from lamina.core.context import MemoryContext
+from lamina.embedders import MiniLMEmbeddings
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.gguf import installed_qwen_gguf
 from lamina.llm.tokens import gguf_counter
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import default_locomo_path
 from lamina_bench.evaluation.bootstrap import bootstrap_mean
 from lamina_bench.evaluation.prompts import NOT_MENTIONED

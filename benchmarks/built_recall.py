@@ -38,8 +38,9 @@ from typing import Any
 from lamina.agents.recall.context import render_context
 from lamina.core.context import MemoryContext
 from lamina.core.state import Candidate
+from lamina.embedders import MiniLMEmbeddings
 from lamina.graphs.recall import build_recall_graph
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
 from lamina_bench.evaluation.bootstrap import bootstrap_mean
 from lamina_bench.evaluation.construction import ConstructionCache

@@ -41,7 +41,8 @@ from typing import Any
 from construction_dates import date_accuracy
 from construction_run import POLICIES, PolicyCost, fixed_tokenizer, local_model, run_policy
 
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.embedders import MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
 from lamina_bench.evaluation.code_version import code_version
 

@@ -73,10 +73,11 @@ from lamina.agents.ingest.ownership import addressee, decide_owner
 from lamina.agents.ingest.present import present_owner
 from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
 from lamina.core.context import MemoryContext
+from lamina.embedders import MiniLMEmbeddings
 from lamina.llm.gguf import QWEN_GGUF_NAME
 from lamina.llm.speed import probe_speed
 from lamina.records.model import FactRecord, RawTurn
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina_bench.datasets.locomo_annotations import Annotations, load_annotations
 from lamina_bench.evaluation.reply_cache import ReplyFile, replaying

@@ -23,8 +23,9 @@ from langchain_core.language_models import BaseChatModel
 from tokenizers import BertWordPieceTokenizer
 
 from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
+from lamina.embedders import MiniLMEmbeddings
 from lamina.graphs.ingest import build_ingest_graph
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
 from lamina_bench.datasets.locomo import Conversation
 from lamina_bench.evaluation.resume_journal import ResumeJournal

@@ -338,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from construction_run import local_model
 
-        from lamina.stores import MiniLMEmbeddings
+        from lamina.embedders import MiniLMEmbeddings
 
         model, embeddings, name = local_model(args.base_url), MiniLMEmbeddings(), args.base_url
     journal = None

@@ -45,8 +45,9 @@ from zoneinfo import ZoneInfo
 
 from lamina.agents.recall.context import render_for
 from lamina.core.context import DERIVED_KINDS, MemoryContext
+from lamina.embedders import MiniLMEmbeddings
 from lamina.graphs.recall import build_recall_graph
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
 from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
 from lamina_bench.evaluation.subset import load_subset

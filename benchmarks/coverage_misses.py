@@ -28,8 +28,9 @@ from pathlib import Path
 
 from construction_quality import people_by_turn
 
+from lamina.embedders import MiniLMEmbeddings
 from lamina.records.model import FactRecord
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina_bench.datasets.locomo_annotations import Annotations, load_annotations
 

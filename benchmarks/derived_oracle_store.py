@@ -25,7 +25,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.embedders import MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
 from lamina_bench.datasets.locomo_annotations import load_annotations
 from lamina_bench.evaluation.ingest import derived_oracle_records

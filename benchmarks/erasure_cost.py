@@ -24,14 +24,8 @@ from typing import Any
 
 import lamina.memory.forget as forget_module
 from lamina.memory.forget import forget
-from lamina.stores import (
-    ChromaMemoryStore,
-    EpisodeRecord,
-    FactRecord,
-    Granularity,
-    RawTurn,
-    SceneRecord,
-)
+from lamina.records import EpisodeRecord, FactRecord, Granularity, RawTurn, SceneRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
 
 NS = "user:bench"

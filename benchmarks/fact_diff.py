@@ -20,7 +20,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.embedders import MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 
 Facts = dict[tuple[str, ...], set[tuple[str, str]]]
 

@@ -385,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from construction_run import local_model
 
-        from lamina.stores import MiniLMEmbeddings
+        from lamina.embedders import MiniLMEmbeddings
 
         model = local_model(args.base_url, prompt_cache=not args.no_prompt_cache)
         embeddings, name = MiniLMEmbeddings(), args.base_url

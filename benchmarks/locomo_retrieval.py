@@ -1,6 +1,6 @@
 """LoCoMo retrieval benchmark for lamina's raw-turn store (no LLM anywhere).
 
-Every LoCoMo conversation is ingested as :class:`~lamina.stores.RawTurn` records into its
+Every LoCoMo conversation is ingested as :class:`~lamina.records.RawTurn` records into its
 own namespace of one ephemeral :class:`~lamina.stores.ChromaMemoryStore` with the real
 offline embedder. Each category 1-4 question with resolvable evidence is then asked in
 three modes (``bm25``, ``dense``, ``hybrid``) and scored:
@@ -58,14 +58,8 @@ from langchain_core.embeddings import Embeddings
 
 from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from lamina.embedders.identity import embedding_name
-from lamina.stores import (
-    Analyzer,
-    BM25Params,
-    ChromaMemoryStore,
-    FusionConfig,
-    IndexTextPolicy,
-    RawTurn,
-)
+from lamina.records import RawTurn
+from lamina.stores import Analyzer, BM25Params, ChromaMemoryStore, FusionConfig, IndexTextPolicy
 from lamina.stores.base import MemoryStore, SearchMode
 from lamina.stores.lexical import ENGLISH_STOP_WORDS
 from lamina.stores.rerank import RerankConfig, RerankingStore

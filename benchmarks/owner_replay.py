@@ -40,8 +40,9 @@ from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.construct import supporting_turns
 from lamina.agents.ingest.owner_check import checked_owner
 from lamina.agents.ingest.support import content_terms
+from lamina.embedders import MiniLMEmbeddings
 from lamina.records.model import FactRecord, RawTurn
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
 from lamina_bench.datasets.locomo_annotations import load_annotations
 

@@ -53,11 +53,13 @@ from lamina.agents.ingest.raw_writer import build_raw_turns
 from lamina.agents.recall.context import render_context, render_turn
 from lamina.core.context import MemoryContext
 from lamina.core.state import Candidate
+from lamina.embedders import MiniLMEmbeddings
 from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.structured import StructuredCaller
+from lamina.records import EpisodeRecord, FactRecord
 from lamina.records.model import RawTurn, stable_id
-from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
 from lamina_bench.datasets.locomo import (
     Conversation,

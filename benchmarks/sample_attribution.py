@@ -19,9 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lamina.core.context import MemoryContext
+from lamina.embedders import MiniLMEmbeddings
 from lamina.graphs.ingest import build_ingest_graph
+from lamina.records import FactRecord
 from lamina.samples import load_sample, sample_sessions
-from lamina.stores import ChromaMemoryStore, FactRecord, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 
 NS = "sample"
 

@@ -319,7 +319,7 @@ def generate_turns(size: int, seed: int, vocab: Vocabulary) -> Iterator[Any]:
     Yields:
         ``RawTurn`` records of namespace ``NAMESPACE``.
     """
-    from lamina.stores import RawTurn
+    from lamina.records import RawTurn
 
     rng = random.Random(seed)
     made = 0
@@ -471,7 +471,7 @@ def _error(e: BaseException) -> str:
 
 def _raw_collection(store: Any) -> Any:
     """The store's Chroma collection of raw turns (private; None if it moved)."""
-    from lamina.stores import Granularity
+    from lamina.records import Granularity
 
     collections = getattr(store, "_collections", None)
     return collections.get(Granularity.RAW) if isinstance(collections, dict) else None
@@ -493,7 +493,7 @@ def ingest(store: Any, settings: Settings, vocab: Vocabulary) -> dict[str, Any]:
         Wall and CPU throughput, and the time split (seconds) of embedding, Chroma
         upsert, BM25 update and the rest (validation, index text, metadata encoding).
     """
-    from lamina.stores import Granularity
+    from lamina.records import Granularity
 
     size = settings.size
     index = store.lexical_index(Granularity.RAW, NAMESPACE)
@@ -550,7 +550,7 @@ def _scenarios(vocab: Vocabulary, rng: random.Random, n: int) -> dict[str, list[
 
 def _timed_search(store: Any, query: str, **kwargs: Any) -> tuple[float | None, str | None]:
     """Return (milliseconds, None) for one search, or (None, error) if it raised."""
-    from lamina.stores import Granularity
+    from lamina.records import Granularity
 
     start = time.perf_counter()
     try:
@@ -575,7 +575,7 @@ def cold_start(store: Any, query: str) -> dict[str, Any]:
         ``first_dense_query_ms``, ``bm25_cold_build_s``, ``first_hybrid_query_ms`` and
         ``errors`` (a list of messages; empty when all went well).
     """
-    from lamina.stores import Granularity
+    from lamina.records import Granularity
 
     out: dict[str, Any] = {"errors": []}
     out["first_dense_query_ms"], err = _timed_search(store, query, mode="dense")
@@ -605,7 +605,7 @@ def _run_scenario(
     store: Any, queries: list[str], kwargs_list: list[dict[str, Any]], settings: Settings
 ) -> dict[str, Any]:
     """Time the queries of one scenario until done or past its budget."""
-    from lamina.stores import Granularity
+    from lamina.records import Granularity
 
     samples: list[float] = []
     hits = 0
@@ -645,7 +645,7 @@ def query_latency(
         per hybrid query spent in query embedding, Chroma query, Chroma get (records
         only BM25 found), BM25 search and the rest (record decoding, fusion, filters).
     """
-    from lamina.stores import Granularity
+    from lamina.records import Granularity
 
     for q in queries[:WARMUP_QUERIES]:
         if _timed_search(store, q, mode="hybrid")[1]:
@@ -685,7 +685,8 @@ def run_size(settings: Settings) -> dict[str, Any]:
     Returns:
         Every figure for this size (JSON-serialisable); ``errors`` lists what failed.
     """
-    from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+    from lamina.embedders import MiniLMEmbeddings
+    from lamina.stores import ChromaMemoryStore
 
     size = settings.size
     vocab = build_vocabulary(settings.seed)

@@ -34,9 +34,10 @@ from pathlib import Path
 from construction_run import local_model
 from langchain_core.prompts import ChatPromptTemplate
 
+from lamina.embedders import MiniLMEmbeddings
 from lamina.prompts.construction import DATA_RULE
 from lamina.records.model import EpisodeRecord, RawTurn, stable_id
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 
 SESSION_SUMMARY = ChatPromptTemplate.from_messages(
     [

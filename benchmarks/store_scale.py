@@ -92,7 +92,7 @@ def vocabulary(rng: random.Random, size: int = 6000) -> tuple[list[str], list[fl
 
 def turns_of(namespace: str, n: int, rng: random.Random, words: Any) -> list[Any]:
     """``n`` raw turns of one namespace: four speakers, sessions of 20, two years."""
-    from lamina.stores import RawTurn
+    from lamina.records import RawTurn
 
     vocab, weights = words
     speakers = [f"{namespace.split(':')[-1]}-{s}" for s in ("ana", "ben", "cy", "dee")]

@@ -32,8 +32,9 @@ from construction_quality import owners_by_turn
 from lamina.agents.common.formatting import SENTENCE_BREAK
 from lamina.agents.ingest.reported import owned_summary
 from lamina.agents.ingest.support import content_terms, source_terms
+from lamina.embedders import MiniLMEmbeddings
 from lamina.records.model import EpisodeRecord, RawTurn
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings
+from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina_bench.datasets.locomo_annotations import load_annotations
 

@@ -183,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, str(HERE))
         from construction_run import local_model
 
-        from lamina.stores import MiniLMEmbeddings
+        from lamina.embedders import MiniLMEmbeddings
 
         model, embeddings = local_model(args.base_url), MiniLMEmbeddings()
     items = load_items(args.items)

@@ -1,15 +1,21 @@
-"""Names a package re-exports, imported on first use (PEP 562).
+"""Package faces: each public name declared once, imported on first use (PEP 562).
 
 ``import lamina`` has to stay cheap: the Chroma store, the BM25 index, LangChain and
 LangGraph take over a second to import, and a user who only wants ``lamina.errors``
-or ``--help`` should not wait for them. A package face lists its public names in
-``__all__``, imports them under ``TYPE_CHECKING`` for type checkers and IDEs, and hands
-the rest to :func:`lazy_exports`::
+or ``--help`` should not wait for them. A package face declares each public name once,
+with the module that defines it (relative to the package when it starts with a dot)::
 
-    __getattr__, __dir__ = lazy_exports(globals(), {"ChromaMemoryStore": "lamina.stores.chroma"})
+    __all__, __getattr__, __dir__ = lazy_exports(globals(), {"Memory": ".memory"})
 
-The first lookup of a name imports its home module and keeps the value in the package's
-namespace, so later lookups (and ``from package import name``) never come back here.
+``__all__`` is the mapping's names. The first lookup of a name imports its home module
+and keeps the value in the package's namespace, so later lookups (and ``from package
+import name``) never come back here.
+
+Type checkers and IDEs read the face's stub, ``__init__.pyi`` beside it, which is written
+from the same mapping (:mod:`lamina.core.stubs`): after changing a mapping, run
+``python -m lamina.core.stubs`` to rewrite every face's stub; a test fails while one is
+stale. The stub is needed because mypy takes a name as re-exported only from a literal
+``__all__`` or an ``import X as X``, and either would spell each name a second time.
 """
 
 from __future__ import annotations
@@ -18,32 +24,42 @@ from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["LazyFace", "lazy_exports"]
+
+
+class LazyFace:
+    """A package's ``__getattr__`` over ``homes``: public name -> module that defines it."""
+
+    def __init__(self, namespace: dict[str, Any], homes: Mapping[str, str]) -> None:
+        self.package: str = namespace["__name__"]
+        self.homes = dict(homes)
+        self._namespace = namespace
+
+    def __call__(self, name: str) -> Any:
+        """The value of ``name``, imported from its home on first use."""
+        if name not in self.homes:  # an AttributeError also lets ``from package import module``
+            raise AttributeError(f"module {self.package!r} has no attribute {name!r}")
+        value = getattr(import_module(self.homes[name], self.package), name)
+        self._namespace[name] = value
+        return value
+
+    def names(self) -> list[str]:
+        """The package's ``__dir__``: what it holds now and every name it exports."""
+        return sorted({*self._namespace, *self.homes})
 
 
 def lazy_exports(
     namespace: dict[str, Any], homes: Mapping[str, str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """A module ``__getattr__`` and ``__dir__`` for the names of ``homes``.
+) -> tuple[list[str], LazyFace, Callable[[], list[str]]]:
+    """``__all__``, ``__getattr__`` and ``__dir__`` of a package face, from ``homes``.
 
     Args:
         namespace: the package's ``globals()``; a name, once imported, is stored there.
-        homes: public name -> absolute name of the module that defines it.
+        homes: public name -> the module that defines it, absolute (``lamina.memory``) or
+            relative to the package (``.memory``).
 
     Returns:
-        ``(__getattr__, __dir__)``, to be bound at the package's top level.
+        ``(__all__, __getattr__, __dir__)``, to be bound at the package's top level.
     """
-    package = namespace["__name__"]
-
-    def __getattr__(name: str) -> Any:
-        home = homes.get(name)
-        if home is None:  # an AttributeError also lets ``from package import submodule`` work
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(home), name)
-        namespace[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*namespace, *homes})
-
-    return __getattr__, __dir__
+    face = LazyFace(namespace, homes)
+    return sorted(homes), face, face.names

@@ -2,12 +2,26 @@
 
 Each builder returns an uncompiled ``StateGraph`` over the state and context of
 :mod:`lamina.core`; ``MemoryContext`` is re-exported here for callers that compile
-and run a graph themselves.
+and run a graph themselves, and :mod:`.checkpoint` opens the checkpointers they compile
+with (``open_checkpointer``, ``aopen_checkpointer``) or gives the serializer any other
+saver needs (``state_serializer``). The names are imported on first use
+(:mod:`lamina.core.lazy`), so ``import lamina.graphs.checkpoint`` loads no graph.
 """
 
-from ..core.context import MemoryContext
-from .ingest import build_ingest_graph
-from .memory import build_memory_graph
-from .recall import build_recall_graph
+from __future__ import annotations
 
-__all__ = ["MemoryContext", "build_ingest_graph", "build_memory_graph", "build_recall_graph"]
+from ..core.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "GraphOptions": ".options",
+        "MemoryContext": "..core.context",
+        "aopen_checkpointer": ".checkpoint",
+        "build_ingest_graph": ".ingest",
+        "build_memory_graph": ".memory",
+        "build_recall_graph": ".recall",
+        "open_checkpointer": ".checkpoint",
+        "state_serializer": ".checkpoint",
+    },
+)

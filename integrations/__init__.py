@@ -10,36 +10,19 @@ Studio load (``langgraph.json``). The names are imported on first use
 (:mod:`lamina.core.lazy`), so loading the Studio graph does not import LangChain's agents.
 """
 
-from typing import TYPE_CHECKING
+from __future__ import annotations
 
 from ..core.lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from .langgraph_store import LaminaStore
-    from .middleware import MemoryMiddleware, MemoryState
-    from .namespace import NamespaceSource, resolve_namespace
-    from .retriever import LaminaRetriever
-    from .tools import memory_tools
-
-__all__ = [
-    "MemoryMiddleware",
-    "MemoryState",
-    "LaminaRetriever",
-    "LaminaStore",
-    "NamespaceSource",
-    "memory_tools",
-    "resolve_namespace",
-]
-
-__getattr__, __dir__ = lazy_exports(
+__all__, __getattr__, __dir__ = lazy_exports(
     globals(),
     {
-        "LaminaStore": f"{__name__}.langgraph_store",
-        "MemoryMiddleware": f"{__name__}.middleware",
-        "MemoryState": f"{__name__}.middleware",
-        "NamespaceSource": f"{__name__}.namespace",
-        "resolve_namespace": f"{__name__}.namespace",
-        "LaminaRetriever": f"{__name__}.retriever",
-        "memory_tools": f"{__name__}.tools",
+        "LaminaRetriever": ".retriever",
+        "LaminaStore": ".langgraph_store",
+        "MemoryMiddleware": ".middleware",
+        "MemoryState": ".middleware",
+        "NamespaceSource": ".namespace",
+        "memory_tools": ".tools",
+        "resolve_namespace": ".namespace",
     },
 )

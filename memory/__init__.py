@@ -1,5 +1,11 @@
 """The :class:`Memory` facade: add, search, answer, update and forget over one store.
 
+This face exports the facade, :func:`open_store` (the store a config describes) and
+what the facade's calls take and return: :class:`AddResult`, :class:`MemoryHit`,
+:class:`AnswerResult`, :class:`TokenUsage`, :class:`UpdateResult`,
+:class:`ForgetResult`, :class:`ImportResult`, :class:`FactInput` and
+:class:`AddFactsResult`. The names are imported on first use (:mod:`lamina.core.lazy`).
+
 ``facade`` wires the store (``opening`` opens the one a config describes), the chat
 model and the memory graph. ``reading`` and ``editing`` hold the calls that need no LLM
 (``filters``, ``forget``, ``revision`` and ``verbatim`` do their work), ``portable``
@@ -10,8 +16,23 @@ and graph outputs into the pydantic models of ``results``; ``models`` and
 that need no LLM their async twins.
 """
 
-from .facade import Memory
-from .opening import open_store
-from .revision import UpdateResult
+from __future__ import annotations
 
-__all__ = ["Memory", "UpdateResult", "open_store"]
+from ..core.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "AddFactsResult": ".given",
+        "AddResult": ".results",
+        "AnswerResult": ".results",
+        "FactInput": ".given",
+        "ForgetResult": ".results",
+        "ImportResult": ".portable",
+        "Memory": ".facade",
+        "MemoryHit": ".results",
+        "TokenUsage": ".results",
+        "UpdateResult": ".revision",
+        "open_store": ".opening",
+    },
+)

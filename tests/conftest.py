@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.stores.base import MemoryStore
 from lamina.testing import FakeEmbeddings
 

@@ -19,7 +19,8 @@ from lamina import Memory, MemoryConfig
 from lamina.agents.ingest.conflicts import PENDING, PENDING_KEY
 from lamina.errors import InvalidInputError, InvalidTypeError, NamespaceError
 from lamina.memory.given import GIVEN_KEY, FactInput
-from lamina.stores import ChromaMemoryStore, FactRecord, Granularity
+from lamina.records import FactRecord, Granularity
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

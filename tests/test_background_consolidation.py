@@ -20,7 +20,8 @@ from lamina.errors import (
 )
 from lamina.integrations.middleware import MemoryMiddleware
 from lamina.memory.worker import pending_batches, pending_count
-from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.stores.namespaces import pending_namespaces
 from lamina.stores.worker_lock import worker_lock
 from lamina.testing import FakeEmbeddings, SchemaChatModel, requested_line_format

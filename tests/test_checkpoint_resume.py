@@ -31,7 +31,8 @@ from lamina.graphs.checkpoint import (
     open_checkpointer,
     resolve_target,
 )
-from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel, requested_schema
 
 NS = "user:alice"

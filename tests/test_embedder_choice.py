@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lamina.embedders import MiniLMEmbeddings
 from lamina.embedders.choice import DEFAULT_EMBEDDER, EMBEDDERS, make_embeddings
 from lamina.errors import InvalidInputError, MissingDependencyError, StoreConfigurationError
-from lamina.stores import ChromaMemoryStore, MiniLMEmbeddings, RawTurn
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

@@ -30,9 +30,8 @@ from typing import Any
 import pytest
 
 from lamina.memory.forget import forget
-from lamina.stores import (
+from lamina.records import (
     AuditEntry,
-    ChromaMemoryStore,
     EpisodeRecord,
     FactRecord,
     Granularity,
@@ -40,6 +39,7 @@ from lamina.stores import (
     RawTurn,
     SceneRecord,
 )
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
 
 NS = "user:erasure"
@@ -300,7 +300,8 @@ def test_memory_forget_erases_its_checkpoints_and_reply_cache(tmp_path: Path) ->
 
 RESTART = """
 import json, sys
-from lamina.stores import ChromaMemoryStore, Granularity
+from lamina.records import Granularity
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
 store = ChromaMemoryStore.persistent(sys.argv[1], embeddings=FakeEmbeddings())
 ns = sys.argv[2]

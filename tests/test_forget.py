@@ -19,9 +19,8 @@ import pytest
 from lamina import Memory
 from lamina.errors import InvalidInputError, InvalidTypeError
 from lamina.memory.forget import forget, normalise
-from lamina.stores import (
+from lamina.records import (
     AuditEntry,
-    ChromaMemoryStore,
     EpisodeRecord,
     FactRecord,
     Granularity,
@@ -29,6 +28,7 @@ from lamina.stores import (
     RawTurn,
     SceneRecord,
 )
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

@@ -9,7 +9,8 @@ from lamina.agents.recall.answer import REFUSAL
 from lamina.agents.recall.grounding import ground, grounded, own_words
 from lamina.core.context import MemoryContext
 from lamina.graphs.recall import build_recall_graph
-from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 from .test_recall import judged, label_of

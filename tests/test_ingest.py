@@ -10,7 +10,8 @@ from lamina.agents.common.refinement import fact_id
 from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
 from lamina.graphs.ingest import build_ingest_graph
-from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, SceneRecord
+from lamina.records import EpisodeRecord, FactRecord, SceneRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

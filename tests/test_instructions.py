@@ -17,7 +17,8 @@ from langchain_core.messages import BaseMessage
 from lamina import Memory, MemoryConfig
 from lamina.errors import InvalidInputError
 from lamina.prompts.construction import CONSTRUCTION_FORMAT, DATA_RULE
-from lamina.stores import ChromaMemoryStore, Granularity
+from lamina.records import Granularity
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lamina.stores import ChromaMemoryStore, Granularity, RawTurn, journal_format
+from lamina.records import Granularity, RawTurn
+from lamina.stores import ChromaMemoryStore, journal_format
 from lamina.stores import journal as journal_module
 from lamina.testing import FakeEmbeddings, alternating_turn
 

@@ -14,7 +14,8 @@ from lamina.agents.common.deps import NodeDeps, StepLog
 from lamina.agents.ingest.conflicts import check_conflicts
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
-from lamina.stores import ChromaMemoryStore, FactRecord
+from lamina.records import FactRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

@@ -20,7 +20,8 @@ from langgraph.store.base import PutOp, TTLConfig
 from lamina.errors import InvalidInputError, InvalidTypeError
 from lamina.integrations import LaminaStore
 from lamina.integrations.store_ttl import EXPIRES
-from lamina.stores import ChromaMemoryStore, Granularity, MemoryStore
+from lamina.records import Granularity
+from lamina.stores import ChromaMemoryStore, MemoryStore
 from lamina.testing import FakeEmbeddings
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

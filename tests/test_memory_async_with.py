@@ -8,7 +8,8 @@ import pytest
 
 from lamina import Memory
 from lamina.errors import InvalidInputError
-from lamina.stores import ChromaMemoryStore, Granularity
+from lamina.records import Granularity
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
 
 NS = "user:alice"

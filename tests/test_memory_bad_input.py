@@ -34,7 +34,8 @@ from lamina.errors import (
     NamespaceError,
     RecordNotFoundError,
 )
-from lamina.stores import ChromaMemoryStore, Granularity
+from lamina.records import Granularity
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel, store_snapshot
 
 NS = "user:alice"

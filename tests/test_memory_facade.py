@@ -12,7 +12,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from lamina import AddResult, AnswerResult, Memory, MemoryConfig, MemoryHit
+from lamina import AnswerResult, Memory, MemoryConfig, MemoryHit
 from lamina.core.state import TurnInput
 from lamina.errors import (
     InvalidInputError,
@@ -20,8 +20,10 @@ from lamina.errors import (
     NamespaceError,
     RecordNotFoundError,
 )
+from lamina.memory import AddResult
 from lamina.memory.inputs import to_turns
-from lamina.stores import ChromaMemoryStore, FactRecord, RawTurn
+from lamina.records import FactRecord, RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, FakeLocalServer, SchemaChatModel
 
 NS = "user:alice"
@@ -339,7 +341,7 @@ def test_answer_rejects_an_empty_question(memory: Memory) -> None:
 
 # ------------------------------------------------------ history and inspection
 def test_history_follows_the_fact_supersession_chain(memory: Memory) -> None:
-    from lamina.stores import AuditEntry
+    from lamina.records import AuditEntry
 
     seed(memory.store)
     for target in ("f-old", "f-new", "other"):

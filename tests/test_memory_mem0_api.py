@@ -23,13 +23,8 @@ from lamina.errors import (
     NamespaceError,
     RecordNotFoundError,
 )
-from lamina.stores import (
-    ChromaMemoryStore,
-    EpisodeRecord,
-    FactRecord,
-    Granularity,
-    RawTurn,
-)
+from lamina.records import EpisodeRecord, FactRecord, Granularity, RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel, store_snapshot
 
 NS = "user:alice"

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from lamina import Memory, MemoryConfig
-from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

@@ -20,7 +20,8 @@ from lamina.integrations import MemoryMiddleware, memory_tools
 from lamina.memory import Memory
 from lamina.memory.results import AddResult
 from lamina.prompts.agents import MEMORY_BLOCK, RECALLED_ANSWER
-from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel, tool_call
 
 ALICE = "user:alice"

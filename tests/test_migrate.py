@@ -22,9 +22,8 @@ import pytest
 from lamina.cli import main
 from lamina.errors import InvalidInputError, NamespaceError, StoreConfigurationError
 from lamina.memory.forget import forget
-from lamina.stores import (
+from lamina.records import (
     AuditEntry,
-    ChromaMemoryStore,
     EpisodeRecord,
     FactRecord,
     Granularity,
@@ -32,6 +31,7 @@ from lamina.stores import (
     RawTurn,
     SceneRecord,
 )
+from lamina.stores import ChromaMemoryStore
 from lamina.stores.audited import PENDING, PENDING_ENTRY
 from lamina.stores.codec import row_id
 from lamina.stores.migration import ChromaSource, MigrationReport, migrate

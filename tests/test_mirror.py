@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from lamina.stores import Granularity, RawTurn, TimeWindow
+from lamina.records import Granularity, RawTurn
+from lamina.stores import TimeWindow
 from lamina.stores.bm25 import BM25Index
 from lamina.stores.codec import to_metadata
 from lamina.stores.filters import SearchFilter

@@ -22,16 +22,15 @@ from lamina import Memory, MemoryConfig
 from lamina.cli import main
 from lamina.errors import InvalidInputError
 from lamina.memory.portable import VERSION, read_portable
-from lamina.stores import (
-    ChromaMemoryStore,
+from lamina.records import (
     EpisodeRecord,
     FactRecord,
     Granularity,
-    MemoryStore,
     ProfileRecord,
     RawTurn,
     SceneRecord,
 )
+from lamina.stores import ChromaMemoryStore, MemoryStore
 from lamina.testing import FakeEmbeddings
 
 NS = "user:ana"

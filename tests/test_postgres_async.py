@@ -18,8 +18,8 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from lamina import Memory, MemoryConfig
 from lamina.errors import InvalidInputError, StoreUnavailableError
+from lamina.records import FactRecord, ProfileRecord, RawTurn
 from lamina.records.audit import AuditEntry
-from lamina.stores import FactRecord, ProfileRecord, RawTurn
 from lamina.stores.base import Ranking, SearchRequest
 from lamina.stores.postgres import PostgresMemoryStore, configure_connection
 from lamina.stores.postgres.aio import aconfigure_connection

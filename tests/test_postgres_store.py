@@ -10,7 +10,7 @@ import pytest
 
 from lamina import Memory, MemoryConfig
 from lamina.errors import InvalidInputError, StoreConfigurationError, StoreUnavailableError
-from lamina.stores import FactRecord
+from lamina.records import FactRecord
 from lamina.testing import FakeEmbeddings
 
 NS = "user:alice"

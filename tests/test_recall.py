@@ -15,7 +15,8 @@ from lamina.core.state import RecallState
 from lamina.errors import InvalidInputError
 from lamina.graphs.recall import build_recall_graph, route_after_judge, route_after_retriever
 from lamina.prompts.construction import DATA_RULE
-from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.stores.base import SearchRequest
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 

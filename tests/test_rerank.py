@@ -10,7 +10,8 @@ import pytest
 
 from lamina.embedders.cross_encoder import OnnxCrossEncoder
 from lamina.errors import EmbeddingError, InvalidInputError
-from lamina.stores import ChromaMemoryStore, MemoryStore, RawTurn, ScoredRecord
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore, MemoryStore, ScoredRecord
 from lamina.stores.rerank import (
     RERANK_CHANNEL,
     RerankConfig,
@@ -139,7 +140,7 @@ def test_bad_settings_are_refused_with_a_clear_error(store: ChromaMemoryStore) -
 
 
 def test_passage_text_of_each_granularity() -> None:
-    from lamina.stores import EpisodeRecord, FactRecord
+    from lamina.records import EpisodeRecord, FactRecord
 
     turn = _turn(0, "look at this").model_copy(update={"media_caption": "a red bike"})
     assert passage_text(turn) == "Ana: look at this [image: a red bike]"

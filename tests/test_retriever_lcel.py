@@ -17,14 +17,8 @@ from lamina import Memory
 from lamina.integrations.langgraph_store import LaminaStore
 from lamina.integrations.retriever import LaminaRetriever
 from lamina.memory.results import MemoryHit
-from lamina.stores import (
-    ChromaMemoryStore,
-    EpisodeRecord,
-    FactRecord,
-    RawTurn,
-    SceneRecord,
-    TimeWindow,
-)
+from lamina.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.stores import ChromaMemoryStore, TimeWindow
 from lamina.testing import FakeEmbeddings, SchemaChatModel, ToolCallingChatModel
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from lamina.errors import InvalidInputError
-from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, Granularity, TimeWindow
+from lamina.records import EpisodeRecord, FactRecord, Granularity
+from lamina.stores import ChromaMemoryStore, TimeWindow
 from lamina.stores.base import (
     PLAIN,
     Channel,

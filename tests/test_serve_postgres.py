@@ -64,7 +64,7 @@ def stop_leftover(pgdata: Path) -> None:
 def test_it_prints_a_dsn_a_store_opens_and_a_signal_stops_it(
     tmp_path: Path, stop: signal.Signals
 ) -> None:
-    from lamina.stores import FactRecord
+    from lamina.records import FactRecord
     from lamina.stores.postgres import PostgresMemoryStore
 
     pgdata = tmp_path / "data" / "postgres"

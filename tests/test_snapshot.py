@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lamina.stores import ChromaMemoryStore, Granularity, RawTurn
+from lamina.records import Granularity, RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.stores import journal as journal_module
 from lamina.stores.filters import SearchFilter
 from lamina.stores.lexical import Analyzer

@@ -12,15 +12,8 @@ from lamina.errors import (
     NamespaceError,
     RecordNotFoundError,
 )
-from lamina.stores import (
-    ChromaMemoryStore,
-    EpisodeRecord,
-    FactRecord,
-    Granularity,
-    RawTurn,
-    SceneRecord,
-    TimeWindow,
-)
+from lamina.records import EpisodeRecord, FactRecord, Granularity, RawTurn, SceneRecord
+from lamina.stores import ChromaMemoryStore, TimeWindow
 from lamina.stores.base import LexicalView
 from lamina.stores.bm25 import BM25Index
 
@@ -307,7 +300,7 @@ def test_unchanged_text_reuses_the_stored_vector(store, make_turn) -> None:  # t
 
 
 def test_profile_roundtrip_and_isolation(store) -> None:  # type: ignore[no-untyped-def]
-    from lamina.stores import ProfileRecord
+    from lamina.records import ProfileRecord
 
     assert store.get_profile(NS) is None
     profile = ProfileRecord(
@@ -335,7 +328,7 @@ def test_consolidation_flag_is_filterable(store, make_turn) -> None:  # type: ig
 
 
 def test_audit_log_is_append_only_ordered_and_scoped(store) -> None:  # type: ignore[no-untyped-def]
-    from lamina.stores import AuditEntry
+    from lamina.records import AuditEntry
 
     first = AuditEntry(
         namespace=NS,

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lamina.stores import ChromaMemoryStore, Granularity, MirrorConfig, RawTurn
+from lamina.records import Granularity, RawTurn
+from lamina.stores import ChromaMemoryStore, MirrorConfig
 from lamina.stores import changelog as changelog_module
 from lamina.stores.changelog import ChangeLog
 from lamina.stores.chroma_calls import ChromaCalls

@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from lamina.errors import NamespaceError, StoreUnavailableError
-from lamina.stores import AuditEntry, ChromaMemoryStore, FactRecord, Granularity, RawTurn
+from lamina.records import AuditEntry, FactRecord, Granularity, RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.stores.audited import PENDING, PENDING_ENTRY
 from lamina.stores.chroma_calls import ChromaCalls
 from lamina.stores.codec import row_id

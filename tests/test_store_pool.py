@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lamina.stores import AuditEntry, ChromaMemoryStore, ProfileRecord
+from lamina.records import AuditEntry, ProfileRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, StorePool, store_snapshot
 
 

@@ -10,7 +10,8 @@ from lamina.agents.common.refinement import fact_id
 from lamina.core.state import Written
 from lamina.graphs import MemoryContext, build_memory_graph
 from lamina.graphs.events import MEMORY_WRITTEN, memory_events
-from lamina.stores import ChromaMemoryStore, FactRecord
+from lamina.records import FactRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

@@ -19,8 +19,9 @@ from lamina.core.state import Candidate
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.llm.structured import StructuredCaller
 from lamina.memory.revision import supersede_fact, update_record
+from lamina.records import FactRecord, RawTurn
 from lamina.records.audit import AuditEntry
-from lamina.stores import ChromaMemoryStore, FactRecord, RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:alice"

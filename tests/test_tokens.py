@@ -131,7 +131,7 @@ def test_the_boundary_budget_counts_with_the_model_and_labels_an_estimate(tmp_pa
 
     from lamina.agents.ingest.episode_trigger import _heuristic_boundary
     from lamina.core.context import MemoryContext
-    from lamina.stores import RawTurn
+    from lamina.records import RawTurn
 
     at = datetime(2024, 5, 8, tzinfo=UTC)
     turns = [

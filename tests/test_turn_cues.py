@@ -13,8 +13,9 @@ from lamina.agents.ingest.slots import CandidatePair, candidate_pairs
 from lamina.agents.ingest.update_cues import pair_cue, update_cue
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
+from lamina.records import FactRecord
 from lamina.records.model import RawTurn
-from lamina.stores import ChromaMemoryStore, FactRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:rosa"

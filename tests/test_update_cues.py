@@ -14,7 +14,8 @@ from lamina.agents.ingest.slots import candidate_pairs
 from lamina.agents.ingest.update_cues import may_change, update_cue
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
-from lamina.stores import ChromaMemoryStore, FactRecord
+from lamina.records import FactRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 NS = "user:rosa"

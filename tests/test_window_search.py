@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from lamina.stores import ChromaMemoryStore, Granularity, RawTurn, TimeWindow
+from lamina.records import Granularity, RawTurn
+from lamina.stores import ChromaMemoryStore, TimeWindow
 from lamina.stores import hnsw as hnsw_module
 from lamina.stores.mirror import MirrorConfig
 from lamina.testing import FakeEmbeddings

@@ -89,7 +89,7 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
         if not isinstance(embeddings, Embeddings):
             raise InvalidTypeError(
                 "embeddings must be a langchain_core Embeddings, e.g. "
-                f"lamina.stores.MiniLMEmbeddings(); got {type(embeddings).__name__}"
+                f"lamina.embedders.MiniLMEmbeddings(); got {type(embeddings).__name__}"
             )
         if isinstance(languages, str) or not languages:
             raise InvalidInputError("languages must be a non-empty list of configuration names")

@@ -41,6 +41,8 @@ def test_wheel_contains_only_the_lamina_package(tmp_path: Path) -> None:
     for required in [
         "lamina/py.typed",
         "lamina/__init__.py",
+        "lamina/__init__.pyi",
+        "lamina/stores/__init__.pyi",
         "lamina/embedders/resources/vocab.txt",
         "lamina/embedders/resources/NOTICE",
         "lamina/samples/sample_conversation.json",

@@ -7,15 +7,10 @@ from pathlib import Path
 import chromadb
 import pytest
 
+from lamina.embedders import MiniLMEmbeddingFunction, MiniLMEmbeddings
 from lamina.errors import StoreConfigurationError
-from lamina.stores import (
-    ChromaMemoryStore,
-    FactRecord,
-    IndexTextPolicy,
-    MiniLMEmbeddingFunction,
-    MiniLMEmbeddings,
-    RawTurn,
-)
+from lamina.records import FactRecord, RawTurn
+from lamina.stores import ChromaMemoryStore, IndexTextPolicy
 from lamina.testing import FakeEmbeddings
 
 pytestmark = pytest.mark.integration

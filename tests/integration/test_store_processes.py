@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from lamina.errors import StoreUnavailableError
-from lamina.stores import ChromaMemoryStore, Granularity, RawTurn
+from lamina.records import Granularity, RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
 
 pytestmark = pytest.mark.integration
@@ -36,7 +37,8 @@ WORKER = r"""
 import json, sys, time
 from datetime import UTC, datetime, timedelta
 from lamina.errors import StoreUnavailableError
-from lamina.stores import ChromaMemoryStore, RawTurn
+from lamina.records import RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings
 
 args = json.loads(sys.argv[1])

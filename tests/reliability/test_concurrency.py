@@ -17,7 +17,8 @@ from typing import Any
 
 from lamina.core.context import MemoryContext
 from lamina.graphs.ingest import build_ingest_graph
-from lamina.stores import ChromaMemoryStore, FactRecord, RawTurn
+from lamina.records import FactRecord, RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

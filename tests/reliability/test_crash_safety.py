@@ -33,7 +33,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from lamina.core.context import MemoryContext
 from lamina.graphs.ingest import build_ingest_graph
-from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 from lamina.testing.faults import (
     FaultSchedule,

@@ -25,16 +25,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from lamina.core.context import MemoryContext
 from lamina.errors import NamespaceError
 from lamina.graphs.recall import build_recall_graph
+from lamina.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from lamina.records.audit import AuditEntry
 from lamina.records.model import NAMESPACE_PATTERN, ProfileRecord, validate_namespace
-from lamina.stores import (
-    ChromaMemoryStore,
-    EpisodeRecord,
-    FactRecord,
-    RawTurn,
-    SceneRecord,
-    TimeWindow,
-)
+from lamina.stores import ChromaMemoryStore, TimeWindow
 from lamina.testing import FakeEmbeddings, SchemaChatModel, StorePool
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

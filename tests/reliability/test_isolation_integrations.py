@@ -43,9 +43,10 @@ from lamina.config import MemoryConfig
 from lamina.integrations import MemoryMiddleware, memory_tools
 from lamina.integrations.middleware import RecallMode
 from lamina.memory import Memory
+from lamina.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from lamina.records.audit import AuditEntry
 from lamina.records.model import NAMESPACE_PATTERN, Granularity, ProfileRecord
-from lamina.stores import ChromaMemoryStore, EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import (
     SchemaChatModel,
     StorePool,

@@ -33,7 +33,8 @@ from lamina.core.context import MemoryContext
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.graphs.recall import build_recall_graph
 from lamina.llm.structured import StructuredCaller, StructuredOutputError
-from lamina.stores import ChromaMemoryStore, FactRecord, RawTurn
+from lamina.records import FactRecord, RawTurn
+from lamina.stores import ChromaMemoryStore
 from lamina.testing import (
     FakeChatModel,
     FakeEmbeddings,
