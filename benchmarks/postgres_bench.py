@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -112,8 +113,9 @@ def machine() -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=4)
 def vocabulary(seed: int = 7, size: int = 6000) -> tuple[list[str], list[float]]:
-    """Made-up words with Zipf weights, so queries meet common and rare terms."""
+    """Made-up words with Zipf weights, so queries meet common and rare terms (built once)."""
     rng = random.Random(seed)
     syllables = "ba ko ri su te mi na lo pe da vu zi go ha ne ta mo ki ru sa".split()
     words: set[str] = set()
