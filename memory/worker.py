@@ -8,6 +8,7 @@ oldest first; a namespace another process holds is tried again a second later.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -47,6 +48,23 @@ def pending_count(store: Any, namespace: str | None = None) -> int:
     if namespace is not None:  # any MemoryStore answers this
         return len(store.get("raw", namespace, where={"pending": True}))
     return sum(pending_namespaces(store).values())
+
+
+WORKER_NICENESS = 10
+"""How much lower the worker thread's CPU priority is than the app's (Linux)."""
+
+
+def yield_cpu() -> None:
+    """Lower this thread's CPU priority, so the app's own calls go first on a busy CPU.
+
+    Linux schedules threads one by one, so a thread's niceness is its own; elsewhere
+    this does nothing.
+    """
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), current + WORKER_NICENESS)
+    except (AttributeError, OSError):  # not Linux, or not allowed: run as is
+        pass
 
 
 Build = Callable[[str, list[RawTurn]], str | None]
@@ -149,6 +167,7 @@ class Consolidator:
             return None
 
     def _run(self) -> None:
+        yield_cpu()
         while (namespace := self._next()) is not None:
             try:
                 self._drain(namespace)
