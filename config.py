@@ -200,6 +200,13 @@ class MemoryConfig(BaseModel):
         description='Turns an add(..., consolidate="background") may leave waiting for this '
         "Memory's worker; a call that would pass it waits (see background_wait).",
     )
+    sweep_interval_minutes: float | None = Field(
+        default=None,
+        gt=0,
+        description="Forget expired memories (add(..., expires_at=/ttl=)) this often, on a "
+        "thread the Memory owns; None: only when sweep_expired() is called. Reads leave "
+        "them out from the moment they expire either way.",
+    )
     background_wait: float = Field(
         default=30.0,
         ge=0,

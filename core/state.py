@@ -28,6 +28,7 @@ class TurnInput(BaseModel):
     turn_index: int | None = Field(default=None, ge=0)
     media_caption: StrictStr | None = None
     metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    expires_at: AwareDatetime | None = None
 
 
 class Job(BaseModel):

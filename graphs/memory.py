@@ -25,6 +25,7 @@ from ..core.state import (
 )
 from ..errors import InvalidInputError
 from ..stores.base import MemoryStore
+from ..stores.expiry import UnexpiredStore
 from .ingest import build_ingest_graph
 from .options import GraphOptions
 from .recall import build_recall_graph
@@ -60,8 +61,10 @@ def build_memory_graph(
 
     ``options`` (:class:`~lamina.graphs.options.GraphOptions`) reach both subgraphs: the
     structured-output method and attempts, a ``journal`` of construction replies, the
-    ``clock`` and ``count_tokens``.
+    ``clock`` and ``count_tokens``. Every node reads ``store`` through
+    :class:`~lamina.stores.expiry.UnexpiredStore`: an expired memory reaches none.
     """
+    store = UnexpiredStore(store, options.get("clock"))
     graph = StateGraph(
         MemoryState,
         context_schema=MemoryContext,

@@ -19,6 +19,7 @@ from langchain_core.embeddings import Embeddings
 from ..agents.common.names import with_speaker_names
 from ..records.model import Granularity, MemoryRecord, ProfileRecord
 from ..stores.base import ScoredRecord, SearchOptions, Where
+from ..stores.expiry import unexpired
 from ..stores.filters import TimeWindow
 from .hits import merge_hits, visible_at
 from .inputs import ROLE_SPEAKERS
@@ -84,7 +85,7 @@ async def search_async(
         hits = await store.asearch(
             query, gran, namespace, k=plan.k, window=plan.window, where=where
         )
-        hits = [h for h in hits if visible_at(h, as_of)]
+        hits = [h for h in unexpired(hits) if visible_at(h, as_of)]
         if plan.minimum is not None:
             hits = plan.similar_enough(await _similar(store, query, gran, namespace, hits))
         return hits

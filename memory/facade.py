@@ -18,7 +18,7 @@ import uuid
 import weakref
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Unpack
 
 from langchain_core.embeddings import Embeddings
@@ -37,6 +37,7 @@ from ..stores.chroma import ChromaMemoryStore
 from .background import BackgroundMethods, Consolidate, require_consolidate
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
 from .editing import EditMethods
+from .expiry import ExpiryMethods
 from .filters import require_metadata
 from .given import GivenFactsMethods
 from .inputs import (
@@ -46,6 +47,7 @@ from .inputs import (
     require_add_options,
     require_aware,
     require_bool,
+    require_expiry,
     require_lines,
     require_namespace,
     require_query,
@@ -68,6 +70,7 @@ class Memory(
     PortableMethods,
     GivenFactsMethods,
     BackgroundMethods,
+    ExpiryMethods,
     LifecycleMethods,
 ):
     """Long-term memory for one application: add, search, answer, forget, inspect.
@@ -126,6 +129,7 @@ class Memory(
             self._resources.callback(closing.close)
         self._finalizer = weakref.finalize(self, self._resources.close)
         self._async_ok: bool | None = None
+        self._start_sweeper()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Memory:
@@ -226,6 +230,7 @@ class Memory(
         infer = options.get("infer", True)
         require_bool("infer", infer)
         extra = require_metadata(options.get("metadata"))
+        expires = require_expiry(options.get("expires_at"), options.get("ttl"))
         turns = to_turns(
             messages,
             namespace=namespace,
@@ -235,7 +240,8 @@ class Memory(
         )
         for n, turn in enumerate(turns):
             merged = {**extra, **turn.metadata}
-            turns[n] = turn.model_copy(update={"metadata": require_metadata(merged)})
+            update = {"metadata": require_metadata(merged), "expires_at": expires}
+            turns[n] = turn.model_copy(update=update)
         state = {"turns": turns, "session_closed": session_closed}
         if not infer and self._closed:
             raise InvalidInputError("this Memory is closed; create a new one")
@@ -256,6 +262,8 @@ class Memory(
         infer: bool = True,
         instructions: str | None = None,
         consolidate: Consolidate = "inline",
+        expires_at: datetime | None = None,
+        ttl: timedelta | float | None = None,
     ) -> AddResult:
         """Remember a turn or a conversation; consolidation runs per the trigger policy.
 
@@ -282,12 +290,16 @@ class Memory(
                 ``"background"`` returns once the raw turns are stored, marked pending in
                 the store, and this Memory's worker builds them later (``flush`` waits
                 for it; ``AddResult.pending_raw_ids`` lists them).
+            expires_at: When these memories expire (aware, in the future): the turns, and
+                what is built only from them, leave every read then and are forgotten by
+                the sweeper (``sweep_expired``). Default: never.
+            ttl: ``expires_at`` as a time from now (a timedelta, or seconds).
 
         Raises:
             InvalidTypeError: ``messages`` (or an argument) has a type add() does not
                 take; the message names the type received and the types accepted.
-            InvalidInputError: An empty text or list, a naive ``at``, a bad field or a
-                bad metadata value.
+            InvalidInputError: An ``expires_at`` or ``ttl`` not in the future, an empty text
+                or list, a naive ``at``, a bad field or a bad metadata value.
             NamespaceError: A missing or malformed namespace.
         """
         options = AddOptions(
@@ -299,6 +311,8 @@ class Memory(
             infer=infer,
             instructions=instructions,
             consolidate=consolidate,
+            expires_at=expires_at,
+            ttl=ttl,
         )
         state, ctx = self._add_request(messages, namespace, options)
         if not infer:

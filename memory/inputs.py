@@ -47,6 +47,8 @@ class AddOptions(TypedDict, total=False):
     infer: bool
     instructions: str | None
     consolidate: Literal["inline", "background"]
+    expires_at: datetime | None
+    ttl: timedelta | float | None
 
 
 def call_context(options: Mapping[str, object]) -> dict[str, object]:
@@ -124,6 +126,39 @@ def require_aware(name: str, value: object) -> datetime | None:
             "e.g. datetime.now(timezone.utc)"
         )
     return value
+
+
+def require_expiry(expires_at: object, ttl: object, now: datetime | None = None) -> datetime | None:
+    """When the memories of an ``add`` expire: ``expires_at``, or now plus ``ttl``.
+
+    Raises:
+        InvalidInputError: Both given, a naive ``expires_at``, or a time not in the
+            future (an expired memory is refused, not stored as expired).
+        InvalidTypeError: ``ttl`` is not a timedelta or a number of seconds.
+    """
+    if expires_at is not None and ttl is not None:
+        raise InvalidInputError("give expires_at= or ttl=, not both")
+    at = now or datetime.now(UTC)
+    if ttl is not None:
+        if isinstance(ttl, bool) or not isinstance(ttl, timedelta | int | float):
+            raise InvalidTypeError(
+                f"ttl must be a timedelta or a number of seconds, got {type_name(ttl)}"
+            )
+        seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+        if not seconds > 0:
+            raise InvalidInputError(
+                f"ttl must be positive, got {seconds:g} s: a memory that has already "
+                "expired is not stored (leave ttl out for one that never expires)"
+            )
+        return at + timedelta(seconds=seconds)
+    when = require_aware("expires_at", expires_at)
+    if when is not None and when <= at:
+        raise InvalidInputError(
+            f"expires_at {when.isoformat()} is not in the future (now is "
+            f"{at.isoformat(timespec='seconds')}): a memory that has already expired is not "
+            "stored; give a later time, or leave expires_at out for one that never expires"
+        )
+    return when
 
 
 def require_bool(name: str, value: object) -> bool:

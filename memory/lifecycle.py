@@ -22,6 +22,9 @@ class LifecycleMethods:
     def _stop_worker(self) -> None:
         """Stop the background worker, if any (see :mod:`.background`)."""
 
+    def _stop_sweeper(self) -> None:
+        """Stop the periodic sweeper, if any (see :mod:`.expiry`)."""
+
     def close(self) -> None:
         """Stop the local model server; close the checkpointer and Postgres store it opened.
 
@@ -30,6 +33,7 @@ class LifecycleMethods:
         Safe to call twice; also runs at interpreter exit for a Memory never closed.
         """
         self._closed = True
+        self._stop_sweeper()
         self._stop_worker()
         with self._lock:
             self._graph = None

@@ -15,6 +15,7 @@ from ..records.audit import AuditEntry
 from ..records.model import MemoryRecord, ProfileRecord, parse_granularity
 from ..stores.base import ScoredRecord
 from ..stores.chroma import ChromaMemoryStore
+from ..stores.expiry import unexpired
 from ..stores.filters import TimeWindow
 from .async_reads import AsyncReads, search_async, with_similarity
 from .forget import history_of
@@ -79,7 +80,7 @@ class ReadMethods:
             hits = self.store.search(
                 query, gran, namespace, k=plan.k, window=plan.window, where=where
             )
-            hits = [h for h in hits if visible_at(h, as_of)]
+            hits = [h for h in unexpired(hits) if visible_at(h, as_of)]
             if plan.minimum is not None:
                 hits = self._similar(query, gran, namespace, hits)
                 hits = plan.similar_enough(hits)
@@ -162,7 +163,7 @@ class ReadMethods:
             limit: Keep only the ``limit`` most recent.
         """
         window, wheres = listing_plan(namespace, filters, granularities, limit)
-        found = [self.store.get(g, namespace, window=window, where=w) for g, w in wheres]
+        found = [unexpired(self.store.get(g, namespace, window=window, where=w)) for g, w in wheres]
         return in_time_order(found, limit)
 
     async def aget_all(
@@ -187,7 +188,7 @@ class ReadMethods:
         found = await asyncio.gather(
             *(store.aget(g, namespace, window=window, where=w) for g, w in wheres)
         )
-        return in_time_order(list(found), limit)
+        return in_time_order([unexpired(f) for f in found], limit)
 
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
         """The audit entries of a memory, with its facts' supersession chain, oldest first.
@@ -227,4 +228,4 @@ class ReadMethods:
         if granularity is not None:
             require_text("granularity", granularity)
         grans = [parse_granularity(granularity).value] if granularity else ALL_GRANULARITIES
-        return {g: self.store.get(g, namespace)[-limit:] for g in grans}
+        return {g: unexpired(self.store.get(g, namespace))[-limit:] for g in grans}

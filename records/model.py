@@ -150,6 +150,11 @@ class MemoryRecord(BaseModel):
     recorded_at: UtcDatetime = Field(
         default_factory=utc_now, description="When memory learned it (UTC)."
     )
+    expires_at: UtcDatetime | None = Field(
+        default=None,
+        description="When the memory expires: no read finds it after this, and the sweeper "
+        "forgets it (None: never). Derived records expire with the last of their sources.",
+    )
     metadata: dict[StrictStr, MetadataValue] = Field(
         default_factory=dict, description="Free-form scalar metadata, filterable."
     )

@@ -22,6 +22,10 @@ from ..records.model import (
 from .filters import OCCURRED_TS, USER_META_PREFIX
 
 RECORD_KEY = "record"
+EXPIRES_TS = "expires_ts"
+"""Metadata key holding ``expires_at`` as POSIX seconds, for the sweeper's query."""
+NEVER = 1e18
+"""``expires_ts`` of a record that never expires (some 30 billion years away)."""
 
 
 def row_id(namespace: str, record_id: str) -> str:
@@ -41,6 +45,8 @@ def to_metadata(record: MemoryRecord) -> dict[str, Any]:
     }
     if record.source_ids:
         meta["source_ids"] = list(record.source_ids)
+    # always written: an upsert keeps the metadata keys it does not name (Chroma)
+    meta[EXPIRES_TS] = NEVER if record.expires_at is None else record.expires_at.timestamp()
     for key, value in record.metadata.items():
         meta[USER_META_PREFIX + key] = value
     if isinstance(record, RawTurn):

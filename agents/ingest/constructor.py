@@ -11,7 +11,7 @@ unconsolidated in the raw layer and are picked up by a later trigger.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -19,7 +19,8 @@ from langgraph.runtime import Runtime
 from ...core.context import MemoryContext, context_of
 from ...core.nodes import CONSTRUCTOR
 from ...core.state import IngestState, Job, Written
-from ...records.model import EpisodeRecord, FactRecord, RawTurn, SceneRecord
+from ...records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
+from ...stores.expiry import inherited_expiry
 from ..common import refinement
 from ..common.deps import NodeDeps, StepLog
 from . import construct, drafting, episodes, scenes
@@ -43,8 +44,27 @@ class _Run:
         turns = [t for t in found if isinstance(t, RawTurn)]
         return sorted(turns, key=lambda t: (t.occurred_at, t.session_id, t.turn_index))
 
-    def store_facts(self, facts: list[FactRecord], replayed_episode: str | None = None) -> None:
-        fresh = refinement.deduplicate(self.log, self.ctx, facts)
+    def expiring(self, records: list[FactRecord], known: list[RawTurn]) -> list[FactRecord]:
+        """``records``, each expiring with the last of its source turns (``expires_at``)."""
+        by_id: dict[str, MemoryRecord] = {t.id: t for t in known}
+        missing = sorted({s for r in records for s in r.source_ids} - set(by_id))
+        if missing:
+            by_id.update((t.id, t) for t in self.deps.store.get("raw", self.ctx.namespace, missing))
+        if all(r.expires_at is None for r in by_id.values()):
+            return records
+        out = []
+        for r in records:
+            sources = [by_id[s] for s in r.source_ids if s in by_id]
+            out.append(r.model_copy(update={"expires_at": inherited_expiry(sources)}))
+        return out
+
+    def store_facts(
+        self,
+        facts: list[FactRecord],
+        replayed_episode: str | None = None,
+        known: Sequence[RawTurn] = (),
+    ) -> None:
+        fresh = refinement.deduplicate(self.log, self.ctx, self.expiring(facts, list(known)))
         if fresh:
             self.deps.store.add(self.ctx.namespace, fresh)
         reported = [f.id for f in fresh]
@@ -90,8 +110,10 @@ class _Run:
         stored then and does not summarise the scene a second time.
         """
         store, ns = self.deps.store, self.ctx.namespace
-        self.store_facts(facts, replayed_episode=episode.id if replay else None)
+        self.store_facts(facts, replayed_episode=episode.id if replay else None, known=turns)
         if not replay:
+            sources: list[MemoryRecord] = [*turns, *([episode] if action == "merged" else [])]
+            episode = episode.model_copy(update={"expires_at": inherited_expiry(sources)})
             store.add(ns, [episode])
         self.written.append(Written(granularity="episode", id=episode.id, action=action))
         held = self.scene_holding(episode.id) if replay else None
@@ -165,7 +187,9 @@ class _Run:
         draft, labels = result
         own = {t.id for t in turns}
         items = [f for f in draft.facts if labels.get(f.source or "") in own]
-        self.store_facts(construct.fact_records(self.log, self.ctx, items, shown, labels))
+        self.store_facts(
+            construct.fact_records(self.log, self.ctx, items, shown, labels), known=shown
+        )
 
 
 def make_constructor(deps: NodeDeps) -> Callable[..., dict[str, Any]]:

@@ -76,6 +76,7 @@ def build_raw_turns(deps: NodeDeps, ctx: MemoryContext, turns: list[TurnInput]) 
                 recorded_at=deps.clock(),
                 media_caption=turn.media_caption,
                 metadata=turn.metadata,
+                expires_at=turn.expires_at,
                 context=context[:CONTEXT_CHARS] if context else None,
                 time_refs=times,
                 trivial=ctx.skip_trivial_turns

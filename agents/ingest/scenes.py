@@ -15,6 +15,8 @@ import numpy as np
 
 from ...core.context import MemoryContext
 from ...records.model import EpisodeRecord, FactRecord, ProfileRecord, SceneRecord, stable_id
+from ...stores.base import MemoryStore
+from ...stores.expiry import earliest_expiry
 from ..common.deps import StepLog
 from ..common.formatting import long_date
 
@@ -74,7 +76,12 @@ def scene_summary(log: StepLog, ctx: MemoryContext, member_ids: list[str]) -> st
     Built without an LLM: the episodes already hold the model's words, and a scene is
     what aggregates them across sessions.
     """
-    members = log.deps.store.get("episode", ctx.namespace, member_ids)
+    return summary_of(log.deps.store, ctx, member_ids)
+
+
+def summary_of(store: MemoryStore, ctx: MemoryContext, member_ids: list[str]) -> str:
+    """:func:`scene_summary` from a store (the sweeper rewrites scenes with it)."""
+    members = store.get("episode", ctx.namespace, member_ids)
     lines = []
     for ep in sorted(members, key=lambda e: e.occurred_at):
         first = ep.text.split(". ")[0].rstrip(".")
@@ -104,6 +111,7 @@ def assign(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> tuple[Sc
             occurred_at=episode.occurred_at,
             recorded_at=log.deps.clock(),
             source_ids=list(episode.source_ids),
+            expires_at=episode.expires_at,
         )
         store.add(ctx.namespace, [scene])
         return scene, True
@@ -116,6 +124,7 @@ def assign(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> tuple[Sc
             "occurred_at": min(scene.occurred_at, episode.occurred_at),
             "recorded_at": log.deps.clock(),
             "source_ids": list(dict.fromkeys([*scene.source_ids, *episode.source_ids])),
+            "expires_at": earliest_expiry(store.get("episode", ctx.namespace, members)),
         }
     )
     store.add(ctx.namespace, [updated])

@@ -1,0 +1,116 @@
+"""The sweeper: expired memories (``add(..., expires_at=)`` / ``ttl=``) forgotten for good.
+
+Reads leave an expired record out at once (:mod:`lamina.stores.expiry`); the sweep then
+removes it through ``forget``, with the same cascade (what was derived only from it
+goes too), tombstone and erasure. ``MemoryConfig(sweep_interval_minutes=...)`` runs it
+periodically on a thread the Memory owns; ``sweep_expired()`` runs it now.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from datetime import datetime
+
+from ..agents.ingest.scenes import summary_of
+from ..config import MemoryConfig
+from ..records.model import SceneRecord, utc_now
+from ..stores.chroma import ChromaMemoryStore
+from ..stores.expiry import earliest_expiry, unexpired
+from ..stores.namespaces import expired_records
+from .inputs import require_aware, require_namespace
+from .results import ForgetResult
+
+logger = logging.getLogger("lamina.memory")
+
+
+class ExpiryMethods:
+    """``sweep_expired`` and the periodic sweeper, mixed into :class:`~lamina.Memory`."""
+
+    store: ChromaMemoryStore
+    config: MemoryConfig
+    _sweeper: threading.Thread | None = None
+    _sweep_stop: threading.Event | None = None
+
+    def forget(
+        self,
+        *,
+        namespace: str,
+        memory_ids: Sequence[str] = (),
+        subject: str | None = None,
+        all: bool = False,
+    ) -> ForgetResult:
+        """The facade's ``forget`` (:class:`~lamina.memory.editing.EditMethods`)."""
+        raise NotImplementedError
+
+    def sweep_expired(self, namespace: str | None = None, *, now: datetime | None = None) -> int:
+        """Forget every memory whose ``expires_at`` has passed; return how many were deleted.
+
+        Each namespace's expired turns, facts and episodes go in one ``forget`` (cascade,
+        tombstone and erasure included). A scene that quoted an expired episode is
+        rewritten from the members left, or forgotten when none is. Searches, lists and
+        answers leave expired memories out before any sweep.
+
+        Args:
+            namespace: Sweep this namespace only (default: all of them).
+            now: The time expiry is judged at (aware; default: now).
+        """
+        if namespace is not None:
+            require_namespace(namespace)
+        at = require_aware("now", now) or utc_now()
+        deleted = 0
+        for ns, found in sorted(expired_records(self.store, at).items()):
+            if namespace is not None and ns != namespace:
+                continue
+            ids = sorted({i for gran, rids in found.items() if gran != "scene" for i in rids})
+            if ids:
+                deleted += self.forget(namespace=ns, memory_ids=ids).count
+            deleted += self._rewrite_scenes(ns, found.get("scene", []), at)
+        return deleted
+
+    def _rewrite_scenes(self, namespace: str, ids: list[str], now: datetime) -> int:
+        """Scenes hidden by an expired member: rebuilt from the others, or forgotten."""
+        gone = []
+        for scene in self.store.get("scene", namespace, ids):
+            if not isinstance(scene, SceneRecord):
+                continue
+            members = unexpired(self.store.get("episode", namespace, scene.members), now)
+            if not members:
+                gone.append(scene.id)
+                continue
+            kept = [m.id for m in members]
+            ctx = self.config.memory_context(namespace)
+            fresh = scene.model_copy(
+                update={
+                    "members": kept,
+                    "text": summary_of(self.store, ctx, kept) or scene.text,
+                    "source_ids": list(dict.fromkeys(s for m in members for s in m.source_ids)),
+                    "expires_at": earliest_expiry(members),
+                }
+            )
+            self.store.update(namespace, fresh)
+        return self.forget(namespace=namespace, memory_ids=gone).count if gone else 0
+
+    def _start_sweeper(self) -> None:
+        """Sweep every ``config.sweep_interval_minutes`` until :meth:`_stop_sweeper`."""
+        minutes = self.config.sweep_interval_minutes
+        if minutes is None or self._sweeper is not None:
+            return
+        interval = minutes * 60
+        stop = threading.Event()
+
+        def run() -> None:
+            while not stop.wait(interval):
+                try:
+                    self.sweep_expired()
+                except Exception as e:  # a store that is down: the next sweep tries again
+                    logger.warning("sweeping expired memories failed: %s", e)
+
+        self._sweep_stop = stop
+        self._sweeper = threading.Thread(target=run, name="lamina-sweeper", daemon=True)
+        self._sweeper.start()
+
+    def _stop_sweeper(self) -> None:
+        if self._sweep_stop is not None:
+            self._sweep_stop.set()
