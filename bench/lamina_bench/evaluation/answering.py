@@ -1,7 +1,7 @@
 """The shared answer step of the compared systems.
 
 Every system except lamina's full graph answers the same way, with
-:data:`~lamina.prompts.eval.EVAL_ANSWER` on the same model.
+:data:`~lamina_bench.evaluation.prompts.EVAL_ANSWER` on the same model.
 """
 
 from __future__ import annotations

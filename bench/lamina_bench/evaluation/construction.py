@@ -11,7 +11,7 @@ everything that decides what gets built:
   of :class:`~lamina.core.context.MemoryContext` for that policy;
 * ``chunks``: the chunk size, overlap and session cut;
 * ``peer-<name>``: the chat model, the batch size, the peer's package version and how
-  lamina feeds it (:func:`lamina.evaluation.peers.stage_fingerprint`). A peer keeps its
+  lamina feeds it (:func:`lamina_bench.evaluation.peers.stage_fingerprint`). A peer keeps its
   own store under the key's folder; lamina's store there is opened only if asked for.
 
 Each key keeps its own journal of finished batches (``ingest.jsonl``, with their costs),

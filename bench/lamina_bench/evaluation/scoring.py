@@ -1,6 +1,6 @@
 """Answer scores for LoCoMo, written from the definitions in EVAL_NOTES.md.
 
-* mem0 token F1 (:func:`lamina.evaluation.metrics.mem0_f1`) and BLEU-1
+* mem0 token F1 (:func:`lamina_bench.evaluation.metrics.mem0_f1`) and BLEU-1
   (:func:`bleu1`), as mem0's evaluation computes them (categories 1-4);
 * LoCoMo's own F1 with its per-category rules (:func:`locomo_f1`), category 5 included;
 * refusal detection for category 5 (:func:`is_refusal`);

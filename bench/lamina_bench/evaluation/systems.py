@@ -21,7 +21,7 @@
 * ``mem0`` and ``langmem``: the peer libraries a LangGraph user would pick instead (the
   optional ``lamina-bench[peers]`` extra), each building its own memory from the same batches and
   answering through the shared answer prompt from what its own search returns (see
-  :mod:`lamina.evaluation.peers`).
+  :mod:`lamina_bench.evaluation.peers`).
 
 Each returns a :class:`SystemAnswer` with the dialogue ids of what the answer was given,
 so evidence recall is measured on the memories actually used.

@@ -94,7 +94,7 @@ PACKAGES: dict[str, PeerPackage] = {
         "default); telemetry off",
     ),
 }
-"""Every peer's package and settings (keys: :data:`~lamina.evaluation.systems.PEERS`)."""
+"""Every peer's package and settings (keys: :data:`~lamina_bench.evaluation.systems.PEERS`)."""
 
 
 def peer_stage(name: str) -> str:

@@ -3,7 +3,7 @@
 mem0 keeps its memory in a local Chroma store that cannot be committed (it holds the
 dataset's text). :class:`KeptOpenAI` wraps the client mem0 calls: every
 ``chat.completions.create`` reply is appended to a JSONL file
-(:class:`~lamina.evaluation.kept_replies.KeptReplies`) under a sha256 of the request,
+(:class:`~lamina_bench.evaluation.kept_replies.KeptReplies`) under a sha256 of the request,
 sealed with another hash of it, and
 a request seen before is answered from the file without calling the model. On another
 machine mem0, fed the same batches, asks the same requests and rebuilds the same store.
