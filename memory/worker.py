@@ -25,6 +25,10 @@ RETRY_SECONDS = 1.0
 """How soon a namespace another process is building is tried again."""
 BACKOFF_SECONDS = 30.0
 """How long a namespace whose build failed (model or store unreachable) waits."""
+SETTLE_SECONDS = 0.3
+"""A namespace is built once its adds pause this long (see :meth:`Consolidator.submitted`)."""
+MAX_SETTLE_SECONDS = 3.0
+"""... or this long after the first add waiting, whatever comes first."""
 POLL_SECONDS = 0.2
 """How often :meth:`Memory.flush` re-reads the store (another process may build)."""
 
@@ -88,6 +92,8 @@ class Consolidator:
         self.wait = wait
         self._cond = threading.Condition()
         self._due: dict[str, float] = {}
+        self._waiting: dict[str, float] = {}
+        """When the oldest add still waiting for its namespace's build came."""
         """Namespaces to drain, each with the monotonic time it is due."""
         self._outstanding: dict[str, int] = {}
         """Turns this Memory queued per namespace that its worker has not seen built."""
@@ -116,11 +122,20 @@ class Consolidator:
                 self._cond.wait(left)
 
     def submitted(self, namespace: str, n: int) -> None:
-        """``n`` turns of ``namespace`` were stored pending: build them soon."""
+        """``n`` turns of ``namespace`` were stored pending: build them once adds pause.
+
+        The namespace is built :data:`SETTLE_SECONDS` after its last add, or at most
+        :data:`MAX_SETTLE_SECONDS` after the first one waiting, so a burst of adds is
+        not slowed down by building it while it lasts (``flush`` builds at once).
+        """
         with self._cond:
             if n:
                 self._outstanding[namespace] = self._outstanding.get(namespace, 0) + n
-            self._schedule(namespace, 0.0)
+            now = time.monotonic()
+            first = self._waiting.setdefault(namespace, now)
+            due = min(now + SETTLE_SECONDS, first + MAX_SETTLE_SECONDS)
+            self._due[namespace] = max(self._due.get(namespace, due), due)
+            self._cond.notify_all()
             self._ensure_thread()
 
     def start(self, namespace: str | None = None) -> None:
@@ -158,6 +173,7 @@ class Consolidator:
                 if ready:
                     namespace = min(ready, key=self._due.__getitem__)
                     del self._due[namespace]
+                    self._waiting.pop(namespace, None)
                     self._current = namespace
                     return namespace
                 if not self._due:
