@@ -52,3 +52,5 @@ def test_wheel_contains_only_the_lamina_package(tmp_path: Path) -> None:
     ]:
         assert required in names, required
     assert not [n for n in names if n.startswith("lamina/tests/") or "/.venv/" in n]
+    lab = ("lamina/evaluation/", "lamina/datasets/", "lamina/benchmarks/", "lamina/bench/")
+    assert not [n for n in names if n.startswith(lab)]  # the lab is lamina-bench, in bench/
