@@ -16,6 +16,7 @@ from .common import (
     print_json,
     report_failures,
 )
+from .namespaces import hint_if_empty
 
 if TYPE_CHECKING:
     from ..memory.results import AnswerResult, MemoryHit
@@ -58,6 +59,8 @@ def run_search(args: argparse.Namespace) -> int:
         hits = memory.search(
             args.query, namespace=namespace, k=args.k, granularities=args.granularity
         )
+        if not hits:
+            hint_if_empty(memory, namespace)
     if args.json:
         print_json(hits)
     elif not hits:
@@ -79,6 +82,7 @@ def run_ask(args: argparse.Namespace) -> int:
     check_question(args.question, config)
     namespace = namespace_of(args)
     with open_memory(args, config, local_model=True) as memory:
+        hint_if_empty(memory, namespace)  # before the model runs: it answers nothing
         result = memory.answer(args.question, namespace=namespace)
     if args.json:
         print_json(result)

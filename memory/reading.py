@@ -17,6 +17,7 @@ from ..stores.base import ScoredRecord
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.expiry import unexpired
 from ..stores.filters import TimeWindow
+from ..stores.namespaces import namespace_counts, pending_namespaces
 from .async_reads import AsyncReads, search_async, with_similarity
 from .forget import history_of
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
@@ -189,6 +190,18 @@ class ReadMethods:
             *(store.aget(g, namespace, window=window, where=w) for g, w in wheres)
         )
         return in_time_order([unexpired(f) for f in found], limit)
+
+    def namespaces(self) -> dict[str, dict[str, int]]:
+        """Every namespace the store holds, with its records per granularity; no LLM.
+
+        ``{"user:alice": {"raw": 12, "fact": 5, "episode": 2, "scene": 1}}``, sorted by
+        namespace; a granularity with no record is left out, and ``pending`` counts the
+        raw turns still awaiting background consolidation.
+        """
+        counts = namespace_counts(self.store)
+        for ns, n in pending_namespaces(self.store).items():
+            counts.setdefault(ns, {})["pending"] = n
+        return dict(sorted(counts.items()))
 
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
         """The audit entries of a memory, with its facts' supersession chain, oldest first.
