@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lamina.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from lamina.core.state import TurnInput
+    from lamina.graphs import TurnInput
 
 CATEGORIES: dict[int, str] = {
     1: "multi-hop",
@@ -53,7 +53,7 @@ class Turn:
         Raises:
             pydantic.ValidationError: if the turn is not valid ingest input.
         """
-        from lamina.core.state import TurnInput
+        from lamina.graphs import TurnInput
 
         return TurnInput(
             speaker=self.speaker,

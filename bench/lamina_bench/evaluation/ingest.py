@@ -26,9 +26,8 @@ from typing import Any, cast
 from lamina.agents.common.deps import NodeDeps
 from lamina.agents.ingest.raw_writer import build_raw_turns
 from lamina.core.context import SMALL_MODEL_PROFILE, TriggerPolicy
-from lamina.core.state import TurnInput
 from lamina.errors import InvalidInputError
-from lamina.graphs import MemoryContext
+from lamina.graphs import MemoryContext, TurnInput
 from lamina.records import EpisodeRecord, FactRecord, MemoryRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
 

@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from lamina.core.calls import LLMCall
 from lamina.errors import InvalidInputError
+from lamina.graphs import LLMCall
 
 
 class NodeCost(BaseModel):

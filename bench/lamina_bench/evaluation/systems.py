@@ -38,8 +38,7 @@ from zoneinfo import ZoneInfo
 from lamina.agents.common.formatting import data_line, long_date
 from lamina.agents.recall.context import render_for, render_turn
 from lamina.core.context import TriggerPolicy
-from lamina.core.state import Candidate
-from lamina.graphs import MemoryContext
+from lamina.graphs import Candidate, MemoryContext
 from lamina.records import RawTurn
 from lamina.stores import ChromaMemoryStore
 

@@ -16,7 +16,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from lamina.agents.common.formatting import long_date
-from lamina.core.state import TurnInput
+from lamina.graphs import TurnInput
 
 from .costs import CallLog
 

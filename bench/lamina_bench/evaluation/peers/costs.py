@@ -25,7 +25,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
-from lamina.core.calls import LLMCall
+from lamina.graphs import LLMCall
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from lamina.agents.common.formatting import long_date
-from lamina.core.state import TurnInput
 from lamina.errors import InvalidInputError
+from lamina.graphs import TurnInput
 
 from .base import UTC_ZONE, Recalled, dia_ids_of, turn_message
 from .costs import CallLog, CountingAsyncCompletions, logged_errors

@@ -13,8 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from lamina.core.calls import LLMCall
-from lamina.core.state import TurnInput
+from lamina.graphs import LLMCall, TurnInput
 from lamina.llm.reachability import unreachable_reason
 
 from ...datasets.locomo import Conversation

@@ -30,7 +30,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel
 
-from lamina.core.state import TurnInput
+from lamina.graphs import TurnInput
 
 from .base import Recalled, dia_ids_of, messages_of
 from .costs import CallLog, CountingCallbacks

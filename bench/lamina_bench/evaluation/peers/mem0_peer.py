@@ -26,8 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from lamina.core.state import TurnInput
 from lamina.errors import InvalidInputError
+from lamina.graphs import TurnInput
 
 from ..kept_replies import KeptReplies
 from .base import Recalled, dia_ids_of, messages_of
