@@ -57,7 +57,7 @@ from ..stores.chroma import ChromaMemoryStore
 from ..stores.erasure import PARTS, erase_after
 from .results import ForgetResult
 
-__all__ = ["content_of", "forget", "history_of", "normalise"]
+__all__ = ["content_of", "forget", "normalise"]
 
 ACTOR = "forget"
 REDACTED = "redacted: the memory this entry refers to was forgotten"
@@ -363,38 +363,3 @@ def _forget_some(
     return ForgetResult(
         deleted=deleted, updated=run.updated, not_found=missing, tombstone_ids=[tomb.id]
     )
-
-
-def history_of(store: ChromaMemoryStore, namespace: str, memory_id: str) -> list[AuditEntry]:
-    """Audit entries of ``memory_id`` and of the facts in its supersession chain.
-
-    Forget tombstones that list the id are included. Oldest first.
-    """
-    ns = validate_namespace(namespace)
-    if not isinstance(memory_id, str) or not memory_id.strip():
-        raise InvalidInputError("memory_id must be a non-empty string")
-    chain = {memory_id}
-    facts = {
-        f.id: f
-        for f in store.get(Granularity.FACT, ns, where={"superseded": True})
-        if isinstance(f, FactRecord)
-    }
-    facts.update(
-        (f.id, f) for f in store.get(Granularity.FACT, ns, [memory_id]) if isinstance(f, FactRecord)
-    )
-    changed = True
-    while changed:  # successors (superseded_by) and predecessors, transitively
-        changed = False
-        for fid, fact in facts.items():
-            linked = fid in chain or (fact.superseded_by in chain)
-            for x in (fid, fact.superseded_by):
-                if linked and x is not None and x not in chain:
-                    chain.add(x)
-                    changed = True
-    entries = [
-        e
-        for e in store.list_audit(ns)
-        if e.target_id in chain or (e.action == "forget" and memory_id in e.source_ids)
-    ]
-    entries.sort(key=lambda e: (e.at, e.id))
-    return entries

@@ -19,7 +19,7 @@ from ..stores.expiry import unexpired
 from ..stores.filters import TimeWindow
 from ..stores.namespaces import namespace_counts, pending_namespaces
 from .async_reads import AsyncReads, search_async, with_similarity
-from .forget import history_of
+from .history import history_of, stored_versions
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
 from .inputs import (
     ROLE_SPEAKERS,
@@ -27,7 +27,7 @@ from .inputs import (
     require_positive_int,
     require_text,
 )
-from .lookup import known_ids, not_found
+from .lookup import not_found
 from .results import MemoryHit
 from .search_plan import in_time_order, listing_plan, search_plan
 from .twins import in_thread
@@ -204,10 +204,13 @@ class ReadMethods:
         return dict(sorted(counts.items()))
 
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
-        """The audit entries of a memory, with its facts' supersession chain, oldest first.
+        """The versions of a memory and what changed them, oldest first (mem0's history).
 
-        A stored memory that never changed has an empty history; a forgotten one keeps
-        its tombstone.
+        An ``add`` entry for each record of the memory still stored (with the facts of
+        its supersession chain: every version of a fact), holding the text it was stored
+        with, then the audit entries that changed it: ``update``, ``supersede``,
+        ``delete``. A memory that never changed has its ``add`` entry; a forgotten one
+        keeps only its tombstone (``forget``), which holds no content.
 
         Raises:
             RecordNotFoundError: ``memory_id`` names no memory of ``namespace``, stored
@@ -216,9 +219,10 @@ class ReadMethods:
         require_text("memory_id", memory_id)
         require_namespace(namespace)
         entries = history_of(self.store, namespace, memory_id)
-        if not entries and not known_ids(self.store, namespace, [memory_id]):
+        added = stored_versions(self.store, namespace, memory_id, entries)
+        if not entries and not added:
             raise not_found(namespace, [memory_id])
-        return entries
+        return sorted([*added, *entries], key=lambda e: (e.at, e.action != "add", e.id))
 
     ahistory = in_thread(history)
 

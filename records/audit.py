@@ -9,7 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from .model import Namespace, UtcDatetime, utc_now
 
-AuditAction = Literal["update", "supersede", "delete", "noop", "forget"]
+AuditAction = Literal["add", "update", "supersede", "delete", "noop", "forget"]
+"""``add`` is never stored: ``Memory.history`` writes it from the record itself (the
+version it was stored as, like mem0's ADD event)."""
 
 
 class AuditEntry(BaseModel):

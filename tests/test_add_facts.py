@@ -83,7 +83,12 @@ def test_a_cued_change_supersedes_without_a_model() -> None:
     boston = facts(m)["Alice lives in Boston"]
     assert boston.superseded_by == result.new_fact_ids[0] and boston.valid_to == later
     assert [w.id for w in result.written] == [boston.id]
-    assert [e.action for e in m.history(boston.id, namespace=NS)] == ["supersede"]
+    history = m.history(boston.id, namespace=NS)
+    assert [e.action for e in history if e.action != "add"] == ["supersede"]
+    assert sorted(e.after or "" for e in history if e.action == "add") == [
+        "Alice lives in Boston",
+        "Alice moved to Denver",
+    ]
 
 
 def test_the_model_decides_the_pairs_it_must() -> None:

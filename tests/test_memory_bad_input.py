@@ -378,9 +378,11 @@ def test_add_to_an_unknown_namespace_creates_it_and_touches_no_other(memory: Mem
     assert changed == {f"{NEW}/raw"}
 
 
-def test_a_known_id_without_history_is_an_empty_history_not_an_error(memory: Memory) -> None:
-    raw_id = memory.store.get("raw", NS)[0].id
-    assert memory.history(raw_id, namespace=NS) == []
+def test_a_memory_that_never_changed_has_its_version_as_its_history(memory: Memory) -> None:
+    record = memory.store.get("raw", NS)[0]
+    (added,) = memory.history(record.id, namespace=NS)  # was [] (issue 64)
+    assert (added.action, added.target_id, added.after) == ("add", record.id, record.text)
+    assert added.at == record.recorded_at and added.before is None
 
 
 def test_a_forgotten_id_keeps_its_tombstone_in_history(memory: Memory) -> None:

@@ -350,8 +350,10 @@ def test_history_follows_the_fact_supersession_chain(memory: Memory) -> None:
                 namespace=NS, actor="test", action="update", granularity="fact", target_id=target
             )
         )
-    assert [e.target_id for e in memory.history("f-new", namespace=NS)] == ["f-old", "f-new"]
-    assert [e.target_id for e in memory.history("f-old", namespace=NS)] == ["f-old", "f-new"]
+    for fact in ("f-new", "f-old"):
+        entries = memory.history(fact, namespace=NS)
+        assert [e.target_id for e in entries if e.action == "update"] == ["f-old", "f-new"]
+        assert {e.target_id for e in entries if e.action == "add"} == {"f-old", "f-new"}
     with pytest.raises(RecordNotFoundError, match="'f-new' in namespace 'user:bob'"):
         memory.history("f-new", namespace="user:bob")  # another tenant's id is unknown here
 
@@ -462,7 +464,7 @@ def test_async_twins(memory, model) -> None:  # type: ignore[no-untyped-def]
     assert len(added.new_raw_ids) == 1
     assert hits[0].id == added.new_raw_ids[0]
     assert answer.answer == "Berlin" and answer.citations == ["f-new"]
-    assert history == []
+    assert [(e.action, e.target_id) for e in history] == [("add", "f-old"), ("add", "f-new")]
     # the fake model writes no fact; the seeded "My dog Rex ..." names a relation
     assert profile is not None and profile.about("Alice") == ["Alice's dog is Rex."]
     assert forgot.deleted == {"raw": added.new_raw_ids}

@@ -271,7 +271,12 @@ def test_update_supersedes_a_fact_and_keeps_the_old_one(
     then = memory.search("Alice lives", namespace=NS, granularities=["fact"], as_of=before)
     assert [h.text for h in then] == ["Alice lives in Paris"]
     for memory_id in ("f-old", result.id):
-        [entry] = memory.history(memory_id, namespace=NS)
+        history = memory.history(memory_id, namespace=NS)
+        assert [(e.action, e.after) for e in history if e.action == "add"] == [
+            ("add", "Alice lives in Paris"),
+            ("add", "Alice lives in Rome"),
+        ]  # every version, as stored
+        [entry] = [e for e in history if e.action != "add"]
         assert (entry.action, entry.before, entry.after) == (
             "supersede",
             "Alice lives in Paris",
@@ -293,7 +298,8 @@ def test_update_revises_a_verbatim_turn_in_place_and_audits_the_old_text(
     assert record.text == "Flight to Porto booked for next Friday"
     assert record.metadata == {"topic": "travel", "priority": 1} and record.trivial
     assert [t.expression for t in record.time_refs] == ["next Friday"]
-    [entry] = memory.history(rid, namespace=NS)
+    added, entry = memory.history(rid, namespace=NS)
+    assert (added.action, added.after) == ("add", "Flight to Lisbon booked")  # as stored
     assert (entry.before, entry.after) == (
         "Flight to Lisbon booked",
         "Flight to Porto booked for next Friday",
@@ -315,7 +321,8 @@ def test_update_revises_an_episode_in_place(memory: Memory, store: ChromaMemoryS
     [episode] = store.get("episode", NS, ["e-1"])
     assert isinstance(episode, EpisodeRecord)
     assert (episode.title, episode.text) == ("Trip", "Alice flew to Porto.")
-    [entry] = memory.history("e-1", namespace=NS)
+    added, entry = memory.history("e-1", namespace=NS)
+    assert (added.action, added.after) == ("add", "Alice flew to Lisbon.")  # as stored
     assert (entry.action, entry.before) == ("update", "Alice flew to Lisbon.")
     assert [h.id for h in memory.search("Porto", namespace=NS, granularities=["episode"])] == [
         "e-1"
