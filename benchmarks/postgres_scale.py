@@ -210,11 +210,17 @@ def ingest_step(
     ]
     paused = interruptions = 0.0
     results: list[dict[str, Any]] = []
+    before = stored_rows(dsn, schema)  # a resumed run counts only what it adds
     t0 = time.perf_counter()
     while True:
         procs = [child(WRITER_FLAG, job) for job in jobs]
-        while any(p.poll() is None for p in procs) and not MODEL_LOCK.exists():
-            time.sleep(1.0)
+        try:
+            while any(p.poll() is None for p in procs) and not MODEL_LOCK.exists():
+                time.sleep(1.0)
+        except BaseException:  # stopped (Ctrl-C, SIGTERM): no writer outlives the run
+            for p in procs:
+                p.kill()
+            raise
         if all(p.poll() is not None for p in procs):
             results += [result_of(p) for p in procs]
             break
@@ -226,7 +232,7 @@ def ingest_step(
         print(f"  model lock: writers stopped at {time.strftime('%H:%M:%S')}", flush=True)
         paused += wait_for_model_lock(10.0)
     wall = time.perf_counter() - t0 - paused
-    turns_written = (last - first) * args.per
+    turns_written = stored_rows(dsn, schema) - before
     store_s = sum(r["store_s"] for r in results)
     return {
         "turns": turns_written,
@@ -240,6 +246,13 @@ def ingest_step(
         "paused_s": round(paused, 1),
         "writers": results,
     }
+
+
+def stored_rows(dsn: str, schema: str) -> int:
+    """The rows of the raw table now."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(f"SELECT count(*) FROM {schema}.raw_records").fetchone()
+    return int(row[0]) if row else 0
 
 
 def sizes(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any]:
@@ -374,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     args.steps = sorted(set(args.steps or [args.memories]))
     if any(s % args.per or s > args.memories for s in args.steps):
         parser.error(f"each step must be a multiple of {args.per} and at most --memories")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up as on Ctrl-C
     wait_for_model_lock()
     folder = Path(args.pgdata) if args.pgdata else Path(tempfile.mkdtemp(prefix="lamina-pgs-"))
     settings = {"shared_buffers": args.shared_buffers, "max_wal_size": "4GB"}
