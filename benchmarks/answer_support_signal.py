@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from yes_no import auc, p_yes  # noqa: E402
 
 PROMPTS = {
     "says_answer": (
@@ -41,40 +42,6 @@ PROMPTS = {
         "Do the memory lines speak about exactly what the question asks? Answer yes or no."
     ),
 }
-SYSTEM = "You answer with one word: yes or no."
-
-
-def p_yes(base_url: str, prompt: str) -> float:
-    """P("yes") / (P("yes") + P("no")) of the first answer token, at temperature 0."""
-    body = {
-        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
-        "max_tokens": 1,
-        "temperature": 0,
-        "logprobs": True,
-        "top_logprobs": 10,
-        "cache_prompt": False,
-    }
-    request = urllib.request.Request(
-        base_url.rstrip("/") + "/chat/completions",
-        json.dumps(body).encode(),
-        {"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=600) as reply:
-        top = json.load(reply)["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-    mass: dict[str, float] = {}
-    for t in top:
-        key = t["token"].strip().casefold()
-        mass[key] = mass.get(key, 0.0) + math.exp(t["logprob"])
-    yes, no = mass.get("yes", 0.0), mass.get("no", 0.0)
-    return yes / (yes + no) if yes + no else 0.5
-
-
-def auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
-    """The probability that a random right answer scores above a random wrong one."""
-    if not positives or not negatives:
-        return None
-    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
-    return round(wins / (len(positives) * len(negatives)), 3)
 
 
 def answered(run: Path) -> list[dict[str, Any]]:

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ITEMS = HERE.parent / "tests" / "data" / "generalization"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from yes_no import auc, p_yes  # noqa: E402
 
 QUESTION = (
     'Earlier, we noted: "{old}"\n\nLater, the conversation with {person} went:\n{new}\n\n'
@@ -43,39 +44,8 @@ QUESTION = (
 
 
 def p_no(base_url: str, old: str, person: str, new: str) -> float:
-    """P("no") / (P("yes") + P("no")) of the first answer token, at temperature 0."""
-    body = {
-        "messages": [
-            {"role": "system", "content": "You answer with one word: yes or no."},
-            {"role": "user", "content": QUESTION.format(old=old, person=person, new=new)},
-        ],
-        "max_tokens": 1,
-        "temperature": 0,
-        "logprobs": True,
-        "top_logprobs": 10,
-        "cache_prompt": False,
-    }
-    request = urllib.request.Request(
-        base_url.rstrip("/") + "/chat/completions",
-        json.dumps(body).encode(),
-        {"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=600) as reply:
-        top = json.load(reply)["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-    mass: dict[str, float] = {}
-    for t in top:
-        key = t["token"].strip().casefold()
-        mass[key] = mass.get(key, 0.0) + math.exp(t["logprob"])
-    yes, no = mass.get("yes", 0.0), mass.get("no", 0.0)
-    return no / (yes + no) if yes + no else 0.5
-
-
-def auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
-    """The probability that a random update scores above a random control (ties count half)."""
-    if not positives or not negatives:
-        return None
-    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
-    return round(wins / (len(positives) * len(negatives)), 3)
+    """P("no") of the first answer token to "is the earlier note still true?"."""
+    return 1.0 - p_yes(base_url, QUESTION.format(old=old, person=person, new=new))
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
