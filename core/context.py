@@ -139,7 +139,8 @@ class MemoryContext:
     """Construction. False (the default): the owner the model names for a note stands.
     True, the small-model profile (:data:`SMALL_MODEL_PROFILE`): it is weighed against
     its source turn's English grammar (speaker, "you", pronouns, pets, relatives;
-    ``agents.ingest.owner_check``), which overrules it. Either way an owner who is not
+    ``agents.ingest.owner_check``), which overrules it, and a note the model wrote in the
+    first person ("I moved to Berlin") is retold in the third. Either way an owner who is not
     present (a speaker, or a person the excerpt names; ``agents.ingest.present``) is
     refused for that note, counted ``owner_absent``. The rules lift the local 1.5B model's
     owners from 0.712 to 0.952 where they were tuned, but keep only 0.933 of a perfect
