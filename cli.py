@@ -9,12 +9,8 @@ do about it and exits with status 1.
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-from .errors import LaminaError, ModelUnreachableError
 
 if TYPE_CHECKING:
     from .commands.common import MemoryFactory
@@ -71,29 +67,11 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
         memory_factory: Builds the ``Memory`` from the resolved ``MemoryConfig``
             (default ``Memory(config=config)``); tests inject models through it.
     """
+    from .commands.common import run_command
+
     args = build_parser().parse_args(argv)
     args.memory_factory = memory_factory
-    logger = logging.getLogger("lamina")
-    level = logger.level
-    # the commands print their own notes; the log repeats them, so it is opt-in
-    logger.setLevel(logging.WARNING if args.verbose else logging.ERROR)
-    try:
-        return int(args.func(args))
-    except ModelUnreachableError as e:
-        print(f"lamina: error: {e}", file=sys.stderr)
-        return 1
-    except LaminaError as e:
-        print(f"lamina: error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:  # e.g. a data dir that cannot be created
-        where = f" ({e.filename})" if e.filename else ""
-        print(f"lamina: error: {e.strerror or e}{where}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("lamina: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        logger.setLevel(level)
+    return run_command("lamina", args)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -160,3 +161,35 @@ def report_failures(failures: Sequence[Any]) -> None:
     if failures:
         steps = ", ".join(sorted({f"{f.node}/{f.step}" for f in failures}))
         warn(f"note: {len(failures)} LLM step(s) failed ({steps}); the result may be partial")
+
+
+def run_command(prog: str, args: argparse.Namespace) -> int:
+    """Run the parsed command ``args.func``; return its exit status.
+
+    lamina's log shows only errors unless ``args.verbose`` (the commands print their own
+    notes, which the log would repeat). An error raised on purpose prints one line to
+    stderr, prefixed with ``prog``: a chat model that cannot be reached exits with 1,
+    any other lamina error or a file system error with 2, an interrupt with 130.
+    """
+    from ..errors import LaminaError, ModelUnreachableError
+
+    logger = logging.getLogger("lamina")
+    level = logger.level
+    logger.setLevel(logging.WARNING if args.verbose else logging.ERROR)
+    try:
+        return int(args.func(args))
+    except ModelUnreachableError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    except LaminaError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # e.g. a data dir that cannot be created
+        where = f" ({e.filename})" if e.filename else ""
+        print(f"{prog}: error: {e.strerror or e}{where}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        logger.setLevel(level)

@@ -10,11 +10,7 @@ status 2, without a traceback; a chat model that cannot be reached exits with st
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from collections.abc import Sequence
-
-from lamina.errors import LaminaError, ModelUnreachableError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,27 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = build_parser().parse_args(argv)
-    logger = logging.getLogger("lamina")
-    level = logger.level
-    logger.setLevel(logging.WARNING if args.verbose else logging.ERROR)
-    try:
-        return int(args.func(args))
-    except ModelUnreachableError as e:
-        print(f"lamina-bench: error: {e}", file=sys.stderr)
-        return 1
-    except LaminaError as e:
-        print(f"lamina-bench: error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        where = f" ({e.filename})" if e.filename else ""
-        print(f"lamina-bench: error: {e.strerror or e}{where}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("lamina-bench: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        logger.setLevel(level)
+    from lamina.commands.common import run_command
+
+    return run_command("lamina-bench", build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":
