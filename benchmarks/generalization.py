@@ -47,7 +47,6 @@ import re
 import shutil
 import sys
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -61,6 +60,7 @@ from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 
 from lamina.agents.common.journal import SqliteReplyJournal  # noqa: E402
+from lamina.agents.common.names import fold  # noqa: E402
 from lamina.agents.common.timeparse import reference_day, resolve_times  # noqa: E402
 from lamina.agents.ingest.updates import same_person  # noqa: E402
 from lamina.core.context import MemoryContext  # noqa: E402
@@ -82,12 +82,6 @@ def load_items(folder: Path = DATA) -> list[dict[str, Any]]:
         for item in data["items"]:
             items.append({**item, "lang": data["lang"]})
     return items
-
-
-def fold(text: str) -> str:
-    """Casefolded, accents removed: "Lucía" and "lucia" compare equal."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _namespace(item: dict[str, Any]) -> str:

@@ -35,7 +35,6 @@ import json
 import re
 import sys
 import time
-import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -44,6 +43,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
+from lamina.agents.common.names import fold
 from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore
@@ -52,12 +52,6 @@ DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "never_store" / 
 ARMS = ("instructed", "plain")
 START = datetime(2024, 5, 6, 18, 0, tzinfo=UTC)
 DERIVED = ("fact", "episode", "scene")
-
-
-def fold(text: str) -> str:
-    """Casefolded, accents removed."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def matches(words: Sequence[str], text: str) -> list[str]:
