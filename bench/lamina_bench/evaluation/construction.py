@@ -95,28 +95,15 @@ def _template_text(template: ChatPromptTemplate) -> list[str]:
     return [str(getattr(getattr(m, "prompt", None), "template", m)) for m in template.messages]
 
 
-CHOSEN_TEMPLATES: dict[str, tuple[str, Any]] = {}
-"""A template only one value of a construction setting uses: fingerprinted only then, so
-adding it leaves the keys of memory built without it as they were."""
-
-
-def construction_prompts(settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The construction prompts and reply schemas as data (what their fingerprint covers).
-
-    ``settings`` (:func:`construction_settings`) says which :data:`CHOSEN_TEMPLATES` are used.
-    """
+def construction_prompts() -> dict[str, Any]:
+    """The construction prompts and reply schemas as data (what their fingerprint covers)."""
     from lamina.agents.ingest import schemas
     from lamina.prompts import construction
 
-    chosen = settings or {}
     templates = {
         name: _template_text(value)
         for name, value in sorted(vars(construction).items())
         if isinstance(value, ChatPromptTemplate)
-        and (
-            name not in CHOSEN_TEMPLATES
-            or chosen.get(CHOSEN_TEMPLATES[name][0]) == CHOSEN_TEMPLATES[name][1]
-        )
     }
     models = {
         name: value.model_json_schema()
@@ -180,7 +167,7 @@ def construction_key(stage: str, inputs: KeyInputs) -> str:
         parts |= {
             "model": inputs.model,
             "batch_size": inputs.batch_size,
-            "prompts": construction_prompts(settings),
+            "prompts": construction_prompts(),
             "settings": settings,
         }
     elif is_peer_stage(stage):
