@@ -106,6 +106,7 @@ def build_chat(
         "leaking": sum(bool(r["excluded"]) for r in derived),
         "kept_found": matches(chat["kept"], everything),
         "kept": len(chat["kept"]),
+        "withheld_turns": sum(c == "turn_withheld" for c in out.get("checks", [])),
         "calls": len(calls),
         "tokens": sum((c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in calls),
         "failures": [f"{f.node}/{f.step}: {f.error[:200]}" for f in out.get("failures", [])],
@@ -127,6 +128,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             sum(len(r["kept_found"]) for r in rows) / sum(r["kept"] for r in rows), 4
         ),
         "tokens_per_chat": round(sum(r["tokens"] for r in rows) / len(rows), 1),
+        "withheld_turns": sum(r.get("withheld_turns", 0) for r in rows),
         "failures": sum(len(r["failures"]) for r in rows),
     }
 

@@ -8,18 +8,24 @@ replies stay valid). Bad instructions are refused before anything is stored.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from lamina import Memory, MemoryConfig
+from lamina.agents.common.deps import NodeDeps, StepLog
+from lamina.agents.ingest.withholding import breaks_rule, withhold
+from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
+from lamina.llm.structured import StructuredCaller
 from lamina.prompts.construction import CONSTRUCTION_FORMAT, DATA_RULE
-from lamina.records import Granularity
+from lamina.prompts.withholding import WITHHELD
+from lamina.records import Granularity, RawTurn
 from lamina.stores import ChromaMemoryStore
-from lamina.testing import FakeEmbeddings, SchemaChatModel
+from lamina.testing import FakeEmbeddings, SchemaChatModel, ScriptedChatModel
 
 NS = "user:alice"
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -93,3 +99,82 @@ def test_bad_instructions_are_refused_before_anything_is_stored(
     with pytest.raises(InvalidInputError, match=message):
         memory.add(TURNS, namespace=NS, at=T0, instructions=instructions)
     assert store.count(Granularity.RAW, NS) == 0 and model.calls == []
+
+
+# The rule check: a turn the application's rule forbids is withheld from construction.
+
+
+def _yes_no(prompt: list[BaseMessage]) -> str:
+    """A model that tells the truth about one health word in the message."""
+    question = str(prompt[-1].content)
+    mentions = "surgery" in question.split("</data>")[0]
+    asks_free = "free of any mention" in question
+    return "yes" if mentions != asks_free else "no"
+
+
+def test_a_turn_the_rule_forbids_never_reaches_construction() -> None:
+    model = SchemaChatModel()
+    model.script("RuleTopics", '{"excluded": ["health", "medical care"]}')
+    model.script("", *[_yes_no] * 8)
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    memory = Memory(config=eager(instructions=NEVER_HEALTH), store=store, chat_model=model)
+    memory.add(TURNS, namespace=NS, at=T0, session_closed=True)
+    shown = [str(p[-1].content) for t, p in model.calls if t == CONSTRUCTION_FORMAT]
+    assert shown and all("surgery" not in text for text in shown)
+    assert all(WITHHELD in text and "bakery" in text for text in shown)
+    raw = [r.text for r in store.get(Granularity.RAW, NS)]
+    assert TURNS[0]["content"] in raw  # the raw turn itself stays stored
+    assert model.count("RuleTopics") == 1
+
+
+def test_without_a_rule_no_turn_is_checked() -> None:
+    _, model = run(eager())
+    assert model.count("RuleTopics") == 0 and model.count("") == 0
+
+
+def _log(model: Any) -> StepLog:
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    return StepLog(node="constructor", deps=NodeDeps(store=store, caller=StructuredCaller(model)))
+
+
+def _logprob_reply(p_yes: float) -> AIMessage:
+    top = [
+        {"token": "Yes", "logprob": math.log(p_yes)},
+        {"token": "No", "logprob": math.log(1 - p_yes)},
+    ]
+    logprobs = {"content": [{"token": "Yes", "logprob": math.log(p_yes), "top_logprobs": top}]}
+    return AIMessage("Yes", response_metadata={"logprobs": logprobs})
+
+
+def test_a_model_leaning_to_yes_is_compared_not_thresholded() -> None:
+    # P(yes) 0.8 to "does it mention" and 0.9 to "is it free of": a yes-sayer's two
+    # answers; the second is higher, so the turn is kept
+    model = ScriptedChatModel().enqueue(_logprob_reply(0.8), _logprob_reply(0.9))
+    assert not breaks_rule(_log(model), "Renovating the kitchen", ["illnesses"])
+    model = ScriptedChatModel().enqueue(_logprob_reply(0.95), _logprob_reply(0.7))
+    log = _log(model)
+    assert breaks_rule(log, "My knee surgery is on Friday", ["injuries"])
+    assert [c.schema for c in log.calls] == ["RuleCheck", "RuleCheck"]
+
+
+def test_an_unanswered_check_withholds_the_turn() -> None:
+    model = ScriptedChatModel().enqueue(TimeoutError("model down"))
+    log = _log(model)
+    assert breaks_rule(log, "Anything at all", ["illnesses"])
+    assert [f.step for f in log.failures] == ["rule_check"]
+
+
+def test_a_rule_that_forbids_nothing_checks_no_turn() -> None:
+    model = SchemaChatModel().script("RuleTopics", '{"excluded": []}')
+    log = _log(model)
+    turn = RawTurn(
+        text="My knee surgery is on Friday",
+        speaker="Alice",
+        session_id="s",
+        turn_index=0,
+        occurred_at=T0,
+        namespace=NS,
+    )
+    ctx = MemoryContext(namespace=NS, instructions="Keep only plans (rule-forbids-nothing).")
+    assert withhold(log, ctx, [turn]) == [turn]
+    assert model.count("") == 0

@@ -32,6 +32,9 @@ class NodeDeps:
     """Recorded in audit entries."""
     journal: ReplyJournal | None = None
     """Construction replies kept between runs; None rebuilds everything."""
+    memo: dict[str, Any] = field(default_factory=dict)
+    """Answers of small repeated checks, kept for the graph's lifetime (e.g. the rule
+    check's, since an excerpt shows earlier turns again)."""
 
 
 @dataclass

@@ -30,6 +30,7 @@ from ..common.formatting import format_excerpt, format_record
 from ..common.journal import journal_key
 from .lines import complete, parse_lines, without_cut_line
 from .schemas import ConstructionDraft
+from .withholding import withhold
 
 _EXAMPLE_TEXT = "\n".join(
     str(getattr(getattr(m, "prompt", None), "template", ""))
@@ -145,7 +146,7 @@ def draft_excerpt(
 ) -> tuple[ConstructionDraft, dict[str, str]] | None:
     """Ask for the excerpt's title, summary and facts; None when the call failed."""
     items, cap = item_budget(ctx, len(turns))
-    messages, labels = _messages(ctx, turns, known, items)
+    messages, labels = _messages(ctx, withhold(log, ctx, turns), known, items)
     if ctx.construction_format == "json":
         value = log.ask(ConstructionDraft, messages, step)
     else:
