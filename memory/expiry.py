@@ -4,6 +4,11 @@ Reads leave an expired record out at once (:mod:`lamina.stores.expiry`); the swe
 removes it through ``forget``, with the same cascade (what was derived only from it
 goes too), tombstone and erasure. ``MemoryConfig(sweep_interval_minutes=...)`` runs it
 periodically on a thread the Memory owns; ``sweep_expired()`` runs it now.
+
+A namespace may have a default TTL (``set_default_ttl``), applied to every memory added
+to it afterwards without an ``expires_at`` or ``ttl`` of its own. It is kept in the
+store (:class:`~lamina.records.settings.NamespaceSettings`), so every process and
+machine that opens the store applies it.
 """
 
 from __future__ import annotations
@@ -11,18 +16,39 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..agents.ingest.scenes import summary_of
 from ..config import MemoryConfig
+from ..errors import InvalidTypeError
 from ..records.model import SceneRecord, utc_now
+from ..records.settings import NamespaceSettings
 from ..stores.chroma import ChromaMemoryStore
 from ..stores.expiry import earliest_expiry, unexpired
 from ..stores.namespaces import expired_records
-from .inputs import require_aware, require_namespace
+from .inputs import require_aware, require_namespace, require_ttl
 from .results import ForgetResult
+from .twins import in_thread
 
 logger = logging.getLogger("lamina.memory")
+
+
+def namespace_default_ttl(store: object, namespace: str) -> timedelta | None:
+    """The default TTL ``store`` keeps for ``namespace``, or None.
+
+    None too for a store that keeps no namespace settings (no default can be set on it).
+    """
+    get = getattr(store, "get_namespace_settings", None)
+    if not callable(get):
+        return None
+    settings = get(namespace)
+    return settings.default_ttl if isinstance(settings, NamespaceSettings) else None
+
+
+def default_expiry(store: object, namespace: str, now: datetime | None = None) -> datetime | None:
+    """When a memory added to ``namespace`` at ``now`` expires by its default (None: never)."""
+    ttl = namespace_default_ttl(store, namespace)
+    return None if ttl is None else (now or utc_now()) + ttl
 
 
 class ExpiryMethods:
@@ -43,6 +69,46 @@ class ExpiryMethods:
     ) -> ForgetResult:
         """The facade's ``forget`` (:class:`~lamina.memory.editing.EditMethods`)."""
         raise NotImplementedError
+
+    def set_default_ttl(self, namespace: str, ttl: timedelta | float | None) -> None:
+        """Make memories added to ``namespace`` from now on expire ``ttl`` after they are added.
+
+        The default is stored in the store, so every process and machine that opens it
+        applies it; memories already stored keep their expiry. An ``add`` or
+        ``add_facts`` given its own ``expires_at`` or ``ttl`` uses that instead, and what
+        is built from the turns expires with them.
+
+        Args:
+            namespace: The namespace it applies to.
+            ttl: A timedelta, or seconds; None removes the default (memories never expire).
+
+        Raises:
+            InvalidInputError: A ``ttl`` not positive (a memory that has already expired
+                is not stored) or longer than a thousand years.
+            InvalidTypeError: ``ttl`` is not a timedelta or a number; or the store keeps
+                no namespace settings.
+        """
+        namespace = require_namespace(namespace)
+        seconds = None if ttl is None else require_ttl("ttl", ttl).total_seconds()
+        put = getattr(self.store, "put_namespace_settings", None)
+        if not callable(put):
+            raise InvalidTypeError(
+                f"{type(self.store).__name__} keeps no namespace settings: give it "
+                "put_namespace_settings() and get_namespace_settings(), or use "
+                "ChromaMemoryStore or PostgresMemoryStore"
+            )
+        put(NamespaceSettings(namespace=namespace, default_ttl_seconds=seconds))
+
+    def default_ttl(self, namespace: str) -> timedelta | None:
+        """The default TTL of ``namespace`` (``set_default_ttl``); None when it has none."""
+        return namespace_default_ttl(self.store, require_namespace(namespace))
+
+    aset_default_ttl = in_thread(set_default_ttl)
+    adefault_ttl = in_thread(default_ttl)
+
+    def _default_expiry(self, namespace: str) -> datetime | None:
+        """When a memory added to ``namespace`` now expires by its default (None: never)."""
+        return default_expiry(self.store, namespace)
 
     def sweep_expired(self, namespace: str | None = None, *, now: datetime | None = None) -> int:
         """Forget every memory whose ``expires_at`` has passed; return how many were deleted.

@@ -240,6 +240,8 @@ class Memory(
         )
         for n, turn in enumerate(turns):
             merged = {**extra, **turn.metadata}
+        if expires is None:  # the namespace's default, if one was set (read once input is valid)
+            expires = self._default_expiry(namespace)
             update = {"metadata": require_metadata(merged), "expires_at": expires}
             turns[n] = turn.model_copy(update=update)
         state = {"turns": turns, "session_closed": session_closed}
@@ -292,7 +294,8 @@ class Memory(
                 for it; ``AddResult.pending_raw_ids`` lists them).
             expires_at: When these memories expire (aware, in the future): the turns, and
                 what is built only from them, leave every read then and are forgotten by
-                the sweeper (``sweep_expired``). Default: never.
+                the sweeper (``sweep_expired``). Default: the namespace's default TTL
+                (``set_default_ttl``), else never.
             ttl: ``expires_at`` as a time from now (a timedelta, or seconds).
 
         Raises:

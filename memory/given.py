@@ -16,7 +16,7 @@ giving the same fact again stores nothing twice. It cites no raw turn; ``forget`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -33,7 +33,8 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ..llm.structured import StructuredCaller
 from ..records.model import FactRecord, MetadataValue, stable_id, utc_now
 from ..stores.chroma import ChromaMemoryStore
-from .inputs import first_problem, require_aware, require_namespace
+from .expiry import default_expiry
+from .inputs import first_problem, require_aware, require_expiry, require_namespace
 from .models import ChatModelProvider
 from .results import _LLMResult
 from .twins import in_thread
@@ -77,6 +78,7 @@ def given_records(
     valid_from: datetime | None,
     metadata: Mapping[str, MetadataValue] | None,
     now: datetime,
+    expires_at: datetime | None = None,
 ) -> list[FactRecord]:
     """The fact records of ``facts``; every one is checked before any is returned.
 
@@ -117,6 +119,7 @@ def given_records(
                     recorded_at=now,
                     valid_from=since,
                     metadata=meta,
+                    expires_at=expires_at,
                 )
             )
         except ValidationError as e:
@@ -175,6 +178,8 @@ class GivenFactsMethods:
         subject: str | None = None,
         valid_from: datetime | None = None,
         metadata: Mapping[str, MetadataValue] | None = None,
+        expires_at: datetime | None = None,
+        ttl: timedelta | float | None = None,
     ) -> AddFactsResult:
         """Store facts the application already knows, with no LLM call to write them.
 
@@ -191,11 +196,16 @@ class GivenFactsMethods:
             valid_from: Since when the facts that give no ``valid_from`` hold (aware;
                 default: now, and the validity start is left open).
             metadata: JSON scalars kept on every fact (a fact's own metadata wins).
+            expires_at: When the facts expire (aware, in the future); they leave every
+                read then and the sweeper forgets them. Default: the namespace's default
+                TTL (``set_default_ttl``), else never.
+            ttl: ``expires_at`` as a time from now (a timedelta, or seconds).
 
         Raises:
             InvalidTypeError: ``facts`` or an item has a type add_facts does not take.
-            InvalidInputError: An empty text, no person, a naive datetime or a bad
-                metadata value; nothing is stored.
+            InvalidInputError: An empty text, no person, a naive datetime, a bad
+                metadata value, or an ``expires_at``/``ttl`` not in the future; nothing
+                is stored.
             NamespaceError: A missing or malformed namespace.
         """
         namespace = require_namespace(namespace)
@@ -203,6 +213,7 @@ class GivenFactsMethods:
             namespace, small_model=self._models.small_model
         )  # a bad setting fails before any write
         now = utc_now()
+        expires = require_expiry(expires_at, ttl, now)
         records = given_records(
             facts,
             namespace=namespace,
@@ -210,7 +221,10 @@ class GivenFactsMethods:
             valid_from=valid_from,
             metadata=metadata,
             now=now,
+            expires_at=expires,
         )
+        if expires is None and (expires := default_expiry(self.store, namespace, now)):
+            records = [r.model_copy(update={"expires_at": expires}) for r in records]
         held = {f.id for f in self.store.get("fact", namespace, [r.id for r in records])}
         new = list({r.id: r for r in records if r.id not in held}.values())
         if new:

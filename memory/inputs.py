@@ -128,6 +128,36 @@ def require_aware(name: str, value: object) -> datetime | None:
     return value
 
 
+MAX_TTL = timedelta(days=365 * 1000)
+"""The longest TTL taken (a thousand years); leave the TTL out for memories that never expire."""
+
+
+def require_ttl(name: str, ttl: object) -> timedelta:
+    """``ttl`` (a timedelta, or seconds) as a positive timedelta.
+
+    Raises:
+        InvalidTypeError: Not a timedelta or a number.
+        InvalidInputError: Not positive (a memory that has already expired is not
+            stored), not finite, or longer than :data:`MAX_TTL`.
+    """
+    if isinstance(ttl, bool) or not isinstance(ttl, timedelta | int | float):
+        raise InvalidTypeError(
+            f"{name} must be a timedelta or a number of seconds, got {type_name(ttl)}"
+        )
+    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+    if not seconds > 0:
+        raise InvalidInputError(
+            f"{name} must be positive, got {seconds:g} s: a memory that has already "
+            f"expired is not stored (leave {name} out for one that never expires)"
+        )
+    if not seconds <= MAX_TTL.total_seconds():
+        raise InvalidInputError(
+            f"{name} of {seconds:g} s is longer than {MAX_TTL.days} days; leave {name} out "
+            "for memories that never expire"
+        )
+    return timedelta(seconds=seconds)
+
+
 def require_expiry(expires_at: object, ttl: object, now: datetime | None = None) -> datetime | None:
     """When the memories of an ``add`` expire: ``expires_at``, or now plus ``ttl``.
 
@@ -140,17 +170,7 @@ def require_expiry(expires_at: object, ttl: object, now: datetime | None = None)
         raise InvalidInputError("give expires_at= or ttl=, not both")
     at = now or datetime.now(UTC)
     if ttl is not None:
-        if isinstance(ttl, bool) or not isinstance(ttl, timedelta | int | float):
-            raise InvalidTypeError(
-                f"ttl must be a timedelta or a number of seconds, got {type_name(ttl)}"
-            )
-        seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
-        if not seconds > 0:
-            raise InvalidInputError(
-                f"ttl must be positive, got {seconds:g} s: a memory that has already "
-                "expired is not stored (leave ttl out for one that never expires)"
-            )
-        return at + timedelta(seconds=seconds)
+        return at + require_ttl("ttl", ttl)
     when = require_aware("expires_at", expires_at)
     if when is not None and when <= at:
         raise InvalidInputError(

@@ -108,6 +108,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
             )
             self._profiles = KeyedDocuments(client, f"{prefix}_profile", SCHEMA_VERSION, calls)
             self._audit = KeyedDocuments(client, f"{prefix}_audit", SCHEMA_VERSION, calls)
+            self._settings = KeyedDocuments(client, f"{prefix}_settings", SCHEMA_VERSION, calls)
             self._log = ChangeLog(client, f"{prefix}_changes", calls)
         self._hnsw = {g: partial(hnsw_dense, calls, c) for g, c in self._collections.items()}
         self._analyzer = analyzer or Analyzer()

@@ -1,7 +1,7 @@
-"""The profile and audit-log side of :class:`~lamina.stores.chroma.ChromaMemoryStore`.
+"""The profile, audit-log and settings side of :class:`~lamina.stores.chroma.ChromaMemoryStore`.
 
-Both are keyed documents (looked up by namespace and key, never by similarity), each in
-its own collection; see :mod:`.keyed`.
+All three are keyed documents (looked up by namespace and key, never by similarity), each
+in its own collection; see :mod:`.keyed`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from chromadb.api.models.Collection import Collection
 
 from ..records.audit import AuditEntry
 from ..records.model import Granularity, ProfileRecord, validate_namespace
+from ..records.settings import NamespaceSettings
 from .audited import land_pending
 from .chroma_calls import ChromaCalls
 from .keyed import KeyedDocuments, checked_model
@@ -25,6 +26,7 @@ class ProfilesAndAudit:
     _collections: dict[Granularity, Collection]
     _profiles: KeyedDocuments
     _audit: KeyedDocuments
+    _settings: KeyedDocuments
 
     def put_profile(self, profile: ProfileRecord) -> ProfileRecord:
         """Store the profile of ``profile.namespace``, replacing the previous one."""
@@ -44,6 +46,17 @@ class ProfilesAndAudit:
             if existed:
                 self._profiles.delete(namespace, "profile")
         return existed
+
+    def put_namespace_settings(self, settings: NamespaceSettings) -> NamespaceSettings:
+        """Store the settings of ``settings.namespace``, replacing the previous ones."""
+        checked = checked_model(settings, NamespaceSettings, "namespace settings")
+        with self._lock:
+            self._settings.put(checked.namespace, "settings", checked)
+        return checked
+
+    def get_namespace_settings(self, namespace: str) -> NamespaceSettings | None:
+        """Return the stored settings of ``namespace``, or None (nothing was ever set)."""
+        return self._settings.get(namespace, "settings", NamespaceSettings)
 
     def replace_audit(self, entry: AuditEntry) -> AuditEntry:
         """Overwrite a stored audit entry (same id), e.g. to redact forgotten content."""

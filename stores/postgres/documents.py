@@ -1,4 +1,4 @@
-"""Profiles and the audit log of the Postgres store: keyed JSON documents per namespace."""
+"""Profiles, the audit log and settings of the Postgres store: keyed JSON per namespace."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from psycopg import sql
 
 from ...records.audit import AuditEntry
 from ...records.model import ProfileRecord, validate_namespace
+from ...records.settings import NamespaceSettings
 from ..keyed import checked_model
 from .connections import Transactions
 from .schema import Names
@@ -44,6 +45,26 @@ class ProfilesAndAudit(Transactions):
         statement = sql.SQL("DELETE FROM {} WHERE namespace = %s").format(self.names("profiles"))
         with self.atomic() as conn:
             return conn.execute(statement, [validate_namespace(namespace)]).rowcount > 0
+
+    def put_namespace_settings(self, settings: NamespaceSettings) -> NamespaceSettings:
+        """Store the settings of ``settings.namespace``, replacing the previous ones."""
+        checked = checked_model(settings, NamespaceSettings, "namespace settings")
+        statement = sql.SQL(
+            "INSERT INTO {} (namespace, body) VALUES (%s, %s) "
+            "ON CONFLICT (namespace) DO UPDATE SET body = EXCLUDED.body"
+        ).format(self.names("namespace_settings"))
+        with self.atomic() as conn:
+            conn.execute(statement, [checked.namespace, checked.model_dump_json()])
+        return checked
+
+    def get_namespace_settings(self, namespace: str) -> NamespaceSettings | None:
+        """Return the stored settings of ``namespace``, or None (nothing was ever set)."""
+        statement = sql.SQL("SELECT body FROM {} WHERE namespace = %s").format(
+            self.names("namespace_settings")
+        )
+        with self.atomic() as conn:
+            row = conn.execute(statement, [validate_namespace(namespace)]).fetchone()
+        return None if row is None else NamespaceSettings.model_validate_json(row[0])
 
     def _put_audit(self, conn: psycopg.Connection[Any], entry: AuditEntry) -> None:
         statement = sql.SQL(

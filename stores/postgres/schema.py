@@ -24,7 +24,7 @@ from psycopg import sql
 from ...errors import InvalidInputError, StoreConfigurationError
 from ...records.model import Granularity
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The newest schema version this code writes and reads."""
 
 DEFAULT_SCHEMA = "lamina"
@@ -111,7 +111,16 @@ def _v1(n: Names, dim: int) -> list[sql.Composed]:
     return out
 
 
-MIGRATIONS: Mapping[int, Migration] = {1: _v1}
+def _v2(n: Names, dim: int) -> list[sql.Composed]:
+    """Settings per namespace (its default TTL), read by every process that opens the store."""
+    return [
+        sql.SQL(
+            'CREATE TABLE {} (namespace text COLLATE "C" PRIMARY KEY, body text NOT NULL)'
+        ).format(n("namespace_settings"))
+    ]
+
+
+MIGRATIONS: Mapping[int, Migration] = {1: _v1, 2: _v2}
 """Forward migrations by the version they bring the schema to."""
 
 assert max(MIGRATIONS) == SCHEMA_VERSION
