@@ -238,10 +238,10 @@ class Memory(
             at=options.get("at"),
             speaker=options.get("speaker"),
         )
-        for n, turn in enumerate(turns):
-            merged = {**extra, **turn.metadata}
         if expires is None:  # the namespace's default, if one was set (read once input is valid)
             expires = self._default_expiry(namespace)
+        for n, turn in enumerate(turns):
+            merged = {**extra, **turn.metadata}
             update = {"metadata": require_metadata(merged), "expires_at": expires}
             turns[n] = turn.model_copy(update=update)
         state = {"turns": turns, "session_closed": session_closed}
