@@ -60,10 +60,12 @@ from .outcome import added, answered
 from .portable import PortableMethods
 from .reading import ReadMethods
 from .results import AddResult, AnswerResult
+from .spans import trace_calls
 from .verbatim import store_verbatim
 from .worker import pending_count
 
 
+@trace_calls  # each call is an OpenTelemetry span when tracing is set up
 class Memory(
     ReadMethods,
     EditMethods,
