@@ -105,3 +105,39 @@ def test_memory_namespaces_counts_pending_turns() -> None:
         instructions=None,
     )
     assert memory.namespaces()["user:bob"] == {"raw": 1, "pending": 1}
+
+
+def test_default_ttl_sets_shows_and_clears_a_namespace_default(run: Run, tmp_path: Path) -> None:
+    status, out, _ = run("default-ttl", "-n", "user:alice")
+    assert status == 0 and "never expire" in out
+    status, out, _ = run("default-ttl", "-n", "user:alice", "30d")
+    assert status == 0 and "2592000 s (30 days)" in out
+    remember(run, "user:alice", "My badge number is 4471")
+    remember(run, "user:bob", "My cat is called Tom")
+    store = Memory(
+        config=MemoryConfig(data_dir=tmp_path / "data"), embeddings=FakeEmbeddings()
+    ).store
+    (badge,) = store.get("raw", "user:alice")
+    (cat,) = store.get("raw", "user:bob")
+    assert badge.expires_at is not None and cat.expires_at is None
+    assert "90 s" in run("default-ttl", "-n", "user:bob", "1.5m")[1]
+    status, out, _ = run("default-ttl", "-n", "user:alice", "--clear")
+    assert status == 0 and "never expire" in out
+    assert "never expire" in run("default-ttl", "-n", "user:alice")[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("0",), "ttl must be positive"),
+        (("soon",), "cannot read the duration 'soon'"),
+        (("30d", "--clear"), "not both"),
+    ],
+)
+def test_default_ttl_refuses_a_bad_duration_and_keeps_the_default(
+    run: Run, args: tuple[str, ...], message: str
+) -> None:
+    assert run("default-ttl", "-n", "user:alice", "1h")[0] == 0
+    status, _, err = run("default-ttl", "-n", "user:alice", *args)
+    assert status == 2 and message in err
+    assert "3600 s" in run("default-ttl", "-n", "user:alice")[1]
