@@ -85,6 +85,7 @@ class EditMethods:
         return update_record(self.store, record, text, utc_now(), tz, when)
 
     aupdate = in_thread(update)
+    """Async :meth:`update`, with the same arguments (run in a worker thread)."""
 
     def delete(self, memory_id: str, *, namespace: str) -> ForgetResult:
         """Forget one memory, its earlier versions and what was derived only from them.
@@ -101,6 +102,7 @@ class EditMethods:
         return self._erased(namespace, forget_records(self.store, namespace, memory_ids=ids))
 
     adelete = in_thread(delete)
+    """Async :meth:`delete`, with the same arguments (run in a worker thread)."""
 
     def delete_all(self, *, namespace: str | None = None) -> ForgetResult:
         """Forget every memory of exactly one namespace, leaving a tombstone.
@@ -119,6 +121,7 @@ class EditMethods:
         return self.forget(namespace=require_namespace(namespace), all=True)
 
     adelete_all = in_thread(delete_all)
+    """Async :meth:`delete_all`, with the same arguments (run in a worker thread)."""
 
     def forget(
         self,
@@ -156,3 +159,4 @@ class EditMethods:
         return self._erased(namespace, result)
 
     aforget = in_thread(forget)
+    """Async :meth:`forget`, with the same arguments (run in a worker thread)."""

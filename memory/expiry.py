@@ -104,7 +104,9 @@ class ExpiryMethods:
         return namespace_default_ttl(self.store, require_namespace(namespace))
 
     aset_default_ttl = in_thread(set_default_ttl)
+    """Async :meth:`set_default_ttl`, with the same arguments (run in a worker thread)."""
     adefault_ttl = in_thread(default_ttl)
+    """Async :meth:`default_ttl`, with the same arguments (run in a worker thread)."""
 
     def _default_expiry(self, namespace: str) -> datetime | None:
         """When a memory added to ``namespace`` now expires by its default (None: never)."""

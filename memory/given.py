@@ -250,3 +250,4 @@ class GivenFactsMethods:
         )
 
     aadd_facts = in_thread(add_facts)
+    """Async :meth:`add_facts`, with the same arguments (run in a worker thread)."""

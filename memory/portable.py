@@ -308,6 +308,7 @@ class PortableMethods:
         return write_export(self.store, namespace, file)
 
     aexport = in_thread(export)
+    """Async :meth:`export`, with the same arguments (run in a worker thread)."""
 
     def import_(self, file: str | Path | IO[str], *, namespace: str | None = None) -> ImportResult:
         """Read an export file and store what it holds in ``namespace`` (default: its own).
@@ -333,3 +334,4 @@ class PortableMethods:
         return import_portable(self.store, portable, target)
 
     aimport_ = in_thread(import_)
+    """Async :meth:`import_`, with the same arguments (run in a worker thread)."""

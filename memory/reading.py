@@ -225,6 +225,7 @@ class ReadMethods:
         return sorted([*added, *entries], key=lambda e: (e.at, e.action != "add", e.id))
 
     ahistory = in_thread(history)
+    """Async :meth:`history`, with the same arguments (run in a worker thread)."""
 
     def profile(self, *, namespace: str) -> ProfileRecord | None:
         """The namespace's profile (distilled from scene summaries), or None."""

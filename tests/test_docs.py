@@ -18,6 +18,7 @@ The convention is documented in docs/contributing.md.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import re
 import subprocess
@@ -145,4 +146,15 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
         timeout=900,  # a hang guard only: it took over 300 s on a host at load 5
     )
     assert done.returncode == 0, done.stderr[-4000:]
-    assert (tmp_path / "site" / "reference" / "api" / "memory" / "index.html").is_file()
+    page = tmp_path / "site" / "reference" / "api" / "memory" / "index.html"
+    assert page.is_file()
+    html = page.read_text(encoding="utf-8")
+    from lamina import Memory
+
+    public_async = [
+        name
+        for name in dir(Memory)
+        if not name.startswith("_") and inspect.iscoroutinefunction(getattr(Memory, name))
+    ]
+    undocumented = [n for n in public_async if f'id="lamina.memory.Memory.{n}"' not in html]
+    assert len(public_async) >= 8 and not undocumented, undocumented
