@@ -1,4 +1,4 @@
-"""German."""
+"""German: the words of dates, relations and pets as German chats write them."""
 
 from __future__ import annotations
 

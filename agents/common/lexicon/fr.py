@@ -1,4 +1,4 @@
-"""French."""
+"""French: the words of dates, relations and pets as French chats write them."""
 
 from __future__ import annotations
 
