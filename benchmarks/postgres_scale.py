@@ -9,8 +9,9 @@ Raw turns are written to one database, namespace after namespace (``--memories``
    call, one transaction each), with each turn's vector given: the static embedder
    (WordLlama, 256 dimensions) embeds the texts in the writer before the call, outside the
    store's time. Reported: turns/s over the wall time of the step (the writers' text and
-   vector synthesis included) and the store's own turns/s (the time inside
-   ``add_embedded``, summed over writers).
+   vector synthesis included, unless ``--synthesis-before-clock``: then each writer
+   makes all its turns and vectors first and the clock covers the writes alone) and the
+   store's own turns/s (the time inside ``add_embedded``, summed over writers).
 2. ``ANALYZE`` of the table (what autovacuum does after a bulk load), timed.
 3. **Search** in a fresh app process: ``--queries`` hybrid searches (dense + full text +
    RRF in one statement, k=10) of random namespaces among those written, with a random
@@ -18,6 +19,13 @@ Raw turns are written to one database, namespace after namespace (``--memories``
    one hybrid search of every namespace written, after which the process's RSS is read
    (so it is the RSS of an app that has served every namespace).
 4. The database's size on disk (``pg_database_size``) and the table's and indexes'.
+
+With ``--bulk-until N`` the first ``N`` memories are loaded first, untimed, by the same
+writers through the same ``add_embedded`` call but with the raw table's HNSW index
+dropped; the index is then built again with the schema's own statement
+(``stores.postgres.schema.hnsw_index``, timed and reported), and only the steps above
+``N`` are measured: their ingest is the store's write path with every index in place,
+over a table that already holds ``N`` rows.
 
 Every size checks that the table holds exactly what was acknowledged (0 lost, 0 extra).
 While ``/tmp/lamina-model.lock`` exists nothing starts; if it appears during a step the
@@ -34,12 +42,16 @@ Usage::
     .venv/bin/python benchmarks/postgres_scale.py --json benchmarks/postgres_scale.json
     .venv/bin/python benchmarks/postgres_scale.py --memories 20000 --namespaces 200
         --steps 10000 20000 --queries 100  # (one command line)
+    .venv/bin/python benchmarks/postgres_scale.py --bulk-until 950000 --steps 1000000
+        --json benchmarks/postgres_scale.json  # (one command line)
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import os
 import random
 import shutil
 import signal
@@ -108,6 +120,8 @@ def write(job: dict[str, Any]) -> dict[str, Any]:
     full = {ns for ns, count in rows if count >= per}
     written = embed_s = store_s = 0.0
     calls = 0
+    ready = job.get("ready")
+    batches = []
     for ns in todo:
         if ns in full:
             continue
@@ -116,11 +130,23 @@ def write(job: dict[str, Any]) -> dict[str, Any]:
             t0 = time.perf_counter()
             records = turns(ns, start, min(batch, per - start), rng, words)
             vectors = store.embeddings.embed_documents([r.text for r in records])
+            embed_s += time.perf_counter() - t0
+            if ready:  # every batch first, then the clock: only the writes are timed
+                batches.append((ns, records, vectors))
+                continue
             t1 = time.perf_counter()
             store.add_embedded(ns, records, vectors)
-            t2 = time.perf_counter()
-            embed_s += t1 - t0
-            store_s += t2 - t1
+            store_s += time.perf_counter() - t1
+            written += len(records)
+            calls += 1
+    if ready:
+        Path(ready, f"ready-{os.getpid()}").touch()
+        while not Path(ready, "go").exists():
+            time.sleep(0.05)
+        for ns, records, vectors in batches:
+            t1 = time.perf_counter()
+            store.add_embedded(ns, records, vectors)
+            store_s += time.perf_counter() - t1
             written += len(records)
             calls += 1
     store.close()
@@ -193,9 +219,20 @@ def result_of(proc: subprocess.Popen[str]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------ parent
 def ingest_step(
-    dsn: str, schema: str, first: int, last: int, args: argparse.Namespace
+    dsn: str,
+    schema: str,
+    first: int,
+    last: int,
+    args: argparse.Namespace,
+    *,
+    timed_apart: bool = False,
 ) -> dict[str, Any]:
-    """Fill namespaces ``first .. last-1`` with ``args.writers`` writers; pause for the lock."""
+    """Fill namespaces ``first .. last-1`` with ``args.writers`` writers; pause for the lock.
+
+    ``timed_apart``: each writer makes all its turns and their vectors first, and the
+    clock runs from when every writer is ready to when the last one is done, so the
+    figure is of the writes alone ("vectors given").
+    """
     shares = [list(range(first + w, last, args.writers)) for w in range(args.writers)]
     jobs = [
         {
@@ -211,9 +248,19 @@ def ingest_step(
     paused = interruptions = 0.0
     results: list[dict[str, Any]] = []
     before = stored_rows(dsn, schema)  # a resumed run counts only what it adds
+    ready = tempfile.mkdtemp(prefix="lamina-pgs-go-") if timed_apart else None
+    for job in jobs:
+        job["ready"] = ready
     t0 = time.perf_counter()
     while True:
         procs = [child(WRITER_FLAG, job) for job in jobs]
+        if ready is not None:  # each writer has made its turns and vectors: start the clock
+            while len(list(Path(ready).glob("ready-*"))) < len(procs):
+                if any(p.poll() is not None for p in procs):
+                    raise RuntimeError("a writer ended before it was ready")
+                time.sleep(0.1)
+            t0 = time.perf_counter()
+            Path(ready, "go").touch()
         try:
             while any(p.poll() is None for p in procs) and not MODEL_LOCK.exists():
                 time.sleep(1.0)
@@ -232,6 +279,8 @@ def ingest_step(
         print(f"  model lock: writers stopped at {time.strftime('%H:%M:%S')}", flush=True)
         paused += wait_for_model_lock(10.0)
     wall = time.perf_counter() - t0 - paused
+    if ready is not None:
+        shutil.rmtree(ready, ignore_errors=True)
     turns_written = stored_rows(dsn, schema) - before
     store_s = sum(r["store_s"] for r in results)
     return {
@@ -277,18 +326,84 @@ def sizes(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any]:
     }
 
 
+def exclusive(folder: str | None) -> Path | None:
+    """Take the machine's measuring lock (``mkdir``), waiting while another holds it."""
+    if folder is None:
+        return None
+    lock = Path(folder)
+    while True:
+        try:
+            lock.mkdir()
+        except FileExistsError:
+            time.sleep(20)
+            continue
+        (lock / "owner").write_text(owner())
+        atexit.register(release, lock)  # a run that fails or is stopped gives it back
+        return lock
+
+
+def owner() -> str:
+    """What this process writes in the lock it holds."""
+    return f"postgres_scale pid {os.getpid()}\n"
+
+
+def release(lock: Path | None) -> None:
+    """Give the measuring lock back, if this process still holds it."""
+    if lock is None:
+        return
+    try:
+        held = (lock / "owner").read_text() == owner()
+    except OSError:
+        return
+    if held:
+        shutil.rmtree(lock, ignore_errors=True)
+
+
+def bulk_load(dsn: str, schema: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The first ``--bulk-until`` memories without the HNSW index, then the index built."""
+    from lamina.records import Granularity
+    from lamina.stores.postgres.schema import Names, hnsw_index
+
+    index = f"{schema}.raw_records_embedding_idx"
+    last = args.bulk_until // args.per
+    print(f"bulk load: {args.bulk_until:,} memories without the HNSW index", flush=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX IF EXISTS {index}")
+    ingest = ingest_step(dsn, schema, 0, last, args)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '2GB'")
+        t0 = time.perf_counter()
+        conn.execute(hnsw_index(Names(schema), Granularity.RAW))
+        built = time.perf_counter() - t0
+        definition = conn.execute("SELECT pg_get_indexdef(%s::regclass)", [index]).fetchone()
+    print(f"  HNSW index built in {built:.0f} s", flush=True)
+    return {
+        "memories": args.bulk_until,
+        "untimed_ingest_without_hnsw": ingest,
+        "hnsw_build_s": round(built, 1),
+        "hnsw_index": definition[0] if definition else None,
+        "maintenance_work_mem": "2GB",
+    }
+
+
 def run(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
     """Every step of ``args.steps``, in one schema that grows."""
     schema = args.schema
     open_store(dsn, schema).close()  # create the schema once, before the writers race
     steps: list[dict[str, Any]] = []
     done_ns = 0
+    if args.bulk_until:
+        args.bulk = bulk_load(dsn, schema, args)
+        done_ns = args.bulk_until // args.per
     for target in args.steps:
         wait_for_model_lock()
         last = target // args.per
+        lock = exclusive(args.exclusive)
         load = [machine()["load_1min"]]
         print(f"step {target:,} memories, {last:,} namespaces: ingest", flush=True)
-        ingest = ingest_step(dsn, schema, done_ns, last, args)
+        ingest = ingest_step(
+            dsn, schema, done_ns, last, args, timed_apart=args.synthesis_before_clock
+        )
         done_ns = last
         with psycopg.connect(dsn, autocommit=True) as conn:
             t0 = time.perf_counter()
@@ -310,6 +425,7 @@ def run(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
         }
         searched = result_of(child(SEARCHER_FLAG, job))
         load.append(machine()["load_1min"])
+        release(lock)
         step = {
             "memories": target,
             "namespaces": last,
@@ -347,6 +463,8 @@ def report(args: argparse.Namespace, dsn: str, steps: list[dict[str, Any]]) -> d
         "per_namespace": args.per,
         "writers": args.writers,
         "batch": args.batch,
+        "synthesis_before_clock": args.synthesis_before_clock,
+        "bulk_loaded": getattr(args, "bulk", None),
         "targets": {
             "hybrid_p50_ms": 15,
             "hybrid_p95_ms": 50,
@@ -372,8 +490,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=100, help="turns per add_embedded call")
     parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument(
+        "--bulk-until", type=int, default=0, help="load this many untimed, HNSW index dropped"
+    )
     parser.add_argument("--no-touch-all", action="store_true")
     parser.add_argument("--seed", type=int, default=62)
+    parser.add_argument(
+        "--synthesis-before-clock",
+        action="store_true",
+        help="writers make their turns and vectors before the measured steps' clock starts",
+    )
+    parser.add_argument(
+        "--exclusive",
+        help="a lock folder to hold (mkdir) for each measured step, e.g. /tmp/lamina-exclusive",
+    )
     parser.add_argument("--dsn", help="a server to use instead of the embedded one")
     parser.add_argument("--pgdata", help="the embedded server's folder (default: temporary)")
     parser.add_argument("--shared-buffers", default="2GB")
@@ -387,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
     args.steps = sorted(set(args.steps or [args.memories]))
     if any(s % args.per or s > args.memories for s in args.steps):
         parser.error(f"each step must be a multiple of {args.per} and at most --memories")
+    if args.bulk_until % args.per or any(s <= args.bulk_until for s in args.steps):
+        parser.error(f"--bulk-until must be a multiple of {args.per} below every step")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up as on Ctrl-C
     wait_for_model_lock()
     folder = Path(args.pgdata) if args.pgdata else Path(tempfile.mkdtemp(prefix="lamina-pgs-"))

@@ -156,3 +156,40 @@ def test_given_vectors_are_stored_exactly_as_float32(
             np.asarray(stored[turn.id], dtype=np.float32), vector.astype(np.float32)
         )
     assert vector_literal([0.1, -2.5e-7]) == "[0.100000001,-2.49999999e-07]"
+
+
+def test_a_version_1_schema_upgrades_and_rebuilds_its_hnsw_indexes(
+    make_postgres_store: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database a version-1 lamina wrote opens: its rows stay and every HNSW index is
+    built again with this code's parameters (m, ef_construction)."""
+    from datetime import UTC, datetime
+
+    from lamina.stores.postgres import SCHEMA_VERSION, PostgresMemoryStore
+    from lamina.stores.postgres import schema as pg_schema
+
+    when = datetime(2024, 3, 1, 12, tzinfo=UTC)
+    with monkeypatch.context() as old_code:  # the lamina that wrote schema version 1
+        old_code.setattr(pg_schema, "SCHEMA_VERSION", 1)
+        old = make_postgres_store()
+        old.add(NS, [FactRecord(namespace=NS, text="Alice keeps bees", occurred_at=when)])
+    name = old.names.schema
+
+    def indexes() -> list[str]:
+        with old.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexdef LIKE "
+                "'%%USING hnsw%%' ORDER BY indexname",
+                [name],
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    assert len(indexes()) == 4 and not any("ef_construction" in d for d in indexes())
+    new = PostgresMemoryStore(old.pool, embeddings=FakeEmbeddings(), schema=name)
+    with new.pool.connection() as conn:
+        versions = conn.execute(f"SELECT version FROM {name}.lamina_schema_version").fetchall()
+    assert sorted(v[0] for v in versions) == list(range(1, SCHEMA_VERSION + 1))
+    wanted = f"m='{pg_schema.HNSW_M}', ef_construction='{pg_schema.HNSW_EF_CONSTRUCTION}'"
+    assert len(indexes()) == 4 and all(wanted in d for d in indexes()), indexes()
+    hits = new.search("Alice keeps bees", "fact", NS, k=1, mode="dense")
+    assert [h.record.text for h in hits] == ["Alice keeps bees"]
