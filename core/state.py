@@ -95,6 +95,9 @@ class IngestState(TypedDict, total=False):
     trigger: TriggerDecision
     new_fact_ids: list[str]
     conflicts: list[Conflict]
+    settled_fact_ids: list[str]
+    """Facts whose update check went through: the Refresher clears their pending flag in
+    the transaction of its supersessions."""
     written: Annotated[list[Written], operator.add]
     llm_calls: Annotated[list[LLMCall], operator.add]
     failures: Annotated[list[Failure], operator.add]

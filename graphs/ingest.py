@@ -32,8 +32,8 @@ def route_after_constructor(state: IngestState) -> Literal["judge", "__end__"]:
 
 
 def route_after_judge(state: IngestState) -> Literal["refresher", "__end__"]:
-    """Refresh only when the Judge found contradictions."""
-    return REFRESHER if state.get("conflicts") else FINISH
+    """Refresh when the Judge found contradictions or settled a flagged fact."""
+    return REFRESHER if state.get("conflicts") or state.get("settled_fact_ids") else FINISH
 
 
 def build_ingest_graph(

@@ -222,6 +222,7 @@ def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None
 
 def test_a_failed_check_leaves_both_current_and_is_asked_again_next_run(store, model) -> None:  # type: ignore[no-untyped-def]
     from lamina.agents.ingest.conflicts import PENDING_KEY, make_judge
+    from lamina.agents.ingest.refresher import settle
 
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     judge = make_judge(deps)
@@ -242,5 +243,7 @@ def test_a_failed_check_leaves_both_current_and_is_asked_again_next_run(store, m
     model.script(CHECK, verdicts(p1=False), verdicts(p1=True))  # the new fact, then the retry
     out = judge({"new_fact_ids": ["cat"]}, Runtime())
     assert [(c.old_id, c.new_id) for c in out["conflicts"]] == [("boston", "denver")]
+    assert "denver" in out["settled_fact_ids"]  # checked: the Refresher clears the flag
+    settle(StepLog("refresher", deps), Runtime.context, out["conflicts"], out["settled_fact_ids"])
     (denver,) = store.get("fact", NS, ["denver"])
-    assert PENDING_KEY not in denver.metadata  # checked: the flag is cleared
+    assert PENDING_KEY not in denver.metadata

@@ -60,7 +60,9 @@ def test_ingest_streams_one_update_per_node(store, model) -> None:  # type: igno
     chunks = stream(store, model, ingest_payload(), "updates", trigger_policy="session")
     inner = [(ns, node) for ns, update in chunks for node in update if ns]
     assert all(ns[0].startswith("ingest:") for ns, _ in inner)
-    assert [node for _, node in inner] == ["raw_write", "episode_trigger", "constructor", "judge"]
+    # the refresher runs with no conflict too: it clears the new fact's pending flag
+    nodes = ["raw_write", "episode_trigger", "constructor", "judge", "refresher"]
+    assert [node for _, node in inner] == nodes
     (top,) = [update for ns, update in chunks if not ns]
     assert set(top) == {"ingest"}
     assert len(top["ingest"]["new_raw_ids"]) == 2

@@ -303,14 +303,18 @@ def check_conflicts(
     return conflicts
 
 
-def judge_facts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Conflict]:
+def judge_facts(
+    log: StepLog, ctx: MemoryContext, new_ids: list[str], *, settled: set[str] | None = None
+) -> list[Conflict]:
     """The stored facts that the facts ``new_ids`` (just written) update.
 
     The facts whose check failed in an earlier run are checked again after the new ones,
     in a check of their own so the new ones may update them. A fact whose check fails
     now is flagged (:data:`PENDING_KEY`) for the next run, and the flag is cleared once
-    its check has gone through. A store or model failure is recorded in ``log`` and
-    supersedes nothing.
+    its check has gone through; given ``settled``, the ids to clear are put there
+    instead, for the caller to clear in the same transaction as the supersessions (the
+    Constructor writes its facts flagged, :func:`~.refresher.settle`). A store or model
+    failure is recorded in ``log`` and supersedes nothing.
     """
     waiting = set(_pending_ids(log, ctx)) if new_ids else set()
     failed: set[str] = set()
@@ -325,7 +329,10 @@ def judge_facts(log: StepLog, ctx: MemoryContext, new_ids: list[str]) -> list[Co
         log.fail("conflicts", e)
         conflicts, failed = [], set(new_ids) | waiting
     _mark(log, ctx, failed, pending=True)
-    _mark(log, ctx, waiting - failed, pending=False)
+    if settled is None:
+        _mark(log, ctx, waiting - failed, pending=False)
+    else:
+        settled.update(waiting - failed)
     return conflicts
 
 
@@ -335,7 +342,9 @@ def make_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     def judge(state: IngestState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Flag stored facts that the facts written in this run contradict (:func:`judge_facts`)."""
         log = StepLog(JUDGE, deps)
-        conflicts = judge_facts(log, context_of(runtime), list(state.get("new_fact_ids", [])))
-        return {"conflicts": conflicts, **log.update()}
+        settled: set[str] = set()
+        new_ids = list(state.get("new_fact_ids", []))
+        conflicts = judge_facts(log, context_of(runtime), new_ids, settled=settled)
+        return {"conflicts": conflicts, "settled_fact_ids": sorted(settled), **log.update()}
 
     return judge

@@ -24,6 +24,7 @@ from ...stores.expiry import inherited_expiry
 from ..common import refinement
 from ..common.deps import NodeDeps, StepLog
 from . import construct, drafting, episodes, scenes
+from .conflicts import PENDING, PENDING_KEY
 
 WINDOW_TURNS = 6
 """Recent turns shown as context when extracting facts from a single turn."""
@@ -65,8 +66,12 @@ class _Run:
         known: Sequence[RawTurn] = (),
     ) -> None:
         fresh = refinement.deduplicate(self.log, self.ctx, self.expiring(facts, list(known)))
-        if fresh:
-            self.deps.store.add(self.ctx.namespace, fresh)
+        if fresh:  # flagged until the Refresher commits their supersessions (refresher.settle)
+            flagged = [
+                f.model_copy(update={"metadata": {**f.metadata, PENDING_KEY: PENDING}})
+                for f in fresh
+            ]
+            self.deps.store.add(self.ctx.namespace, flagged)
         reported = [f.id for f in fresh]
         if replayed_episode is not None:  # facts an interrupted attempt already stored
             earlier = self.deps.store.get(

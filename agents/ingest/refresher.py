@@ -18,7 +18,9 @@ from ...core.nodes import REFRESHER
 from ...core.state import Conflict, IngestState, Written
 from ...records.audit import AuditEntry
 from ...records.model import FactRecord
+from ...stores.atomic import all_or_nothing
 from ..common.deps import NodeDeps, StepLog
+from .conflicts import PENDING_KEY
 from .updates import event_time
 
 
@@ -48,22 +50,51 @@ def supersede(log: StepLog, ctx: MemoryContext, conflict: Conflict) -> Written |
     return Written(granularity="fact", id=old.id, action="superseded")
 
 
+def settle(
+    log: StepLog, ctx: MemoryContext, conflicts: list[Conflict], settled: list[str]
+) -> list[Written]:
+    """Supersede every conflict and clear the pending flag of the ``settled`` facts.
+
+    The Constructor writes its facts flagged (:data:`~.conflicts.PENDING_KEY`), so until
+    this commits a construction batch's facts are known to be unjudged. On a store with
+    transactions (Postgres) the supersessions, their audit entries and the cleared flags
+    commit in one, so a failure or a kill in between leaves the facts flagged and nothing
+    superseded, and the next run's Judge checks them again. On Chroma each call lands on
+    its own: a failure stops the rest and leaves the flags, so the next run redoes them
+    (a fact already superseded is no longer a candidate). A failure is recorded in ``log``.
+    """
+    store, ns = log.deps.store, ctx.namespace
+    written: list[Written] = []
+    try:
+        with all_or_nothing(store):
+            for conflict in conflicts:
+                done = supersede(log, ctx, conflict)
+                if done is not None:
+                    written.append(done)
+            facts = [f for f in store.get("fact", ns, settled) if isinstance(f, FactRecord)]
+            cleared = [
+                f.model_copy(
+                    update={"metadata": {k: v for k, v in f.metadata.items() if k != PENDING_KEY}}
+                )
+                for f in facts
+                if PENDING_KEY in f.metadata
+            ]
+            if cleared:
+                store.add(ns, cleared)
+    except Exception as e:  # never crash the graph on a store failure
+        log.fail("supersede", e)
+        return [] if callable(getattr(store, "atomic", None)) else written  # rolled back
+    return written
+
+
 def make_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     """Build the ``refresher`` node."""
 
     def refresher(state: IngestState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
-        """Supersede every fact the Judge found contradicted."""
+        """Supersede what the Judge found contradicted, in one transaction (:func:`settle`)."""
         log = StepLog(REFRESHER, deps)
-        ctx = context_of(runtime)
-        written = []
-        for conflict in state.get("conflicts", []):
-            try:
-                done = supersede(log, ctx, conflict)
-            except Exception as e:  # never crash the graph on a store failure
-                log.fail("supersede", e)
-                continue
-            if done is not None:
-                written.append(done)
+        conflicts = list(state.get("conflicts", []))
+        written = settle(log, context_of(runtime), conflicts, state.get("settled_fact_ids", []))
         return {"written": written, **log.update()}
 
     return refresher
