@@ -41,7 +41,8 @@ def test_a_small_scale_run_counts_what_it_wrote(
     schema = f"t_{uuid.uuid4().hex[:12]}"
     args = argparse.Namespace(
         memories=60, namespaces=6, per=10, steps=[30, 60], writers=2, batch=4, queries=8,
-        no_touch_all=False, seed=1, schema=schema, json=None,
+        no_touch_all=False, seed=1, schema=schema, json=None, bulk_until=0, exclusive=None,
+        synthesis_before_clock=False,
     )  # fmt: skip
     result = bench.run(args, postgres_dsn)
     steps = result["steps"]
@@ -54,6 +55,37 @@ def test_a_small_scale_run_counts_what_it_wrote(
 
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_a_bulk_loaded_scale_run_times_only_the_writes_above_it(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """``--bulk-until``: loaded without the HNSW index, which is then built again with the
+    schema's parameters; the step above is timed with the turns made before the clock."""
+    import psycopg
+
+    from lamina.stores.postgres.schema import HNSW_EF_CONSTRUCTION, HNSW_M
+
+    bench = load_benchmark("postgres_scale", monkeypatch)
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    lock = tmp_path / "exclusive"
+    args = argparse.Namespace(
+        memories=60, namespaces=6, per=10, steps=[60], writers=2, batch=4, queries=8,
+        no_touch_all=True, seed=1, schema=schema, json=None, bulk_until=40,
+        exclusive=str(lock), synthesis_before_clock=True,
+    )  # fmt: skip
+    try:
+        result = bench.run(args, postgres_dsn)
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    bulk = result["bulk_loaded"]
+    assert bulk["untimed_ingest_without_hnsw"]["turns"] == 40
+    assert f"m='{HNSW_M}', ef_construction='{HNSW_EF_CONSTRUCTION}'" in bulk["hnsw_index"]
+    (step,) = result["steps"]
+    assert step["ingest"]["turns"] == 20 and step["stored"] == 60 and step["lost_or_extra"] == 0
+    assert sum(w["written"] for w in step["ingest"]["writers"]) == 20
+    assert not lock.exists()  # the measuring lock was given back
 
 
 def test_the_chain_check_finds_a_half_written_supersession(
