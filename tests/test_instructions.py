@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from lamina import Memory, MemoryConfig
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.withholding import breaks_rule, withhold
+from lamina.agents.ingest.withholding import breaks_rule, rule_topics, withhold
 from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
 from lamina.llm.structured import StructuredCaller
@@ -178,3 +178,15 @@ def test_a_rule_that_forbids_nothing_checks_no_turn() -> None:
     ctx = MemoryContext(namespace=NS, instructions="Keep only plans (rule-forbids-nothing).")
     assert withhold(log, ctx, [turn]) == [turn]
     assert model.count("") == 0
+
+
+def test_kinds_the_rule_does_not_name_are_not_checked() -> None:
+    # asked about "only preferences and plans", the local model listed kinds the rule
+    # never names; a rule about style named "English" (the probe in the commit message)
+    model = SchemaChatModel().script(
+        "RuleTopics", '{"excluded": ["personal information", "sensitive data"]}'
+    )
+    log = _log(model)
+    assert rule_topics(log, "Only the user's preferences and plans.") == ()
+    model = SchemaChatModel().script("RuleTopics", '{"excluded": ["salud", "English"]}')
+    assert rule_topics(_log(model), "Nunca guardes datos de salud.") == ("salud",)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +32,7 @@ from ...prompts.withholding import FREE_OF, MENTIONS, RULE_CHECK_VERSION, RULE_T
 from ...records.model import RawTurn
 from ..common.deps import StepLog
 from ..common.journal import journal_key
+from ..common.names import fold
 
 TOP_LOGPROBS = 10
 """Alternatives read for the answer token (OpenAI's maximum is 20)."""
@@ -47,6 +49,16 @@ class RuleTopics(BaseModel):
     )
 
 
+def in_rule(topic: str, rule: str) -> bool:
+    """Whether a word of ``topic`` is in ``rule``: a kind the rule names, not an added one.
+
+    Asked about "Only the user's preferences and plans.", the local model listed "personal
+    information" and "sensitive data"; about "Keep notes short.", "long".
+    """
+    said = set(re.findall(r"\w+", fold(rule)))
+    return any(word in said for word in re.findall(r"\w{3,}", fold(topic)))
+
+
 def rule_topics(log: StepLog, rule: str) -> tuple[str, ...]:
     """The kinds of information ``rule`` forbids storing (one call per rule and process).
 
@@ -58,7 +70,7 @@ def rule_topics(log: StepLog, rule: str) -> tuple[str, ...]:
     read = log.ask(RuleTopics, RULE_TOPICS.format_messages(rule=rule), "rule_topics")
     if read is None:
         return (rule.strip(),)
-    topics = tuple(dict.fromkeys(t.strip() for t in read.excluded if t.strip()))
+    topics = tuple(dict.fromkeys(t.strip() for t in read.excluded if in_rule(t, rule)))
     log.deps.memo[key] = topics
     return topics
 
