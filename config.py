@@ -11,16 +11,23 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from .core.context import SMALL_MODEL_PROFILE, MemoryContext
+from .core.context import SMALL_MODEL_PROFILE, MemoryContext, check_fields
 from .core.former_name import OLD_NAME
 from .errors import InvalidInputError, StoreConfigurationError
-from .llm.structured import StructuredMethod
 
 ChromaMode = Literal["persistent", "http", "ephemeral"]
 CheckpointerKind = Literal["auto", "none", "memory", "sqlite", "postgres"]
@@ -34,7 +41,28 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "model": ("OPENAI_MODEL",),
 }
 """Standard variables read after the ``LAMINA_<FIELD>`` name (which wins)."""
+RETIRED: Mapping[str, str] = {
+    "temperature": "lamina samples at temperature 0 (lamina.memory.models.TEMPERATURE); "
+    "give Memory a chat model of your own for another",
+    "max_retries": "HTTP retries per request are lamina.memory.models.MAX_RETRIES (2)",
+    "local_startup_timeout": "the local model may take "
+    "lamina.memory.models.LOCAL_STARTUP_TIMEOUT (300 s) to load",
+    "structured_method": "structured calls ask for a JSON schema and fall back to JSON mode; "
+    "build_memory_graph(structured_method=...) for a graph of your own",
+    "max_llm_attempts": "build_memory_graph(max_attempts=...) (default 3) for a graph of your own",
+    "chroma_path": "the persistent Chroma is <data_dir>/chroma; set data_dir",
+    **dict.fromkeys(
+        ("chroma_host", "chroma_port", "chroma_ssl"),
+        "chroma_url (LAMINA_CHROMA_URL), e.g. https://chroma.internal:8000",
+    ),
+    "construction_journal": "a Memory that opens its own persistent Chroma always keeps "
+    "the construction replies in <data_dir>/construction_journal.sqlite",
+}
+"""Former :class:`MemoryConfig` fields and where each went: given as an argument, a
+config-file key or a ``LAMINA_<NAME>`` variable, each is refused with this message."""
 CONTEXT_ENV = ("trigger_policy", "timezone")
+DEFAULT_CHROMA_PORT = 8000
+"""The port ``chroma run`` serves on, for a ``chroma_url`` that names none."""
 """MemoryContext fields settable as ``LAMINA_TRIGGER_POLICY`` / ``LAMINA_TIMEZONE``."""
 
 
@@ -98,12 +126,11 @@ class MemoryConfig(BaseModel):
         description="persistent (on disk under data_dir), http (a `chroma run` server) or "
         "ephemeral (in memory, for tests).",
     )
-    chroma_path: Path | None = Field(
-        default=None, description="Persistent Chroma folder; default <data_dir>/chroma."
+    chroma_url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="The Chroma server of http mode: http://host:port, or https:// for TLS "
+        "(the port is 8000 when the URL names none, as `chroma run` serves).",
     )
-    chroma_host: str = Field(default="127.0.0.1", description="Chroma server host (http mode).")
-    chroma_port: int = Field(default=8000, ge=1, le=65535, description="Chroma server port.")
-    chroma_ssl: bool = Field(default=False, description="Use HTTPS for the Chroma server.")
     collection_prefix: str = Field(
         default="lamina", min_length=1, description="Prefix of the Chroma collection names."
     )
@@ -132,12 +159,10 @@ class MemoryConfig(BaseModel):
         description="Chat model name at the endpoint (default gpt-4o-mini at OpenAI, the "
         "server's own model name elsewhere).",
     )
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
     timeout: float = Field(default=300.0, gt=0, description="Seconds per LLM request.")
     max_tokens: int | None = Field(
         default=1024, ge=1, description="Completion token cap per LLM request (None: no cap)."
     )
-    max_retries: int = Field(default=2, ge=0, description="HTTP retries per LLM request.")
 
     local_model: str = Field(
         default="qwen",
@@ -150,16 +175,7 @@ class MemoryConfig(BaseModel):
     local_port: int | None = Field(
         default=None, ge=1, le=65535, description="Loopback port of the local server (None: free)."
     )
-    local_startup_timeout: float = Field(
-        default=300.0, gt=0, description="Seconds the local model may take to load."
-    )
 
-    structured_method: StructuredMethod = Field(
-        default="json_schema", description="How structured output is requested."
-    )
-    max_llm_attempts: int = Field(
-        default=3, ge=1, description="Attempts per structured LLM call (repair retries)."
-    )
     context: dict[str, Any] = Field(
         default_factory=dict,
         description="MemoryContext overrides (trigger_policy, thresholds, budgets); the "
@@ -182,12 +198,6 @@ class MemoryConfig(BaseModel):
     )
     sqlite_path: Path | None = Field(
         default=None, description="SQLite checkpoint file; default <data_dir>/checkpoints.sqlite."
-    )
-    construction_journal: bool = Field(
-        default=True,
-        description="Keep the Constructor's model replies (by content hash, model and prompt "
-        "version) in <data_dir>/construction_journal.sqlite, so an interrupted or repeated "
-        "build reuses them. Used when the Memory opens a persistent Chroma from this config.",
     )
     postgres_uri: SecretStr | None = Field(
         default=None,
@@ -214,6 +224,20 @@ class MemoryConfig(BaseModel):
         "it raises ConsolidationBacklogError, having stored nothing.",
     )
 
+    @field_validator("chroma_url")
+    @classmethod
+    def _chroma_url(cls, value: str) -> str:
+        try:
+            url = urlsplit(value)
+            url.port  # noqa: B018  # raises ValueError for a port out of range
+        except ValueError as e:
+            raise ValueError(f"chroma_url {value!r}: {e}") from e
+        if url.scheme not in ("http", "https") or not url.hostname or url.path.strip("/"):
+            raise ValueError(
+                f"chroma_url must be http://host:port or https://host:port, got {value!r}"
+            )
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> MemoryConfig:
         if self.local_model not in LOCAL_MODELS and not self.local_model.endswith(".gguf"):
@@ -237,6 +261,7 @@ class MemoryConfig(BaseModel):
         return self
 
     def __init__(self, **data: Any) -> None:
+        _refuse_retired(data, "")
         try:
             super().__init__(**data)
         except ValidationError as e:
@@ -246,7 +271,13 @@ class MemoryConfig(BaseModel):
     @property
     def resolved_chroma_path(self) -> Path:
         """Where the persistent Chroma lives."""
-        return self.chroma_path or self.data_dir / "chroma"
+        return self.data_dir / "chroma"
+
+    @property
+    def chroma_server(self) -> tuple[str, int, bool]:
+        """``(host, port, ssl)`` of :attr:`chroma_url`."""
+        url = urlsplit(self.chroma_url)
+        return url.hostname or "", url.port or DEFAULT_CHROMA_PORT, url.scheme == "https"
 
     @property
     def resolved_journal_path(self) -> Path:
@@ -286,16 +317,11 @@ class MemoryConfig(BaseModel):
         comes first, under both; a model reached through an endpoint, or given to the
         facade, gets the library's defaults.
         """
-        known = {f.name for f in fields(MemoryContext)}
         local = not self.uses_endpoint if small_model is None else small_model
         profile = dict(SMALL_MODEL_PROFILE) if local else {}
         given = {"instructions": self.instructions} if self.instructions is not None else {}
         values = {**profile, **given, **self.context, **overrides}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise InvalidInputError(
-                f"unknown MemoryContext field(s) {unknown}; known: {sorted(known)}"
-            )
+        check_fields(values)
         return MemoryContext(namespace=namespace, **values)
 
     # -------------------------------------------------------------------- edge
@@ -329,6 +355,11 @@ class MemoryConfig(BaseModel):
             env = os.environ
         path = config_file or env.get(CONFIG_FILE_VAR) or None
         values: dict[str, Any] = _read_toml(Path(path)) if path else {}
+        _refuse_retired(values, f" (in {path})")
+        _refuse_retired(
+            {n: 1 for n in RETIRED if (env.get(ENV_PREFIX + n.upper()) or "").strip()},
+            " (a LAMINA_ variable)",
+        )
         context = dict(values.get("context") or {})
         for name in cls.model_fields:
             if name == "context":
@@ -350,6 +381,14 @@ class MemoryConfig(BaseModel):
 
 
 _NULLABLE = {"max_tokens", "local_threads", "local_port"}
+
+
+def _refuse_retired(values: Mapping[str, Any], where: str) -> None:
+    """Raise a fix-it :class:`InvalidInputError` for a former setting (:data:`RETIRED`)."""
+    retired = sorted(set(values) & set(RETIRED))
+    if retired:
+        why = "; ".join(f"{name}: {RETIRED[name]}" for name in retired)
+        raise InvalidInputError(f"MemoryConfig has no setting {retired}{where} any more: {why}")
 
 
 def _env_value(name: str, raw: str) -> Any:

@@ -61,6 +61,7 @@ from lamina_bench.evaluation.bootstrap import bootstrap_mean
 from lamina_bench.evaluation.prompts import NOT_MENTIONED
 from lamina_bench.evaluation.records import costs_of
 from lamina_bench.evaluation.scoring import locomo_f1
+from lamina_bench.evaluation.settings import split_recall
 
 
 def arm(text: str) -> tuple[str, dict[str, Any]]:
@@ -173,24 +174,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     counter = gguf_counter(gguf)
     model = local_model(args.base_url, prompt_cache=args.prompt_cache)
     embeddings = MiniLMEmbeddings()
+    split = {name: split_recall(opts) for name, opts in arms.items()}
     graphs = {
-        path: build_recall_graph(
+        name: build_recall_graph(
             chat_model=model,
-            store=ChromaMemoryStore.persistent(path, embeddings=embeddings),
+            store=ChromaMemoryStore.persistent(stores[name], embeddings=embeddings),
             count_tokens=counter.count,
+            arms=split[name][0],
         ).compile()
-        for path in set(stores.values())
+        for name in arms
     }
     for n, (sample_id, category, text, gold) in enumerate(questions):
         qid = f"{sample_id}:{n}"
         order = list(arms.items())
         # each arm goes first in turn: no arm always reuses the other's cached prompt prefix
-        for name, opts in order if n % 2 == 0 else order[::-1]:
+        for name, _ in order if n % 2 == 0 else order[::-1]:
             if (qid, name) in done:
                 continue
-            ctx = MemoryContext(namespace=args.namespace.format(sample=sample_id), **opts)
+            namespace = args.namespace.format(sample=sample_id)
+            ctx = MemoryContext(namespace=namespace, **split[name][1])
             started = time.perf_counter()
-            out = graphs[stores[name]].invoke({"question": text, "mode": "answer"}, context=ctx)
+            out = graphs[name].invoke({"question": text, "mode": "answer"}, context=ctx)
             seconds = time.perf_counter() - started
             costs = list(costs_of(out.get("llm_calls", [])).values())
             answer = str(out.get("answer", ""))

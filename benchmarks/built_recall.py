@@ -51,7 +51,12 @@ from lamina_bench.evaluation.ingest import (
     stage_namespace,
 )
 from lamina_bench.evaluation.records import Journal, RunHeader
-from lamina_bench.evaluation.settings import JOURNAL, parse_recall_options, questions_of_run
+from lamina_bench.evaluation.settings import (
+    JOURNAL,
+    parse_recall_options,
+    questions_of_run,
+    split_recall,
+)
 from lamina_bench.evaluation.subset import EvalQuestion, load_subset
 from lamina_bench.evaluation.transcripts import UTC_ZONE, WordPieceCounter
 
@@ -118,10 +123,10 @@ def measure(args: argparse.Namespace) -> list[Row]:
     stage = lamina_stage(policy)
     memory = _stage_store(args.construction_dir, stage, embeddings)
     raw_store = _stage_store(args.construction_dir, RAW_STAGE, embeddings)
+    arms, options = split_recall(parse_recall_options(args.recall_option))
     graph = build_recall_graph(
-        chat_model=SchemaChatModel(), store=memory, count_tokens=counter.count
+        chat_model=SchemaChatModel(), store=memory, count_tokens=counter.count, arms=arms
     ).compile()
-    options = parse_recall_options(args.recall_option)
     rows: list[Row] = []
     for conv in subset.conversations:
         namespace = stage_namespace(stage, conv.sample_id)

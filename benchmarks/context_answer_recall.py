@@ -50,6 +50,7 @@ from lamina.graphs.recall import build_recall_graph
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
 from lamina_bench.datasets.locomo import default_locomo_path, load_locomo
+from lamina_bench.evaluation.settings import split_recall
 from lamina_bench.evaluation.subset import load_subset
 
 _DROP = str.maketrans("", "", string.punctuation)
@@ -156,10 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--namespace", default="{stage}/{sample}", help="the store's namespaces")
     p.add_argument("--collection-prefix", default="eval", help="'' for the library default")
     args = p.parse_args(argv)
-    opts = dict(args.recall_option)
+    arms, opts = split_recall(dict(args.recall_option))
     prefix = {"collection_prefix": args.collection_prefix} if args.collection_prefix else {}
     store = ChromaMemoryStore.persistent(args.store, embeddings=MiniLMEmbeddings(), **prefix)
-    graph = build_recall_graph(chat_model=SchemaChatModel(), store=store).compile()
+    graph = build_recall_graph(chat_model=SchemaChatModel(), store=store, arms=arms).compile()
     found: dict[str, list[float]] = defaultdict(list)
     by_kind: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     sizes: list[int] = []
@@ -185,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = {
         "stage": args.stage,
         "conversations": args.conversations,
-        "recall_options": opts,
+        "recall_options": dict(args.recall_option),
         "answer_word_recall": {k: round(sum(v) / len(v), 4) for k, v in sorted(found.items())},
         "answer_word_recall_by_kind": {
             kind: {k: round(sum(v) / len(v), 4) for k, v in sorted(shares.items())}

@@ -296,7 +296,7 @@ def run_generalization(
         for path in answer_dir.glob("*") if answer_dir.exists() else []:
             if path != kept and not path.name.startswith(kept.name):
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
-        config = MemoryConfig(data_dir=answer_dir, construction_journal=True)
+        config = MemoryConfig(data_dir=answer_dir)
         memory = Memory(config=config, chat_model=chat_model)
     elif "answer" in sections:
         config = MemoryConfig(chroma_mode="ephemeral")

@@ -213,10 +213,13 @@ def question_budget(config: MemoryConfig) -> QuestionBudget | None:
     """
     if config.uses_endpoint:
         return None
+    from ..agents.recall.answer import ANSWER_MAX_TOKENS
+    from ..agents.recall.judge import JUDGE_MAX_TOKENS
+    from ..agents.recall.refresher import REFRESH_MAX_TOKENS
+    from ..agents.recall.rewriter import REWRITE_MAX_TOKENS
+
     ctx = config.memory_context("default")
-    output = max(
-        ctx.judge_max_tokens, ctx.answer_max_tokens, ctx.rewrite_max_tokens, ctx.refresh_max_tokens
-    )
+    output = max(JUDGE_MAX_TOKENS, ANSWER_MAX_TOKENS, REWRITE_MAX_TOKENS, REFRESH_MAX_TOKENS)
     limit = config.local_ctx - ctx.context_tokens - output - PROMPT_RESERVE
     return QuestionBudget(window=config.local_ctx, limit=max(limit, 1))
 

@@ -60,7 +60,7 @@ def chat_model_from_config(config: MemoryConfig) -> BaseChatModel:
         "base_url": config.openai_base_url or LOCAL_SERVER_URL,
         "api_key": config.openai_api_key or SecretStr("not-needed"),
         "model": config.model or "local",
-        "temperature": config.temperature,
+        "temperature": 0.0,
         "timeout": config.timeout,
     }
     if config.max_tokens is not None:

@@ -21,6 +21,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "GraphOptions": ".options",
         "LLMCall": "..core.calls",
         "MemoryContext": "..core.context",
+        "ResearchArms": "..core.arms",
         "TurnInput": "..core.state",
         "aopen_checkpointer": ".checkpoint",
         "build_ingest_graph": ".ingest",

@@ -1,5 +1,6 @@
 # Written by `python -m lamina.core.stubs` from the mapping in __init__.py: edit that, then run it.
 
+from ..core.arms import ResearchArms as ResearchArms
 from ..core.calls import LLMCall as LLMCall
 from ..core.context import MemoryContext as MemoryContext
 from ..core.state import Candidate as Candidate

@@ -16,13 +16,17 @@ from langchain_core.language_models import BaseChatModel
 from ..agents.common.deps import NodeDeps
 from ..agents.common.journal import ReplyJournal
 from ..agents.recall.context import TokenCount
+from ..core.arms import ResearchArms
 from ..errors import InvalidTypeError
 from ..llm.structured import StructuredCaller, StructuredMethod
 from ..records.model import utc_now
 from ..stores.base import MemoryStore
 from ..stores.traced import traced
 
-__all__ = ["GraphOptions", "node_deps"]
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "GraphOptions", "node_deps"]
+
+DEFAULT_MAX_ATTEMPTS = 3
+"""Attempts per structured call; each retry shows the model its validation error."""
 
 
 class GraphOptions(TypedDict, total=False):
@@ -36,7 +40,7 @@ class GraphOptions(TypedDict, total=False):
     structured_method: StructuredMethod
     """How structured output is asked for (default ``"json_schema"``)."""
     max_attempts: int
-    """Attempts per structured call (default 3)."""
+    """Attempts per structured call (default :data:`DEFAULT_MAX_ATTEMPTS`)."""
     journal: ReplyJournal | None
     """Keeps construction replies by content hash, model and prompt version, so an
     interrupted or repeated build reuses them instead of calling the model again."""
@@ -46,6 +50,9 @@ class GraphOptions(TypedDict, total=False):
     count_tokens: TokenCount | None
     """Counts the tokens of the recall context budget (default: the served model's own
     tokenizer when it is known, else a labelled estimate)."""
+    arms: ResearchArms
+    """Research arms for lamina-bench, not a user setting: the recall designs a benchmark
+    compares with lamina's defaults (:class:`~lamina.core.arms.ResearchArms`)."""
 
 
 def node_deps(chat_model: BaseChatModel, store: MemoryStore, options: GraphOptions) -> NodeDeps:
@@ -62,7 +69,7 @@ def node_deps(chat_model: BaseChatModel, store: MemoryStore, options: GraphOptio
     caller = StructuredCaller(
         chat_model,
         method=options.get("structured_method", "json_schema"),
-        max_attempts=options.get("max_attempts", 3),
+        max_attempts=options.get("max_attempts", DEFAULT_MAX_ATTEMPTS),
     )
     return NodeDeps(
         store=traced(store),  # its calls become spans when OpenTelemetry is set up
@@ -70,4 +77,5 @@ def node_deps(chat_model: BaseChatModel, store: MemoryStore, options: GraphOptio
         clock=options.get("clock") or utc_now,
         model_name=str(name or type(chat_model).__name__),
         journal=options.get("journal"),
+        arms=options.get("arms") or ResearchArms(),
     )

@@ -12,7 +12,7 @@ once. The Judge's one structured call returns sufficiency, what is missing and a
 answer; when the context suffices the answer node returns the draft without a second
 call. An insufficient verdict (a refusal, or an empty round, included) sends the
 question to the rewrite and a new retrieval round while ``rounds <
-max_retrieval_rounds``. Retrieval-only mode returns the pooled evidence after the first
+MAX_RETRIEVAL_ROUNDS``. Retrieval-only mode returns the pooled evidence after the first
 round, with no LLM call at all.
 """
 
@@ -22,14 +22,13 @@ from typing import Literal, Unpack
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
 
 from ..agents.recall.answer import make_answer
 from ..agents.recall.judge import make_recall_judge
 from ..agents.recall.refresher import make_recall_refresher
 from ..agents.recall.retriever import make_retriever
 from ..agents.recall.rewriter import make_rewriter
-from ..core.context import MemoryContext, context_of
+from ..core.context import MemoryContext
 from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
 from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict
 from ..llm.tokens import DeferredTokens
@@ -37,15 +36,17 @@ from ..stores.base import MemoryStore
 from .events import emitting
 from .options import GraphOptions, node_deps
 
+MAX_RETRIEVAL_ROUNDS = 2
+"""Retrieval rounds before answering with what was found (AMA's K_r): the question, then
+one retry with the rewritten queries."""
+
 
 def route_after_retriever(state: RecallState) -> Literal["judge", "__end__"]:
     """Retrieval-only mode ends with the pooled evidence; otherwise the Judge decides."""
     return FINISH if state.get("mode") == "retrieve" else JUDGE
 
 
-def route_after_judge(
-    state: RecallState, runtime: Runtime[MemoryContext]
-) -> Literal["rewriter", "refresher", "answer"]:
+def route_after_judge(state: RecallState) -> Literal["rewriter", "refresher", "answer"]:
     """Typed routing on the verdict and the round counter.
 
     A premise the whole namespace does not hold goes to the answer, which refuses;
@@ -60,8 +61,7 @@ def route_after_judge(
         return REFRESHER
     if verdict.status == "failed" or verdict.sufficient:
         return ANSWER
-    ctx = context_of(runtime)
-    if state.get("rounds", 0) >= ctx.max_retrieval_rounds:
+    if state.get("rounds", 0) >= MAX_RETRIEVAL_ROUNDS:
         return ANSWER
     return REWRITER
 

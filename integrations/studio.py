@@ -15,7 +15,7 @@ edge only, through :meth:`lamina.config.MemoryConfig.from_env`:
   one :class:`~lamina.Memory` makes; :data:`STUDIO_MODELS` is the one place that
   holds the Studio's model for the life of the process.
 * the store: ``LAMINA_DATA_DIR`` (persistent Chroma under ``<dir>/chroma``),
-  ``LAMINA_CHROMA_MODE=http`` with ``LAMINA_CHROMA_HOST`` / ``_PORT`` for a
+  ``LAMINA_CHROMA_MODE=http`` with ``LAMINA_CHROMA_URL`` for a
   ``chroma run`` server, or ``LAMINA_BACKEND=postgres`` with ``LAMINA_POSTGRES_DSN``
   (one store per process, :data:`STUDIO_STORES`).
 
@@ -55,15 +55,12 @@ StudioGraph = StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]
 _MODEL_SETTINGS = (
     "openai_base_url",
     "model",
-    "temperature",
     "timeout",
     "max_tokens",
-    "max_retries",
     "local_model",
     "local_threads",
     "local_ctx",
     "local_port",
-    "local_startup_timeout",
 )
 """The configuration fields that choose or shape the chat model."""
 
@@ -174,8 +171,6 @@ def build_studio_graph(
     return build_memory_graph(
         chat_model=chat_model,
         store=(stores or STUDIO_STORES).get(config),
-        structured_method=config.structured_method,
-        max_attempts=config.max_llm_attempts,
     )
 
 

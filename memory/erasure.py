@@ -155,5 +155,5 @@ def erase_memory_files(
     if kind == "sqlite" and path.exists():
         erase_checkpoint_file(path, namespace)
     journal = config.resolved_journal_path
-    if config.construction_journal and own_persistent_store and journal.exists():
+    if own_persistent_store and journal.exists():
         erase_reply_file(journal)

@@ -172,14 +172,12 @@ class Memory(
                         own_postgres_store=self._own_postgres_store,
                     )
                 journal = None
-                if self.config.construction_journal and self._own_persistent_store:
+                if self._own_persistent_store:
                     journal = SqliteReplyJournal(self.config.resolved_journal_path)
                     self._resources.callback(journal.close)
                 graph = build_memory_graph(
                     chat_model=self._models.get(),
                     store=self.store,
-                    structured_method=self.config.structured_method,
-                    max_attempts=self.config.max_llm_attempts,
                     journal=journal,
                 )
                 self._graph = graph.compile(checkpointer=self.checkpointer)

@@ -30,6 +30,7 @@ from ..core.calls import LLMCall
 from ..core.nodes import JUDGE
 from ..core.state import Failure, Written
 from ..errors import InvalidInputError, InvalidTypeError
+from ..graphs.options import DEFAULT_MAX_ATTEMPTS
 from ..llm.structured import StructuredCaller
 from ..records.model import FactRecord, MetadataValue, stable_id, utc_now
 from ..stores.chroma import ChromaMemoryStore
@@ -148,8 +149,8 @@ class _OnFirstCall(StructuredCaller):
     def __init__(self, get_model: Callable[[], BaseChatModel], config: MemoryConfig) -> None:
         self._get: Callable[[], BaseChatModel] = get_model
         self._model: BaseChatModel | None = None
-        self.method = config.structured_method
-        self.max_attempts = config.max_llm_attempts
+        self.method = "json_schema"
+        self.max_attempts = DEFAULT_MAX_ATTEMPTS
 
     @property
     def model(self) -> BaseChatModel:

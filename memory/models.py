@@ -43,6 +43,14 @@ class LocalServer(Protocol):
         ...
 
 
+TEMPERATURE = 0.0
+"""Sampling temperature of lamina's own model: the same turns are built into the same
+memory, and the same question gets the same answer."""
+MAX_RETRIES = 2
+"""HTTP retries per request to an endpoint (the OpenAI client's own default)."""
+LOCAL_STARTUP_TIMEOUT = 300.0
+"""Seconds the local model may take to load before its start is reported as failed."""
+
 LocalServerFactory = Callable[[MemoryConfig], LocalServer]
 """Builds (but does not start) the local server for a config; tests pass a fake."""
 
@@ -57,7 +65,7 @@ def default_local_server(config: MemoryConfig) -> LocalServer:
         n_ctx=config.local_ctx,
         threads=config.local_threads,
         max_tokens=config.max_tokens or -1,
-        startup_timeout=config.local_startup_timeout,
+        startup_timeout=LOCAL_STARTUP_TIMEOUT,
         request_timeout=config.timeout,
         warmup=False,
     )
@@ -98,9 +106,9 @@ def endpoint_chat_model(config: MemoryConfig) -> BaseChatModel:
 
     options: dict[str, Any] = {
         "model": config.model or DEFAULT_OPENAI_MODEL,
-        "temperature": config.temperature,
+        "temperature": TEMPERATURE,
         "timeout": config.timeout,
-        "max_retries": config.max_retries,
+        "max_retries": MAX_RETRIES,
         "api_key": config.openai_api_key or SecretStr("not-needed"),
     }
     if config.openai_base_url is not None:
@@ -197,7 +205,7 @@ class ChatModelProvider:
                 else:
                     server = self._factory(self.config)
                     self._server = server
-                    options: dict[str, Any] = {"temperature": self.config.temperature}
+                    options: dict[str, Any] = {"temperature": TEMPERATURE}
                     if self.config.max_tokens is not None:
                         options["max_tokens"] = self.config.max_tokens
                     self._model = server.chat_model(**options)

@@ -29,9 +29,8 @@ def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMem
         return ChromaMemoryStore.ephemeral(**options)
     options["collection_prefix"] = config.collection_prefix
     if config.chroma_mode == "http":
-        return ChromaMemoryStore.http(
-            config.chroma_host, config.chroma_port, ssl=config.chroma_ssl, **options
-        )
+        host, port, ssl = config.chroma_server
+        return ChromaMemoryStore.http(host, port, ssl=ssl, **options)
     path = config.resolved_chroma_path.expanduser()
     path.mkdir(parents=True, exist_ok=True)
     return ChromaMemoryStore.persistent(path, **options)

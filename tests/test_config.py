@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lamina import MemoryConfig
+from lamina.config import RETIRED
 from lamina.errors import InvalidInputError, StoreConfigurationError
 
 
@@ -29,13 +30,13 @@ def test_the_config_is_immutable() -> None:
     "kwargs",
     [
         {"chroma_mode": "cloud"},
-        {"chroma_port": 70000},
-        {"temperature": -1},
+        {"chroma_url": "http://chroma:70000"},
+        {"chroma_url": "chroma:8000"},
+        {"chroma_url": "ftp://chroma:8000"},
+        {"timeout": -1},
         {"local_model": "llama3"},
-        {"structured_method": "xml"},
         {"context": {"trigger_policy": "sometimes"}},
         {"context": {"context_kinds": ["fact", "topic"]}},
-        {"context": {"aggregation_kinds": ["fact", "summary"]}},
         {"context": {"no_such_field": 1}},
         {"context": {"namespace": "user:x"}},
         {"checkpointer": "postgres"},
@@ -62,8 +63,7 @@ def test_from_env_maps_variables() -> None:
     env = {
         "LAMINA_DATA_DIR": "/srv/mem",
         "LAMINA_CHROMA_MODE": "http",
-        "LAMINA_CHROMA_PORT": "9000",
-        "LAMINA_CHROMA_SSL": "true",
+        "LAMINA_CHROMA_URL": "https://chroma.internal:9000",
         "OPENAI_API_KEY": "sk-abc",
         "OPENAI_BASE_URL": "http://llm:8080/v1",
         "OPENAI_MODEL": "qwen2.5",
@@ -74,7 +74,9 @@ def test_from_env_maps_variables() -> None:
     }
     config = MemoryConfig.from_env(env)
     assert config.data_dir == Path("/srv/mem")
-    assert (config.chroma_mode, config.chroma_port, config.chroma_ssl) == ("http", 9000, True)
+    assert config.chroma_mode == "http"
+    assert config.chroma_server == ("chroma.internal", 9000, True)
+    assert MemoryConfig(chroma_url="http://10.0.0.2").chroma_server == ("10.0.0.2", 8000, False)
     assert config.openai_api_key is not None
     assert config.openai_api_key.get_secret_value() == "sk-abc"
     assert "sk-abc" not in repr(config)
@@ -92,18 +94,37 @@ def test_lamina_variables_beat_the_standard_openai_ones() -> None:
 def test_explicit_overrides_beat_env_and_file(tmp_path: Path) -> None:
     path = tmp_path / "lamina.toml"
     path.write_text(
-        'model = "from-file"\ntemperature = 0.5\nlocal_ctx = 4096\n'
+        'model = "from-file"\ntimeout = 12.5\nlocal_ctx = 4096\n'
         '[context]\ntrigger_policy = "eager"\nk_min = 3\n'
     )
     env = {"LAMINA_CONFIG": str(path), "LAMINA_MODEL": "from-env"}
     config = MemoryConfig.from_env(env)
-    assert (config.model, config.temperature, config.local_ctx) == ("from-env", 0.5, 4096)
+    assert (config.model, config.timeout, config.local_ctx) == ("from-env", 12.5, 4096)
     assert config.context == {"trigger_policy": "eager", "k_min": 3}
     explicit = MemoryConfig.from_env(
         env, model="explicit", local_ctx=2048, context={"trigger_policy": "session"}
     )
     assert (explicit.model, explicit.local_ctx) == ("explicit", 2048)
     assert explicit.context == {"trigger_policy": "session", "k_min": 3}
+
+
+@pytest.mark.parametrize("name", sorted(RETIRED))
+def test_a_former_setting_is_refused_with_where_it_went(name: str, tmp_path: Path) -> None:
+    """An argument, a config-file key or a LAMINA_ variable: each names the replacement."""
+    with pytest.raises(InvalidInputError, match=f"no setting \\['{name}'\\]") as given:
+        MemoryConfig(**{name: 1})
+    assert RETIRED[name] in str(given.value)
+    path = tmp_path / "lamina.toml"
+    path.write_text(f"{name} = 1\n")
+    with pytest.raises(InvalidInputError, match=f"in {path}"):
+        MemoryConfig.from_env({"LAMINA_CONFIG": str(path)})
+    with pytest.raises(InvalidInputError, match="a LAMINA_ variable"):
+        MemoryConfig.from_env({f"LAMINA_{name.upper()}": "1"})
+
+
+def test_a_former_context_field_is_refused_with_where_it_went() -> None:
+    with pytest.raises(InvalidInputError, match="scene_tau: a constant of lamina.agents"):
+        MemoryConfig(context={"scene_tau": 0.5})
 
 
 def test_env_is_not_read_without_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,8 +143,8 @@ def test_toml_with_a_lamina_table_and_explicit_path(tmp_path: Path) -> None:
 
 
 def test_bad_env_values_and_files_raise_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(InvalidInputError, match="chroma_port"):
-        MemoryConfig.from_env({"LAMINA_CHROMA_PORT": "eighty"})
+    with pytest.raises(InvalidInputError, match="chroma_url"):
+        MemoryConfig.from_env({"LAMINA_CHROMA_URL": "http://chroma:eighty"})
     with pytest.raises(StoreConfigurationError, match="does not exist"):
         MemoryConfig.from_env({"LAMINA_CONFIG": str(tmp_path / "missing.toml")})
     broken = tmp_path / "broken.toml"

@@ -6,17 +6,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from lamina.agents.common.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
-from lamina.agents.ingest.drafting import item_budget
+from lamina.agents.ingest.drafting import EXTRA_ITEMS, MAX_ITEMS, item_budget
 from lamina.agents.ingest.lines import parse_lines
 from lamina.agents.ingest.salience import is_trivial
 from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
-from lamina.errors import InvalidInputError
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
@@ -181,26 +179,21 @@ def test_output_is_capped_per_call() -> None:
 
 
 def test_the_notes_asked_for_follow_the_excerpts_turns() -> None:
-    """One note per turn plus ``construction_extra_items``, never above the maximum; the
-    output cap follows the notes asked for."""
-    default, tight = MemoryContext(), MemoryContext(construction_extra_items=0)
-    assert item_budget(default, 6) == (8, min(480, 70 + 28 * 8))
-    assert item_budget(tight, 6) == (6, 70 + 28 * 6)
-    assert item_budget(tight, 30)[0] == tight.construction_max_items
-    assert item_budget(tight, 0)[0] == 1
+    """One note per turn plus ``EXTRA_ITEMS``, never above ``MAX_ITEMS``; the output cap
+    follows the notes asked for."""
+    assert item_budget(6) == (8, min(480, 70 + 28 * 8))
+    assert item_budget(6, extra=0) == (6, 70 + 28 * 6)
+    assert item_budget(30, extra=0)[0] == MAX_ITEMS
+    assert item_budget(0, extra=0)[0] == 1
     seen: list[tuple[Any, dict[str, Any]]] = []
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    _ingest(_capturing(seen), store, construction_extra_items=0)
+    _ingest(_capturing(seen), store)
     asked = [str(messages[-1].content) for messages, _ in seen]
     assert asked
-    for prompt in asked:  # as many notes as the excerpt has turn labels
+    for prompt in asked:  # the excerpt's turn labels and two more, at most MAX_ITEMS
         wanted = re.search(r"at most (\d+) F, P or L notes", prompt)
-        assert wanted and int(wanted.group(1)) == len(re.findall(r"^\[t\d+\] ", prompt, re.M))
-
-
-def test_extra_items_below_zero_are_refused() -> None:
-    with pytest.raises(InvalidInputError, match="construction_extra_items"):
-        MemoryContext(construction_extra_items=-1)
+        labels = len(re.findall(r"^\[t\d+\] ", prompt, re.M))
+        assert wanted and int(wanted.group(1)) == min(MAX_ITEMS, labels + EXTRA_ITEMS)
 
 
 def test_salience_keeps_anything_that_could_matter() -> None:

@@ -21,6 +21,7 @@ from langchain_core.messages import BaseMessage
 
 from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
 from lamina.errors import InvalidInputError
+from lamina.graphs import ResearchArms
 from lamina.prompts import construction as prompts_module
 from lamina.testing import (
     FakeEmbeddings,
@@ -33,13 +34,17 @@ from lamina_bench.cli import build_parser
 from lamina_bench.commands.eval import build_models, run_eval
 from lamina_bench.evaluation.code_version import code_version
 from lamina_bench.evaluation.construction import (
+    CONSTANT_SETTINGS,
     KEYED_UNLESS,
     RECALL_FIELDS,
+    KeyInputs,
+    construction_key,
     construction_settings,
 )
 from lamina_bench.evaluation.harness import EvalModels, EvalSettings, run_evaluation
 from lamina_bench.evaluation.prompts import NOT_MENTIONED
 from lamina_bench.evaluation.records import Journal, QuestionResult, Redo, RunHeader, answers_of
+from lamina_bench.evaluation.settings import split_recall
 from lamina_bench.evaluation.subset import load_subset
 
 FILLER = [
@@ -805,20 +810,18 @@ def test_recall_options_reach_lamina_and_are_recorded(data: Path, tmp_path: Path
     out = tmp_path / "options"
     args = _cli(
         ["--data", str(data), "--systems", "lamina", "--out", str(out), "--no-judge"]
-        + ["--recall-option", "insufficient_answer=draft"]
+        + ["--recall-option", "derived_share=0.3"]
         + ["--recall-option", "context_tokens=900", "--no-progress", "--no-plots"]
     )
     model = oracle_model()
     assert run_eval(args, models=models(model)) == 0
     (header,) = [e for e in Journal(out / "journal.jsonl").read() if isinstance(e, RunHeader)]
-    assert header.fingerprint["recall"] == {
-        "insufficient_answer": "draft",
-        "context_tokens": 900,
-    }
-    assert (
-        "--recall-option insufficient_answer=draft --recall-option"
-        in (out / "report.md").read_text()
-    )
+    assert header.fingerprint["recall"] == {"derived_share": 0.3, "context_tokens": 900}
+    report = (out / "report.md").read_text()
+    assert "--recall-option derived_share=0.3 --recall-option" in report
+    assert "derived memory takes at most 30%" in report  # the report reads the arm
+    arms, context = split_recall({"derived_share": 0.3, "context_tokens": 900})
+    assert (arms, context) == (ResearchArms(derived_share=0.3), {"context_tokens": 900})
     bad = ["--data", str(data), "--out", str(tmp_path / "bad"), "--recall-option"]
     with pytest.raises(InvalidInputError, match="unknown recall option"):
         run_eval(_cli([*bad, "no_such=1"]), models=models(oracle_model()))
@@ -859,7 +862,6 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
         "conflict_k",
         "conflict_max_pairs",
         "conflict_pairs_per_fact",
-        "construction_extra_items",
         "construction_format",
         "construction_frequency_penalty",
         "construction_max_items",
@@ -883,7 +885,61 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
     }
     assert set(construction_settings("recurrence")) | set(KEYED_UNLESS) == construction
     every = {f.name for f in dataclasses.fields(MemoryContext)}
-    assert every == construction | RECALL_FIELDS
+    assert every == (construction - set(CONSTANT_SETTINGS)) | RECALL_FIELDS
+
+
+KEYS_OF_THE_DEFAULT_BUILD = {
+    "eager": "lamina-eager-00cd8b4f4b87",
+    "recurrence": "lamina-recurrence-f5f8074de7c7",
+    "boundary": "lamina-boundary-ea3dc410035e",
+    "session": "lamina-session-26ea8979e8ab",
+}
+"""Construction keys of the default build, taken before the context's construction knobs
+became constants (f6e0b25): moving a setting must not send built memory to be built again."""
+
+
+def test_the_default_builds_keep_their_construction_keys() -> None:
+    inputs = KeyInputs(
+        data_sha256="0" * 64,
+        embeddings="MiniLM",
+        model="qwen",
+        batch_size=10,
+        chunk_words=128,
+        chunk_overlap=32,
+        sessions=None,
+    )
+    keys = {p: construction_key(f"lamina-{p}", inputs) for p in KEYS_OF_THE_DEFAULT_BUILD}
+    assert keys == KEYS_OF_THE_DEFAULT_BUILD
+
+
+def test_the_keys_constant_settings_are_lamina_s_constants() -> None:
+    """A constant changed in lamina changes what is built, so the key must follow it."""
+    from lamina.agents.common import refinement
+    from lamina.agents.ingest import conflicts, drafting, episode_trigger, scenes
+    from lamina.graphs.options import DEFAULT_MAX_ATTEMPTS
+
+    assert CONSTANT_SETTINGS == {
+        "theta_sim": episode_trigger.THETA_SIM,
+        "theta_count": episode_trigger.THETA_COUNT,
+        "neighbour_k": episode_trigger.NEIGHBOUR_K,
+        "merge_threshold": episode_trigger.MERGE_THRESHOLD,
+        "boundary_gap_minutes": episode_trigger.BOUNDARY_GAP_MINUTES,
+        "boundary_llm_check": False,  # removed: the boundary policy asks no judge
+        "construction_max_items": drafting.MAX_ITEMS,
+        "construction_max_tokens": drafting.MAX_TOKENS,
+        "construction_tokens_per_item": drafting.TOKENS_PER_ITEM,
+        "construction_frequency_penalty": drafting.FREQUENCY_PENALTY,
+        "skip_trivial_turns": True,  # removed: trivial turns always stay raw only
+        "duplicate_threshold": refinement.DUPLICATE_THRESHOLD,
+        "conflict_k": conflicts.CONFLICT_K,
+        "conflict_pairs_per_fact": conflicts.PAIRS_PER_FACT,
+        "conflict_max_pairs": conflicts.MAX_PAIRS,
+        "scene_tau": scenes.SCENE_TAU,
+        "scene_max_gap_days": scenes.SCENE_MAX_GAP_DAYS,
+        "profile_scenes": 8,  # removed: nothing read it
+        "max_llm_attempts": DEFAULT_MAX_ATTEMPTS,
+    }
+    assert drafting.EXTRA_ITEMS == 2  # left out of the key at 2 before it became a constant
 
 
 def test_a_setting_added_later_enters_the_key_only_away_from_its_old_value() -> None:

@@ -41,11 +41,18 @@ def fact(fid: str, text: str, subject: str | None = "Alice", days: int = 0) -> F
 
 
 def check(
-    store: ChromaMemoryStore, model: SchemaChatModel, new_ids: list[str], **ctx: Any
+    store: ChromaMemoryStore,
+    model: SchemaChatModel,
+    new_ids: list[str],
+    *,
+    pairing: dict[str, int] | None = None,
+    **ctx: Any,
 ) -> tuple[list[Any], StepLog]:
+    """``pairing``: check_conflicts' ``per_fact`` / ``max_pairs`` (else its constants)."""
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
-    return check_conflicts(log, MemoryContext(namespace=NS, **ctx), new_ids), log
+    ctx_ = MemoryContext(namespace=NS, **ctx)
+    return check_conflicts(log, ctx_, new_ids, **(pairing or {})), log
 
 
 def pairs_in(messages: list[BaseMessage]) -> dict[str, tuple[str, str]]:
@@ -95,7 +102,7 @@ def test_a_persons_facts_are_paired_nearest_first_up_to_the_cap(store, model) ->
         ],
     )
     model.script(CHECK, verdicts(p1=True))
-    conflicts, _ = check(store, model, ["harbour"], conflict_pairs_per_fact=1)
+    conflicts, _ = check(store, model, ["harbour"], pairing={"per_fact": 1})
     assert list(pairs_in(model.calls[0][1]).values()) == [
         ("Alice lives in Boston near the harbour", "Alice now lives in Denver near the harbour")
     ]
@@ -182,7 +189,7 @@ def test_many_pairs_are_asked_in_capped_batches(store, model) -> None:  # type: 
         ],
     )
     model.script(CHECK, verdicts(p1=True), verdicts(p1=True))
-    conflicts, log = check(store, model, ["denver", "quit"], conflict_max_pairs=1)
+    conflicts, log = check(store, model, ["denver", "quit"], pairing={"max_pairs": 1})
     assert model.count(CHECK) == 2 and len(log.calls) == 2
     assert sorted(c.old_id for c in conflicts) == ["boston", "job"]
 

@@ -8,12 +8,21 @@ import pytest
 from pydantic import Field
 
 from lamina.agents.common.refinement import fact_id
-from lamina.agents.recall.answer import REFUSAL
+from lamina.agents.recall.answer import ANSWER_MAX_TOKENS, REFUSAL
+from lamina.agents.recall.judge import JUDGE_MAX_TOKENS
+from lamina.agents.recall.refresher import REFRESH_MAX_TOKENS
+from lamina.agents.recall.rewriter import REWRITE_MAX_TOKENS
 from lamina.agents.recall.schemas import DRAFT_CITATIONS, MAX_ANSWER, MAX_NOTE, DraftFirst
-from lamina.core.context import MemoryContext
+from lamina.core.context import DERIVED_KINDS, MemoryContext
 from lamina.core.state import RecallState
 from lamina.errors import InvalidInputError
-from lamina.graphs.recall import build_recall_graph, route_after_judge, route_after_retriever
+from lamina.graphs import ResearchArms
+from lamina.graphs.recall import (
+    MAX_RETRIEVAL_ROUNDS,
+    build_recall_graph,
+    route_after_judge,
+    route_after_retriever,
+)
 from lamina.prompts.construction import DATA_RULE
 from lamina.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from lamina.stores import ChromaMemoryStore
@@ -90,8 +99,9 @@ def rewrite(*queries: str) -> str:
     return json.dumps({"queries": list(queries)})
 
 
-def ask(store, model, question: str, **kw: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    graph = build_recall_graph(chat_model=model, store=store).compile()
+def ask(store, model, question: str, arms: ResearchArms | None = None, **kw: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Run the recall graph (with ``arms``, a research arm's design) under context ``kw``."""
+    graph = build_recall_graph(chat_model=model, store=store, arms=arms or ResearchArms()).compile()
     given = {k: kw.pop(k) for k in ("as_of", "reference_time") if k in kw}
     payload = {"question": question, "mode": kw.pop("mode", "answer"), **given}
     ctx = MemoryContext(namespace=kw.pop("namespace", NS), **kw)
@@ -168,19 +178,10 @@ def test_insufficient_rewrites_the_query_and_retries_over_all_granularities(mode
 def test_retries_are_bounded_then_the_answer_refuses(store, model) -> None:  # type: ignore[no-untyped-def]
     model.script("DraftFirst", *[judged(sufficient=False, missing="")] * 3)
     model.script("QueryRewrite", *[rewrite("blood type")] * 3)
-    out = ask(store, model, "What is Alice's blood type?", max_retrieval_rounds=2)
+    out = ask(store, model, "What is Alice's blood type?")
     assert out["refused"] and out["answer"] == REFUSAL and out["citations"] == []
-    assert out["rounds"] == 2 and model.count("DraftFirst") == 2
+    assert out["rounds"] == MAX_RETRIEVAL_ROUNDS == 2 and model.count("DraftFirst") == 2
     assert model.count("QueryRewrite") == 1 and model.count("AnswerDraft") == 0
-
-
-def test_a_partial_draft_can_be_given_when_the_context_asks(store, model) -> None:  # type: ignore[no-untyped-def]
-    model.script("DraftFirst", judged("a dog", sufficient=False, missing="breed"))
-    out = ask(
-        store, model, "What breed is Rex?", max_retrieval_rounds=1, insufficient_answer="draft"
-    )
-    assert out["answer"] == "a dog" and not out["refused"]
-    assert [c.node for c in out["llm_calls"]] == ["judge"]
 
 
 def test_a_refusal_draft_retries_before_it_stands(store, model) -> None:  # type: ignore[no-untyped-def]
@@ -340,26 +341,19 @@ def test_every_llm_output_has_its_node_cap(store, model) -> None:  # type: ignor
     )
     model.script("QueryRewrite", rewrite("Alice city"))
     model.script("RefreshPlan", json.dumps({"action": "noop"}))
-    ask(
-        store,
-        model,
-        "Where does Alice live?",
-        judge_max_tokens=111,
-        rewrite_max_tokens=22,
-        refresh_max_tokens=33,
-    )
+    ask(store, model, "Where does Alice live?")
     assert model.caps == [
-        ("DraftFirst", 111),
-        ("QueryRewrite", 22),
-        ("DraftFirst", 111),
-        ("RefreshPlan", 33),
+        ("DraftFirst", JUDGE_MAX_TOKENS),
+        ("QueryRewrite", REWRITE_MAX_TOKENS),
+        ("DraftFirst", JUDGE_MAX_TOKENS),
+        ("RefreshPlan", REFRESH_MAX_TOKENS),
     ]
     assert model.max_tokens is None  # the caller's model itself is left untouched
     model.caps.clear()
     model.script("DraftFirst", *["broken"] * 3)
     model.script("AnswerDraft", json.dumps({"answerable": False}))
-    ask(store, model, "Where does Alice live?", answer_max_tokens=44)
-    assert model.caps[-1] == ("AnswerDraft", 44)
+    ask(store, model, "Where does Alice live?")
+    assert model.caps[-1] == ("AnswerDraft", ANSWER_MAX_TOKENS)
 
 
 def test_the_time_window_channel_brings_in_window_memories(model) -> None:  # type: ignore[no-untyped-def]
@@ -461,7 +455,9 @@ def test_an_aggregation_question_shows_facts_of_the_derived_kinds(  # type: igno
     store.add(NS, [fact("Alice adopted Rex the dog"), episode, scene])
     out = ask(store, model, question, mode="retrieve")
     assert {c.granularity for c in out["candidates"]} - {"raw"} == shown
-    every = ask(store, model, question, mode="retrieve", aggregation_kinds=tuple(EVERY))
+    every = ask(
+        store, model, question, mode="retrieve", arms=ResearchArms(aggregation_kinds=DERIVED_KINDS)
+    )
     assert {c.granularity for c in every["candidates"]} - {"raw"} == EVERY
     episodes = ask(store, model, question, mode="retrieve", context_kinds=("episode",))
     expected = set() if shown == {"fact"} else {"episode"}  # of context_kinds only
@@ -521,11 +517,6 @@ def test_recall_topology_snapshot(store, model, graph_edges) -> None:  # type: i
     ]
 
 
-class _Runtime:
-    def __init__(self, **kw: Any) -> None:
-        self.context = MemoryContext(**kw)
-
-
 @pytest.mark.parametrize(
     ("verdict", "rounds", "expected"),
     [
@@ -542,7 +533,7 @@ class _Runtime:
 )
 def test_routing_after_the_judge(verdict: dict[str, Any], rounds: int, expected: str) -> None:
     state: RecallState = {"verdict": verdict, "rounds": rounds}
-    assert route_after_judge(state, _Runtime(max_retrieval_rounds=2)) == expected  # type: ignore[arg-type]
+    assert route_after_judge(state) == expected
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("retrieve", "__end__"), ("answer", "judge")])
@@ -563,7 +554,7 @@ def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) ->
     cite = lambda m: judged("self-care matters", label_of(m, "charity race"))  # noqa: E731
     model.script("DraftFirst", cite, cite)
     question = "What did Melanie realize after the charity race?"
-    out = ask(s, model, question, insufficient_answer="draft")
+    out = ask(s, model, question)
     assert out["refused"] and out["rounds"] == 2
     assert [v["unsupported_person"] for v in out["verdicts"]] == ["Melanie", "Melanie"]
     assert out["verdicts"][0]["missing"] == "what Melanie said about it"
@@ -660,7 +651,7 @@ def test_a_premise_no_turn_holds_is_refused_without_another_round(model) -> None
     assert verdict["unsupported_person"] == "Gina"
     # off, the same draft passes the premise checks
     model.script("DraftFirst", judged(STRAY))
-    assert premise_passed(ask(s, model, question, premise_search=False))
+    assert premise_passed(ask(s, model, question, arms=ResearchArms(premise_search=False)))
     # her own words on the topic anywhere in the namespace lift the doubt
     s.add(NS, [raw("I shut down my bank account too, to keep my store afloat.", 9, "Gina")])
     model.script("DraftFirst", judged(STRAY))
@@ -769,11 +760,11 @@ def test_source_turns_of_derived_memory_join_the_ranking_only_when_weighted() ->
     default = ask(s, CappedModel(), question, **options)
     shown = {c.id for c in default["candidates"]}
     assert source.id not in shown and fact_id(NS, "Alice works as a nurse") in shown
-    weighted = ask(s, CappedModel(), question, source_weight=1.0, **options)
+    weighted = ask(s, CappedModel(), question, arms=ResearchArms(source_weight=1.0), **options)
     turn = next(c for c in weighted["candidates"] if c.id == source.id)
     assert turn.via == "source"
 
 
 def test_source_weight_must_be_a_fusion_weight() -> None:
     with pytest.raises(InvalidInputError, match="source_weight"):
-        MemoryContext(namespace=NS, source_weight=-1.0)
+        ResearchArms(source_weight=-1.0)

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
+from ...core.arms import ResearchArms
 from ...core.state import Failure
 from ...llm.structured import LLMCall, StructuredCaller, StructuredOutputError
 from ...records.model import utc_now
@@ -32,6 +33,8 @@ class NodeDeps:
     """Recorded in audit entries."""
     journal: ReplyJournal | None = None
     """Construction replies kept between runs; None rebuilds everything."""
+    arms: ResearchArms = field(default_factory=ResearchArms)
+    """The designs a benchmark compares (default: lamina's own)."""
     memo: dict[str, Any] = field(default_factory=dict)
     """Answers of small repeated checks, kept for the graph's lifetime (e.g. the rule
     check's, since an excerpt shows earlier turns again)."""

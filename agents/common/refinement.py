@@ -1,7 +1,7 @@
 """Fact identity and deduplication for the Constructor.
 
 Facts get deterministic ids from their normalised statement, and a fact is dropped when
-the same statement, or one nearly identical (cosine >= ``duplicate_threshold``), is
+the same statement, or one nearly identical (cosine >= ``DUPLICATE_THRESHOLD``), is
 already stored or was produced earlier in the same batch.
 
 A small model also restates one turn twice in other words ("Theo will host a dance
@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # a type only: importing the pure text rules loads no LLM cli
 
 _SPACE = re.compile(r"\s+")
 _ANALYZER = Analyzer()
+DUPLICATE_THRESHOLD = 0.95
+"""A new fact this close (cosine) to a stored one is a duplicate and is dropped."""
 REPEAT_OVERLAP = 0.7
 """Share of two facts' stemmed words (Jaccard) at which the later one repeats the earlier."""
 
@@ -76,7 +78,7 @@ def deduplicate(log: StepLog, ctx: MemoryContext, facts: list[FactRecord]) -> li
             continue
         seen.add(fact.id)
         hits = store.search(fact.text, "fact", ns, k=3, mode="dense")
-        if hits and hits[0].channel_scores["dense"] >= ctx.duplicate_threshold:
+        if hits and hits[0].channel_scores["dense"] >= DUPLICATE_THRESHOLD:
             continue
         stored = [h.record for h in hits if isinstance(h.record, FactRecord)]
         if any(repeats(fact, earlier) for earlier in stored):

@@ -33,6 +33,13 @@ from .slots import candidate_pairs as slot_pairs
 from .update_cues import may_change, pair_cue, plainly_said
 from .updates import CandidatePair, candidate_pairs, event_time, same_person
 
+CONFLICT_K = 4
+"""Nearest stored facts (by search) looked at for each new fact."""
+PAIRS_PER_FACT = 3
+"""At most this many stored facts paired with one new fact (the same person's, nearest by
+embedding first; see :mod:`.updates`)."""
+MAX_PAIRS = 8
+"""Pairs asked about in one call (more pairs take more calls)."""
 UPDATE_TOKENS_BASE = 24
 """Output cap of an update check call, plus ``UPDATE_TOKENS_PER_PAIR`` per listed pair."""
 UPDATE_TOKENS_PER_PAIR = 20
@@ -62,7 +69,7 @@ def _nearest_of_person(
         fact.text,
         "fact",
         ctx.namespace,
-        k=ctx.conflict_k + exclude,
+        k=CONFLICT_K + exclude,
         where={"superseded": False, "subject": _filed_under(log, ctx, fact.subject)},
         mode="dense",
     )
@@ -113,9 +120,7 @@ def _stored_for(log: StepLog, ctx: MemoryContext, new: list[FactRecord]) -> list
     store, ns = log.deps.store, ctx.namespace
     nearest: dict[str, FactRecord] = {}
     for fact in new:
-        for hit in store.search(
-            fact.text, "fact", ns, k=ctx.conflict_k, where={"superseded": False}
-        ):
+        for hit in store.search(fact.text, "fact", ns, k=CONFLICT_K, where={"superseded": False}):
             if isinstance(hit.record, FactRecord):
                 nearest.setdefault(hit.record.id, hit.record)
     people = list(dict.fromkeys(f.subject for f in new if f.subject))
@@ -130,7 +135,7 @@ def _stored_for(log: StepLog, ctx: MemoryContext, new: list[FactRecord]) -> list
 
 
 def _cued(
-    log: StepLog, ctx: MemoryContext, new: list[FactRecord]
+    log: StepLog, ctx: MemoryContext, new: list[FactRecord], per_fact: int
 ) -> tuple[list[Conflict], list[CandidatePair]]:
     """The small-model profile: English slot pairs, settled by cues where they can be.
 
@@ -143,7 +148,7 @@ def _cued(
     pairs = slot_pairs(
         new,
         _stored_for(log, ctx, new),
-        per_fact=ctx.conflict_pairs_per_fact,
+        per_fact=per_fact,
         said_at=_said_at(log, ctx),
         plain=plain,
     )
@@ -181,13 +186,13 @@ def _pairs_text(pairs: list[CandidatePair], tz: ZoneInfo) -> tuple[str, dict[str
 
 
 def update_candidates(
-    log: StepLog, ctx: MemoryContext, new: list[FactRecord]
+    log: StepLog, ctx: MemoryContext, new: list[FactRecord], *, per_fact: int = PAIRS_PER_FACT
 ) -> list[CandidatePair]:
     """Each new fact paired with the nearest current facts about its person.
 
-    Among each new fact's ``ctx.conflict_k`` nearest, a stored fact is paired with the
+    Among each new fact's :data:`CONFLICT_K` nearest, a stored fact is paired with the
     one new fact nearest to it (the first such, on a tie), and a new fact with at most
-    ``ctx.conflict_pairs_per_fact`` stored facts.
+    ``per_fact`` (:data:`PAIRS_PER_FACT`) stored facts.
     """
     new_ids = {f.id for f in new}
     said = _said_at(log, ctx)
@@ -201,7 +206,7 @@ def update_candidates(
     per_new: dict[str, int] = {}
     chosen: list[tuple[int, float, CandidatePair]] = []
     for distance, order, pair in sorted(scored, key=lambda r: (r[0], r[1])):
-        if pair.old.id in taken or per_new.get(pair.new.id, 0) >= ctx.conflict_pairs_per_fact:
+        if pair.old.id in taken or per_new.get(pair.new.id, 0) >= per_fact:
             continue
         taken.add(pair.old.id)
         per_new[pair.new.id] = per_new.get(pair.new.id, 0) + 1
@@ -250,6 +255,9 @@ def check_conflicts(
     new_ids: list[str],
     failed: set[str] | None = None,
     newer: Collection[str] = (),
+    *,
+    per_fact: int = PAIRS_PER_FACT,
+    max_pairs: int = MAX_PAIRS,
 ) -> list[Conflict]:
     """The stored facts the new facts update.
 
@@ -257,7 +265,7 @@ def check_conflicts(
     settled by cues, and the uncued ones with a word of change go to the model. Without
     it, the candidates are :func:`update_candidates` (no word list) and the model decides
     each. No call is made when there are none. The pairs go to the model
-    ``conflict_max_pairs`` at a time, in one capped structured call each, and only the
+    ``max_pairs`` (:data:`MAX_PAIRS`) at a time, in one capped structured call each, and only the
     pairs it confirms are returned. A failed call is recorded in ``log`` and supersedes
     nothing, so both facts stay current; the new facts of its pairs are added to
     ``failed``, so the caller can have them checked again at the next run. The facts in
@@ -269,14 +277,14 @@ def check_conflicts(
     if not new:
         return []
     if ctx.update_cues:
-        conflicts, asked = _cued(log, ctx, new)
+        conflicts, asked = _cued(log, ctx, new, per_fact)
     else:
-        conflicts, asked = [], update_candidates(log, ctx, new)
+        conflicts, asked = [], update_candidates(log, ctx, new, per_fact=per_fact)
     conflicts = [c for c in conflicts if c.old_id not in newer]
     asked = [p for p in asked if p.old.id not in newer]
     seen = {c.old_id for c in conflicts}
-    for start in range(0, len(asked), ctx.conflict_max_pairs):
-        chunk = asked[start : start + ctx.conflict_max_pairs]
+    for start in range(0, len(asked), max_pairs):
+        chunk = asked[start : start + max_pairs]
         text, labels = _pairs_text(chunk, ctx.tz)
         capped = capped_log(
             JUDGE, log.deps, UPDATE_TOKENS_BASE + UPDATE_TOKENS_PER_PAIR * len(chunk)

@@ -25,6 +25,7 @@ from ..common import refinement
 from ..common.deps import NodeDeps, StepLog
 from . import construct, drafting, episodes, scenes
 from .conflicts import PENDING, PENDING_KEY
+from .episode_trigger import MERGE_THRESHOLD
 
 WINDOW_TURNS = 6
 """Recent turns shown as context when extracting facts from a single turn."""
@@ -150,7 +151,7 @@ class _Run:
         if near is not None and self.held_by(near[0], turns):  # merged before the break
             self.consolidate(near[0], turns, "merged", [], replay=True)
             return
-        if near is not None and near[1] >= self.ctx.merge_threshold:
+        if near is not None and near[1] >= MERGE_THRESHOLD:
             merged = episodes.merge(self.log, self.ctx, near[0], turns)
             if merged is not None:
                 self.consolidate(merged[0], turns, "merged", merged[1])

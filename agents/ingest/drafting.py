@@ -38,6 +38,20 @@ _EXAMPLE_TEXT = "\n".join(
     for m in template.messages
 )
 """The prompts' own words: a note copied from the example is not memory."""
+MAX_ITEMS = 12
+"""At most this many facts, plans and preferences per construction call."""
+EXTRA_ITEMS = 2
+"""Notes asked for beyond one per turn of the excerpt (up to ``MAX_ITEMS``). A 1.5B model
+reads "at most N notes" as N: it writes one note per turn label in order and, with N
+above the excerpt's turns, goes on with labels the excerpt does not have."""
+MAX_TOKENS = 480
+"""The output cap of one construction call, in tokens."""
+TOKENS_PER_ITEM = 28
+"""Output tokens allowed per note (plus 70 for the title and summary), up to ``MAX_TOKENS``."""
+FREQUENCY_PENALTY = 0.6
+"""The OpenAI ``frequency_penalty`` of a construction call. Without it a 1.5B model at
+temperature 0 writes three or four notes, then repeats one until the output cap; with 0.6
+it ends the list itself, at about half the output tokens and with more distinct notes."""
 
 
 def _copied(statement: str, example: str) -> bool:
@@ -46,10 +60,13 @@ def _copied(statement: str, example: str) -> bool:
     return len(text) >= 15 and text in example
 
 
-def item_budget(ctx: MemoryContext, n_turns: int) -> tuple[int, int]:
-    """(items, output tokens) allowed for an excerpt of ``n_turns`` turns."""
-    items = max(1, min(ctx.construction_max_items, n_turns + ctx.construction_extra_items))
-    return items, min(ctx.construction_max_tokens, 70 + ctx.construction_tokens_per_item * items)
+def item_budget(n_turns: int, *, extra: int = EXTRA_ITEMS) -> tuple[int, int]:
+    """(items, output tokens) allowed for an excerpt of ``n_turns`` turns.
+
+    ``extra``: notes asked for beyond one per turn (a measurement may vary it).
+    """
+    items = max(1, min(MAX_ITEMS, n_turns + extra))
+    return items, min(MAX_TOKENS, 70 + TOKENS_PER_ITEM * items)
 
 
 def _messages(
@@ -93,17 +110,17 @@ def _record_call(
 
 
 def _ask_lines(
-    log: StepLog, ctx: MemoryContext, messages: list[BaseMessage], cap: int, step: str
+    log: StepLog, messages: list[BaseMessage], cap: int, step: str
 ) -> ConstructionDraft | None:
     deps = log.deps
-    penalty = ctx.construction_frequency_penalty
-    version = CONSTRUCTION_PROMPT_VERSION + ("" if penalty is None else f"/fp{penalty:g}")
+    penalty = FREQUENCY_PENALTY
+    version = f"{CONSTRUCTION_PROMPT_VERSION}/fp{penalty:g}"
     key = journal_key(deps.model_name, version, cap, messages)
     kept = deps.journal.get(key) if deps.journal is not None else None
     if kept is not None and not (parsed := parse_lines(kept)).empty:
         return parsed.draft
     convo = list(messages)
-    for attempt in range(1, ctx.max_llm_attempts + 1):
+    for attempt in range(1, deps.caller.max_attempts + 1):
         started = time.perf_counter()
         try:
             reply = complete(deps.caller.model, convo, cap, frequency_penalty=penalty)
@@ -132,7 +149,9 @@ def _ask_lines(
             read = without_cut_line(reply.text)[0] if reply.cut_off else reply.text
             deps.journal.put(key, read)
         return parsed.draft
-    log.fail(step, f"no usable {CONSTRUCTION_FORMAT} reply after {ctx.max_llm_attempts} attempt(s)")
+    log.fail(
+        step, f"no usable {CONSTRUCTION_FORMAT} reply after {deps.caller.max_attempts} attempt(s)"
+    )
     return None
 
 
@@ -145,12 +164,12 @@ def draft_excerpt(
     step: str = "construct",
 ) -> tuple[ConstructionDraft, dict[str, str]] | None:
     """Ask for the excerpt's title, summary and facts; None when the call failed."""
-    items, cap = item_budget(ctx, len(turns))
+    items, cap = item_budget(len(turns))
     messages, labels = _messages(ctx, withhold(log, ctx, turns), known, items)
     if ctx.construction_format == "json":
         value = log.ask(ConstructionDraft, messages, step)
     else:
-        value = _ask_lines(log, ctx, messages, cap, step)
+        value = _ask_lines(log, messages, cap, step)
     if value is None:
         return None
     example = _EXAMPLE_TEXT.casefold()

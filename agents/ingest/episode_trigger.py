@@ -4,11 +4,11 @@ Policies (``MemoryContext.trigger_policy``):
 
 * ``eager`` (AMA): facts from every new turn (one call per batch); an LLM boundary judge
   closes episodes.
-* ``recurrence`` (RecMem): no LLM call until a turn has ``theta_count`` unconsolidated
-  raw neighbours with cosine >= ``theta_sim``; that cluster, in time order, is
+* ``recurrence`` (RecMem): no LLM call until a turn has ``THETA_COUNT`` unconsolidated
+  raw neighbours with cosine >= ``THETA_SIM``; that cluster, in time order, is
   consolidated. A turn close enough to an existing episode is merged into it first.
 * ``boundary``: heuristics close the episode (session change, time gap, token
-  saturation), optionally confirmed by the LLM boundary judge.
+  saturation), with no LLM call.
 * ``session``: the episode closes when its session does.
 """
 
@@ -29,6 +29,18 @@ from ...records.model import RawTurn
 from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import format_turns
 from .schemas import BoundaryDecision
+
+THETA_SIM = 0.7
+"""Recurrence: cosine a raw neighbour needs to count as a recurrence (RecMem's theta_sim)."""
+THETA_COUNT = 5
+"""Recurrence: neighbours needed before the cluster is consolidated (RecMem's theta_count)."""
+NEIGHBOUR_K = 10
+"""Recurrence: raw neighbours inspected per incoming turn (twice ``THETA_COUNT``)."""
+MERGE_THRESHOLD = 0.7
+"""Merge-first: cosine at which an existing episode absorbs new turns (RecMem's theta_sim,
+so a turn that would recur with an episode's turns joins it instead)."""
+BOUNDARY_GAP_MINUTES = 240.0
+"""Boundary: a silence longer than this (four hours) closes the current episode."""
 
 
 @dataclass
@@ -91,8 +103,8 @@ def _heuristic_boundary(
     if turn.session_id != last.session_id:
         return f"session {last.session_id} ended"
     gap = (turn.occurred_at - last.occurred_at).total_seconds() / 60
-    if gap > ctx.boundary_gap_minutes:
-        return f"time gap of {gap:.0f} min > {ctx.boundary_gap_minutes:.0f}"
+    if gap > BOUNDARY_GAP_MINUTES:
+        return f"time gap of {gap:.0f} min > {BOUNDARY_GAP_MINUTES:.0f}"
     tokens = sum(count(t.text) for t in buffer) + count(turn.text)
     if tokens > ctx.boundary_max_tokens:
         how = " (estimated)" if count.estimated else ""
@@ -108,8 +120,6 @@ def _boundary(
     for turn in new:
         if buffer:
             why = _heuristic_boundary(ctx, buffer, turn, count)
-            if why is None and ctx.boundary_llm_check and _llm_boundary(ctx, buffer, turn, plan):
-                why = "boundary judge"
             if why is not None:
                 plan.close(buffer, why)
                 buffer = []
@@ -146,17 +156,17 @@ def _recurrence(
             continue
         text = store.index_policy.render(turn)
         nearest = store.search(text, "episode", ns, k=1, mode="dense")
-        if nearest and nearest[0].channel_scores["dense"] >= ctx.merge_threshold:
+        if nearest and nearest[0].channel_scores["dense"] >= MERGE_THRESHOLD:
             episode_id = nearest[0].record.id
             merges.setdefault(episode_id, []).append(turn.id)
             claimed.add(turn.id)
             plan.reasons.append(
                 f"merge-first: cos {nearest[0].channel_scores['dense']:.2f} >= "
-                f"{ctx.merge_threshold} with episode {episode_id}"
+                f"{MERGE_THRESHOLD} with episode {episode_id}"
             )
             continue
         hits = store.search(
-            text, "raw", ns, k=ctx.neighbour_k + 1, mode="dense", where={"consolidated": False}
+            text, "raw", ns, k=NEIGHBOUR_K + 1, mode="dense", where={"consolidated": False}
         )
         neighbours = [
             h.record
@@ -164,21 +174,21 @@ def _recurrence(
             if h.record.id != turn.id
             and h.record.id not in claimed
             and (h.record.id in new_ids or getattr(h.record, "pending", None) is None)
-            and h.channel_scores["dense"] >= ctx.theta_sim
-        ][: ctx.neighbour_k]
-        if len(neighbours) >= ctx.theta_count:
+            and h.channel_scores["dense"] >= THETA_SIM
+        ][:NEIGHBOUR_K]
+        if len(neighbours) >= THETA_COUNT:
             cluster = sorted([turn, *neighbours], key=lambda t: (t.occurred_at, t.id))
             claimed.update(t.id for t in cluster)
             plan.jobs.append(
                 Job(
                     kind="episode",
                     raw_ids=[t.id for t in cluster],
-                    reason=f"recurrence: {len(neighbours)} neighbours >= {ctx.theta_sim}",
+                    reason=f"recurrence: {len(neighbours)} neighbours >= {THETA_SIM}",
                 )
             )
             plan.reasons.append(
                 f"recurrence: {len(neighbours)} unconsolidated neighbours with cos >= "
-                f"{ctx.theta_sim} (needed {ctx.theta_count}): cluster of {len(cluster)}"
+                f"{THETA_SIM} (needed {THETA_COUNT}): cluster of {len(cluster)}"
             )
     for episode_id, raw_ids in merges.items():
         plan.jobs.append(
@@ -186,7 +196,7 @@ def _recurrence(
         )
     if not plan.jobs:
         plan.reasons.append(
-            f"recurrence: no turn has {ctx.theta_count} neighbours with cos >= {ctx.theta_sim}; "
+            f"recurrence: no turn has {THETA_COUNT} neighbours with cos >= {THETA_SIM}; "
             "kept in the raw layer"
         )
     return plan

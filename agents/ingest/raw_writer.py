@@ -79,8 +79,7 @@ def build_raw_turns(deps: NodeDeps, ctx: MemoryContext, turns: list[TurnInput]) 
                 expires_at=turn.expires_at,
                 context=context[:CONTEXT_CHARS] if context else None,
                 time_refs=times,
-                trivial=ctx.skip_trivial_turns
-                and is_trivial(turn.text, caption=turn.media_caption, times=times),
+                trivial=is_trivial(turn.text, caption=turn.media_caption, times=times),
             )
         except ValidationError as e:
             raise InvalidInputError(f"turn #{n} cannot be stored: {e}") from e

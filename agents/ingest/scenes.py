@@ -1,7 +1,7 @@
 """Scenes (EverMemOS §3.4): online clustering of episodes, scene summaries, profile.
 
 An episode joins the scene whose centroid is most similar when the cosine is at least
-``scene_tau`` and some member episode lies within ``scene_max_gap_days`` of it;
+``SCENE_TAU`` and some member episode lies within ``SCENE_MAX_GAP_DAYS`` of it;
 otherwise it starts a new scene. The scene summary lists its member episodes in time
 order, and the namespace profile groups the current facts by the person they are about;
 neither needs an LLM call.
@@ -19,6 +19,11 @@ from ...stores.base import MemoryStore
 from ...stores.expiry import earliest_expiry
 from ..common.deps import StepLog
 from ..common.formatting import long_date
+
+SCENE_TAU = 0.7
+"""Cosine to a scene centroid an episode needs to join it (EverMemOS's tau)."""
+SCENE_MAX_GAP_DAYS = 7.0
+"""An episode joins a scene only within this many days of a member (EverMemOS's gap)."""
 
 
 def _unit(vector: list[float] | np.ndarray) -> np.ndarray:
@@ -38,7 +43,7 @@ def _within_gap(
     log: StepLog, ctx: MemoryContext, scene: SceneRecord, episode: EpisodeRecord
 ) -> bool:
     members = log.deps.store.get("episode", ctx.namespace, scene.members)
-    limit = timedelta(days=ctx.scene_max_gap_days)
+    limit = timedelta(days=SCENE_MAX_GAP_DAYS)
     return any(abs(m.occurred_at - episode.occurred_at) <= limit for m in members)
 
 
@@ -57,7 +62,7 @@ def choose_scene(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> Sc
         key=lambda pair: -pair[0],
     )
     for similarity, scene in scored:
-        if similarity < ctx.scene_tau:
+        if similarity < SCENE_TAU:
             break
         if _within_gap(log, ctx, scene, episode):
             return scene

@@ -5,10 +5,9 @@ it. A plain answer call is made only when that call gave no usable output (a cou
 fallback) or when the Refresher changed the memories the draft was written from. With
 nothing retrieved, or a context still judged insufficient after the last round, it
 refuses (REMem's refusal, for a question about something never said) instead of
-guessing, unless the context asks for the partial draft (``insufficient_answer=
-"draft"``). A draft that cites only other people's words for a question about one
-person (see :mod:`.attribution`), or whose content the memories it cites do not hold
-(see :mod:`.grounding`), is refused either way.
+giving the Judge's partial draft. A draft that cites only other people's words for a
+question about one person (see :mod:`.attribution`), or whose content the memories it
+cites do not hold (see :mod:`.grounding`), is refused.
 """
 
 from __future__ import annotations
@@ -30,6 +29,8 @@ from .context import render_for
 from .grounding import ground_shown
 from .schemas import AnswerDraft, is_refusal_text
 
+ANSWER_MAX_TOKENS = 96
+"""Output cap of a plain answer call (fallback or after a refresh): a short answer."""
 REFUSAL = "I don't know: my memory holds nothing that answers this."
 
 
@@ -59,7 +60,7 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     def plain_answer(
         state: RecallState, ctx: MemoryContext, source: AnswerSource
     ) -> dict[str, Any]:
-        log = capped_log(nodes.ANSWER, deps, ctx.answer_max_tokens)
+        log = capped_log(nodes.ANSWER, deps, ANSWER_MAX_TOKENS)
         memories, labels = render_for(state.get("candidates", []), ctx)
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         messages = ANSWER.format_messages(
@@ -100,7 +101,7 @@ def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
             and not verdict.unsupported_person
             and not verdict.ungrounded
         )
-        if usable and (verdict.sufficient or ctx.insufficient_answer == "draft"):
+        if usable and verdict.sufficient:
             return _answered(verdict.answer, list(verdict.cited_ids), "draft", log)
         return _refusal("draft", log)
 

@@ -31,6 +31,9 @@ from .premise import foreign_answer, foreign_topic, premise_found
 from .premise_search import premise_anywhere
 from .schemas import DraftFirst, is_refusal_text
 
+JUDGE_MAX_TOKENS = 192
+"""Output cap of the Judge's combined call: its verdict and a short draft answer."""
+
 
 def verdict_of(judged: DraftFirst, labels: dict[str, str], round_: int) -> RecallVerdict:
     """The state's verdict from the combined call's reply (labels mapped to ids).
@@ -176,7 +179,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         without a call, so the graph retries with rewritten queries before refusing.
         """
         ctx = context_of(runtime)
-        log = capped_log(JUDGE, deps, ctx.judge_max_tokens)
+        log = capped_log(JUDGE, deps, JUDGE_MAX_TOKENS)
         candidates = state.get("candidates", [])
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         verdict = RecallVerdict(round=state.get("rounds", 0))
@@ -197,7 +200,7 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                 question = state.get("question", "")
                 search = (
                     partial(premise_anywhere, deps.store, ctx.namespace, analysis, question)
-                    if ctx.premise_search and ctx.attribution_check
+                    if deps.arms.premise_search and ctx.attribution_check
                     else None
                 )
                 if ctx.attribution_check and verdict.sufficient:

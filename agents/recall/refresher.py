@@ -28,6 +28,9 @@ from ..common.token_caps import capped_log
 from .context import render_for
 from .schemas import RefreshPlan
 
+REFRESH_MAX_TOKENS = 256
+"""Output cap of the Refresher's plan: an action and the corrected memory's text."""
+
 
 def _apply_edit(
     log: StepLog,
@@ -101,7 +104,7 @@ def make_recall_refresher(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
     def refresher(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Resolve the memories the Judge found contradicting each other."""
         ctx = context_of(runtime)
-        log = capped_log(REFRESHER, deps, ctx.refresh_max_tokens)
+        log = capped_log(REFRESHER, deps, REFRESH_MAX_TOKENS)
         ids = set((state.get("verdict") or {}).get("conflicting_ids", []))
         conflicting = [c for c in state.get("candidates", []) if c.id in ids]
         memories, labels = render_for(conflicting, ctx)

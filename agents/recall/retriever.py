@@ -15,6 +15,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from ...core.arms import ResearchArms
 from ...core.context import MemoryContext, context_of
 from ...core.nodes import RETRIEVER
 from ...core.state import RecallState
@@ -34,19 +35,27 @@ def require_question(state: RecallState) -> str:
     return question.strip()
 
 
-def pool_settings(ctx: MemoryContext, *, retry: bool) -> PoolSettings:
-    """The pooled search the context asks for (neighbouring turns on retry rounds)."""
+SCENE_TOP = 3
+"""Scenes whose member episodes are pooled during scene expansion."""
+NEIGHBOUR_TURNS = 1
+"""On retry rounds a raw hit brings the turns this close to it in its session."""
+MAX_CANDIDATES = 60
+"""At most this many memories in the context, whatever the token budget."""
+
+
+def pool_settings(ctx: MemoryContext, arms: ResearchArms, *, retry: bool) -> PoolSettings:
+    """The pooled search the context and the arms ask for (neighbours on retry rounds)."""
     return PoolSettings(
         raw_depth=ctx.raw_depth,
         derived_depth=max(ctx.derived_depth, ctx.k_min),
-        scene_top=ctx.scene_top,
+        scene_top=SCENE_TOP,
         kinds=tuple(ctx.context_kinds),
-        aggregation_kinds=tuple(ctx.aggregation_kinds),
-        neighbours=ctx.neighbour_turns if retry else 0,
+        aggregation_kinds=tuple(arms.aggregation_kinds),
+        neighbours=NEIGHBOUR_TURNS if retry else 0,
         budget=ctx.context_tokens,
-        derived_share=ctx.derived_share,
-        limit=ctx.max_candidates,
-        source_weight=ctx.source_weight,
+        derived_share=arms.derived_share,
+        limit=MAX_CANDIDATES,
+        source_weight=arms.source_weight,
     )
 
 
@@ -72,7 +81,7 @@ def make_retriever(
         pool = EvidencePool(
             deps.store,
             ctx.namespace,
-            settings=pool_settings(ctx, retry=rounds > 0),
+            settings=pool_settings(ctx, deps.arms, retry=rounds > 0),
             tz=ctx.tz,
             count=count_tokens,
             as_of=state.get("as_of"),

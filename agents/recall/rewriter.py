@@ -13,7 +13,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ...core.context import MemoryContext, context_of
+from ...core.context import MemoryContext
 from ...core.nodes import REWRITER
 from ...core.state import RecallState, RecallVerdict
 from ...prompts.recall import REWRITE
@@ -23,6 +23,8 @@ from ..common.query_analysis import QueryAnalysis
 from ..common.token_caps import capped_log
 from .schemas import QueryRewrite
 
+REWRITE_MAX_TOKENS = 96
+"""Output cap of the query rewrite after an insufficient verdict: a few short queries."""
 WINDOW_LINES = 10
 """Recent conversation lines shown to the rewrite."""
 
@@ -57,8 +59,7 @@ def make_rewriter(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
         round where it named nothing (nothing was found, or the draft refused) gets the
         LLM rewrite, so a refusal is retried first.
         """
-        ctx = context_of(runtime)
-        log = capped_log(REWRITER, deps, ctx.rewrite_max_tokens)
+        log = capped_log(REWRITER, deps, REWRITE_MAX_TOKENS)
         verdict = RecallVerdict.model_validate(state.get("verdict") or {})
         analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
         if names_something(verdict):

@@ -195,7 +195,7 @@ def replacements(
         "http://127.0.0.1:8080/v1": chat_endpoint,
         "http://127.0.0.1:8081/v1": embeddings_endpoint,
         '"127.0.0.1", 8000': f'"127.0.0.1", {port}',
-        "chroma_port=8000": f"chroma_port={port}",
+        'chroma_url="http://127.0.0.1:8000"': f'chroma_url="http://127.0.0.1:{port}"',
         "http://127.0.0.1:2024": studio[0],
     }
 

@@ -30,7 +30,6 @@ def test_local_model_lifecycle_through_the_facade() -> None:
         local_model="smollm2",
         local_ctx=4096,
         max_tokens=128,
-        max_llm_attempts=2,
         context={"trigger_policy": "session"},
     )
     memory = Memory(config=config, embeddings=FakeEmbeddings())

@@ -152,9 +152,7 @@ def _run(case: Case, store: ChromaMemoryStore, ns: str) -> FaultSchedule:
     # faults are injected into the model's update check
     ctx = MemoryContext(
         namespace=ns,
-        trigger_policy="boundary",
-        boundary_llm_check=True,
-        scene_tau=0.0,
+        trigger_policy="eager",  # the policy that asks the boundary judge
         update_cues=False,
         owner_rules=True,  # the test model copies turns; the rules tell them in the third person
     )

@@ -24,7 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from lamina.core.context import MemoryContext
 from lamina.errors import NamespaceError
-from lamina.graphs.recall import build_recall_graph
+from lamina.graphs.recall import MAX_RETRIEVAL_ROUNDS, build_recall_graph
 from lamina.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
 from lamina.records.audit import AuditEntry
 from lamina.records.model import NAMESPACE_PATTERN, ProfileRecord, validate_namespace
@@ -194,7 +194,7 @@ def _shown(messages: list[BaseMessage]) -> str:
     return memories.split("</data>")[0].strip()[:280]
 
 
-@given(scenario, st.integers(min_value=0, max_value=2))
+@given(scenario, st.integers(min_value=0, max_value=MAX_RETRIEVAL_ROUNDS - 1))
 def test_recall_graph_never_crosses_namespaces(pool: StorePool, case: Any, retries: int) -> None:
     (ns_a, ns_b), ids, texts, queries = case
     store = pool.next()
@@ -210,7 +210,7 @@ def test_recall_graph_never_crosses_namespaces(pool: StorePool, case: Any, retri
         ),
     )
     graph = build_recall_graph(chat_model=model, store=store).compile(checkpointer=InMemorySaver())
-    ctx = MemoryContext(namespace=ns_a, max_retrieval_rounds=3, scene_top=5, neighbour_turns=3)
+    ctx = MemoryContext(namespace=ns_a)
     out = graph.invoke({"question": queries[0]}, {"configurable": {"thread_id": ns_a}}, context=ctx)
     a_ids = {f"{p}-{rid}" for rid in ids for p in "rfe"} | {"scene-1"}
     assert out["candidates"], "the seeded namespace must yield candidates"

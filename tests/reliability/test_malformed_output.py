@@ -392,9 +392,7 @@ def test_ingest_survives_a_schema_that_only_gets_bad_replies(
     ns = f"ingest-{broken}"
     model = RuleModel(broken=broken, bad=_bad_set(broken, 30), healthy=_healthy())
     graph = build_ingest_graph(chat_model=model, store=shared_store).compile()
-    ctx = MemoryContext(
-        namespace=ns, trigger_policy="boundary", boundary_llm_check=True, scene_tau=0.0
-    )
+    ctx = MemoryContext(namespace=ns, trigger_policy="eager")  # asks the boundary judge
     outs = [
         graph.invoke({"turns": _turns("s1", SESSION_1, 0), "session_closed": True}, context=ctx),
         graph.invoke({"turns": _turns("s2", SESSION_2, 1), "session_closed": True}, context=ctx),

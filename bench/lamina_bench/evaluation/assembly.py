@@ -22,7 +22,7 @@ from .ingest import CHUNK_STAGE, DERIVED_ORACLE_STAGE, RAW_STAGE, lamina_stage
 from .peers import PACKAGES, PeerMemory, PeerSystem, open_peer, peer_stage, peers_in
 from .peers.kept_openai import open_replies
 from .reply_cache import REPLY_FILE, ReplyFile
-from .settings import EvalModels, EvalSettings
+from .settings import EvalModels, EvalSettings, split_recall
 from .systems import (
     DERIVED_ORACLE,
     FLAT,
@@ -102,6 +102,7 @@ def recall_graph(settings: EvalSettings, models: EvalModels, store: ChromaMemory
         structured_method=settings.structured_method,
         max_attempts=settings.max_attempts,
         count_tokens=models.counter.count,
+        arms=split_recall(settings.recall)[0],
     ).compile()
 
 
@@ -127,7 +128,7 @@ def build_systems(
                         policy=policy,
                         counter=models.counter,
                         answerer=answerer if name == LAMINA_RETRIEVAL else None,
-                        recall=dict(settings.recall),
+                        recall=split_recall(settings.recall)[1],
                     )
                 )
         elif name in (FULL_CONTEXT, FULL_CONTEXT_LONG):

@@ -59,23 +59,10 @@ RECALL_FIELDS = frozenset(
     {
         "namespace",
         "k_min",
-        "max_retrieval_rounds",
-        "scene_top",
-        "neighbour_turns",
-        "max_candidates",
         "context_tokens",
-        "derived_share",
         "context_kinds",
-        "aggregation_kinds",
         "raw_depth",
-        "source_weight",
         "derived_depth",
-        "judge_max_tokens",
-        "rewrite_max_tokens",
-        "answer_max_tokens",
-        "refresh_max_tokens",
-        "insufficient_answer",
-        "premise_search",
         "extra",
     }
 )
@@ -114,8 +101,33 @@ def construction_prompts() -> dict[str, Any]:
     return {"version": version, "templates": templates, "schemas": models}
 
 
+CONSTANT_SETTINGS: dict[str, Any] = {
+    "theta_sim": 0.7,
+    "theta_count": 5,
+    "neighbour_k": 10,
+    "merge_threshold": 0.7,
+    "boundary_gap_minutes": 240.0,
+    "boundary_llm_check": False,
+    "construction_max_items": 12,
+    "construction_max_tokens": 480,
+    "construction_tokens_per_item": 28,
+    "construction_frequency_penalty": 0.6,
+    "skip_trivial_turns": True,
+    "duplicate_threshold": 0.95,
+    "conflict_k": 4,
+    "conflict_pairs_per_fact": 3,
+    "conflict_max_pairs": 8,
+    "scene_tau": 0.7,
+    "scene_max_gap_days": 7.0,
+    "profile_scenes": 8,
+    "max_llm_attempts": 3,
+}
+"""Former construction settings of the context, now constants of lamina's ingest agents
+(or gone, at the value that was always used), under their old names: they stay in the key
+so that memory built while they were settings keeps its key. tests/test_eval_harness.py
+checks each against lamina's constant."""
+
 KEYED_UNLESS: dict[str, Any] = {
-    "construction_extra_items": 2,
     "owner_rules": True,
     "instructions": None,
 }
@@ -134,9 +146,10 @@ def construction_settings(policy: str, **overrides: Any) -> dict[str, Any]:
     """
     values = {**SMALL_MODEL_PROFILE, **overrides}
     ctx = MemoryContext(namespace="eval", trigger_policy=policy, **values)  # type: ignore[arg-type]
+    settings = {**CONSTANT_SETTINGS, **dataclasses.asdict(ctx)}
     return {
         k: v
-        for k, v in dataclasses.asdict(ctx).items()
+        for k, v in settings.items()
         if k not in RECALL_FIELDS and not (k in KEYED_UNLESS and KEYED_UNLESS[k] == v)
     }
 
@@ -268,6 +281,7 @@ __all__ = [
     "KeyInputs",
     "construction_key",
     "construction_prompts",
+    "CONSTANT_SETTINGS",
     "KEYED_UNLESS",
     "construction_settings",
     "file_sha256",

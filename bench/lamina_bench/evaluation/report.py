@@ -9,6 +9,7 @@ from lamina.graphs import MemoryContext
 from .report_costs import cost_tables
 from .report_tables import fmt as _fmt
 from .report_tables import table as _table
+from .settings import split_recall
 from .summary import CATEGORY_NAMES
 from .systems import BASELINES, FLAT, LAMINA
 
@@ -297,7 +298,8 @@ def _category_tables(summary: dict[str, Any]) -> list[str]:
 
 def _settings_notes(meta: dict[str, Any]) -> list[str]:
     s = meta.get("settings", {})
-    ctx = MemoryContext(**(s.get("recall") or {}))  # the run's --recall-option settings
+    arms, recall = split_recall(s.get("recall") or {})  # the run's --recall-option settings
+    ctx = MemoryContext(**recall)
     notes = [
         f"- `full-context`: the dated sessions, truncated to a {s.get('context_window')}-token "
         f"window minus the prompt and a {s.get('answer_budget')}-token reply budget, with a "
@@ -313,11 +315,10 @@ def _settings_notes(meta: dict[str, Any]) -> list[str]:
         "(an upper bound for retrieval; not counted as a baseline).",
         f"- lamina: deterministic query analysis, one pooled search over raw turns, facts, "
         f"episodes and scenes cut to {ctx.context_tokens} context tokens (raw turns are "
-        f"kept first, derived memory takes at most {ctx.derived_share:.0%}), shown in "
+        f"kept first, derived memory takes at most {arms.derived_share:.0%}), shown in "
         + "relevance order (derived notes, then raw turns from the least to the most "
-        "relevant, next to the question)" + f", then one Judge + answer call "
-        f"(output cap {ctx.judge_max_tokens} tokens); an insufficient verdict gets a query "
-        f"rewrite and a retry (at most {ctx.max_retrieval_rounds} rounds). A malformed "
+        "relevant, next to the question), then one capped Judge + answer call; an "
+        "insufficient verdict gets a query rewrite and a retry (two rounds). A malformed "
         "combined reply falls back to a plain answer call, counted under fallbacks.",
         f"- lamina ingest: batches of {s.get('batch_size')} turns per session (the last "
         "batch closes the session), library defaults otherwise; built once per construction "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 
 from lamina.core.context import DEFAULT_TRIGGER_POLICY, TRIGGER_POLICIES
 from lamina.errors import InvalidInputError
-from lamina.graphs import MemoryContext
+from lamina.graphs import MemoryContext, ResearchArms
 from lamina.llm.structured import StructuredMethod
 
 from .construction import file_sha256
@@ -71,7 +71,8 @@ class EvalSettings:
     construction_dir: Path | None = None
     """Where built memory is kept between runs (default: ``construction/`` beside ``out``)."""
     recall: dict[str, Any] = field(default_factory=dict)
-    """``MemoryContext`` overrides for lamina's systems (a design under comparison)."""
+    """``MemoryContext`` and :class:`~lamina.graphs.ResearchArms` overrides for lamina's
+    systems (a design under comparison; :func:`split_recall` sorts them)."""
     exclude: list[str] = field(default_factory=list)
     """Question ids never chosen (e.g. another run's, so a comparison tunes on other
     questions than the run it will be judged by)."""
@@ -95,7 +96,8 @@ class EvalSettings:
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
         try:
-            MemoryContext(**self.recall)
+            _, context = split_recall(self.recall)
+            MemoryContext(**context)
         except TypeError as e:
             raise InvalidInputError(f"unknown recall option: {e}") from e
         if self.pick not in PICKS:
@@ -161,6 +163,23 @@ class EvalModels:
         if self.start is not None:
             self.start()
             self.start = None
+
+
+ARM_FIELDS = frozenset(f.name for f in fields(ResearchArms))
+"""The recall options that are research arms (the graph's), not context fields."""
+
+
+def split_recall(options: dict[str, Any]) -> tuple[ResearchArms, dict[str, Any]]:
+    """``--recall-option`` settings as the graph's arms and the run's context overrides.
+
+    Raises:
+        InvalidInputError: An arm's value is out of its range.
+    """
+    arms = {k: v for k, v in options.items() if k in ARM_FIELDS}
+    if "aggregation_kinds" in arms:  # JSON gives a list
+        arms["aggregation_kinds"] = tuple(arms["aggregation_kinds"])
+    context = {k: v for k, v in options.items() if k not in ARM_FIELDS}
+    return ResearchArms(**arms), context
 
 
 def parse_recall_options(pairs: Sequence[str]) -> dict[str, Any]:

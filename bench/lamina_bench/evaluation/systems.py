@@ -149,7 +149,8 @@ class LaminaSystem:
     answerer: Answerer | None = None
     """Set for the context-only system: the shared answer step."""
     recall: dict[str, Any] = field(default_factory=dict)
-    """``MemoryContext`` overrides (``--recall-option``)."""
+    """``MemoryContext`` overrides (``--recall-option``; the research arms are the
+    graph's)."""
     built_by: str | None = None
     """The ingest stage it reads (None: lamina's stage of ``policy``)."""
 

@@ -1,0 +1,62 @@
+"""Research arms: the designs lamina-bench compares, not user settings.
+
+:class:`ResearchArms` holds only what a committed benchmark varies against the library's
+default (the benchmark and its figures are named on each field). A graph builder takes it
+as its ``arms`` option (:class:`~lamina.graphs.options.GraphOptions`); the facade never
+sets it, so a user's memory always runs the defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InvalidInputError
+from .context import DERIVED_KINDS, DerivedKind
+
+__all__ = ["ResearchArms"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResearchArms:
+    """Recall designs under comparison in lamina-bench; the defaults are lamina's own."""
+
+    derived_share: float = 0.2
+    """Share of the context budget facts, episodes and scenes may take; the rest is kept
+    for raw turns, which are the evidence (unused derived room goes to raw turns).
+    ``benchmarks/context_answer_recall.py`` compares it with 0 (raw turns only)."""
+    source_weight: float = 0.0
+    """Weight, in the fusion of the raw-turn rankings, of the ranking made of the source
+    turns of the best facts, episodes and scenes (0: off; 1: as much as the question's own
+    search). Off: on memory the local 1.5B model built, that ranking displaced evidence the
+    question's own search had found (``benchmarks/built_recall.py``; figures in
+    ``benchmarks/RECALL_RESULTS.md``)."""
+    aggregation_kinds: tuple[DerivedKind, ...] = ("fact",)
+    """The derived kinds an aggregation question may show: a question for a list, a count
+    or what two people share ("What hobbies does Lena have?", "How many pets...", "both"),
+    unless it is about time. Facts, each about one person, are what such a question gathers
+    across sessions; the episodes' longer accounts of one session crowd them out of the
+    derived room. ``DERIVED_KINDS`` shows every kind for every question. Chosen with the
+    local Qwen 1.5B on held-out conversations (docs/benchmarks/index.md, issue 31)."""
+    premise_search: bool = True
+    """When the turns best matching the question's topic are all about someone other than
+    the person it names, and the draft does not confirm it, search the namespace's raw
+    turns for the topic (BM25, no LLM, ``agents.recall.premise_search``); if none ties the
+    person to it, the answer is a refusal. On the 8 calibration conversations (raw context,
+    ``benchmarks/premise_check.py``, ``unlifted``): 171 of 375 adversarial questions, 41 of
+    1,305 answerable ones."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.derived_share < 1.0:
+            raise InvalidInputError(
+                f"derived_share is the budget share of derived memory, in [0, 1); "
+                f"got {self.derived_share}"
+            )
+        if not 0.0 <= self.source_weight <= 10.0:
+            raise InvalidInputError(
+                f"source_weight is a fusion weight, in [0, 10]; got {self.source_weight}"
+            )
+        unknown = sorted(set(self.aggregation_kinds) - set(DERIVED_KINDS))
+        if unknown:
+            raise InvalidInputError(
+                f"unknown aggregation_kinds {unknown}; use some of {list(DERIVED_KINDS)}"
+            )
