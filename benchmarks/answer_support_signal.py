@@ -9,8 +9,10 @@ check support, right answers would score above wrong ones (an answer to a questi
 cannot answer, or a wrong answer to one it can): the figure is the ROC AUC of that split
 (0.5 = no signal), and what a threshold would keep and refuse.
 
-Two wordings are probed: ``says_answer`` (is this the answer, per the lines) and
-``on_topic`` (do the lines speak of what the question asks about, no answer shown).
+Three wordings are probed: ``says_answer`` (is this the answer, per the lines), its
+opposite ``not_said`` (is the answer missing from the lines), and ``on_topic`` (do the
+lines speak of what the question asks about, no answer shown); ``says_answer - not_said``
+keeps an answer when the first P(yes) is higher than the second, with no threshold.
 
 Usage::
 
@@ -36,6 +38,11 @@ PROMPTS = {
         "Memory lines:\n{lines}\n\nQuestion: {question}\nProposed answer: {answer}\n\n"
         "Do the memory lines themselves say that the proposed answer answers this exact "
         "question? Answer yes or no."
+    ),
+    "not_said": (
+        "Memory lines:\n{lines}\n\nQuestion: {question}\nProposed answer: {answer}\n\n"
+        "Is the proposed answer missing from the memory lines, or not an answer to this "
+        "exact question? Answer yes or no."
     ),
     "on_topic": (
         "Memory lines:\n{lines}\n\nQuestion: {question}\n\n"
@@ -78,6 +85,26 @@ def summarise(rows: Sequence[dict[str, Any]], wording: str) -> dict[str, Any]:
     return out
 
 
+def summarise_difference(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """says_answer against its opposite (not_said): kept when the first P(yes) is higher.
+
+    A model that leans to "yes" leans in both questions, so the comparison needs no
+    threshold (the rule check's decision, ``agents/ingest/withholding.py``).
+    """
+    diff = [(r["says_answer"] - r["not_said"], r["right"]) for r in rows]
+    right = [d for d, ok in diff if ok]
+    wrong = [d for d, ok in diff if not ok]
+    return {
+        "right": len(right),
+        "wrong": len(wrong),
+        "auc": auc(right, wrong),
+        "kept_when_higher": {
+            "right_kept": sum(d > 0 for d in right),
+            "wrong_refused": sum(d <= 0 for d in wrong),
+        },
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Score every answered question in each wording; print and optionally save."""
     p = argparse.ArgumentParser(description=__doc__)
@@ -101,7 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": "python benchmarks/answer_support_signal.py --base-url URL --run "
         + " ".join(str(r) for r in args.run),
         "prompts": PROMPTS,
-        "figures": {w: summarise(rows, w) for w in PROMPTS},
+        "figures": {
+            **{w: summarise(rows, w) for w in PROMPTS},
+            "says_answer - not_said": summarise_difference(rows),
+        },
         "rows": rows,
     }
     print(json.dumps(result["figures"], indent=1))
