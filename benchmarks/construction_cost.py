@@ -123,8 +123,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--policies", nargs="*", default=["eager", "recurrence", "session"], choices=POLICIES
     )
     p.add_argument("--sessions", type=int, default=None, help="only the first N sessions")
-    p.add_argument("--theta-sim", type=float, default=None, help="recurrence cosine threshold")
-    p.add_argument("--theta-count", type=int, default=None, help="recurrence count threshold")
     p.add_argument(
         "--format",
         choices=["lines", "json"],
@@ -160,10 +158,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no conversations {ids} in {args.data}", file=sys.stderr)
         return 2
     context: dict[str, Any] = {}
-    if args.theta_sim is not None:
-        context["theta_sim"] = args.theta_sim
-    if args.theta_count is not None:
-        context["theta_count"] = args.theta_count
     if args.format is not None:
         context["construction_format"] = args.format
     model = None

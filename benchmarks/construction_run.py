@@ -28,6 +28,7 @@ from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import SchemaChatModel
 from lamina_bench.datasets.locomo import Conversation
+from lamina_bench.evaluation.construction import split_construction
 from lamina_bench.evaluation.resume_journal import ResumeJournal
 
 POLICIES = ("eager", "recurrence", "session", "boundary")
@@ -155,14 +156,14 @@ def run_policy(
             )
     else:
         store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
+    # the offline model's profile, as the facade gives it; --set overrides it
+    arms, values = split_construction({**SMALL_MODEL_PROFILE, **(context or {})})
     graph = build_ingest_graph(
-        chat_model=chat, store=store, structured_method="json_schema"
+        chat_model=chat, store=store, structured_method="json_schema", arms=arms
     ).compile()
     cost = PolicyCost(policy)
     for conv in conversations:
         keep = set(conv.sessions()[:sessions]) if sessions else None
-        # the offline model's profile, as the facade gives it; --set overrides it
-        values = {**SMALL_MODEL_PROFILE, **(context or {})}
         ctx = MemoryContext(namespace=conv.namespace, trigger_policy=policy, **values)  # type: ignore[arg-type]
         for turn, closes in turn_inputs(conv):
             if keep is not None and turn["session_id"] not in keep:

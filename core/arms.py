@@ -11,14 +11,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InvalidInputError
-from .context import DERIVED_KINDS, DerivedKind
+from .context import DERIVED_KINDS, ConstructionFormat, DerivedKind
 
 __all__ = ["ResearchArms"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class ResearchArms:
-    """Recall designs under comparison in lamina-bench; the defaults are lamina's own."""
+    """Designs under comparison in lamina-bench; the defaults are lamina's own."""
+
+    boundary_max_tokens: int = 360
+    """Boundary policy: buffered text longer than this (approx. tokens) closes the episode.
+    Small episodes are what a small model extracts most from: its capped reply covers the
+    excerpt's first turns best and its last ones least, so a shorter excerpt leaves fewer
+    turns without a note, at the price of more calls. 360 tokens covered as many
+    observations as 320 for fewer LLM tokens per turn, and more than 400
+    (``benchmarks/construction_quality.py``; docs/concepts/ingest.md)."""
+    construction_format: ConstructionFormat = "lines"
+    """How the Constructor's model replies: one line per item (cheap, for small local
+    models) or a JSON object validated against the schema
+    (``benchmarks/construction_cost.py --format``; benchmarks/RESULTS.md)."""
 
     derived_share: float = 0.2
     """Share of the context budget facts, episodes and scenes may take; the rest is kept
@@ -46,6 +58,14 @@ class ResearchArms:
     1,305 answerable ones."""
 
     def __post_init__(self) -> None:
+        if self.boundary_max_tokens < 1:
+            raise InvalidInputError(
+                f"boundary_max_tokens must be >= 1, got {self.boundary_max_tokens}"
+            )
+        if self.construction_format not in ("lines", "json"):
+            raise InvalidInputError(
+                f"unknown construction_format {self.construction_format!r}; use 'lines' or 'json'"
+            )
         if not 0.0 <= self.derived_share < 1.0:
             raise InvalidInputError(
                 f"derived_share is the budget share of derived memory, in [0, 1); "

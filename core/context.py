@@ -78,8 +78,15 @@ RETIRED: Mapping[str, str] = MappingProxyType(
         "insufficient_answer": "removed: an answer still judged insufficient after the "
         "last round is refused",
         **dict.fromkeys(
-            ("derived_share", "source_weight", "aggregation_kinds", "premise_search"),
-            "a research arm of lamina-bench: build_recall_graph(arms=ResearchArms(...)), "
+            (
+                "boundary_max_tokens",
+                "construction_format",
+                "derived_share",
+                "source_weight",
+                "aggregation_kinds",
+                "premise_search",
+            ),
+            "a research arm of lamina-bench: a graph builder's arms=ResearchArms(...), "
             "ResearchArms from lamina.graphs",
         ),
     }
@@ -115,18 +122,7 @@ class MemoryContext:
     Boundary (with 360-token episodes) is the default: on held-out conversations, with
     the local Qwen 1.5B, it built facts from far more of the annotated observations'
     evidence turns than recurrence (``benchmarks/construction_quality_policies.json``)."""
-    boundary_max_tokens: int = 360
-    """Boundary: buffered text longer than this (approx. tokens) closes the episode.
 
-    Small episodes are what a small model extracts most from: its capped reply covers
-    the excerpt's first turns best and its last ones least, so a shorter excerpt leaves
-    fewer turns without a note, at the price of more calls. 360 tokens covered as many
-    observations as 320 for fewer LLM tokens per turn, and more than 400
-    (``docs/concepts/ingest.md``)."""
-
-    construction_format: ConstructionFormat = "lines"
-    """How the Constructor's model replies: one line per item (cheap, for small local
-    models) or a JSON object validated against the schema (for API models)."""
     instructions: str | None = None
     """The application's rules for what construction keeps or leaves out ("only the
     user's preferences and plans", "never store health data"), appended to the
@@ -182,10 +178,6 @@ class MemoryContext:
 
     def __post_init__(self) -> None:
         validate_namespace(self.namespace)
-        if self.construction_format not in ("lines", "json"):
-            raise InvalidInputError(
-                f"unknown construction_format {self.construction_format!r}; use 'lines' or 'json'"
-            )
         if self.instructions is not None and (
             not isinstance(self.instructions, str) or not self.instructions.strip()
         ):
@@ -203,10 +195,6 @@ class MemoryContext:
         if unknown:
             raise InvalidInputError(
                 f"unknown context_kinds {unknown}; use some of {list(DERIVED_KINDS)}"
-            )
-        if self.boundary_max_tokens < 1:
-            raise InvalidInputError(
-                f"boundary_max_tokens must be >= 1, got {self.boundary_max_tokens}"
             )
         self._check_recall()
         try:

@@ -15,6 +15,7 @@ from lamina.agents.ingest.drafting import EXTRA_ITEMS, MAX_ITEMS, item_budget
 from lamina.agents.ingest.lines import parse_lines
 from lamina.agents.ingest.salience import is_trivial
 from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
+from lamina.graphs import ResearchArms
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
@@ -93,9 +94,15 @@ def test_journal_keys_change_with_model_prompt_cap_and_text(tmp_path: Path) -> N
 
 
 def _ingest(
-    model: SchemaChatModel, store: ChromaMemoryStore, journal: Any = None, **ctx: Any
+    model: SchemaChatModel,
+    store: ChromaMemoryStore,
+    journal: Any = None,
+    arms: ResearchArms | None = None,
+    **ctx: Any,
 ) -> Any:
-    graph = build_ingest_graph(chat_model=model, store=store, journal=journal).compile()
+    graph = build_ingest_graph(
+        chat_model=model, store=store, journal=journal, arms=arms or ResearchArms()
+    ).compile()
     turns = [
         {
             "speaker": "Maya",
@@ -155,7 +162,7 @@ def test_the_json_format_asks_for_the_schema() -> None:
     }
     model = SchemaChatModel().script("ConstructionDraft", json.dumps(reply))
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    _ingest(model, store, construction_format="json")
+    _ingest(model, store, arms=ResearchArms(construction_format="json"))
     assert model.count("ConstructionDraft") == 1 and model.count("ConstructionLines") == 0
     assert [(f.subject, f.text) for f in model_facts(store)] == [("Theo", "Theo opened a bakery.")]
 

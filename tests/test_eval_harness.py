@@ -35,6 +35,7 @@ from lamina_bench.commands.eval import build_models, run_eval
 from lamina_bench.evaluation.code_version import code_version
 from lamina_bench.evaluation.construction import (
     CONSTANT_SETTINGS,
+    CONSTRUCTION_ARMS,
     KEYED_UNLESS,
     RECALL_FIELDS,
     KeyInputs,
@@ -885,7 +886,8 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
     }
     assert set(construction_settings("recurrence")) | set(KEYED_UNLESS) == construction
     every = {f.name for f in dataclasses.fields(MemoryContext)}
-    assert every == (construction - set(CONSTANT_SETTINGS)) | RECALL_FIELDS
+    keyed_elsewhere = set(CONSTANT_SETTINGS) | set(CONSTRUCTION_ARMS)
+    assert every == (construction - keyed_elsewhere) | RECALL_FIELDS
 
 
 KEYS_OF_THE_DEFAULT_BUILD = {
@@ -910,6 +912,11 @@ def test_the_default_builds_keep_their_construction_keys() -> None:
     )
     keys = {p: construction_key(f"lamina-{p}", inputs) for p in KEYS_OF_THE_DEFAULT_BUILD}
     assert keys == KEYS_OF_THE_DEFAULT_BUILD
+    # a research arm that changes what is built is in the key under its name
+    assert construction_settings("boundary", boundary_max_tokens=320)["boundary_max_tokens"] == 320
+    assert construction_settings("boundary", construction_format="json")["construction_format"] == (
+        "json"
+    )
 
 
 def test_the_keys_constant_settings_are_lamina_s_constants() -> None:

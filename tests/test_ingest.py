@@ -10,6 +10,7 @@ from lamina.agents.common.refinement import fact_id
 from lamina.agents.ingest.drafting import FREQUENCY_PENALTY
 from lamina.agents.ingest.episode_trigger import THETA_COUNT
 from lamina.core.context import MemoryContext
+from lamina.graphs import ResearchArms
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.records import EpisodeRecord, FactRecord, SceneRecord
 from lamina.stores import ChromaMemoryStore
@@ -30,8 +31,9 @@ def model() -> SchemaChatModel:
     return SchemaChatModel()
 
 
-def run(store, model, turns, *, closed=False, **ctx: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    graph = build_ingest_graph(chat_model=model, store=store).compile()
+def run(store, model, turns, *, closed=False, arms=None, **ctx: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Ingest ``turns`` (with ``arms``, a research arm's design) under context ``ctx``."""
+    graph = build_ingest_graph(chat_model=model, store=store, arms=arms or ResearchArms()).compile()
     context = MemoryContext(namespace=ctx.pop("namespace", NS), **ctx)
     return graph.invoke({"turns": turns, "session_closed": closed}, context=context)  # type: ignore[no-any-return]
 
@@ -230,7 +232,7 @@ def test_eager_extracts_facts_every_turn_and_asks_the_boundary_judge(store, mode
     [
         (turn("next day chat", 1, session="s2"), {}, "session s1 ended"),
         (turn("a much later topic: taxes", 600), {}, "time gap"),
-        (turn("word " * 50, 1), {"boundary_max_tokens": 40}, "saturation"),
+        (turn("word " * 50, 1), {"arms": ResearchArms(boundary_max_tokens=40)}, "saturation"),
     ],
 )
 def test_boundary_heuristics(store, model, second, ctx, why) -> None:  # type: ignore[no-untyped-def]

@@ -20,6 +20,8 @@ from lamina.agents.common.deps import NodeDeps, StepLog
 from lamina.agents.ingest.withholding import breaks_rule, rule_topics, withhold
 from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
+from lamina.graphs import ResearchArms
+from lamina.graphs.ingest import build_ingest_graph
 from lamina.llm.structured import StructuredCaller
 from lamina.prompts.construction import CONSTRUCTION_FORMAT, DATA_RULE
 from lamina.prompts.withholding import WITHHELD
@@ -75,8 +77,16 @@ def test_a_call_s_instructions_win_over_the_config_s() -> None:
 
 
 def test_the_json_format_carries_them_too() -> None:
-    config = eager(instructions=NEVER_HEALTH, context={"construction_format": "json"})
-    _, model = run(config)
+    model = SchemaChatModel()
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    arms = ResearchArms(construction_format="json")
+    graph = build_ingest_graph(chat_model=model, store=store, arms=arms).compile()
+    turns = [
+        {"speaker": "Alice", "text": t["content"], "occurred_at": T0, "session_id": "s1"}
+        for t in TURNS
+    ]
+    ctx = MemoryContext(namespace=NS, trigger_policy="session", instructions=NEVER_HEALTH)
+    graph.invoke({"turns": turns, "session_closed": True}, context=ctx)
     for system in construction_systems(model, "ConstructionDraft"):
         assert system.endswith(NEVER_HEALTH)
 

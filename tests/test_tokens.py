@@ -138,8 +138,9 @@ def test_the_boundary_budget_counts_with_the_model_and_labels_an_estimate(tmp_pa
         RawTurn(namespace="n", speaker="A", session_id="s", turn_index=i, text=t, occurred_at=at)
         for i, t in enumerate(["abc abc abc", "ab ab ab ab"])
     ]
-    ctx = MemoryContext(namespace="n", boundary_max_tokens=6)
+    ctx = MemoryContext(namespace="n")
     exact = GGUFTokenizer(write_gguf(tmp_path / "tiny.gguf"))  # "abc abc abc": 5 tokens
-    assert _heuristic_boundary(ctx, turns[:1], turns[1], exact) == "saturation: 9 tokens > 6"
-    estimate = _heuristic_boundary(ctx, turns[:1], turns[1], EstimatedTokens())
+    saturated = _heuristic_boundary(ctx, turns[:1], turns[1], exact, max_tokens=6)
+    assert saturated == "saturation: 9 tokens > 6"
+    estimate = _heuristic_boundary(ctx, turns[:1], turns[1], EstimatedTokens(), max_tokens=6)
     assert estimate == "saturation: 10 tokens (estimated) > 6"

@@ -1,7 +1,7 @@
 """The construction call: an excerpt's turns in, the model's title, summary and notes out.
 
 One call per excerpt with a capped output, in the compact line format
-(``construction_format="lines"``, the default, for small local models) or as a JSON
+(``ResearchArms.construction_format="lines"``, the default, for small local models) or as a JSON
 object (``"json"``, for API models with native structured output). A reply already in
 the construction journal is reused without calling the model. What the draft becomes in
 the store (owners, sources, dates) is :mod:`.construct`'s work.
@@ -70,13 +70,13 @@ def item_budget(n_turns: int, *, extra: int = EXTRA_ITEMS) -> tuple[int, int]:
 
 
 def _messages(
-    ctx: MemoryContext, turns: list[RawTurn], known: EpisodeRecord | None, items: int
+    ctx: MemoryContext, turns: list[RawTurn], known: EpisodeRecord | None, items: int, as_json: bool
 ) -> tuple[list[BaseMessage], dict[str, str]]:
     text, labels = format_excerpt(turns, ctx.tz)
     known_text = (
         f"Known episode:\n<data>\n{format_record(known, ctx.tz)}\n</data>\n" if known else ""
     )
-    template = CONSTRUCT_JSON if ctx.construction_format == "json" else CONSTRUCT_LINES
+    template = CONSTRUCT_JSON if as_json else CONSTRUCT_LINES
     messages = template.format_messages(known=known_text, turns=text, max_items=items)
     if ctx.instructions:  # the application's rules follow lamina's own
         rules = str(messages[0].content) + app_rules(ctx.instructions)
@@ -165,8 +165,9 @@ def draft_excerpt(
 ) -> tuple[ConstructionDraft, dict[str, str]] | None:
     """Ask for the excerpt's title, summary and facts; None when the call failed."""
     items, cap = item_budget(len(turns))
-    messages, labels = _messages(ctx, withhold(log, ctx, turns), known, items)
-    if ctx.construction_format == "json":
+    as_json = log.deps.arms.construction_format == "json"
+    messages, labels = _messages(ctx, withhold(log, ctx, turns), known, items, as_json)
+    if as_json:
         value = log.ask(ConstructionDraft, messages, step)
     else:
         value = _ask_lines(log, messages, cap, step)

@@ -97,7 +97,12 @@ def _eager(
 
 
 def _heuristic_boundary(
-    ctx: MemoryContext, buffer: list[RawTurn], turn: RawTurn, count: TokenCounter
+    ctx: MemoryContext,
+    buffer: list[RawTurn],
+    turn: RawTurn,
+    count: TokenCounter,
+    *,
+    max_tokens: int,
 ) -> str | None:
     last = buffer[-1]
     if turn.session_id != last.session_id:
@@ -106,9 +111,9 @@ def _heuristic_boundary(
     if gap > BOUNDARY_GAP_MINUTES:
         return f"time gap of {gap:.0f} min > {BOUNDARY_GAP_MINUTES:.0f}"
     tokens = sum(count(t.text) for t in buffer) + count(turn.text)
-    if tokens > ctx.boundary_max_tokens:
+    if tokens > max_tokens:
         how = " (estimated)" if count.estimated else ""
-        return f"saturation: {tokens} tokens{how} > {ctx.boundary_max_tokens}"
+        return f"saturation: {tokens} tokens{how} > {max_tokens}"
     return None
 
 
@@ -119,7 +124,9 @@ def _boundary(
     count = token_counter_for(deps.caller.model)  # the served model's tokenizer, if known
     for turn in new:
         if buffer:
-            why = _heuristic_boundary(ctx, buffer, turn, count)
+            why = _heuristic_boundary(
+                ctx, buffer, turn, count, max_tokens=deps.arms.boundary_max_tokens
+            )
             if why is not None:
                 plan.close(buffer, why)
                 buffer = []

@@ -40,7 +40,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from pydantic import BaseModel
 
 from lamina.core.context import SMALL_MODEL_PROFILE
-from lamina.graphs import MemoryContext
+from lamina.graphs import MemoryContext, ResearchArms
 from lamina.stores import ChromaMemoryStore
 from lamina.stores.chroma import SCHEMA_VERSION
 
@@ -127,6 +127,16 @@ CONSTANT_SETTINGS: dict[str, Any] = {
 so that memory built while they were settings keeps its key. tests/test_eval_harness.py
 checks each against lamina's constant."""
 
+CONSTRUCTION_ARMS = ("boundary_max_tokens", "construction_format")
+"""The research arms that change what is built, keyed under their names."""
+
+
+def split_construction(values: dict[str, Any]) -> tuple[ResearchArms, dict[str, Any]]:
+    """Construction settings as the graph's research arms and the context's fields."""
+    arms = {k: v for k, v in values.items() if k in CONSTRUCTION_ARMS}
+    return ResearchArms(**arms), {k: v for k, v in values.items() if k not in CONSTRUCTION_ARMS}
+
+
 KEYED_UNLESS: dict[str, Any] = {
     "owner_rules": True,
     "instructions": None,
@@ -144,9 +154,13 @@ def construction_settings(policy: str, **overrides: Any) -> dict[str, Any]:
     The evaluation builds with the offline model, so with its profile
     (:data:`~lamina.core.context.SMALL_MODEL_PROFILE`), as the facade does.
     """
-    values = {**SMALL_MODEL_PROFILE, **overrides}
+    arms, values = split_construction({**SMALL_MODEL_PROFILE, **overrides})
     ctx = MemoryContext(namespace="eval", trigger_policy=policy, **values)  # type: ignore[arg-type]
-    settings = {**CONSTANT_SETTINGS, **dataclasses.asdict(ctx)}
+    settings = {
+        **CONSTANT_SETTINGS,
+        **dataclasses.asdict(ctx),
+        **{name: getattr(arms, name) for name in CONSTRUCTION_ARMS},
+    }
     return {
         k: v
         for k, v in settings.items()
