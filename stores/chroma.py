@@ -63,11 +63,13 @@ from .search import answer_request
 from .writes import Batch, WriteUnit, check_record, prepare, stored_vectors, upsert_page
 
 __all__ = ["SCHEMA_VERSION", "ChromaMemoryStore"]
+from .traced import trace_store_calls
 
 
 class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
     """A :class:`~lamina.stores.base.MemoryStore` over an injected Chroma client.
 
+@trace_store_calls
     ``bm25``, ``analyzer`` and ``mirrors`` configure its default search engine, the BM25
     mirror; ``keyword_index`` builds another one instead (:mod:`.keyword`).
     """

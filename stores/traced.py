@@ -8,27 +8,111 @@ number of records it read or wrote; an exception is recorded on its span and rai
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import TypeVar
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..core.tracing import enabled, span
-from ..records.audit import AuditEntry
-from ..records.model import FactRecord, Granularity, MemoryRecord, ProfileRecord
-from .base import MemoryStore, SearchAnswer, SearchRequest, Where
-from .filters import TimeWindow
+from ..records.model import Granularity
+from .base import MemoryStore
 from .wrapping import WrappedStore
 
 T = TypeVar("T")
+C = TypeVar("C", bound=type)
 
-__all__ = ["TracedStore", "traced"]
+TRACED_STORE_CALLS = (
+    "add",
+    "get",
+    "update",
+    "mark_superseded",
+    "delete",
+    "delete_namespace",
+    "count",
+    "search_many",
+    "put_profile",
+    "get_profile",
+    "append_audit",
+    "list_audit",
+)
+"""The store calls that are spans (``search`` is ``search_many``'s); a class without one
+(``delete_namespace`` is not in the protocol) keeps the others."""
+
+__all__ = ["TRACED_STORE_CALLS", "TracedStore", "trace_store_calls", "traced"]
+
+
+def _traces_itself(store: object) -> bool:
+    while store is not None:
+        if isinstance(store, TracedStore) or getattr(type(store), "traces_itself", False):
+            return True
+        store = getattr(store, "inner", None)
+    return False
 
 
 def traced(store: MemoryStore) -> MemoryStore:
-    """``store`` with its calls as spans while tracing is on; else ``store`` itself."""
-    if not enabled() or isinstance(store, TracedStore):
+    """``store`` with its calls as spans while tracing is on; else ``store`` itself.
+
+    A store that traces itself, or wraps one that does, is returned as it is.
+    """
+    if not enabled() or _traces_itself(store):
         return store
     return TracedStore(store)
+
+
+def call_span(name: str, namespace: str | None, granularity: object, run: Callable[[], T]) -> T:
+    """``run()`` inside a span ``lamina.store.<name>``, with the records it returned."""
+    attributes = {"lamina.granularity": str(granularity)} if granularity is not None else {}
+    with span(f"lamina.store.{name}", namespace, attributes) as current:
+        result = run()
+        if current is not None and (n := _count(result)) is not None:
+            current.set_attribute("lamina.records", n)
+        return result
+
+
+def _scope(call: str, arguments: dict[str, Any]) -> tuple[str | None, object]:
+    """The namespace and granularity a store call names, read from its arguments."""
+    holder = arguments.get("request") or arguments.get("profile") or arguments.get("entry")
+    namespace = arguments.get("namespace", getattr(holder, "namespace", None))
+    if "granularity" in arguments:
+        granularity: object = arguments["granularity"]
+    elif "record" in arguments:
+        granularity = arguments["record"].granularity
+    elif "records" in arguments:
+        granularity = ",".join(sorted({r.granularity.value for r in arguments["records"]}))
+    elif "request" in arguments:
+        granularity = ",".join(str(g) for g in arguments["request"].rankings)
+    elif call == "mark_superseded":
+        granularity = Granularity.FACT
+    else:
+        granularity = "audit" if "audit" in call else "profile"
+    return (namespace if isinstance(namespace, str) else None), granularity or None
+
+
+def _span_method(call: str, method: Callable[..., T]) -> Callable[..., T]:
+    name = "search" if call == "search_many" else call
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def traced_call(self: Any, *args: Any, **kwargs: Any) -> T:
+        if not enabled():
+            return method(self, *args, **kwargs)
+        try:
+            arguments = signature.bind(self, *args, **kwargs).arguments
+        except TypeError:  # the call itself raises the error the caller should see
+            return method(self, *args, **kwargs)
+        namespace, granularity = _scope(call, arguments)
+        return call_span(name, namespace, granularity, lambda: method(self, *args, **kwargs))
+
+    return traced_call
+
+
+def trace_store_calls(cls: C) -> C:
+    """Make each of ``cls``'s :data:`TRACED_STORE_CALLS` a span (a class decorator)."""
+    for call in TRACED_STORE_CALLS:
+        if call in dir(cls):
+            setattr(cls, call, _span_method(call, getattr(cls, call)))
+    cls.traces_itself = True  # type: ignore[attr-defined]
+    return cls
 
 
 def _count(result: object) -> int | None:
@@ -39,121 +123,9 @@ def _count(result: object) -> int | None:
     return None
 
 
+@trace_store_calls
 class TracedStore(WrappedStore):
-    """Every :class:`MemoryStore` call of ``inner`` inside a span of its own."""
+    """Every :class:`MemoryStore` call of ``inner`` inside a span of its own.
 
-    def _call(
-        self, name: str, namespace: str | None, granularity: object, run: Callable[[], T]
-    ) -> T:
-        attributes = {"lamina.granularity": str(granularity)} if granularity is not None else {}
-        with span(f"lamina.store.{name}", namespace, attributes) as current:
-            result = run()
-            if current is not None and (n := _count(result)) is not None:
-                current.set_attribute("lamina.records", n)
-            return result
-
-    def search_many(self, request: SearchRequest) -> SearchAnswer:
-        """Every ranking of ``request`` (one span)."""
-        grans = ",".join(str(g) for g in request.rankings)
-        return self._call(
-            "search", request.namespace, grans, lambda: self.inner.search_many(request)
-        )
-
-    def add(self, namespace: str, records: Sequence[MemoryRecord]) -> list[str]:
-        """Insert or replace records."""
-        grans = ",".join(sorted({r.granularity.value for r in records}))
-        return self._call(
-            "add", namespace, grans or None, lambda: self.inner.add(namespace, records)
-        )
-
-    def get(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
-    ) -> list[MemoryRecord]:
-        """Records by id and/or filter."""
-        return self._call(
-            "get",
-            namespace,
-            granularity,
-            lambda: self.inner.get(
-                granularity, namespace, ids, window=window, where=where, limit=limit
-            ),
-        )
-
-    def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
-        """Replace an existing record."""
-        return self._call(
-            "update", namespace, record.granularity, lambda: self.inner.update(namespace, record)
-        )
-
-    def mark_superseded(
-        self,
-        namespace: str,
-        fact_id: str,
-        *,
-        superseded_by: str,
-        at: datetime | None = None,
-        audit: AuditEntry | None = None,
-    ) -> FactRecord:
-        """Close a fact's validity in favour of a newer one."""
-        return self._call(
-            "mark_superseded",
-            namespace,
-            Granularity.FACT,
-            lambda: self.inner.mark_superseded(
-                namespace, fact_id, superseded_by=superseded_by, at=at, audit=audit
-            ),
-        )
-
-    def delete(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-    ) -> int:
-        """Delete records."""
-        return self._call(
-            "delete",
-            namespace,
-            granularity,
-            lambda: self.inner.delete(granularity, namespace, ids, window=window, where=where),
-        )
-
-    def count(self, granularity: Granularity | str, namespace: str) -> int:
-        """How many records a granularity of a namespace holds."""
-        return self._call(
-            "count", namespace, granularity, lambda: self.inner.count(granularity, namespace)
-        )
-
-    def put_profile(self, profile: ProfileRecord) -> ProfileRecord:
-        """Store a namespace's profile."""
-        return self._call(
-            "put_profile", profile.namespace, "profile", lambda: self.inner.put_profile(profile)
-        )
-
-    def get_profile(self, namespace: str) -> ProfileRecord | None:
-        """A namespace's profile, or None."""
-        return self._call(
-            "get_profile", namespace, "profile", lambda: self.inner.get_profile(namespace)
-        )
-
-    def append_audit(self, entry: AuditEntry) -> AuditEntry:
-        """Append an audit entry."""
-        return self._call(
-            "append_audit", entry.namespace, "audit", lambda: self.inner.append_audit(entry)
-        )
-
-    def list_audit(self, namespace: str) -> list[AuditEntry]:
-        """A namespace's audit log."""
-        return self._call(
-            "list_audit", namespace, "audit", lambda: self.inner.list_audit(namespace)
-        )
+    For a store of the application's own: lamina's stores trace themselves.
+    """

@@ -101,13 +101,27 @@ def test_without_a_provider_nothing_is_wrapped_or_recorded() -> None:
 
 
 def test_a_failing_store_call_is_recorded_on_its_span(spans: InMemorySpanExporter) -> None:
-    store = traced(ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
-    assert isinstance(store, TracedStore)
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    assert traced(store) is store  # lamina's stores trace themselves: no second span
     with pytest.raises(Exception, match="granularity"):
         store.get("nonsense", NS)
     [failed] = spans.get_finished_spans()
     assert failed.name == "lamina.store.get" and not failed.status.is_ok
     assert failed.events and failed.events[0].name == "exception"
+
+
+class _OwnStore:
+    """A store of the application's own, which knows nothing of spans."""
+
+    def count(self, granularity: str, namespace: str) -> int:
+        return 3
+
+
+def test_a_store_of_the_application_s_own_is_wrapped(spans: InMemorySpanExporter) -> None:
+    store = traced(_OwnStore())  # type: ignore[arg-type]
+    assert isinstance(store, TracedStore) and store.count("raw", NS) == 3
+    [counted] = spans.get_finished_spans()
+    assert counted.name == "lamina.store.count" and counted.attributes["lamina.records"] == 3  # type: ignore[index]
 
 
 def _ids(spans: InMemorySpanExporter) -> set[int]:

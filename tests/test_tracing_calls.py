@@ -27,6 +27,7 @@ from lamina.testing import FakeEmbeddings, SchemaChatModel
 NS = "user:alice"
 DIGEST = hashlib.sha256(NS.encode()).hexdigest()[:16]
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+TURNS_FOR_STORE = [{"role": "user", "name": "Alice", "content": "My dog is called Rex"}]
 
 
 @pytest.fixture
@@ -145,3 +146,25 @@ def test_without_a_provider_no_call_opens_a_span(monkeypatch: pytest.MonkeyPatch
     m = memory()
     m.add("I adopted a greyhound", namespace=NS, at=T0, infer=False)
     assert m.search("greyhound", namespace=NS)
+
+
+def test_store_calls_outside_the_graphs_are_spans_under_their_memory_call(
+    spans: InMemorySpanExporter,
+) -> None:
+    m = memory()
+    m.add(TURNS_FOR_STORE, namespace=NS, at=T0, infer=False)
+    spans.clear()
+    m.search("dog", namespace=NS)
+    outer = one(spans, "lamina.memory.search")
+    inner = [s for s in spans.get_finished_spans() if s.name.startswith("lamina.store.")]
+    assert inner and all(s.parent is not None for s in inner)
+    assert any(s.parent.span_id == outer.context.span_id for s in inner)  # type: ignore[union-attr]
+    searched = [s for s in inner if s.name == "lamina.store.search"]
+    assert searched and attrs(searched[0])["lamina.namespace.hash"] == DIGEST
+    spans.clear()
+    m.forget(namespace=NS, subject="Rex")
+    names = {s.name for s in spans.get_finished_spans()}
+    assert "lamina.memory.forget" in names and "lamina.store.delete" in names
+    spans.clear()
+    m.forget(namespace=NS, all=True)
+    assert "lamina.store.delete_namespace" in {s.name for s in spans.get_finished_spans()}

@@ -45,6 +45,7 @@ from ..erasure import PARTS, erased_namespaces
 from ..filters import TimeWindow
 from ..fusion import FusionConfig
 from ..indexing import IndexTextPolicy
+from ..traced import trace_store_calls
 from ..writes import check_record, prepare
 from .aio import AsyncCalls
 from .connections import configure_connection, describe_dsn
@@ -55,6 +56,7 @@ from .rows import Row, encode, upsert
 from .schema import DEFAULT_SCHEMA, Names, dimension_of, ensure_vector_extension, migrate
 
 
+@trace_store_calls
 class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
     """A :class:`~lamina.stores.base.MemoryStore` over an injected psycopg connection pool.
 
