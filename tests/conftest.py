@@ -24,6 +24,7 @@ from lamina.testing import FakeEmbeddings
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from psycopg_pool import ConnectionPool
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -235,3 +236,20 @@ def local_llm():  # type: ignore[no-untyped-def]
         pytest.skip(f"the SmolLM2 test model is not installed: {e}")
     with LocalLLMServer(path, n_ctx=4096, warmup=False, request_timeout=180) as server:
         yield server
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """lamina's spans while the test runs, collected by the OpenTelemetry SDK in memory."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from lamina.core import tracing
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_tracer_provider(provider)
+    yield exporter
+    tracing.use_tracer_provider(None)

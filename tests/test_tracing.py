@@ -8,12 +8,10 @@ namespace are checked. Without a tracer provider no store is wrapped and no span
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from lamina import Memory, MemoryConfig
@@ -28,16 +26,6 @@ TURNS = [
     {"role": "user", "name": "Alice", "content": "I adopted a greyhound called Biscuit"},
     {"role": "user", "name": "Alice", "content": "Biscuit loves the beach"},
 ]
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.use_tracer_provider(provider)
-    yield exporter
-    tracing.use_tracer_provider(None)
 
 
 def memory() -> Memory:

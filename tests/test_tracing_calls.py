@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from lamina import Memory, MemoryConfig
@@ -28,16 +26,6 @@ NS = "user:alice"
 DIGEST = hashlib.sha256(NS.encode()).hexdigest()[:16]
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 TURNS_FOR_STORE = [{"role": "user", "name": "Alice", "content": "My dog is called Rex"}]
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.use_tracer_provider(provider)
-    yield exporter
-    tracing.use_tracer_provider(None)
 
 
 def memory(model: SchemaChatModel | None = None) -> Memory:
