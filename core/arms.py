@@ -42,6 +42,13 @@ class ResearchArms:
     search). Off: on memory the local 1.5B model built, that ranking displaced evidence the
     question's own search had found (``benchmarks/built_recall.py``; figures in
     ``benchmarks/RECALL_RESULTS.md``)."""
+    context_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
+    """The derived kinds that may take context lines (within the derived share of the
+    budget). A kind left out is still searched: scenes still lend their member episodes to
+    the episode ranking (``SCENE_TOP``). ``()`` shows raw turns only. Every kind stays the
+    default: facts only won on conv-41/42 but lost on conv-43, and pooled over the three
+    it was +0.013 [-0.040, +0.068] (``benchmarks/budget_answers.py --arm
+    facts:context_kinds=["fact"]``; docs/benchmarks/index.md)."""
     aggregation_kinds: tuple[DerivedKind, ...] = ("fact",)
     """The derived kinds an aggregation question may show: a question for a list, a count
     or what two people share ("What hobbies does Lena have?", "How many pets...", "both"),
@@ -75,8 +82,9 @@ class ResearchArms:
             raise InvalidInputError(
                 f"source_weight is a fusion weight, in [0, 10]; got {self.source_weight}"
             )
-        unknown = sorted(set(self.aggregation_kinds) - set(DERIVED_KINDS))
-        if unknown:
-            raise InvalidInputError(
-                f"unknown aggregation_kinds {unknown}; use some of {list(DERIVED_KINDS)}"
-            )
+        for name in ("context_kinds", "aggregation_kinds"):
+            unknown = sorted(set(getattr(self, name)) - set(DERIVED_KINDS))
+            if unknown:
+                raise InvalidInputError(
+                    f"unknown {name} {unknown}; use some of {list(DERIVED_KINDS)}"
+                )

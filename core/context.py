@@ -71,6 +71,10 @@ RETIRED: Mapping[str, str] = MappingProxyType(
             ("scene_top", "neighbour_turns", "max_candidates"),
             "a constant of lamina.agents.recall.retriever",
         ),
+        **dict.fromkeys(
+            ("k_min", "raw_depth", "derived_depth"),
+            "a constant of lamina.agents.recall.retriever",
+        ),
         "judge_max_tokens": "a constant of lamina.agents.recall.judge",
         "rewrite_max_tokens": "a constant of lamina.agents.recall.rewriter",
         "answer_max_tokens": "a constant of lamina.agents.recall.answer",
@@ -85,6 +89,7 @@ RETIRED: Mapping[str, str] = MappingProxyType(
                 "source_weight",
                 "aggregation_kinds",
                 "premise_search",
+                "context_kinds",
             ),
             "a research arm of lamina-bench: a graph builder's arms=ResearchArms(...), "
             "ResearchArms from lamina.graphs",
@@ -152,20 +157,9 @@ class MemoryContext:
     model's owners (``construction_quality.py --calibrate``), so they are the local
     model's profile and not a tax on every model."""
 
-    k_min: int = 5
-    """Recall: minimum memories retrieved per granularity (AMA's K_min)."""
-
     # ---------------------------------------------------------- recall (pooled evidence)
     context_tokens: int = 1500
     """Recall: token budget of the context shown to the Judge and the answer."""
-    raw_depth: int = 40
-    """Recall: raw turns ranked per search channel before the budget cut."""
-    derived_depth: int = 10
-    """Recall: facts, episodes and scenes ranked per channel (at least ``k_min``)."""
-    context_kinds: tuple[DerivedKind, ...] = DERIVED_KINDS
-    """Recall: the derived kinds that may take context lines (within the derived share of
-    the budget). A kind left out is still searched: scenes still lend their member
-    episodes to the episode ranking (``SCENE_TOP``). ``()`` shows raw turns only."""
     attribution_check: bool = True
     """Recall: a draft resting on the words of people other than the one the question
     names is not sufficient (retry, then refuse): its cited turns are all theirs, or the
@@ -191,11 +185,6 @@ class MemoryContext:
             raise InvalidInputError(
                 f"unknown trigger_policy {self.trigger_policy!r}; use one of {TRIGGER_POLICIES}"
             )
-        unknown = sorted(set(self.context_kinds) - set(DERIVED_KINDS))
-        if unknown:
-            raise InvalidInputError(
-                f"unknown context_kinds {unknown}; use some of {list(DERIVED_KINDS)}"
-            )
         self._check_recall()
         try:
             ZoneInfo(self.timezone)
@@ -205,14 +194,8 @@ class MemoryContext:
             ) from e
 
     def _check_recall(self) -> None:
-        for name in (
-            "k_min",
-            "context_tokens",
-            "raw_depth",
-            "derived_depth",
-        ):
-            if getattr(self, name) < 1:
-                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.context_tokens < 1:
+            raise InvalidInputError(f"context_tokens must be >= 1, got {self.context_tokens}")
 
     @property
     def tz(self) -> ZoneInfo:

@@ -36,7 +36,7 @@ def test_the_config_is_immutable() -> None:
         {"timeout": -1},
         {"local_model": "llama3"},
         {"context": {"trigger_policy": "sometimes"}},
-        {"context": {"context_kinds": ["fact", "topic"]}},
+        {"context": {"context_tokens": 0}},
         {"context": {"no_such_field": 1}},
         {"context": {"namespace": "user:x"}},
         {"checkpointer": "postgres"},
@@ -53,10 +53,10 @@ def test_a_gguf_path_is_a_valid_local_model() -> None:
 
 
 def test_memory_context_applies_overrides_per_namespace() -> None:
-    config = MemoryConfig(context={"trigger_policy": "eager", "k_min": 7})
+    config = MemoryConfig(context={"trigger_policy": "eager", "context_tokens": 700})
     ctx = config.memory_context("user:bob")
-    assert (ctx.namespace, ctx.trigger_policy, ctx.k_min) == ("user:bob", "eager", 7)
-    assert config.memory_context("user:bob", k_min=9).k_min == 9
+    assert (ctx.namespace, ctx.trigger_policy, ctx.context_tokens) == ("user:bob", "eager", 700)
+    assert config.memory_context("user:bob", context_tokens=900).context_tokens == 900
 
 
 def test_from_env_maps_variables() -> None:
@@ -95,17 +95,17 @@ def test_explicit_overrides_beat_env_and_file(tmp_path: Path) -> None:
     path = tmp_path / "lamina.toml"
     path.write_text(
         'model = "from-file"\ntimeout = 12.5\nlocal_ctx = 4096\n'
-        '[context]\ntrigger_policy = "eager"\nk_min = 3\n'
+        '[context]\ntrigger_policy = "eager"\ncontext_tokens = 900\n'
     )
     env = {"LAMINA_CONFIG": str(path), "LAMINA_MODEL": "from-env"}
     config = MemoryConfig.from_env(env)
     assert (config.model, config.timeout, config.local_ctx) == ("from-env", 12.5, 4096)
-    assert config.context == {"trigger_policy": "eager", "k_min": 3}
+    assert config.context == {"trigger_policy": "eager", "context_tokens": 900}
     explicit = MemoryConfig.from_env(
         env, model="explicit", local_ctx=2048, context={"trigger_policy": "session"}
     )
     assert (explicit.model, explicit.local_ctx) == ("explicit", 2048)
-    assert explicit.context == {"trigger_policy": "session", "k_min": 3}
+    assert explicit.context == {"trigger_policy": "session", "context_tokens": 900}
 
 
 @pytest.mark.parametrize("name", sorted(RETIRED))

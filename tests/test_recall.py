@@ -3,11 +3,13 @@
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from pydantic import Field
 
 from lamina.agents.common.refinement import fact_id
+from lamina.agents.recall import retriever as retriever_module
 from lamina.agents.recall.answer import ANSWER_MAX_TOKENS, REFUSAL
 from lamina.agents.recall.judge import JUDGE_MAX_TOKENS
 from lamina.agents.recall.refresher import REFRESH_MAX_TOKENS
@@ -99,13 +101,27 @@ def rewrite(*queries: str) -> str:
     return json.dumps({"queries": list(queries)})
 
 
-def ask(store, model, question: str, arms: ResearchArms | None = None, **kw: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    """Run the recall graph (with ``arms``, a research arm's design) under context ``kw``."""
+def ask(  # type: ignore[no-untyped-def]
+    store,
+    model,
+    question: str,
+    arms: ResearchArms | None = None,
+    depths: tuple[int, int] | None = None,
+    **kw: Any,
+) -> dict[str, Any]:
+    """Run the recall graph (with ``arms``, a research arm's design) under context ``kw``;
+    ``depths`` shrinks the pool to (raw, derived) hits per channel for a small store."""
     graph = build_recall_graph(chat_model=model, store=store, arms=arms or ResearchArms()).compile()
     given = {k: kw.pop(k) for k in ("as_of", "reference_time") if k in kw}
     payload = {"question": question, "mode": kw.pop("mode", "answer"), **given}
     ctx = MemoryContext(namespace=kw.pop("namespace", NS), **kw)
-    return graph.invoke(payload, context=ctx)  # type: ignore[no-any-return]
+    if depths is None:
+        return graph.invoke(payload, context=ctx)  # type: ignore[no-any-return]
+    raw_depth, derived_depth = depths
+    with patch.multiple(
+        retriever_module, RAW_DEPTH=raw_depth, DERIVED_DEPTH=derived_depth, K_MIN=1
+    ):
+        return graph.invoke(payload, context=ctx)  # type: ignore[no-any-return]
 
 
 def label_of(messages: list[Any], needle: str) -> str:
@@ -161,7 +177,7 @@ def test_insufficient_rewrites_the_query_and_retries_over_all_granularities(mode
         lambda m: judged("a shelter in Lisbon", label_of(m, "shelter")),
     )
     model.script("QueryRewrite", rewrite("Rex adopted shelter", "Where was Rex adopted?"))
-    out = ask(s, model, "Where did the vet say?", raw_depth=1, derived_depth=1, k_min=1)
+    out = ask(s, model, "Where did the vet say?", depths=(1, 1))
     assert out["answer"] == "a shelter in Lisbon" and out["rounds"] == 2
     assert [c.node for c in out["llm_calls"]] == ["judge", "rewriter", "judge"]
     assert out["queries_tried"] == [
@@ -219,9 +235,7 @@ def test_without_the_llm_rewrite_the_judges_missing_phrase_is_the_next_query(mod
         s,
         model,
         "Where did the vet say?",
-        raw_depth=1,
-        derived_depth=1,
-        k_min=1,
+        depths=(1, 1),
     )
     assert out["answer"] == "a shelter" and out["rounds"] == 2
     assert [c.node for c in out["llm_calls"]] == ["judge", "judge"]  # no rewrite call
@@ -368,7 +382,7 @@ def test_the_time_window_channel_brings_in_window_memories(model) -> None:  # ty
     s.add(NS, turns)
     question = "What was the garden plan last month?"
     july = datetime(2024, 7, 15, tzinfo=UTC)  # "last month" is June 2024
-    options: dict[str, Any] = {"mode": "retrieve", "raw_depth": 3, "k_min": 1}
+    options: dict[str, Any] = {"mode": "retrieve", "depths": (3, 10)}
     out = ask(s, model, question, reference_time=july, **options)
     assert "the tomato seedlings went in" in [c.text for c in out["candidates"]]
     assert out["analysis"]["time_expressions"] == ["last month"]
@@ -398,7 +412,7 @@ def test_scenes_lend_their_episodes_and_derived_memory_never_displaces_raw(store
             ),
         ],
     )
-    out = ask(store, model, "Tell me about Rex the dog", mode="retrieve", derived_depth=1, k_min=1)
+    out = ask(store, model, "Tell me about Rex the dog", mode="retrieve", depths=(40, 1))
     by_id = {c.id: c for c in out["candidates"]}
     assert {"e1", "e2", "s1"} <= set(by_id) and by_id["e2"].via == "scene"
     raw_ids = {c.id for c in out["candidates"] if c.granularity == "raw"}
@@ -420,11 +434,13 @@ def test_scenes_kept_out_of_the_context_still_lend_their_episodes(store, model) 
         occurred_at=T0,
     )
     store.add(NS, [a, b, scene])
-    options: dict[str, Any] = {"mode": "retrieve", "derived_depth": 1, "k_min": 1}
+    options: dict[str, Any] = {"mode": "retrieve", "depths": (40, 1)}
     shown = ask(store, model, "Tell me about Rex the dog", **options)
     assert "s1" in {c.id for c in shown["candidates"]}  # the default shows scenes
     kinds = ("fact", "episode")
-    out = ask(store, model, "Tell me about Rex the dog", context_kinds=kinds, **options)
+    out = ask(
+        store, model, "Tell me about Rex the dog", arms=ResearchArms(context_kinds=kinds), **options
+    )
     by_id = {c.id: c for c in out["candidates"]}
     assert "s1" not in by_id and {"e1", "e2"} <= set(by_id)
     assert by_id["e2"].via == "scene"  # found only through the scene it belongs to
@@ -459,7 +475,9 @@ def test_an_aggregation_question_shows_facts_of_the_derived_kinds(  # type: igno
         store, model, question, mode="retrieve", arms=ResearchArms(aggregation_kinds=DERIVED_KINDS)
     )
     assert {c.granularity for c in every["candidates"]} - {"raw"} == EVERY
-    episodes = ask(store, model, question, mode="retrieve", context_kinds=("episode",))
+    episodes = ask(
+        store, model, question, mode="retrieve", arms=ResearchArms(context_kinds=("episode",))
+    )
     expected = set() if shown == {"fact"} else {"episode"}  # of context_kinds only
     assert {c.granularity for c in episodes["candidates"]} - {"raw"} == expected
 
@@ -704,11 +722,11 @@ def test_the_speaker_channel_brings_in_the_named_persons_turns(model) -> None:  
     s.add(NS, [raw(bob, i, "Bob", session=f"s{i}") for i in range(4)])
     s.add(NS, [raw("hiking is fun", 0, "Alice", session="s9")])
     question = "What does alice think about hiking in the mountains every weekend?"
-    out = ask(s, model, question, mode="retrieve", raw_depth=2, k_min=1)
+    out = ask(s, model, question, mode="retrieve", depths=(2, 10))
     assert out["analysis"]["persons"] == ["Alice"]
     assert "hiking is fun" in [c.text for c in out["candidates"]]
     unnamed = "What does one think about hiking in the mountains every weekend?"
-    plain = ask(s, model, unnamed, mode="retrieve", raw_depth=2, k_min=1)
+    plain = ask(s, model, unnamed, mode="retrieve", depths=(2, 10))
     assert "hiking is fun" not in [c.text for c in plain["candidates"]]
 
 
@@ -756,7 +774,7 @@ def test_source_turns_of_derived_memory_join_the_ranking_only_when_weighted() ->
     )
     s.add(NS, [fact("Alice works as a nurse", source_ids=[source.id])])
     question = "Where does Alice work as a nurse?"
-    options: dict[str, Any] = {"mode": "retrieve", "raw_depth": 1, "k_min": 1}
+    options: dict[str, Any] = {"mode": "retrieve", "depths": (1, 10)}
     default = ask(s, CappedModel(), question, **options)
     shown = {c.id for c in default["candidates"]}
     assert source.id not in shown and fact_id(NS, "Alice works as a nurse") in shown

@@ -35,6 +35,14 @@ def require_question(state: RecallState) -> str:
     return question.strip()
 
 
+K_MIN = 5
+"""Minimum facts, episodes and scenes ranked per channel (AMA's K_min)."""
+RAW_DEPTH = 40
+"""Raw turns ranked per search channel before the budget cut: deep enough that the
+evidence a question's words find is in the pool the token budget is cut from."""
+DERIVED_DEPTH = 10
+"""Facts, episodes and scenes ranked per channel (at least :data:`K_MIN`): they take at
+most the derived share of the budget, so fewer are ranked than raw turns."""
 SCENE_TOP = 3
 """Scenes whose member episodes are pooled during scene expansion."""
 NEIGHBOUR_TURNS = 1
@@ -46,10 +54,10 @@ MAX_CANDIDATES = 60
 def pool_settings(ctx: MemoryContext, arms: ResearchArms, *, retry: bool) -> PoolSettings:
     """The pooled search the context and the arms ask for (neighbours on retry rounds)."""
     return PoolSettings(
-        raw_depth=ctx.raw_depth,
-        derived_depth=max(ctx.derived_depth, ctx.k_min),
+        raw_depth=RAW_DEPTH,
+        derived_depth=max(DERIVED_DEPTH, K_MIN),
         scene_top=SCENE_TOP,
-        kinds=tuple(ctx.context_kinds),
+        kinds=tuple(arms.context_kinds),
         aggregation_kinds=tuple(arms.aggregation_kinds),
         neighbours=NEIGHBOUR_TURNS if retry else 0,
         budget=ctx.context_tokens,

@@ -58,11 +58,7 @@ BatchKey = tuple[str, str, int]
 RECALL_FIELDS = frozenset(
     {
         "namespace",
-        "k_min",
         "context_tokens",
-        "context_kinds",
-        "raw_depth",
-        "derived_depth",
         "extra",
     }
 )

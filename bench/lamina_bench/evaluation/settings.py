@@ -176,8 +176,9 @@ def split_recall(options: dict[str, Any]) -> tuple[ResearchArms, dict[str, Any]]
         InvalidInputError: An arm's value is out of its range.
     """
     arms = {k: v for k, v in options.items() if k in ARM_FIELDS}
-    if "aggregation_kinds" in arms:  # JSON gives a list
-        arms["aggregation_kinds"] = tuple(arms["aggregation_kinds"])
+    for name in ("context_kinds", "aggregation_kinds"):
+        if name in arms:  # JSON gives a list
+            arms[name] = tuple(arms[name])
     context = {k: v for k, v in options.items() if k not in ARM_FIELDS}
     return ResearchArms(**arms), context
 
