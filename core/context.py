@@ -75,6 +75,8 @@ RETIRED: Mapping[str, str] = MappingProxyType(
             ("k_min", "raw_depth", "derived_depth"),
             "a constant of lamina.agents.recall.retriever",
         ),
+        "attribution_check": "removed: recall always refuses a draft resting on another "
+        "person's words",
         "judge_max_tokens": "a constant of lamina.agents.recall.judge",
         "rewrite_max_tokens": "a constant of lamina.agents.recall.rewriter",
         "answer_max_tokens": "a constant of lamina.agents.recall.answer",
@@ -160,13 +162,6 @@ class MemoryContext:
     # ---------------------------------------------------------- recall (pooled evidence)
     context_tokens: int = 1500
     """Recall: token budget of the context shown to the Judge and the answer."""
-    attribution_check: bool = True
-    """Recall: a draft resting on the words of people other than the one the question
-    names is not sufficient (retry, then refuse): its cited turns are all theirs, or the
-    memories best matching its answer are, or the turns best matching both the question's
-    topic and the answer are about someone else (see ``agents.attribution`` and
-    ``agents.premise``)."""
-
     extra: dict[str, str] = field(default_factory=dict)
     """Free-form tags recorded with audit entries (e.g. the calling agent)."""
 

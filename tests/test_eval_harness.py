@@ -945,6 +945,7 @@ def test_the_keys_constant_settings_are_lamina_s_constants() -> None:
         "scene_max_gap_days": scenes.SCENE_MAX_GAP_DAYS,
         "profile_scenes": 8,  # removed: nothing read it
         "max_llm_attempts": DEFAULT_MAX_ATTEMPTS,
+        "attribution_check": True,  # removed: recall always checks attribution
     }
     assert drafting.EXTRA_ITEMS == 2  # left out of the key at 2 before it became a constant
 

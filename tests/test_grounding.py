@@ -8,12 +8,11 @@ import pytest
 from lamina.agents.recall.answer import REFUSAL
 from lamina.agents.recall.grounding import ground, grounded, own_words
 from lamina.core.context import MemoryContext
-from lamina.graphs.recall import build_recall_graph
 from lamina.records import RawTurn
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
-from .test_recall import judged, label_of
+from .test_recall import judged, label_of, recall_graph
 
 NS = "user:priya"
 T0 = datetime(2024, 7, 1, 9, 0, tzinfo=UTC)
@@ -107,7 +106,8 @@ def store() -> ChromaMemoryStore:
 
 
 def ask(store: ChromaMemoryStore, model: SchemaChatModel, question: str, **kw: Any) -> Any:
-    graph = build_recall_graph(chat_model=model, store=store).compile()
+    """Recall with the attribution check off: these tests test the grounding checks alone."""
+    graph = recall_graph(model, store, attribution=False)
     return graph.invoke({"question": question}, context=MemoryContext(namespace=NS, **kw))
 
 
@@ -115,7 +115,7 @@ def test_an_invented_answer_is_asked_again_then_refused(store: ChromaMemoryStore
     model = SchemaChatModel()
     blue = lambda m: judged("blue", label_of(m, "Helio Solar"))  # noqa: E731
     model.script("DraftFirst", blue, blue)
-    out = ask(store, model, "What is Jonas's favourite colour?", attribution_check=False)
+    out = ask(store, model, "What is Jonas's favourite colour?")
     assert out["refused"] and out["answer"] == REFUSAL and out["citations"] == []
     assert [v["ungrounded"] for v in out["verdicts"]] == [True, True]  # a second round, then no
     assert "blue" in out["verdicts"][0]["missing"]
@@ -124,14 +124,14 @@ def test_an_invented_answer_is_asked_again_then_refused(store: ChromaMemoryStore
 def test_a_name_its_cited_turn_does_not_hold_is_refused(store: ChromaMemoryStore) -> None:
     model = SchemaChatModel()
     model.script("DraftFirst", lambda m: judged("Jonas", label_of(m, "Pixel knocked")))
-    out = ask(store, model, "Who knocked Priya's laptop off the desk?", attribution_check=False)
+    out = ask(store, model, "Who knocked Priya's laptop off the desk?")
     assert out["refused"]
 
 
 def test_an_answer_cited_under_the_wrong_label_keeps_its_answer(store: ChromaMemoryStore) -> None:
     model = SchemaChatModel()
     model.script("DraftFirst", lambda m: judged("Pixel, the cat", label_of(m, "Helio Solar")))
-    out = ask(store, model, "Who knocked Priya's laptop off the desk?", attribution_check=False)
+    out = ask(store, model, "Who knocked Priya's laptop off the desk?")
     assert not out["refused"] and out["answer"] == "Pixel, the cat"
     cited = {m.id: m.text for m in out["candidates"]}
     assert all("Pixel" in cited[c] or "cat" in cited[c] for c in out["citations"])
@@ -145,6 +145,6 @@ def test_a_plain_answer_that_its_memories_do_not_hold_is_refused(store: ChromaMe
         "AnswerDraft",
         lambda m: '{"answerable": true, "answer": "green", "cited": ["m1"]}',
     )
-    out = ask(store, model, "What is Jonas's favourite colour?", attribution_check=False)
+    out = ask(store, model, "What is Jonas's favourite colour?")
     assert out["refused"] and out["answer_source"] == "fallback"
     assert model.count("AnswerDraft") == 1

@@ -2,6 +2,7 @@
 
 import json
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 from unittest.mock import patch
 
@@ -11,7 +12,7 @@ from pydantic import Field
 from lamina.agents.common.refinement import fact_id
 from lamina.agents.recall import retriever as retriever_module
 from lamina.agents.recall.answer import ANSWER_MAX_TOKENS, REFUSAL
-from lamina.agents.recall.judge import JUDGE_MAX_TOKENS
+from lamina.agents.recall.judge import JUDGE_MAX_TOKENS, make_recall_judge
 from lamina.agents.recall.refresher import REFRESH_MAX_TOKENS
 from lamina.agents.recall.rewriter import REWRITE_MAX_TOKENS
 from lamina.agents.recall.schemas import DRAFT_CITATIONS, MAX_ANSWER, MAX_NOTE, DraftFirst
@@ -19,6 +20,7 @@ from lamina.core.context import DERIVED_KINDS, MemoryContext
 from lamina.core.state import RecallState
 from lamina.errors import InvalidInputError
 from lamina.graphs import ResearchArms
+from lamina.graphs import recall as recall_module
 from lamina.graphs.recall import (
     MAX_RETRIEVAL_ROUNDS,
     build_recall_graph,
@@ -101,17 +103,29 @@ def rewrite(*queries: str) -> str:
     return json.dumps({"queries": list(queries)})
 
 
+def recall_graph(  # type: ignore[no-untyped-def]
+    model, store, arms: ResearchArms | None = None, *, attribution: bool = True
+):
+    """The compiled recall graph; ``attribution=False`` builds its judge without the
+    attribution check (``make_recall_judge``'s narrow parameter), for tests of the others."""
+    judge = partial(make_recall_judge, attribution=attribution)
+    with patch.object(recall_module, "make_recall_judge", judge):
+        graph = build_recall_graph(chat_model=model, store=store, arms=arms or ResearchArms())
+    return graph.compile()
+
+
 def ask(  # type: ignore[no-untyped-def]
     store,
     model,
     question: str,
     arms: ResearchArms | None = None,
     depths: tuple[int, int] | None = None,
+    attribution: bool = True,
     **kw: Any,
 ) -> dict[str, Any]:
     """Run the recall graph (with ``arms``, a research arm's design) under context ``kw``;
     ``depths`` shrinks the pool to (raw, derived) hits per channel for a small store."""
-    graph = build_recall_graph(chat_model=model, store=store, arms=arms or ResearchArms()).compile()
+    graph = recall_graph(model, store, arms, attribution=attribution)
     given = {k: kw.pop(k) for k in ("as_of", "reference_time") if k in kw}
     payload = {"question": question, "mode": kw.pop("mode", "answer"), **given}
     ctx = MemoryContext(namespace=kw.pop("namespace", NS), **kw)
@@ -581,9 +595,9 @@ def test_a_draft_resting_on_another_persons_words_retries_then_refuses(model) ->
     s.add(NS, [raw(told, 2, "Caroline")])
     model.script("DraftFirst", lambda m: judged("self-care", label_of(m, "Melanie told")))
     assert ask(s, model, question)["answer"] == "self-care"
-    # the check can be switched off
+    # a judge built without the check takes it
     model.script("DraftFirst", cite)
-    off = ask(s, model, question, attribution_check=False)
+    off = ask(s, model, question, attribution=False)
     assert off["answer"] == "self-care matters" and off["rounds"] == 1
 
 
@@ -609,7 +623,7 @@ def test_a_draft_to_a_question_naming_the_wrong_person_retries_then_refuses(mode
     assert out["refused"] and out["rounds"] == 2
     assert [v["unsupported_person"] for v in out["verdicts"]] == ["Gina", "Gina"]
     model.script("DraftFirst", cite)
-    assert ask(s, model, question, attribution_check=False)["answer"] == "for the biz"
+    assert ask(s, model, question, attribution=False)["answer"] == "for the biz"
 
 
 def test_after_a_failed_premise_only_a_turn_on_the_topic_lifts_the_doubt(model) -> None:  # type: ignore[no-untyped-def]

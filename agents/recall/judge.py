@@ -169,8 +169,16 @@ def _searched_refusal(
     return _doubted(verdict, foreign.person, premise_failed=True, searched=True)
 
 
-def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
-    """Build the recall ``judge`` node: sufficiency and a draft answer in one call."""
+def make_recall_judge(deps: NodeDeps, *, attribution: bool = True) -> Callable[..., dict[str, Any]]:
+    """Build the recall ``judge`` node: sufficiency and a draft answer in one call.
+
+    With ``attribution`` (always, in a graph) a draft resting on the words of people other
+    than the one the question names is not sufficient (retry, then refuse): its cited turns
+    are all theirs, or the memories best matching its answer are, or the turns best
+    matching both the question's topic and the answer are about someone else (see
+    ``agents.attribution`` and ``agents.premise``). LoCoMo's adversarial questions swap the
+    speaker. False lets a test of the other checks run without it.
+    """
 
     def judge(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         """Judge the context and draft the answer (one capped structured call).
@@ -200,10 +208,10 @@ def make_recall_judge(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
                 question = state.get("question", "")
                 search = (
                     partial(premise_anywhere, deps.store, ctx.namespace, analysis, question)
-                    if deps.arms.premise_search and ctx.attribution_check
+                    if deps.arms.premise_search and attribution
                     else None
                 )
-                if ctx.attribution_check and verdict.sufficient:
+                if attribution and verdict.sufficient:
                     doubted = any(v.get("premise_failed") for v in state.get("verdicts", []))
                     verdict = _attributed(verdict, analysis, question, candidates, doubted, search)
                 elif search is not None:

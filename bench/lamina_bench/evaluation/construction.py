@@ -117,9 +117,11 @@ CONSTANT_SETTINGS: dict[str, Any] = {
     "scene_max_gap_days": 7.0,
     "profile_scenes": 8,
     "max_llm_attempts": 3,
+    "attribution_check": True,
 }
 """Former construction settings of the context, now constants of lamina's ingest agents
-(or gone, at the value that was always used), under their old names: they stay in the key
+(or gone, at the value that was always used; ``attribution_check`` was recall-only but
+keyed since the long run was built), under their old names: they stay in the key
 so that memory built while they were settings keeps its key. tests/test_eval_harness.py
 checks each against lamina's constant."""
 
