@@ -72,6 +72,7 @@ from lamina.agents.common.names import match_speakers
 from lamina.agents.ingest.ownership import addressee, decide_owner
 from lamina.agents.ingest.present import present_owner
 from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
+from lamina.core.arms import ResearchArms
 from lamina.core.context import MemoryContext
 from lamina.embedders import MiniLMEmbeddings
 from lamina.llm.gguf import QWEN_GGUF_NAME
@@ -80,6 +81,7 @@ from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina_bench.datasets.locomo_annotations import Annotations, load_annotations
+from lamina_bench.evaluation.construction import CONSTRUCTION_ARMS, split_construction
 from lamina_bench.evaluation.reply_cache import ReplyFile, replaying
 
 CALIBRATION = (
@@ -174,19 +176,29 @@ def _ratio(a: int, b: int) -> float | None:
 
 
 def context_overrides(pairs: Sequence[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` strings as MemoryContext settings, each parsed as its default's type."""
-    defaults = MemoryContext()
+    """``KEY=VALUE`` strings as MemoryContext settings or construction research arms.
+
+    The arms are :data:`~lamina_bench.evaluation.construction.CONSTRUCTION_ARMS`. Each value
+    is parsed as its default's type (an arm whose default None follows the small-model
+    profile takes a bool).
+    """
+    arms = ResearchArms()
+    defaults = {
+        **dataclasses.asdict(MemoryContext()),
+        **{name: getattr(arms, name) for name in CONSTRUCTION_ARMS},
+    }
     out: dict[str, Any] = {}
     for pair in pairs:
         key, _, value = pair.partition("=")
-        if key not in {f.name for f in dataclasses.fields(MemoryContext)}:
+        if key not in defaults:
             raise SystemExit(f"--set {pair}: MemoryContext has no setting {key!r}")
-        kind = type(getattr(defaults, key))
+        kind = bool if defaults[key] is None else type(defaults[key])
         if kind is bool:
             out[key] = value.casefold() in ("1", "true", "yes", "on")
         else:
             out[key] = kind(value)
-    MemoryContext(**out)  # checks the values
+    _, values = split_construction(out)  # checks the values
+    MemoryContext(**values)
     return out
 
 

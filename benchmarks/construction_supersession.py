@@ -56,6 +56,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from lamina.core.context import TRIGGER_POLICIES, MemoryContext, TriggerPolicy
+from lamina.graphs import ResearchArms
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
@@ -109,13 +110,14 @@ def run_item(
     item: dict[str, Any],
     clock: Callable[[], datetime],
     policy: TriggerPolicy | None = None,
-    update_cues: bool = True,
 ) -> dict[str, Any]:
-    """Build one item (earlier side, then later side) and describe what was superseded."""
+    """Build one item (earlier side, then later side) and describe what was superseded.
+
+    Whether the update check uses the English cues is the graph's research arm
+    (``ResearchArms.update_cues``).
+    """
     ns = namespace_of(item)
-    ctx = MemoryContext(
-        namespace=ns, update_cues=update_cues, **({"trigger_policy": policy} if policy else {})
-    )
+    ctx = MemoryContext(namespace=ns, **({"trigger_policy": policy} if policy else {}))
     calls: list[Any] = []
     failures: list[str] = []
     checks: list[str] = []
@@ -226,7 +228,9 @@ def run_supersession(
         store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
     else:
         store = store_factory()
-    graph = build_ingest_graph(chat_model=chat_model, store=store, clock=clock).compile()
+    arms = ResearchArms(update_cues=update_cues)
+    graph = build_ingest_graph(chat_model=chat_model, store=store, clock=clock, arms=arms)
+    graph = graph.compile()
     items = load_items(items_path)
     if ids:
         items = [i for i in items if i["id"] in set(ids)]
@@ -235,7 +239,7 @@ def run_supersession(
     for n, item in enumerate(items, start=1):
         row = journal.done.get(item["id"]) if journal is not None else None
         if row is None:
-            row = run_item(graph, store, item, clock, policy, update_cues)
+            row = run_item(graph, store, item, clock, policy)
             if journal is not None:
                 journal.append(row)
             if progress is not None:

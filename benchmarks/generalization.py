@@ -63,7 +63,8 @@ from lamina.agents.common.journal import SqliteReplyJournal  # noqa: E402
 from lamina.agents.common.names import fold  # noqa: E402
 from lamina.agents.common.timeparse import reference_day, resolve_times  # noqa: E402
 from lamina.agents.ingest.updates import same_person  # noqa: E402
-from lamina.core.context import MemoryContext  # noqa: E402
+from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext  # noqa: E402
+from lamina.graphs import ResearchArms  # noqa: E402
 from lamina.graphs.ingest import build_ingest_graph  # noqa: E402
 from lamina.records.model import FactRecord, RawTurn  # noqa: E402
 from lamina.stores import ChromaMemoryStore  # noqa: E402
@@ -93,14 +94,14 @@ def run_owner(
     graph: Any,
     store: ChromaMemoryStore,
     item: dict[str, Any],
-    update_cues: bool = True,
-    owner_rules: bool = True,
 ) -> dict[str, Any]:
-    """Build the chat as one session; judge the owners of the target turn's facts."""
+    """Build the chat as one session; judge the owners of the target turn's facts.
+
+    The context is the small-model profile; the graph's research arms may turn its update
+    cues or owner rules off (``ResearchArms.update_cues``, ``owner_rules``).
+    """
     ns = _namespace(item)
-    ctx = MemoryContext(
-        namespace=ns, trigger_policy="session", update_cues=update_cues, owner_rules=owner_rules
-    )
+    ctx = MemoryContext(namespace=ns, trigger_policy="session", **SMALL_MODEL_PROFILE)
     start = datetime.fromisoformat(item["date"])
     session = f"{item['id']}-s"
     turns = [
@@ -288,7 +289,11 @@ def run_generalization(
 
     store = ChromaMemoryStore.ephemeral(embeddings=embeddings)
     graph = build_ingest_graph(
-        chat_model=chat_model, store=store, clock=lambda: CLOCK, journal=replies
+        chat_model=chat_model,
+        store=store,
+        clock=lambda: CLOCK,
+        journal=replies,
+        arms=ResearchArms(update_cues=update_cues, owner_rules=owner_rules),
     ).compile()
     memory = None
     if "answer" in sections and answer_dir is not None:  # a persistent memory keeps replies
@@ -310,10 +315,10 @@ def run_generalization(
         if row is None:
             base = {"id": item["id"], "lang": item["lang"], "section": item["section"]}
             if item["section"] == "supersession":
-                built = run_item(graph, store, item, lambda: CLOCK, "session", update_cues)
+                built = run_item(graph, store, item, lambda: CLOCK, "session")
                 row = {**base, **built}
             elif item["section"] == "owner":
-                row = {**base, **run_owner(graph, store, item, update_cues, owner_rules)}
+                row = {**base, **run_owner(graph, store, item)}
             elif item["section"] == "date":
                 row = {**base, **run_date(item)}
             else:

@@ -35,6 +35,7 @@ from langchain_core.language_models import BaseChatModel
 
 from lamina.agents.common.deps import NodeDeps, StepLog
 from lamina.agents.ingest.conflicts import check_conflicts
+from lamina.core.arms import ResearchArms
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
 from lamina.records.model import FactRecord, RawTurn
@@ -103,9 +104,10 @@ def replay_item(
             store.add(ns, facts["earlier"])
     if facts["later"]:
         store.add(ns, facts["later"])
-    log = StepLog("judge", NodeDeps(store=store, caller=StructuredCaller(model)))
+    arms = ResearchArms(update_cues=update_cues)
+    log = StepLog("judge", NodeDeps(store=store, caller=StructuredCaller(model), arms=arms))
     started = time.perf_counter()
-    ctx = MemoryContext(namespace=ns, update_cues=update_cues)
+    ctx = MemoryContext(namespace=ns)
     conflicts = check_conflicts(log, ctx, [f.id for f in facts["later"]])
     old = {f.id for f in facts["earlier"]}
     return {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InvalidInputError
-from .context import DERIVED_KINDS, ConstructionFormat, DerivedKind
+from .context import DERIVED_KINDS, ConstructionFormat, DerivedKind, MemoryContext
 
 __all__ = ["ResearchArms"]
 
@@ -31,6 +31,17 @@ class ResearchArms:
     """How the Constructor's model replies: one line per item (cheap, for small local
     models) or a JSON object validated against the schema
     (``benchmarks/construction_cost.py --format``; benchmarks/RESULTS.md)."""
+
+    update_cues: bool | None = None
+    """The small-model profile's English update cues alone (``MemoryContext.small_model``):
+    None follows the profile. ``benchmarks/generalization.py``,
+    ``construction_supersession.py`` and ``supersession_replay.py`` compare them on and off
+    (``--no-cues``; the figures in docs/benchmarks/index.md)."""
+    owner_rules: bool | None = None
+    """The small-model profile's English owner rules alone: None follows the profile.
+    ``benchmarks/construction_quality.py`` (``--set owner_rules=false``,
+    ``benchmarks/construction_quality_owner_rules.json``) and ``generalization.py``
+    (``--no-owner-rules``) compare them on and off."""
 
     derived_share: float = 0.2
     """Share of the context budget facts, episodes and scenes may take; the rest is kept
@@ -63,6 +74,14 @@ class ResearchArms:
     person to it, the answer is a refusal. On the 8 calibration conversations (raw context,
     ``benchmarks/premise_check.py``, ``unlifted``): 171 of 375 adversarial questions, 41 of
     1,305 answerable ones."""
+
+    def cues_on(self, ctx: MemoryContext) -> bool:
+        """Whether the update check uses the English cues (the arm, else the profile)."""
+        return ctx.small_model if self.update_cues is None else self.update_cues
+
+    def owner_rules_on(self, ctx: MemoryContext) -> bool:
+        """Whether construction applies the owner rules (the arm, else the profile)."""
+        return ctx.small_model if self.owner_rules is None else self.owner_rules
 
     def __post_init__(self) -> None:
         if self.boundary_max_tokens < 1:

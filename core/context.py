@@ -28,13 +28,11 @@ DerivedKind = Literal["fact", "episode", "scene"]
 DERIVED_KINDS: tuple[DerivedKind, ...] = ("fact", "episode", "scene")
 MAX_INSTRUCTIONS = 2000
 """The longest ``MemoryContext.instructions`` (characters): a rule list, not a document."""
-SMALL_MODEL_PROFILE: Mapping[str, Any] = MappingProxyType(
-    {"update_cues": True, "owner_rules": True}
-)
-"""The repairs a small local model needs and a capable one must not pay for: English
-update cues and owner rules (see those :class:`MemoryContext` fields). The facade applies
-it when it runs the offline model (``MemoryConfig.memory_context``); a graph built by hand
-takes ``MemoryContext(**SMALL_MODEL_PROFILE, ...)`` for a small model of its own."""
+SMALL_MODEL_PROFILE: Mapping[str, Any] = MappingProxyType({"small_model": True})
+"""The context of the small-model profile (``MemoryContext.small_model``): the repairs a
+small local model needs and a capable one must not pay for. The facade applies it when it
+runs the offline model (``MemoryConfig.memory_context``); a graph built by hand takes
+``MemoryContext(**SMALL_MODEL_PROFILE, ...)`` for a small model of its own."""
 
 RETIRED: Mapping[str, str] = MappingProxyType(
     {
@@ -77,6 +75,11 @@ RETIRED: Mapping[str, str] = MappingProxyType(
         ),
         "attribution_check": "removed: recall always refuses a draft resting on another "
         "person's words",
+        **dict.fromkeys(
+            ("update_cues", "owner_rules"),
+            "part of small_model, the small-model profile; lamina-bench varies it alone "
+            "as a research arm (ResearchArms from lamina.graphs)",
+        ),
         "judge_max_tokens": "a constant of lamina.agents.recall.judge",
         "rewrite_max_tokens": "a constant of lamina.agents.recall.rewriter",
         "answer_max_tokens": "a constant of lamina.agents.recall.answer",
@@ -137,27 +140,28 @@ class MemoryContext:
     (``prompts.construction.APP_RULES``). None
     (the default) leaves the prompt as it is. A model follows them as well as it follows
     its other rules; the raw turns are stored whatever they say."""
-    update_cues: bool = False
-    """Update check. False (the default): each new fact is checked against its person's
+    small_model: bool = False
+    """The small-model profile: English rules that repair what a small local model gets
+    wrong, which a capable model must not pay for. The facade turns it on for the offline
+    model only (``MemoryConfig.memory_context``, :data:`SMALL_MODEL_PROFILE`).
+
+    Update check. False (the default): each new fact is checked against its person's
     nearest stored facts by embedding, with no word list, and the model decides every
-    pair, in any language. True, the small-model profile (:data:`SMALL_MODEL_PROFILE`):
-    pairs come from an English slot pre-filter, a pair whose newer fact states the change
-    in English words ("moved to", "quit"; ``agents.ingest.update_cues``) is an update
-    without a call, and only uncued pairs with a word of change go to the model. The
-    local 1.5B model cannot judge pairs (``benchmarks/update_signal.json``: ROC AUC 0.64),
-    so the facade turns the profile on for it; a model that can judge pairs should not
-    pay for English rules."""
-    owner_rules: bool = False
-    """Construction. False (the default): the owner the model names for a note stands.
-    True, the small-model profile (:data:`SMALL_MODEL_PROFILE`): it is weighed against
-    its source turn's English grammar (speaker, "you", pronouns, pets, relatives;
+    pair, in any language. True: pairs come from an English slot pre-filter, a pair whose
+    newer fact states the change in English words ("moved to", "quit";
+    ``agents.ingest.update_cues``) is an update without a call, and only uncued pairs with
+    a word of change go to the model; the local 1.5B model cannot judge pairs
+    (``benchmarks/update_signal.json``: ROC AUC 0.64).
+
+    Construction. False: the owner the model names for a note stands. True: it is weighed
+    against its source turn's English grammar (speaker, "you", pronouns, pets, relatives;
     ``agents.ingest.owner_check``), which overrules it, and a note the model wrote in the
-    first person ("I moved to Berlin") is retold in the third. Either way an owner who is not
-    present (a speaker, or a person the excerpt names; ``agents.ingest.present``) is
+    first person ("I moved to Berlin") is retold in the third. Either way an owner who is
+    not present (a speaker, or a person the excerpt names; ``agents.ingest.present``) is
     refused for that note, counted ``owner_absent``. The rules lift the local 1.5B model's
     owners from 0.712 to 0.952 where they were tuned, but keep only 0.933 of a perfect
-    model's owners (``construction_quality.py --calibrate``), so they are the local
-    model's profile and not a tax on every model."""
+    model's owners (``construction_quality.py --calibrate``), so they are the local model's
+    profile and not a tax on every model."""
 
     # ---------------------------------------------------------- recall (pooled evidence)
     context_tokens: int = 1500

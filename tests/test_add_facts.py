@@ -94,7 +94,7 @@ def test_a_cued_change_supersedes_without_a_model() -> None:
 def test_the_model_decides_the_pairs_it_must() -> None:
     model = SchemaChatModel()
     model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": True}]}))
-    m = memory(model, update_cues=False)  # every near pair goes to the model
+    m = memory(model)  # no update cues: every near pair goes to the model
     m.add_facts(["Alice works at the bakery"], namespace=NS, subject="Alice", valid_from=T0)
     result = m.add_facts(
         ["Alice is a nurse at St Mary's now"],
@@ -109,7 +109,7 @@ def test_the_model_decides_the_pairs_it_must() -> None:
 def test_a_failed_check_keeps_both_facts_and_flags_a_retry() -> None:
     model = SchemaChatModel()
     model.script(CHECK, *["not json"] * 3)
-    m = memory(model, update_cues=False)
+    m = memory(model)
     m.add_facts(["Alice works at the bakery"], namespace=NS, subject="Alice", valid_from=T0)
     result = m.add_facts(
         ["Alice is a nurse now"], namespace=NS, subject="Alice", valid_from=T0 + timedelta(1)

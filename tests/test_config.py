@@ -159,18 +159,15 @@ def test_the_offline_model_gets_the_small_model_profile_and_an_endpoint_does_not
 
     local = MemoryConfig(chroma_mode="ephemeral").memory_context("ns")
     assert {k: getattr(local, k) for k in SMALL_MODEL_PROFILE} == dict(SMALL_MODEL_PROFILE)
+    assert local.small_model is True
     remote = MemoryConfig(chroma_mode="ephemeral", openai_base_url="http://h:1/v1")
-    ctx = remote.memory_context("ns")
-    assert (ctx.update_cues, ctx.owner_rules) == (False, False)  # no English rules for it
+    assert remote.memory_context("ns").small_model is False  # no English rules for it
     # a configured setting wins over the profile, and the caller may say which model runs
-    mixed = MemoryConfig(chroma_mode="ephemeral", context={"owner_rules": False})
-    assert mixed.memory_context("ns").owner_rules is False
-    assert mixed.memory_context("ns").update_cues is True
-    assert remote.memory_context("ns", small_model=True).update_cues is True
-    assert (
-        MemoryConfig(chroma_mode="ephemeral").memory_context("ns", small_model=False).update_cues
-        is False
-    )
+    mixed = MemoryConfig(chroma_mode="ephemeral", context={"small_model": False})
+    assert mixed.memory_context("ns").small_model is False
+    assert remote.memory_context("ns", small_model=True).small_model is True
+    offline = MemoryConfig(chroma_mode="ephemeral")
+    assert offline.memory_context("ns", small_model=False).small_model is False
 
 
 def test_a_model_given_to_the_facade_gets_the_librarys_defaults() -> None:
@@ -181,6 +178,6 @@ def test_a_model_given_to_the_facade_gets_the_librarys_defaults() -> None:
     with Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel()) as m:
         assert m._models.small_model is False
         _, ctx = m._answer_request("what?", "ns", [], None)
-        assert (ctx.update_cues, ctx.owner_rules) == (False, False)
+        assert ctx.small_model is False
     with Memory(config=config, embeddings=FakeEmbeddings()) as offline:
         assert offline._models.small_model is True  # the model is not loaded to know it

@@ -241,7 +241,7 @@ def test_the_profile_holds_each_persons_own_facts_only() -> None:
     )
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     # the model filed Theo's dream under Maya; the small model's owner rules refile it
-    _ingest(SchemaChatModel().script("ConstructionLines", reply), store, owner_rules=True)
+    _ingest(SchemaChatModel().script("ConstructionLines", reply), store, small_model=True)
     profile = store.get_profile(NS)
     assert profile is not None
     assert profile.about("Theo") == ["Theo had always dreamed of owning a bakery."]

@@ -37,6 +37,7 @@ from lamina_bench.evaluation.construction import (
     CONSTANT_SETTINGS,
     CONSTRUCTION_ARMS,
     KEYED_UNLESS,
+    PROFILE_FIELDS,
     RECALL_FIELDS,
     KeyInputs,
     construction_key,
@@ -887,7 +888,7 @@ def test_every_context_field_is_classified_for_the_construction_key() -> None:
     assert set(construction_settings("recurrence")) | set(KEYED_UNLESS) == construction
     every = {f.name for f in dataclasses.fields(MemoryContext)}
     keyed_elsewhere = set(CONSTANT_SETTINGS) | set(CONSTRUCTION_ARMS)
-    assert every == (construction - keyed_elsewhere) | RECALL_FIELDS
+    assert every == (construction - keyed_elsewhere) | RECALL_FIELDS | PROFILE_FIELDS
 
 
 KEYS_OF_THE_DEFAULT_BUILD = {
@@ -954,7 +955,8 @@ def test_a_setting_added_later_enters_the_key_only_away_from_its_old_value() -> 
     """Built memory keeps its key when a setting that reproduces the old behaviour is added."""
     others = {"instructions": "Never store health data."}
     for name, old in KEYED_UNLESS.items():
-        built = {**dataclasses.asdict(MemoryContext()), **SMALL_MODEL_PROFILE}  # the eval's build
+        ctx = MemoryContext(**SMALL_MODEL_PROFILE)  # the eval's build
+        built = {**dataclasses.asdict(ctx), "owner_rules": ResearchArms().owner_rules_on(ctx)}
         assert built[name] == old  # the evaluation's settings reproduce the old build
         assert name not in construction_settings("boundary")
         other = others.get(name, old + 1 if isinstance(old, int) else not old)

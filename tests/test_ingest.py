@@ -540,7 +540,7 @@ def test_construction_drops_unsupported_facts_and_files_facts_by_grammar(store, 
             "F|t2|Alice|Alice thanked Bob for the plants",
         ),
     )
-    out = run_plants_chat(store, model, owner_rules=True)  # the small model's profile
+    out = run_plants_chat(store, model, small_model=True)  # the small model's profile
     facts = {f.text: f for f in store.get("fact", NS)}
     assert "Alice is moving to Berlin for a new job" not in facts  # no word of it was said
     water = facts["Bob will water the plants while she travels"]  # "you" = Bob

@@ -214,7 +214,7 @@ def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None
     turn = {"speaker": "Alice", "text": said, "occurred_at": T0, "session_id": "s1"}
     out = graph.invoke(
         {"turns": [turn], "session_closed": True},
-        context=MemoryContext(namespace=NS, trigger_policy="session", update_cues=False),
+        context=MemoryContext(namespace=NS, trigger_policy="session"),
     )
     # the stored fact is paired with the first new fact that reaches it, and the model
     # (not a word list) decides
@@ -235,7 +235,7 @@ def test_a_failed_check_leaves_both_current_and_is_asked_again_next_run(store, m
     judge = make_judge(deps)
 
     class Runtime:
-        context = MemoryContext(namespace=NS, update_cues=False)
+        context = MemoryContext(namespace=NS)
 
     store.add(NS, [fact("boston", "Alice lives in Boston", days=-90)])
     store.add(NS, [fact("denver", "Alice moved to Denver")])

@@ -157,7 +157,7 @@ def test_the_judge_reads_the_new_facts_own_source_turns(speaker: str, superseded
     model = SchemaChatModel()
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
-    conflicts = check_conflicts(log, MemoryContext(namespace=NS, update_cues=True), ["tacos"])
+    conflicts = check_conflicts(log, MemoryContext(namespace=NS, small_model=True), ["tacos"])
     assert [(c.old_id, c.new_id) for c in conflicts] == ([("sushi", "tacos")] if superseded else [])
     assert model.count(CHECK) == 0
     assert log.checks == (["update_cue:arriving"] if superseded else ["update_pair_skipped"])
@@ -193,7 +193,7 @@ def test_a_hedge_only_the_model_wrote_does_not_hide_the_persons_words(
     model = SchemaChatModel()
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
-    conflicts = check_conflicts(log, MemoryContext(namespace=NS, update_cues=True), ["renting"])
+    conflicts = check_conflicts(log, MemoryContext(namespace=NS, small_model=True), ["renting"])
     expected = [("plan", "renting")] if superseded else []
     assert [(c.old_id, c.new_id) for c in conflicts] == expected
     assert model.count(CHECK) == 0  # a hedged fact never goes to the model

@@ -132,7 +132,7 @@ def check(
 ) -> tuple[list[Any], StepLog]:
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     log = StepLog("judge", deps)
-    ctx.setdefault("update_cues", True)  # the small-model profile is what these tests test
+    ctx.setdefault("small_model", True)  # the small-model profile is what these tests test
     return check_conflicts(log, MemoryContext(namespace=NS, **ctx), new_ids), log
 
 
@@ -186,7 +186,7 @@ def test_with_cues_off_the_model_decides(store) -> None:  # type: ignore[no-unty
     )
     model = SchemaChatModel()
     model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
-    conflicts, log = check(store, model, ["seville"], update_cues=False)
+    conflicts, log = check(store, model, ["seville"], small_model=False)
     assert conflicts == [] and model.count(CHECK) == 1 and log.checks == []
 
 
@@ -233,7 +233,7 @@ def test_a_pair_without_a_word_of_change_is_not_asked_about(store) -> None:  # t
     assert log.checks == ["update_pair_skipped"]
     # without the cues (no word list), the pair goes to the model
     model.script(CHECK, json.dumps({"verdicts": [{"pair": "p1", "outdated": False}]}))
-    conflicts, log = check(store, model, ["shift"], update_cues=False)
+    conflicts, log = check(store, model, ["shift"], small_model=False)
     assert conflicts == [] and model.count(CHECK) == 1 and log.checks == []
 
 

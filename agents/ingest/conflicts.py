@@ -6,7 +6,8 @@ are the current facts about the same person nearest to it by embedding
 (:mod:`.updates`), so no word list decides which pairs are looked at, in any language,
 and the model decides each. A 1.5B model cannot: asked about those pairs, the local model
 confirmed 1 true update and 4 false ones on the generalization and supersession sets. So
-``update_cues``, the small-model profile the facade turns on for the offline model only,
+the small-model profile (``MemoryContext.small_model``) the facade turns on for the
+offline model only,
 keeps the English slot pre-filter (:mod:`.slots`) and its cues (:mod:`.update_cues`)
 instead.
 """
@@ -261,7 +262,8 @@ def check_conflicts(
 ) -> list[Conflict]:
     """The stored facts the new facts update.
 
-    With ``ctx.update_cues`` (the small-model profile, :func:`_cued`), English slot pairs
+    With the update cues (``ctx.small_model``, the small-model profile, or the research arm
+    ``update_cues``; :func:`_cued`), English slot pairs
     settled by cues, and the uncued ones with a word of change go to the model. Without
     it, the candidates are :func:`update_candidates` (no word list) and the model decides
     each. No call is made when there are none. The pairs go to the model
@@ -276,7 +278,7 @@ def check_conflicts(
     new = [f for f in store.get("fact", ns, new_ids) if isinstance(f, FactRecord)]
     if not new:
         return []
-    if ctx.update_cues:
+    if log.deps.arms.cues_on(ctx):
         conflicts, asked = _cued(log, ctx, new, per_fact)
     else:
         conflicts, asked = [], update_candidates(log, ctx, new, per_fact=per_fact)

@@ -173,8 +173,9 @@ def fact_records(
     becomes its source (``assistant_only_dropped``; see :func:`by_assistant`). An
     appositive relation the excerpt does not state ("Lena, Maya's cousin, ...") is
     cut out (``relation_unsaid``; see :mod:`.example_leaks`).
-    Its owner is the model's, or with ``owner_rules`` the grammar of its source turn's
-    when the model's disagrees (see :mod:`.ownership`); an owner who is no speaker and no
+    Its owner is the model's, or with the owner rules (``ctx.small_model``, the
+    small-model profile) the grammar of its source turn's when the model's disagrees (see
+    :mod:`.ownership`); an owner who is no speaker and no
     one the excerpt names is refused for that note (``owner_absent``; see
     :mod:`.present`). A pet's news is its keeper's, known from this excerpt or from an
     earlier relation fact ("Noah's rabbit is Clover.", :func:`.relations.pet_keepers`).
@@ -230,7 +231,7 @@ def fact_records(
             log.count("relation_unsaid")
         anchor = reference_day(source_turns[0].occurred_at, ctx.tz)
         text, when = resolve_statement(statement.strip(), source_turns, anchor)
-        if ctx.owner_rules:
+        if log.deps.arms.owner_rules_on(ctx):
             text, owner, check = checked_owner(
                 log, text, item.subject.strip(), source_turns, turns, people, pets
             )

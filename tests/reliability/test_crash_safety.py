@@ -31,6 +31,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from lamina.core.arms import ResearchArms
 from lamina.core.context import MemoryContext
 from lamina.graphs.ingest import build_ingest_graph
 from lamina.records import EpisodeRecord, FactRecord, RawTurn, SceneRecord
@@ -147,14 +148,15 @@ def _run(case: Case, store: ChromaMemoryStore, ns: str) -> FaultSchedule:
         target = FaultyStore(store, schedule, methods=frozenset({"get", "search", "vectors"}))
     else:
         target = FaultyStore(store, schedule, after_write=case.fault == "write-after")
-    graph = build_ingest_graph(chat_model=model, store=target).compile(checkpointer=InMemorySaver())
-    # update_cues off: "I moved to Berlin" would be an update without a call, and the
-    # faults are injected into the model's update check
+    # the owner rules alone: the test model copies turns and the rules tell them in the third
+    # person; no update cues, as "I moved to Berlin" would be an update without a call, and
+    # the faults are injected into the model's update check
+    arms = ResearchArms(owner_rules=True)
+    graph = build_ingest_graph(chat_model=model, store=target, arms=arms)
+    graph = graph.compile(checkpointer=InMemorySaver())
     ctx = MemoryContext(
         namespace=ns,
         trigger_policy="eager",  # the policy that asks the boundary judge
-        update_cues=False,
-        owner_rules=True,  # the test model copies turns; the rules tell them in the third person
     )
     crashed = []
     for session in SESSIONS:

@@ -125,8 +125,12 @@ keyed since the long run was built), under their old names: they stay in the key
 so that memory built while they were settings keeps its key. tests/test_eval_harness.py
 checks each against lamina's constant."""
 
-CONSTRUCTION_ARMS = ("boundary_max_tokens", "construction_format")
-"""The research arms that change what is built, keyed under their names."""
+CONSTRUCTION_ARMS = ("boundary_max_tokens", "construction_format", "update_cues", "owner_rules")
+"""The research arms that change what is built, keyed under their names (the small-model
+profile's two, at the value they take: the arm's, else the profile's)."""
+PROFILE_FIELDS = frozenset({"small_model"})
+"""Context fields keyed only through the arms they decide (``update_cues``,
+``owner_rules``): the key names what is built, not how it was asked for."""
 
 
 def split_construction(values: dict[str, Any]) -> tuple[ResearchArms, dict[str, Any]]:
@@ -158,11 +162,14 @@ def construction_settings(policy: str, **overrides: Any) -> dict[str, Any]:
         **CONSTANT_SETTINGS,
         **dataclasses.asdict(ctx),
         **{name: getattr(arms, name) for name in CONSTRUCTION_ARMS},
+        "update_cues": arms.cues_on(ctx),
+        "owner_rules": arms.owner_rules_on(ctx),
     }
     return {
         k: v
         for k, v in settings.items()
-        if k not in RECALL_FIELDS and not (k in KEYED_UNLESS and KEYED_UNLESS[k] == v)
+        if k not in RECALL_FIELDS | PROFILE_FIELDS
+        and not (k in KEYED_UNLESS and KEYED_UNLESS[k] == v)
     }
 
 
