@@ -55,6 +55,10 @@ RETIRED: Mapping[str, str] = {
         ("chroma_host", "chroma_port", "chroma_ssl"),
         "chroma_url (LAMINA_CHROMA_URL), e.g. https://chroma.internal:8000",
     ),
+    "background_max_pending": "a background add may leave "
+    "lamina.memory.background.MAX_PENDING (1000) turns waiting for the worker",
+    "background_wait": "a background add waits lamina.memory.background.BACKLOG_WAIT "
+    "(30 s) for room in the worker's queue",
     "construction_journal": "a Memory that opens its own persistent Chroma always keeps "
     "the construction replies in <data_dir>/construction_journal.sqlite",
 }
@@ -204,24 +208,12 @@ class MemoryConfig(BaseModel):
         description="Postgres connection string for the postgres checkpointer; default the "
         "dsn of the postgres backend, so memory and checkpoints share one database.",
     )
-    background_max_pending: int = Field(
-        default=1000,
-        ge=1,
-        description='Turns an add(..., consolidate="background") may leave waiting for this '
-        "Memory's worker; a call that would pass it waits (see background_wait).",
-    )
     sweep_interval_minutes: float | None = Field(
         default=None,
         gt=0,
         description="Forget expired memories (add(..., expires_at=/ttl=)) this often, on a "
         "thread the Memory owns; None: only when sweep_expired() is called. Reads leave "
         "them out from the moment they expire either way.",
-    )
-    background_wait: float = Field(
-        default=30.0,
-        ge=0,
-        description="Seconds a background add waits for room in the worker's queue before "
-        "it raises ConsolidationBacklogError, having stored nothing.",
     )
 
     @field_validator("chroma_url")

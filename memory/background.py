@@ -39,6 +39,15 @@ from .outcome import added
 from .results import AddResult
 from .worker import Consolidator
 
+MAX_PENDING = 1000
+"""Turns an ``add(..., consolidate="background")`` may leave waiting for this Memory's
+worker; a call that would pass it waits (:data:`BACKLOG_WAIT`). A bound, so a stalled
+worker cannot let the pending turns grow without end."""
+BACKLOG_WAIT = 30.0
+"""Seconds a background add waits for room in the worker's queue before it raises
+``ConsolidationBacklogError``, having stored nothing: the caller learns of a stalled
+worker instead of blocking on it, and may send the turns again."""
+
 logger = logging.getLogger("lamina.memory")
 
 Consolidate = Literal["inline", "background"]
@@ -108,8 +117,8 @@ class BackgroundMethods:
                 worker = Consolidator(
                     self.store,
                     self._build_pending,
-                    max_pending=self.config.background_max_pending,
-                    wait=self.config.background_wait,
+                    max_pending=MAX_PENDING,
+                    wait=BACKLOG_WAIT,
                 )
                 self._worker = worker
             return worker

@@ -114,10 +114,9 @@ class Consolidator:
                 if left <= 0:
                     raise ConsolidationBacklogError(
                         f"{sum(self._outstanding.values())} turn(s) already await background "
-                        f"consolidation (background_max_pending={self.max_pending}) and none "
-                        f"were built within {self.wait:g} s; nothing of this add was stored. "
-                        "Send it again later, raise MemoryConfig.background_max_pending, or "
-                        "add inline"
+                        f"consolidation (at most {self.max_pending}) and none were built "
+                        f"within {self.wait:g} s; nothing of this add was stored. Send it "
+                        "again later, or add inline"
                     )
                 self._cond.wait(left)
 

@@ -19,6 +19,7 @@ from lamina.errors import (
     InvalidInputError,
 )
 from lamina.integrations.middleware import MemoryMiddleware
+from lamina.memory import background
 from lamina.memory.worker import pending_batches, pending_count
 from lamina.records import RawTurn
 from lamina.stores import ChromaMemoryStore
@@ -210,11 +211,14 @@ def test_the_worker_lock_excludes_another_holder(tmp_path: Path) -> None:
     b.release()
 
 
-def test_a_full_queue_waits_then_refuses_and_stores_nothing(store: ChromaMemoryStore) -> None:
+def test_a_full_queue_waits_then_refuses_and_stores_nothing(
+    store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a queue of 3 turns and a 0.2 s wait, read when the worker starts (at the first add)
+    monkeypatch.setattr(background, "MAX_PENDING", 3)
+    monkeypatch.setattr(background, "BACKLOG_WAIT", 0.2)
     gate = threading.Event()
-    memory = memory_on(
-        store, scripted(GatedModel(gate=gate)), background_max_pending=3, background_wait=0.2
-    )
+    memory = memory_on(store, scripted(GatedModel(gate=gate)))
     add_notes(memory, range(3))
     with pytest.raises(ConsolidationBacklogError, match="nothing of this add was stored"):
         add_notes(memory, range(3, 5))
