@@ -6,7 +6,11 @@ most of a table is where the index serves the search, so that is where its build
 parameters can cost recall. This loads ``--rows`` turns into one namespace and
 ``--others`` more over 100-turn namespaces, through the store's batch call
 (``add_embedded``, vectors of the static embedder given), with the HNSW index dropped
-while loading. Then, for each ``--variants`` ``m:ef_construction``:
+while loading. First the lexical channel alone: the first ``--hybrid-queries`` queries as
+``bm25`` searches of the large namespace (the store's channel, which ranks only the rows of
+the query's rare terms there) and through the exhaustive ``ts_rank`` of every row sharing a
+term (the channel before issue 62), timed, and each top 10 against the exact BM25 top 10
+of the namespace (overlap). Then, for each ``--variants`` ``m:ef_construction``:
 
 1. the store's index is built again with those parameters (``CREATE INDEX``, timed);
 2. ``--insert`` turns are written through ``add_embedded`` (100 a call, one writer) into a
@@ -197,6 +201,100 @@ def variant(store: Any, m: int, efc: int, args: argparse.Namespace) -> dict[str,
     }
 
 
+EXHAUSTIVE = (
+    "WITH qc AS MATERIALIZED (SELECT c AS cfg, {at}(c::regconfig, %(q)s) AS tq "
+    "FROM unnest(%(languages)s::text[]) c) SELECT t.id FROM {t} t "
+    "JOIN qc ON qc.cfg = t.ts_config WHERE t.namespace = %(ns)s AND t.tsv @@ qc.tq "
+    "ORDER BY ts_rank(t.tsv, qc.tq, 0) DESC, t.id LIMIT 10"
+)
+"""The lexical channel before issue 62's gate: ``ts_rank`` of every row sharing a term."""
+
+
+def bm25_top(store: Any, conn: Any, queries: list[str]) -> list[set[str]]:
+    """Exact BM25 (k1 1.5, b 0.75) top 10 of each query over the large namespace's lexemes."""
+    import math
+    from collections import Counter, defaultdict
+
+    rows = conn.execute(
+        sql.SQL(
+            "SELECT id, (SELECT array_agg(lexeme || ':' || cardinality(positions)) "
+            "FROM unnest(tsv)) FROM {} WHERE namespace = %s"
+        ).format(store.names.records(RAW)),
+        [LARGE],
+    ).fetchall()
+    tfs: dict[str, dict[str, int]] = {}
+    df: Counter[str] = Counter()
+    postings: dict[str, list[str]] = defaultdict(list)
+    for rid, pairs in rows:
+        tf = {p.rsplit(":", 1)[0]: int(p.rsplit(":", 1)[1]) for p in pairs or []}
+        tfs[rid] = tf
+        df.update(tf)
+        for lexeme in tf:
+            postings[lexeme].append(rid)
+    n = len(tfs)
+    lengths = {rid: sum(tf.values()) for rid, tf in tfs.items()}
+    avg = sum(lengths.values()) / n
+    out = []
+    for query in queries:
+        found = conn.execute(
+            "SELECT unnest(tsvector_to_array(to_tsvector('english', %s)))", [query]
+        ).fetchall()
+        scores: Counter[str] = Counter()
+        for (lexeme,) in found:
+            idf = math.log(1 + (n - df[lexeme] + 0.5) / (df[lexeme] + 0.5))
+            for rid in postings.get(lexeme, []):
+                tf = tfs[rid][lexeme]
+                norm = 1.5 * (0.25 + 0.75 * lengths[rid] / avg)
+                scores[rid] += idf * tf * 2.5 / (tf + norm)
+        out.append({rid for rid, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:10]})
+    return out
+
+
+def lexical(store: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The lexical channel of the large namespace: latency, and its top 10 against BM25's.
+
+    The store's ``bm25`` search (the gated channel) and the exhaustive ``ts_rank`` of every
+    row sharing a term (:data:`EXHAUSTIVE`) are each compared with the exact BM25 top 10
+    of the namespace (computed here from the stored lexemes): the overlap of the sets.
+    """
+    words = vocabulary()
+    qrng = random.Random(args.seed)
+    queries = [sentence(qrng, words) for _ in range(args.hybrid_queries)]
+    gated, exhaustive, gated_ms, exhaustive_ms = [], [], [], []
+    statement = sql.SQL(EXHAUSTIVE).format(at=store.names("any_terms"), t=store.names.records(RAW))
+    for query in queries:
+        t0 = time.perf_counter()
+        hits = store.search(query, "raw", LARGE, k=10, mode="bm25")
+        gated_ms.append((time.perf_counter() - t0) * 1000)
+        gated.append({h.record.id for h in hits})
+        with store.pool.connection() as conn:
+            t0 = time.perf_counter()
+            rows = conn.execute(
+                statement, {"q": query, "languages": store.languages, "ns": LARGE}
+            ).fetchall()
+            exhaustive_ms.append((time.perf_counter() - t0) * 1000)
+        exhaustive.append({str(r[0]) for r in rows})
+    with store.pool.connection() as conn:
+        reference = bm25_top(store, conn, queries)
+
+    def overlap(found: list[set[str]]) -> float:
+        return round(
+            float(np.mean([len(f & r) / 10 for f, r in zip(found, reference, strict=True)])), 3
+        )
+
+    result = {
+        "queries": len(queries),
+        "bm25_ms_store": percentiles(gated_ms),
+        "exhaustive_ts_rank_ms": percentiles(exhaustive_ms),
+        "top10_overlap_with_exact_bm25": {
+            "store": overlap(gated),
+            "exhaustive_ts_rank": overlap(exhaustive),
+        },
+    }
+    print(f"lexical: {json.dumps(result)}", flush=True)
+    return result
+
+
 def run(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
     """Load once, then measure every variant."""
     store = open_store(dsn, args.schema)
@@ -212,6 +310,7 @@ def run(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
         conn.autocommit = True
         conn.execute(sql.SQL("ANALYZE {}").format(store.names.records(RAW)))
     print(f"loaded {args.rows:,} + {args.others:,} rows in {loaded_s:.0f} s", flush=True)
+    lexical_channel = lexical(store, args)
     out: dict[str, Any] = {}
     for spec in args.variants:
         m, efc = (int(x) for x in spec.split(":"))
@@ -221,7 +320,11 @@ def run(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
         out[f"m={m} ef_construction={efc}"] = result
         print(f"m={m} ef_construction={efc}: {json.dumps(result)}", flush=True)
     store.close()
-    return {"load_s_without_hnsw": round(loaded_s, 1), "variants": out}
+    return {
+        "load_s_without_hnsw": round(loaded_s, 1),
+        "lexical_channel": lexical_channel,
+        "variants": out,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -193,3 +193,36 @@ def test_a_version_1_schema_upgrades_and_rebuilds_its_hnsw_indexes(
     assert len(indexes()) == 4 and all(wanted in d for d in indexes()), indexes()
     hits = new.search("Alice keeps bees", "fact", NS, k=1, mode="dense")
     assert [h.record.text for h in hits] == ["Alice keeps bees"]
+
+
+def test_a_large_scope_ranks_only_the_rows_of_its_rare_terms(
+    make_postgres_store: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lamina.stores.postgres.sql as pg_sql
+
+    monkeypatch.setattr(pg_sql, "LEXICAL_GATE", 4)  # scopes of 4 rows or more are large
+    store = make_postgres_store()
+    at = "2024-03-01T12:00:00Z"
+    common = [FactRecord(namespace=NS, text=f"tea kettle {n}", occurred_at=at) for n in range(6)]  # type: ignore[arg-type]
+    loud = FactRecord(namespace=NS, text="tea kettle tea kettle tea kettle", occurred_at=at)  # type: ignore[arg-type]
+    rare = FactRecord(namespace=NS, text="a kettle from Zanzibar", occurred_at=at)  # type: ignore[arg-type]
+    store.add(NS, [*common, loud, rare])
+    small = [
+        FactRecord(namespace="user:bob", text=t, occurred_at=at) for t in ("tea kettle", "Zanzibar")
+    ]  # type: ignore[arg-type]
+    store.add("user:bob", small)
+    # "zanzibar" is in 1 row of 8, "tea" and "kettl" in 4 or more: only the rare term's row
+    hits = store.search("tea kettle zanzibar", "fact", NS, k=20, mode="bm25")
+    assert [h.record.id for h in hits] == [rare.id]
+    # quotes and backslashes in the query are quoted, not parsed as tsquery syntax
+    hits = store.search("tea's \\ kettle 'zanzibar'", "fact", NS, k=20, mode="bm25")
+    assert [h.record.id for h in hits] == [rare.id]
+    # a query of common terms only ranks every row that holds one, the loudest first
+    hits = store.search("tea kettle", "fact", NS, k=20, mode="bm25")
+    assert len(hits) == 8 and hits[0].record.id == loud.id
+    # a scope under the gate (2 rows) ranks every row that shares a term
+    hits = store.search("tea kettle zanzibar", "fact", "user:bob", k=20, mode="bm25")
+    assert {h.record.id for h in hits} == {r.id for r in small}
+    # hybrid keeps the dense channel's rows besides the lexical ones
+    hybrid = store.search("tea kettle zanzibar", "fact", NS, k=20, mode="hybrid")
+    assert hybrid[0].record.id == rare.id and len(hybrid) == 8

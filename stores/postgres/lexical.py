@@ -72,11 +72,15 @@ class PostgresLexicalIndex:
     def scores(self, query: str) -> dict[str, float]:
         """Return the ``ts_rank`` score of every document that shares a term with ``query``."""
         any_terms, any_terms_of = self._names("any_terms"), self._names("any_terms_of")
+        # the query parsed once per configuration, not once per row (see search_statement)
+        tq = sql.SQL("coalesce(qc.tq, {}(t.ts_config::regconfig, %(q)s))").format(any_terms)
         statement = sql.SQL(
-            "SELECT id, ts_rank(tsv, {at}(ts_config::regconfig, %(q)s), 0)::float8 FROM {t} "
-            "WHERE namespace = %(ns)s AND tsv @@ {ato}(%(languages)s::regconfig[], %(q)s) "
-            "AND tsv @@ {at}(ts_config::regconfig, %(q)s)"
-        ).format(at=any_terms, ato=any_terms_of, t=self._table)
+            "WITH qc AS MATERIALIZED (SELECT c AS cfg, {at}(c::regconfig, %(q)s) AS tq "
+            "FROM unnest(%(languages)s::text[]) c) "
+            "SELECT t.id, ts_rank(t.tsv, {tq}, 0)::float8 FROM {t} t "
+            "LEFT JOIN qc ON qc.cfg = t.ts_config WHERE t.namespace = %(ns)s "
+            "AND t.tsv @@ {ato}(%(languages)s::regconfig[], %(q)s) AND t.tsv @@ {tq}"
+        ).format(at=any_terms, ato=any_terms_of, t=self._table, tq=tq)
         rows = self._rows(statement, {"q": query, "languages": self._languages})
         return {str(rid): float(score) for rid, score in rows}
 

@@ -34,7 +34,7 @@ HNSW_EF_CONSTRUCTION = 32
 
 With ``HNSW_M`` these set what each write pays to place its vector in the graph, which
 is most of a write's time: one writer through ``add_embedded`` into a table of 120,000
-turns stores 974 turns/s with this index and 336 with pgvector's default (m=16,
+turns stores 855 turns/s with this index and 273 with pgvector's default (m=16,
 ef_construction=64), and 2 writers store 1,162 turns/s at 1,000,000 turns
 (``benchmarks/postgres_large_namespace.json``, ``benchmarks/postgres_scale.json``). A
 sparser graph finds fewer true neighbours per candidate, so queries keep more candidates

@@ -57,6 +57,24 @@ def filter_clause(
     return sql.SQL(" AND ").join(parts)
 
 
+LEXICAL_GATE = 300
+"""Rows of a search's scope above which the lexical channel ranks only the rare terms' rows.
+
+A scope (namespace and filters) holding fewer rows ranks every row that shares a term
+with the query. In a larger one nearly every row can share some common term, and ranking
+them all took 1.3-1.7 s at 100,000 turns; there the channel ranks, by ``ts_rank`` of the
+whole query, only the rows holding a query lexeme found in 1 to this many rows of the
+scope (each count, through the GIN index, stops at this many; a lexeme in no row, such as
+another configuration's form of a word, narrows nothing). The rows left out hold only
+common terms, the ones BM25 weighs least, so the top 10 agrees more with BM25's than the
+exhaustive ``ts_rank`` did (``benchmarks/postgres_large_namespace.json``). A query of
+common terms only ranks every matching row, as in a small scope.
+"""
+
+LEXEME_QUERY = sql.SQL(r"""('''' || replace(replace(w.lexeme, '\', '\\'), '''', '''''') || '''')""")
+"""The ``tsquery`` of one lexeme ``w.lexeme``, quoted (quotes and backslashes doubled)."""
+
+
 @dataclass(frozen=True)
 class Ranking:
     """One ranking of a request, ready for SQL: its table, filter, query and sizes."""
@@ -83,7 +101,8 @@ def search_statement(
     Each ranking is a chain of CTEs: the dense candidates (pgvector's cosine distance,
     served by the HNSW index), the lexical candidates (``ts_rank`` over the GIN-indexed
     ``tsvector``, any query term matching under the record's own text-search
-    configuration), their 1-based ranks (ties broken by id, as the Chroma store does), and
+    configuration; in a scope of :data:`LEXICAL_GATE` rows or more, only the rows of the
+    query's rare terms), their 1-based ranks (ties broken by id, as the Chroma store does), and
     the fused top ``k``: ``sum(weight / (rrf_k + rank))``. The rows of all rankings come
     back together, tagged with the ranking's position.
     """
@@ -91,6 +110,7 @@ def search_statement(
     params["w_dense"] = float(fusion.weights.get("dense", 1.0))
     params["w_bm25"] = float(fusion.weights.get("bm25", 1.0))
     params["languages"] = list(languages)
+    params["gate"] = LEXICAL_GATE
     ctes: list[sql.Composable] = []
     selects: list[sql.Composable] = []
     any_terms, any_terms_of = names("any_terms"), names("any_terms_of")
@@ -115,17 +135,62 @@ def search_statement(
             )
             channels.append(sql.SQL("SELECT id, rank, %(w_dense)s AS w FROM {}").format(dr))
         if mode in ("hybrid", "bm25"):
+            # the query's tsquery under each of the store's configurations, parsed once:
+            # parsing it per row (any_terms(t.ts_config, q)) cost most of a search of a
+            # large namespace; a row of another configuration (written before the store's
+            # languages changed) still gets its own
+            qc = sql.Identifier(f"qc{i}")
+            tq = sql.SQL("coalesce(qc.tq, {}(t.ts_config::regconfig, {}))").format(any_terms, q)
+            nx, gx = sql.Identifier(f"n{i}"), sql.Identifier(f"g{i}")
+            any_of = sql.SQL("{}(%(languages)s::regconfig[], {})").format(any_terms_of, q)
+            # one branch per scope size, only one of which runs (the scope test is evaluated
+            # once). A small scope's rows are read through the namespace's index and tested
+            # one by one, never intersected with the GIN index's rows of the whole table
+            # (40-60 ms at 120,000 rows); a row of the store's configurations matches any
+            # term of all of them when it matches its own, so only others test the union
+            branch = sql.SQL(
+                "(SELECT t.id, ts_rank(t.tsv, {tq}, 0)::float8 AS score FROM {table} t "
+                "LEFT JOIN {qc} qc ON qc.cfg = t.ts_config WHERE {where} AND {scope} "
+                "AND {match} AND t.tsv @@ {tq} "
+                "ORDER BY score DESC, t.id LIMIT {depth})"
+            )
+            parts = {"tq": tq, "table": table, "qc": qc, "where": where}
+            parts["depth"] = sql.Placeholder(depth)
             ctes.append(
                 sql.SQL(
-                    "{lx} AS MATERIALIZED (SELECT t.id, ts_rank(t.tsv, "
-                    "{any_terms}(t.ts_config::regconfig, {q}), 0)::float8 AS score "
-                    "FROM {table} t WHERE {where} "
-                    "AND t.tsv @@ {any_terms_of}(%(languages)s::regconfig[], {q}) "
-                    "AND t.tsv @@ {any_terms}(t.ts_config::regconfig, {q}) "
-                    "ORDER BY score DESC, t.id LIMIT {depth}), "
+                    "{qc} AS MATERIALIZED (SELECT c AS cfg, {any_terms}(c::regconfig, {q}) "
+                    "AS tq FROM unnest(%(languages)s::text[]) c), "
+                    "{nx} AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM {table} t "
+                    "WHERE {where} LIMIT %(gate)s) s), "
+                    "{dfx} AS MATERIALIZED (SELECT l.tq, (SELECT count(*) FROM (SELECT 1 "
+                    "FROM {table} t WHERE {where} AND t.tsv @@ l.tq LIMIT %(gate)s) s) AS df "
+                    "FROM (SELECT DISTINCT {lexeme_query}::tsquery AS tq "
+                    "FROM unnest(%(languages)s::regconfig[]) c, unnest(to_tsvector(c, {q})) w) l "
+                    "WHERE (SELECT n FROM {nx}) >= %(gate)s), "
+                    "{gx} AS MATERIALIZED (SELECT string_agg(tq::text, ' | ')::tsquery AS tq "
+                    "FROM {dfx} WHERE df > 0 AND df < %(gate)s), "
+                    "{lx} AS MATERIALIZED (SELECT * FROM ({small} UNION ALL {large}) u), "
                     "{lr} AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, id) "
                     "AS rank FROM {lx})"
                 ).format(
+                    qc=qc,
+                    tq=tq,
+                    nx=nx,
+                    dfx=sql.Identifier(f"df{i}"),
+                    gx=gx,
+                    lexeme_query=LEXEME_QUERY,
+                    small=branch.format(
+                        **parts,
+                        scope=sql.SQL("(SELECT n FROM {}) < %(gate)s").format(nx),
+                        match=sql.SQL("(qc.tq IS NOT NULL OR t.tsv @@ {})").format(any_of),
+                    ),
+                    large=branch.format(
+                        **parts,
+                        scope=sql.SQL("(SELECT n FROM {}) >= %(gate)s").format(nx),
+                        match=sql.SQL("t.tsv @@ coalesce((SELECT tq FROM {}), {})").format(
+                            gx, any_of
+                        ),
+                    ),
                     lx=lx,
                     lr=lr,
                     q=q,
