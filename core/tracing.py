@@ -5,8 +5,8 @@ OpenTelemetry SDK tracer provider (``trace.set_tracer_provider(...)``, or the
 ``opentelemetry-instrument`` launcher; the ``otel`` extra brings the SDK and the OTLP
 exporter), or passes one to :func:`use_tracer_provider`, every graph node becomes a span
 ``lamina.<node>`` with its tokens, LLM calls, failures and records written, and every
-store call a child span ``lamina.store.<call>`` (:mod:`lamina.stores.traced`). Span durations are the
-latency. Without a provider nothing is wrapped and no span is made.
+store call a child span ``lamina.store.<call>`` (:mod:`lamina.stores.traced`). Span
+durations are the latency. Without a provider nothing is wrapped and no span is made.
 
 A namespace names a tenant, so spans carry its SHA-256 prefix
 (``lamina.namespace.hash``) unless ``LAMINA_OTEL_NAMESPACE=plain`` asks for the
