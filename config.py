@@ -59,9 +59,6 @@ RETIRED: Mapping[str, str] = {
     "lamina.memory.background.MAX_PENDING (1000) turns waiting for the worker",
     "background_wait": "a background add waits lamina.memory.background.BACKLOG_WAIT "
     "(30 s) for room in the worker's queue",
-    "collection_prefix": "a Memory's Chroma collections are named lamina_<kind> (the "
-    "store's default); give Memory(store=ChromaMemoryStore...(collection_prefix=...)) "
-    "for others",
     "construction_journal": "a Memory that opens its own persistent Chroma always keeps "
     "the construction replies in <data_dir>/construction_journal.sqlite",
 }
@@ -137,6 +134,9 @@ class MemoryConfig(BaseModel):
         default="http://127.0.0.1:8000",
         description="The Chroma server of http mode: http://host:port, or https:// for TLS "
         "(the port is 8000 when the URL names none, as `chroma run` serves).",
+    )
+    collection_prefix: str = Field(
+        default="lamina", min_length=1, description="Prefix of the Chroma collection names."
     )
     backend: Literal["chroma", "postgres"] = Field(
         default="chroma",

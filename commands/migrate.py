@@ -89,8 +89,7 @@ def run_migrate(args: argparse.Namespace) -> int:
             "lamina migrate needs the target database: --to postgresql://user:password@host/db "
             "(or LAMINA_POSTGRES_DSN)"
         )
-    prefix = {"prefix": args.prefix} if args.prefix else {}
-    with ChromaSource.open(args.source, **prefix) as source:
+    with ChromaSource.open(args.source, prefix=args.prefix or config.collection_prefix) as source:
         target = PostgresMemoryStore.connect(
             dsn,
             schema=args.schema or config.postgres_schema,

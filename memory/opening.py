@@ -27,6 +27,7 @@ def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMem
         return store  # type: ignore[return-value]  # the facade reads it as a MemoryStore
     if config.chroma_mode == "ephemeral":
         return ChromaMemoryStore.ephemeral(**options)
+    options["collection_prefix"] = config.collection_prefix
     if config.chroma_mode == "http":
         host, port, ssl = config.chroma_server
         return ChromaMemoryStore.http(host, port, ssl=ssl, **options)

@@ -23,10 +23,11 @@ def test_two_workers_share_a_chroma_server_through_config_alone(
     chroma_server: tuple[str, int], tmp_path: Path
 ) -> None:
     host, port = chroma_server
-    alice, bob = (f"user:{name}-{uuid.uuid4().hex[:10]}" for name in ("alice", "bob"))
+    prefix = f"m{uuid.uuid4().hex[:10]}"
     env = {
         "LAMINA_CHROMA_MODE": "http",
         "LAMINA_CHROMA_URL": f"http://{host}:{port}",
+        "LAMINA_COLLECTION_PREFIX": prefix,
         "LAMINA_CHECKPOINTER": "sqlite",
         "LAMINA_SQLITE_PATH": str(tmp_path / "checkpoints.sqlite"),
         "LAMINA_DATA_DIR": str(tmp_path / "data"),
@@ -35,12 +36,12 @@ def test_two_workers_share_a_chroma_server_through_config_alone(
     assert (config.chroma_mode, config.chroma_server) == ("http", (host, port, False))
     at = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
     with Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel()) as a:
-        added = a.add("I adopted a greyhound called Biscuit", namespace=alice, at=at)
+        added = a.add("I adopted a greyhound called Biscuit", namespace="user:alice", at=at)
     assert len(added.new_raw_ids) == 1
     assert (tmp_path / "checkpoints.sqlite").exists()
     assert not (tmp_path / "data" / "chroma").exists()  # nothing went to a local Chroma
 
     with Memory.from_env(env, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel()) as b:
-        hits = b.search("greyhound Biscuit", namespace=alice, granularities=["raw"])
+        hits = b.search("greyhound Biscuit", namespace="user:alice", granularities=["raw"])
         assert [h.id for h in hits] == added.new_raw_ids
-        assert b.search("greyhound Biscuit", namespace=bob) == []
+        assert b.search("greyhound Biscuit", namespace="user:bob") == []
