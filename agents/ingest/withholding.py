@@ -60,7 +60,7 @@ def in_rule(topic: str, rule: str) -> bool:
 
 
 def rule_topics(log: StepLog, rule: str) -> tuple[str, ...]:
-    """The kinds of information ``rule`` forbids storing (one call per rule and process).
+    """The kinds of information ``rule`` forbids storing (one call per rule and graph).
 
     When the call fails, the rule's own text stands for them: the check still runs.
     """
