@@ -69,23 +69,34 @@ def call_span(name: str, namespace: str | None, granularity: object, run: Callab
         return result
 
 
+def _granularity(call: str, arguments: dict[str, Any]) -> object:
+    """The granularity a store call names, if its arguments say it without being consumed."""
+    records = arguments.get("records")
+    if "granularity" in arguments:
+        return arguments["granularity"]
+    if "record" in arguments:
+        return getattr(arguments["record"], "granularity", None)
+    if hasattr(records, "granularity"):  # one record, which the store takes as a list of one
+        records = [records]
+    if isinstance(records, list | tuple):  # never iterate a generator the store will read
+        grans = {getattr(getattr(r, "granularity", None), "value", None) for r in records}
+        return ",".join(sorted(g for g in grans if isinstance(g, str))) or None
+    if "request" in arguments:
+        return ",".join(str(g) for g in getattr(arguments["request"], "rankings", ()))
+    if call == "mark_superseded":
+        return Granularity.FACT
+    if call in ("put_profile", "get_profile"):
+        return "profile"
+    return "audit" if "audit" in call else None
+
+
 def _scope(call: str, arguments: dict[str, Any]) -> tuple[str | None, object]:
     """The namespace and granularity a store call names, read from its arguments."""
     holder = arguments.get("request") or arguments.get("profile") or arguments.get("entry")
     namespace = arguments.get("namespace", getattr(holder, "namespace", None))
-    if "granularity" in arguments:
-        granularity: object = arguments["granularity"]
-    elif "record" in arguments:
-        granularity = arguments["record"].granularity
-    elif "records" in arguments:
-        granularity = ",".join(sorted({r.granularity.value for r in arguments["records"]}))
-    elif "request" in arguments:
-        granularity = ",".join(str(g) for g in arguments["request"].rankings)
-    elif call == "mark_superseded":
-        granularity = Granularity.FACT
-    else:
-        granularity = "audit" if "audit" in call else "profile"
-    return (namespace if isinstance(namespace, str) else None), granularity or None
+    return (namespace if isinstance(namespace, str) else None), _granularity(
+        call, arguments
+    ) or None
 
 
 def _span_method(call: str, method: Callable[..., T]) -> Callable[..., T]:

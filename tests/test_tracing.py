@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
@@ -16,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from lamina import Memory, MemoryConfig
 from lamina.core import tracing
+from lamina.errors import InvalidTypeError
 from lamina.stores import ChromaMemoryStore
 from lamina.stores.traced import TracedStore, traced
 from lamina.testing import FakeEmbeddings, SchemaChatModel
@@ -114,3 +116,16 @@ def test_a_store_of_the_application_s_own_is_wrapped(spans: InMemorySpanExporter
 
 def _ids(spans: InMemorySpanExporter) -> set[int]:
     return {s.context.span_id for s in spans.get_finished_spans()}
+
+
+def test_tracing_reads_the_arguments_the_way_the_store_takes_them(
+    spans: InMemorySpanExporter, make_turn: Any
+) -> None:
+    store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
+    store.add(NS, make_turn(NS, "a lone record, not in a list", 0))  # the store takes it
+    assert store.count("raw", NS) == 1
+    with pytest.raises(InvalidTypeError, match="records must be a list"):
+        store.add(NS, (t for t in [make_turn(NS, "x", 1)]))  # type: ignore[arg-type]
+    added, refused = [s for s in spans.get_finished_spans() if s.name == "lamina.store.add"]
+    assert added.status.is_ok and added.attributes["lamina.granularity"] is not None  # type: ignore[index]
+    assert not refused.status.is_ok
