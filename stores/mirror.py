@@ -62,9 +62,7 @@ class WriteEvent:
     """One write a store made, as its keyword index and its journal are told of it.
 
     The write landed in Chroma and claimed change-log ``slot`` of (``granularity``,
-    ``namespace``): ``rows`` were put, ``deleted`` (record ids) are gone. Unless
-    ``claimed`` is False: a store alone on its folder claimed nothing, and ``slot`` is
-    the log's end that the write follows (:mod:`.presence`).
+    ``namespace``): ``rows`` were put, ``deleted`` (record ids) are gone.
     """
 
     granularity: Granularity
@@ -72,7 +70,6 @@ class WriteEvent:
     slot: int
     rows: Sequence[MirrorRow] = ()
     deleted: Sequence[str] = ()
-    claimed: bool = True
 
 
 class NamespaceMirror(BM25Index):
