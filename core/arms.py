@@ -58,8 +58,9 @@ class ResearchArms:
     budget). A kind left out is still searched: scenes still lend their member episodes to
     the episode ranking (``SCENE_TOP``). ``()`` shows raw turns only. Every kind stays the
     default: facts only won on two of the three held-out conversations and lost on the
-    third, and pooled over the three it was +0.013 [-0.040, +0.068] (``benchmarks/budget_answers.py --arm
-    facts:context_kinds=["fact"]``; docs/benchmarks/index.md)."""
+    third, and pooled over the three it was +0.013 [-0.040, +0.068]
+    (``benchmarks/budget_answers.py --arm facts:context_kinds=["fact"]``;
+    docs/benchmarks/index.md)."""
     aggregation_kinds: tuple[DerivedKind, ...] = ("fact",)
     """The derived kinds an aggregation question may show: a question for a list, a count
     or what two people share ("What hobbies does Lena have?", "How many pets...", "both"),
