@@ -27,6 +27,7 @@ from chromadb.api import ClientAPI
 
 from ..records.model import Granularity
 from .chroma_calls import ChromaCalls
+from .presence import Presence, Token
 
 _PLACEHOLDER = [1.0, 0.0]
 PROBE = 16
@@ -51,7 +52,9 @@ class Change:
 class ChangeLog:
     """The change log of every (granularity, namespace) pair, in one Chroma collection."""
 
-    def __init__(self, client: ClientAPI, name: str, calls: ChromaCalls) -> None:
+    def __init__(
+        self, client: ClientAPI, name: str, calls: ChromaCalls, presence: Presence | None = None
+    ) -> None:
         self._collection = client.get_or_create_collection(
             name, metadata={"lamina_changelog": 1}, embedding_function=None
         )
@@ -61,6 +64,36 @@ class ChangeLog:
         self.writer = uuid.uuid4().hex
         """Identifies this store's claims."""
         self._known_end: dict[tuple[Granularity, str], int] = {}
+        self.presence = presence
+        """This store's registration in its folder; None: always shared (memory, server)."""
+        self._write_token: Token | None = None
+
+    # ---------------------------------------------------------------- presence
+    def shared(self) -> bool:
+        """Whether a write that just landed must claim a slot (call after its rows landed).
+
+        True unless this store is registered and no other live registration is there (a
+        look that fails says True). Alone after others came and went, the newest slots
+        are read again, so an unclaimed write is labelled with the log's real end.
+        """
+        if self.presence is None:
+            return True
+        token = self.presence.token()
+        if token is None or token[1]:
+            self._write_token = None
+            return True
+        if not self.presence.quiet_since(self._write_token):
+            self._known_end.clear()  # someone may have claimed since: read the ends again
+        self._write_token = token
+        return False
+
+    def token(self) -> Token | None:
+        """Taken before a mirror reads the log (or loads); see :meth:`quiet_since`."""
+        return None if self.presence is None else self.presence.token()
+
+    def quiet_since(self, token: Token | None) -> bool:
+        """True when no other process can have claimed a slot since ``token`` was taken."""
+        return self.presence is not None and self.presence.quiet_since(token)
 
     # ----------------------------------------------------------------- writers
     def claim(

@@ -4,7 +4,8 @@ Chroma is the one source of truth. Searching a (granularity, namespace) pair loa
 mirror (BM25 postings beside exact dense vectors, :mod:`.mirror`, behind the
 :mod:`.keyword` seam) from Chroma on first use; a change log in Chroma
 (:mod:`.changelog`) tells every process which records any process changed since, so the
-next search anywhere sees every write. Client set-up: :mod:`.schema`; writes:
+next search anywhere sees every write; a store alone on its folder skips it
+(:mod:`.presence`). Client set-up: :mod:`.schema`; writes:
 :mod:`.writes`; supersede with audit: :mod:`.audited`; search: :mod:`.search`.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+import weakref
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
@@ -43,13 +45,14 @@ from .filters import SearchFilter, TimeWindow
 from .fusion import FusionConfig
 from .hnsw import hnsw_dense
 from .indexing import IndexTextPolicy
-from .journal import journals_for
+from .journal import Journals, journals_for
 from .keyed import KeyedDocuments, namespace_where
 from .keyword import KeywordIndex, KeywordIndexFactory, KeywordSources
 from .lexical import Analyzer
 from .mirror import MirrorConfig
 from .mirrors import MirrorCache
 from .okapi import BM25Params
+from .presence import Presence
 from .profiles import ProfilesAndAudit
 from .rows import PAGE, namespace_ids, rows_by_id
 from .schema import (
@@ -117,6 +120,9 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         self._journals = journals_for(
             client, prefix, self._collections, self._log, self._analyzer, self.index_policy
         )
+        self._log.presence = _register(self._journals)
+        if self._log.presence is not None:
+            weakref.finalize(self, self._log.presence.close)
         sources = KeywordSources(
             self._collections, self._calls, self._log, embeddings, self.index_policy,
             self._analyzer, self._journals,
@@ -173,8 +179,11 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
 
     def _prepare(self, gran: Granularity, namespace: str, records: list[MemoryRecord]) -> Batch:
         def stored(ids: list[str]) -> dict[str, tuple[str, list[float]]]:
-            if self._log.position(gran, namespace) == 0:
-                return {}  # never written: no vector to reuse, so no read (a fresh tenant's ingest)
+            journals = self._journals
+            if self._log.position(gran, namespace) == 0 and (
+                journals is None or journals.stamp(gran, namespace) is None
+            ):  # never written (a write alone leaves a journal): no vector to reuse, no read
+                return {}
             return stored_vectors(
                 self._calls, self._collections[gran], gran, self.index_policy, namespace, ids
             )
@@ -397,3 +406,20 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         it frees the memory the mirrors hold.
         """
         self._mirrors.clear()
+
+
+def _register(journals: Journals | None) -> Presence | None:
+    """Register in a persistent folder (beside the journals), then let writes in flight end.
+
+    None (always shared) for a store without journals (in memory, a server, a read-only
+    folder) or when the registration cannot be made.
+    """
+    if journals is None:
+        return None
+    try:
+        presence = Presence(journals.root.parents[1] / "lamina-processes" / journals.root.name)
+    except OSError:
+        return None
+    with journals.writing_all():
+        pass  # a write that did not see this registration has its journal entry now
+    return presence

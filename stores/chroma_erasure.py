@@ -161,6 +161,10 @@ class ChromaErasure:
                     for gran in grans:
                         with journals.writing(gran, ns):
                             journals.erase(gran, ns, upto=self._log.end(gran, ns))
+                            if journals.stamp(gran, ns) is None:  # removed, not rewritten
+                                # a slot, so a journal begun by a write made alone after
+                                # this starts after a gap and is never replayed on its own
+                                self._log.claim(gran, ns, [])
             path = sqlite_file(self.client)
             if path is not None:
                 ids = {str(c.id) for c in self._collections.values()}

@@ -100,10 +100,11 @@ class Journals:
 
     # ------------------------------------------------------------------ writes
     def append(self, write: WriteEvent) -> None:
-        """Record a write after it claimed its slot (call inside :meth:`writing`)."""
+        """Record a write after its claim, or after it landed alone (inside :meth:`writing`)."""
         gran, namespace, slot = write.granularity, write.namespace, write.slot
         path = self.path(gran, namespace)
-        entry = encode_entry(slot - 1, slot, write.rows, write.deleted, base=False)
+        lo = slot - 1 if write.claimed else slot  # unclaimed: follows ``slot`` (lo == hi)
+        entry = encode_entry(lo, slot, write.rows, write.deleted, base=False)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab") as f:
             if f.tell() == 0:
@@ -137,7 +138,7 @@ class Journals:
         found = self.read_snapshot(gran, namespace)
         start = None if found is None else int(found[0]["position"])
         tail = self.read(gran, namespace, start=start)
-        if tail is None or (upto is not None and tail.position != upto):
+        if tail is None or not tail.trusted or (upto is not None and tail.position != upto):
             return False
         if tail.based:
             found = None  # the journal holds the whole namespace from its base entry on

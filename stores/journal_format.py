@@ -39,6 +39,9 @@ class Replay:
     """Ids deleted (and not written again) by the entries read."""
     based: bool = False
     """Whether an entry held a whole namespace (the rows are then all there is)."""
+    trusted: bool = True
+    """False when the replay stopped before an entry the change log cannot serve (one
+    written alone, ``lo == hi``) or before bytes it cannot read: load from Chroma instead."""
 
 
 def encode_entry(
@@ -93,6 +96,17 @@ def replay_entries(
         if magic != _MAGIC or stop > len(data) or zlib.crc32(data[begin:stop]) != crc:
             break  # torn or corrupt: everything from here comes from Chroma
         meta = _decode(data[begin : begin + head_len])
+        if _alone(meta):  # written alone: it follows slot ``hi`` and claimed none
+            if meta["hi"] < position and not entries:
+                at = stop
+                continue  # before the snapshot's slot: covered
+            if meta["hi"] != position:
+                break  # out of order: not trusted (below)
+            # At the snapshot's own slot it may be covered too: replaying it again, in
+            # order, gives the same rows (every entry puts or deletes whole rows).
+            _apply(rows, deleted, meta, data[begin + head_len : stop], namespace)
+            entries, at = entries + 1, stop
+            continue
         if meta["hi"] <= position and (start is not None or entries or not meta["base"]):
             at = stop
             continue  # already covered
@@ -101,7 +115,26 @@ def replay_entries(
         _apply(rows, deleted, meta, data[begin + head_len : stop], namespace)
         based = based or bool(meta["base"])
         position, entries, at = meta["hi"], entries + 1, stop
-    return Replay(rows, position, entries, stamp, deleted, based)
+    return Replay(rows, position, entries, stamp, deleted, based, _servable(data, at))
+
+
+def _alone(meta: dict[str, Any]) -> bool:
+    return bool(meta["lo"] == meta["hi"] and not meta["base"])
+
+
+def _servable(data: bytes, at: int) -> bool:
+    """Whether the change log can serve every entry from ``at`` on (none written alone)."""
+    while at < len(data):
+        if at + _FRAME.size > len(data):
+            return False
+        magic, head_len, body_len, crc = _FRAME.unpack_from(data, at)
+        begin, stop = at + _FRAME.size, at + _FRAME.size + head_len + body_len
+        if magic != _MAGIC or stop > len(data) or zlib.crc32(data[begin:stop]) != crc:
+            return False
+        if _alone(_decode(data[begin : begin + head_len])):
+            return False
+        at = stop
+    return True
 
 
 def _decode(head: bytes) -> Any:

@@ -62,7 +62,9 @@ class WriteEvent:
     """One write a store made, as its keyword index and its journal are told of it.
 
     The write landed in Chroma and claimed change-log ``slot`` of (``granularity``,
-    ``namespace``): ``rows`` were put, ``deleted`` (record ids) are gone.
+    ``namespace``): ``rows`` were put, ``deleted`` (record ids) are gone. Unless
+    ``claimed`` is False: a store alone on its folder claimed nothing, and ``slot`` is
+    the log's end that the write follows (:mod:`.presence`).
     """
 
     granularity: Granularity
@@ -70,6 +72,7 @@ class WriteEvent:
     slot: int
     rows: Sequence[MirrorRow] = ()
     deleted: Sequence[str] = ()
+    claimed: bool = True
 
 
 class NamespaceMirror(BM25Index):

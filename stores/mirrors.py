@@ -5,7 +5,8 @@ and held in a least-recently-used cache whose estimated size stays under
 :attr:`~lamina.stores.mirror.MirrorConfig.budget_bytes`. Before each use, the mirror
 reads the namespace's :class:`~lamina.stores.changelog.ChangeLog` (one ``get`` by
 id, shared by the mirrors one search request touches) and re-reads the records that any
-process changed since, so every search sees every write that landed before it.
+process changed since, so every search sees every write that landed before it. A store
+alone on its folder since the mirror's last read skips that read (:mod:`.presence`).
 
 On a persistent path a cold mirror is first mapped from its snapshot (:mod:`.snapshot`)
 and the journal entries written since (:mod:`.journal`), or replayed from the journal
@@ -36,6 +37,7 @@ from .lexical import Analyzer
 from .mirror import MirrorConfig, MirrorRow, NamespaceMirror, WriteEvent
 from .mirror_snapshot import mirror_from_snapshot, snapshot_arrays
 from .okapi import BM25Params
+from .presence import Token
 from .rows import Row, namespace_ids, rows_by_id, small_namespace
 
 Key = tuple[Granularity, str]
@@ -77,6 +79,10 @@ class MirrorCache:
         self._sizes: dict[Key, int] = {}
         self._total = 0
         self._loading: dict[Key, threading.Lock] = {}
+        self._tokens: dict[Key, Token | None] = {}
+        self._pending: dict[Key, list[WriteEvent]] = {}
+        """This store's writes made while a namespace loads, applied to what it loads."""
+        """Per mirror, the presence look taken before it last read the log (or loaded)."""
         self.loads = 0
         """How many mirrors were built from Chroma (first touches, resets, evictions)."""
         self.replays = 0
@@ -108,13 +114,22 @@ class MirrorCache:
         found: dict[Granularity, NamespaceMirror] = {}
         stale: list[NamespaceMirror] = []
         for gran in dict.fromkeys(grans):
-            found[gran], fresh = self._loaded((gran, namespace))
-            if not fresh:  # a load another thread began may predate a write
-                stale.append(found[gran])
+            key = (gran, namespace)
+            found[gran], fresh = self._loaded(key)
+            if fresh:
+                continue
+            with self._lock:
+                token = self._tokens.get(key)
+            if not self._log.quiet_since(token):  # alone since its last read: nothing to read
+                stale.append(found[gran])  # (a load another thread began may predate a write)
+        if stale:
+            token = self._log.token()  # before the read: a process joining later is noticed
+            with self._lock:
+                self._tokens.update(((m.granularity, namespace), token) for m in stale)
         for mirror, read in zip(stale, self._catch_up_all(stale), strict=True):
             key = (mirror.granularity, namespace)
             if read is None:
-                found[mirror.granularity] = self._install(key, self._cold(*key))
+                found[mirror.granularity] = self._load_and_install(key)
             elif read:
                 self._resized(key, mirror)
         return found
@@ -132,7 +147,10 @@ class MirrorCache:
                 mirror = self._mirrors.get(key)
             loaded = mirror is None
             if mirror is None:
-                mirror = self._install(key, self._cold(*key))
+                token = self._log.token()  # before the load reads anything
+                mirror = self._load_and_install(key)
+                with self._lock:
+                    self._tokens[key] = token
         with self._lock:
             self._loading.pop(key, None)
         return mirror, loaded
@@ -147,12 +165,14 @@ class MirrorCache:
         with self._lock:
             self._mirrors.pop((gran, namespace), None)
             self._total -= self._sizes.pop((gran, namespace), 0)
+            self._tokens.pop((gran, namespace), None)
 
     def clear(self) -> None:
         """Forget every mirror."""
         with self._lock:
             self._mirrors.clear()
             self._sizes.clear()
+            self._tokens.clear()
             self._total = 0
 
     def __len__(self) -> int:
@@ -165,19 +185,47 @@ class MirrorCache:
 
     # ------------------------------------------------------------ own writes
     def applied(self, write: WriteEvent) -> None:
-        """Apply this store's own write to its mirror, if that is loaded."""
+        """Apply this store's own write to its mirror, if that is loaded (or loading)."""
         key = (write.granularity, write.namespace)
-        mirror = self.peek(*key)
-        if mirror is None:
-            return
+        with self._lock:
+            mirror = self._mirrors.get(key)
+            if mirror is None:
+                if key in self._pending:  # a write made alone reaches no change log
+                    self._pending[key].append(write)
+                return
         with mirror._lock:
-            if write.deleted:
-                mirror.delete(write.deleted)
-            if write.rows:
-                mirror.upsert_rows(self._with_vectors(mirror, write.rows))
-            if write.slot == mirror.position + 1:
-                mirror.position = write.slot
+            self._apply_own(mirror, write)
         self._resized(key, mirror)
+
+    def _apply_own(self, mirror: NamespaceMirror, write: WriteEvent) -> None:
+        if write.deleted:
+            mirror.delete(write.deleted)
+        if write.rows:
+            mirror.upsert_rows(self._with_vectors(mirror, write.rows))
+        if write.slot == mirror.position + 1:
+            mirror.position = write.slot
+
+    def _load_and_install(self, key: Key) -> NamespaceMirror:
+        """Load a mirror and install it, with this store's writes made meanwhile applied.
+
+        Those writes are applied in order over what the load read (each puts or deletes
+        whole rows, so one the load saw already changes nothing), before any later one.
+        """
+        with self._lock:
+            self._pending.setdefault(key, [])
+        try:
+            mirror = self._cold(*key)
+            with mirror._lock:
+                with self._lock:
+                    self._mirrors[key] = mirror  # later writes go to the mirror, after these
+                    self._mirrors.move_to_end(key)
+                    pending = self._pending.pop(key, [])
+                for write in pending:
+                    self._apply_own(mirror, write)
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+        return self._install(key, mirror)
 
     # ------------------------------------------------------------- internals
     def load(self, gran: Granularity, namespace: str) -> NamespaceMirror:
@@ -213,7 +261,10 @@ class MirrorCache:
             if mapped is not None:
                 return mapped
         replay = None if journals is None else journals.read(gran, namespace)
-        if journals is not None and replay is not None:
+        if journals is not None and replay is not None and not replay.based:
+            if journals.snapshot_path(gran, namespace).exists():
+                replay = None  # what the journal held is in that snapshot, and it failed
+        if journals is not None and replay is not None and replay.trusted:
             mirror = self._replayed(gran, namespace, replay)
             read = None if mirror is None else self._catch_up(mirror)
             if mirror is not None and read is not None:
@@ -254,7 +305,7 @@ class MirrorCache:
         tail = journals.read(gran, namespace, start=mirror.position)
         stamp = journals.stamp(gran, namespace) if tail is None else tail.stamp
         if tail is not None:
-            if tail.based:
+            if tail.based or not tail.trusted:
                 return None  # the journal alone holds the namespace: replay it instead
             if tail.deleted:
                 mirror.delete(sorted(tail.deleted))
@@ -389,3 +440,4 @@ class MirrorCache:
                 break
             self._mirrors.pop(oldest)
             self._total -= self._sizes.pop(oldest, 0)
+            self._tokens.pop(oldest, None)

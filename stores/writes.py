@@ -9,7 +9,7 @@ costs no embedding call.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chromadb.api.models.Collection import Collection
@@ -159,6 +159,9 @@ class WriteUnit:
     changelog: ChangeLog
     index: KeywordIndex
     journals: Journals | None
+    unrecorded: set[tuple[Granularity, str]] = field(default_factory=set)
+    """Namespaces whose journal missed a write made alone: they claim every write since, so
+    a cold load replays the journal and reads the missed slot from the change log."""
 
     def commit(
         self,
@@ -171,6 +174,9 @@ class WriteUnit:
         reset: bool = False,
     ) -> None:
         """Land a change in Chroma, claim its change-log slot, then announce it.
+
+        A store alone on its folder claims no slot (:mod:`.presence`): the journal entry
+        alone records the write, and an entry that cannot be written is claimed after all.
 
         All under the namespace's journal lock, so slot order is write order: ``land``
         puts ``rows`` or deletes ``deleted`` in Chroma; the next slot then tells every
@@ -185,10 +191,25 @@ class WriteUnit:
                 journal_step(journals, lambda j: j.reset(gran, namespace))
             land()
             ids = [row.record_id for row in rows] + list(deleted)
-            slot = self.changelog.claim(gran, namespace, ids, reset=reset)
+            log = self.changelog
+            claimed = (
+                reset or journals is None or (gran, namespace) in self.unrecorded or log.shared()
+            )
+            if claimed:
+                slot = log.claim(gran, namespace, ids, reset=reset)
+            else:
+                slot = log.position(gran, namespace)  # alone: the journal alone records it
             if reset:
-                self.changelog.scrub(gran, namespace, before=slot)
+                log.scrub(gran, namespace, before=slot)
                 return
-            write = WriteEvent(gran, namespace, slot, rows=rows, deleted=deleted)
+            write = WriteEvent(gran, namespace, slot, rows=rows, deleted=deleted, claimed=claimed)
             self.index.applied(write)
-            journal_step(journals, lambda j: j.append(write))
+            if claimed:
+                journal_step(journals, lambda j: j.append(write))
+                return
+            assert journals is not None
+            try:
+                journals.append(write)
+            except OSError:  # unrecorded: claim it (and every later write of the namespace)
+                self.unrecorded.add((gran, namespace))
+                log.claim(gran, namespace, ids)

@@ -1,0 +1,183 @@
+"""A persistent store alone on its folder skips the change log (``stores/presence.py``);
+stores that share the folder, now or for a while, still see each other's writes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lamina.records import Granularity, RawTurn
+from lamina.stores import ChromaMemoryStore
+from lamina.stores.changelog import ChangeLog
+from lamina.stores.mirrors import MirrorCache
+from lamina.testing import FakeEmbeddings, alternating_turn
+
+NS = "user:alice"
+WORDS = ["heron", "otter", "badger", "falcon", "marten", "plover"]
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def turn(i: int, text: str) -> RawTurn:
+    return alternating_turn(NS, i, text, T0)
+
+
+def open_store(path: Path) -> ChromaMemoryStore:
+    return ChromaMemoryStore.persistent(path, embeddings=FakeEmbeddings())
+
+
+def ids(store: ChromaMemoryStore, query: str, mode: str = "hybrid") -> list[str]:
+    return [h.record.id for h in store.search(query, "raw", NS, k=10, mode=mode)]  # type: ignore[arg-type]
+
+
+def leave(store: ChromaMemoryStore) -> None:
+    """What closing (or the end of) a store's process does to its registration."""
+    assert store._log.presence is not None
+    store._log.presence.close()
+
+
+@pytest.fixture
+def log_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many slots were claimed and how many reads of the log were made, by any store."""
+    counts = {"claim": 0, "since_all": 0}
+    for name in counts:
+        original = getattr(ChangeLog, name)
+
+        def counted(
+            self: ChangeLog, *args: Any, _f: Any = original, _n: str = name, **kw: Any
+        ) -> Any:
+            counts[_n] += 1
+            return _f(self, *args, **kw)
+
+        monkeypatch.setattr(ChangeLog, name, counted)
+    return counts
+
+
+def test_a_store_alone_claims_no_slot_and_reads_no_log(
+    tmp_path: Path, log_calls: dict[str, int]
+) -> None:
+    store = open_store(tmp_path)
+    store.add(NS, [turn(i, f"a {WORDS[i]} by the river") for i in range(5)])
+    assert ids(store, "falcon", "bm25")[0] == turn(3, "x").id
+    log_calls.update(claim=0, since_all=0)
+    store.add(NS, [turn(7, "we rode a zeppelin over Lisbon")])
+    store.delete("raw", NS, [turn(0, "x").id])
+    for _ in range(3):
+        assert ids(store, "zeppelin Lisbon")[0] == turn(7, "x").id
+    assert log_calls == {"claim": 0, "since_all": 0}
+
+    other = open_store(tmp_path)  # a second registration: both now use the log
+    store.add(NS, [turn(8, "a ferry to Porto")])
+    assert log_calls["claim"] == 1
+    assert ids(store, "ferry Porto", "bm25") == [turn(8, "x").id]
+    assert log_calls["since_all"] == 1
+    assert ids(other, "ferry Porto", "bm25") == [turn(8, "x").id]
+
+
+def test_two_stores_on_one_folder_see_each_others_writes_and_forgets(tmp_path: Path) -> None:
+    a = open_store(tmp_path)
+    early = [turn(i, f"a {WORDS[i]} by the river") for i in range(6)]
+    a.add(NS, early)
+    assert ids(a, "badger", "bm25")[0] == early[2].id  # a's mirror is warm, alone
+    a.delete("raw", NS, [early[0].id])
+
+    b = open_store(tmp_path)  # opened after a wrote alone: reads those writes from its files
+    assert b.lexical_index("raw", NS).ids() == {t.id for t in early[1:]}
+    assert ids(b, "a marten by the river", "dense")[0] == early[4].id
+    assert b._mirrors.replays == 1 and b._mirrors.loads == 0  # from the journal of a's writes
+
+    a.add(NS, [turn(10, "a zeppelin over the harbour")])
+    assert ids(b, "zeppelin harbour", "bm25") == [turn(10, "x").id]
+    b.add(NS, [turn(11, "an albatross on the mast")])
+    b.delete("raw", NS, [early[1].id])
+    assert ids(a, "albatross mast", "bm25") == [turn(11, "x").id]
+    assert early[1].id not in a.lexical_index("raw", NS).ids()
+    a.update(NS, turn(10, "a kite over the dunes"))
+    assert ids(b, "zeppelin harbour", "bm25") == [] and ids(b, "kite dunes", "bm25") == [
+        turn(10, "x").id
+    ]
+    live = {r.id for r in a.get("raw", NS)}
+    assert a.lexical_index("raw", NS).ids() == b.lexical_index("raw", NS).ids() == live
+
+
+def test_a_store_that_joined_and_left_is_seen(tmp_path: Path) -> None:
+    a = open_store(tmp_path)
+    first = [turn(i, f"a {WORDS[i]} by the river") for i in range(4)]
+    a.add(NS, first)
+    assert ids(a, "otter", "bm25")[0] == first[1].id  # warm and alone
+
+    b = open_store(tmp_path)  # joins, writes and forgets, leaves, all between two searches
+    b.add(NS, [turn(20, "a lighthouse in the fog")])
+    b.delete("raw", NS, [first[2].id])
+    leave(b)
+
+    assert ids(a, "lighthouse fog", "bm25") == [turn(20, "x").id]
+    assert first[2].id not in a.lexical_index("raw", NS).ids()
+    a.add(NS, [turn(21, "a walrus on the ice")])  # alone again
+    cold = open_store(tmp_path)  # replays a journal of claimed and unclaimed writes
+    expected = {r.id for r in a.get("raw", NS)}
+    assert expected == {first[0].id, first[1].id, first[3].id, turn(20, "x").id, turn(21, "x").id}
+    assert cold.lexical_index("raw", NS).ids() == expected
+    assert ids(cold, "walrus ice", "dense")[0] == turn(21, "x").id
+    assert cold._mirrors.replays == 1 and cold._mirrors.loads == 0
+
+
+REGISTER = """
+import sys, time
+from pathlib import Path
+from lamina.stores.presence import Presence
+Presence(Path(sys.argv[1]))
+print("registered", flush=True)
+time.sleep(300)
+"""
+
+
+def test_the_registration_of_a_killed_process_does_not_count(
+    tmp_path: Path, log_calls: dict[str, int]
+) -> None:
+    store = open_store(tmp_path)
+    root = tmp_path / "lamina-processes" / "lamina"
+    child = subprocess.Popen(
+        [sys.executable, "-c", REGISTER, str(root)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"PYTHONPATH": ":".join(sys.path)},
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "registered"
+        store.add(NS, [turn(1, "a heron upstream")])
+        assert log_calls["claim"] == 1  # it is alive: shared
+    finally:
+        child.kill()
+        child.wait(timeout=60)
+    assert len(list(root.glob("*.live"))) == 2  # its file is still there, unlocked
+    store.add(NS, [turn(2, "an otter downstream")])
+    assert log_calls["claim"] == 1  # stale: alone again
+    assert len(list(root.glob("*.live"))) == 1
+    assert ids(store, "otter", "bm25")[0] == turn(2, "x").id
+
+
+def test_a_write_made_while_a_namespace_loads_reaches_its_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alone, no change log carries the write: the load applies it after what it read."""
+    store = open_store(tmp_path)
+    first = [turn(i, f"a {WORDS[i]} by the river") for i in range(4)]
+    store.add(NS, first)
+    late = turn(30, "a pelican on the pier")
+    original = MirrorCache._cold
+
+    def cold_then_write(self: MirrorCache, gran: Granularity, ns: str) -> Any:
+        mirror = original(self, gran, ns)
+        monkeypatch.setattr(MirrorCache, "_cold", original)
+        store.delete("raw", NS, [first[0].id])  # landed after the load read its rows
+        store.add(NS, [late])
+        return mirror
+
+    monkeypatch.setattr(MirrorCache, "_cold", cold_then_write)
+    assert store.lexical_index("raw", NS).ids() == {t.id for t in first[1:]} | {late.id}
+    assert ids(store, "pelican", "bm25") == [late.id]
