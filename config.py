@@ -9,6 +9,7 @@ arguments.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,13 +30,17 @@ from .core.context import SMALL_MODEL_PROFILE, MemoryContext, check_fields
 from .core.former_name import OLD_NAME
 from .errors import InvalidInputError, StoreConfigurationError
 
-ChromaMode = Literal["persistent", "http", "ephemeral"]
-CheckpointerKind = Literal["auto", "none", "memory", "sqlite", "postgres"]
+StoreKind = Literal["persistent", "memory", "http", "postgres"]
+CheckpointKind = Literal["none", "memory", "sqlite", "postgres"]
+CHECKPOINTER_WORDS = ("auto", "none", "memory", "sqlite", "postgres")
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+_PREFIX = re.compile(r"[a-z][a-z0-9_]{0,62}")
 LOCAL_MODELS = ("qwen", "smollm2")
 ENV_PREFIX = "LAMINA_"
 CONFIG_FILE_VAR = "LAMINA_CONFIG"
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
-    "dsn": ("LAMINA_POSTGRES_DSN",),
+    "store": ("LAMINA_DSN", "LAMINA_POSTGRES_DSN"),
     "openai_api_key": ("OPENAI_API_KEY",),
     "openai_base_url": ("OPENAI_BASE_URL",),
     "model": ("OPENAI_MODEL",),
@@ -52,9 +57,26 @@ RETIRED: Mapping[str, str] = {
     "max_llm_attempts": "build_memory_graph(max_attempts=...) (default 3) for a graph of your own",
     "chroma_path": "the persistent Chroma is <data_dir>/chroma; set data_dir",
     **dict.fromkeys(
-        ("chroma_host", "chroma_port", "chroma_ssl"),
-        "chroma_url (LAMINA_CHROMA_URL), e.g. https://chroma.internal:8000",
+        ("chroma_host", "chroma_port", "chroma_ssl", "chroma_url"),
+        "store (LAMINA_STORE) names the Chroma server, e.g. store='https://chroma.internal:8000'",
     ),
+    "chroma_mode": "store (LAMINA_STORE): 'chroma' (persistent, the default), 'memory' "
+    "(ephemeral) or a server's http(s)://host:port",
+    **dict.fromkeys(
+        ("backend", "dsn"),
+        "store (LAMINA_STORE) says where memory lives; a Postgres DSN there "
+        "(store='postgresql://user:password@host:5432/db', or LAMINA_POSTGRES_DSN alone) "
+        "is the postgres backend",
+    ),
+    **dict.fromkeys(
+        ("collection_prefix", "postgres_schema"),
+        "prefix (LAMINA_PREFIX) names the Chroma collections (<prefix>_raw, ...) and the "
+        "Postgres schema alike",
+    ),
+    "sqlite_path": "checkpointer (LAMINA_CHECKPOINTER) takes the SQLite file itself, "
+    "e.g. checkpointer='/srv/lamina/checkpoints.sqlite'",
+    "postgres_uri": "checkpointer (LAMINA_CHECKPOINTER) takes the Postgres URI itself "
+    "(checkpointer='postgresql://...'); 'postgres' or 'auto' use the store's own database",
     "background_max_pending": "a background add may leave "
     "lamina.memory.background.MAX_PENDING (1000) turns waiting for the worker",
     "background_wait": "a background add waits lamina.memory.background.BACKLOG_WAIT "
@@ -65,9 +87,9 @@ RETIRED: Mapping[str, str] = {
 """Former :class:`MemoryConfig` fields and where each went: given as an argument, a
 config-file key or a ``LAMINA_<NAME>`` variable, each is refused with this message."""
 CONTEXT_ENV = ("trigger_policy", "timezone")
-DEFAULT_CHROMA_PORT = 8000
-"""The port ``chroma run`` serves on, for a ``chroma_url`` that names none."""
 """MemoryContext fields settable as ``LAMINA_TRIGGER_POLICY`` / ``LAMINA_TIMEZONE``."""
+DEFAULT_CHROMA_PORT = 8000
+"""The port ``chroma run`` serves on, for a Chroma server URL that names none."""
 
 
 def default_data_dir() -> Path:
@@ -123,33 +145,29 @@ class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     data_dir: Path = Field(
-        default_factory=default_data_dir, description="Folder for the Chroma data and checkpoints."
+        default_factory=default_data_dir,
+        description="Folder of everything lamina keeps on this machine: the persistent "
+        "Chroma (<data_dir>/chroma), the SQLite checkpoints and the construction journal. "
+        "The default follows the XDG rule, so memory outlives the process and the "
+        "working directory.",
     )
-    chroma_mode: ChromaMode = Field(
-        default="persistent",
-        description="persistent (on disk under data_dir), http (a `chroma run` server) or "
-        "ephemeral (in memory, for tests).",
-    )
-    chroma_url: str = Field(
-        default="http://127.0.0.1:8000",
-        description="The Chroma server of http mode: http://host:port, or https:// for TLS "
-        "(the port is 8000 when the URL names none, as `chroma run` serves).",
-    )
-    collection_prefix: str = Field(
-        default="lamina", min_length=1, description="Prefix of the Chroma collection names."
-    )
-    backend: Literal["chroma", "postgres"] = Field(
+    store: str = Field(
         default="chroma",
-        description="Where memory lives: chroma (embedded, the default; see chroma_mode) or "
-        "postgres (pgvector and full text on the server at dsn).",
+        repr=False,  # shown with its password hidden (__repr_args__)
+        description="Where memory lives. 'chroma' (the default): a persistent Chroma in "
+        "<data_dir>/chroma, on disk with no server, which is what one process on one "
+        "machine needs. 'memory': an in-memory Chroma that keeps nothing (tests, trials). "
+        "http://host:port or https://host:port: a `chroma run` server (port 8000 when the "
+        "URL names none), for several processes. postgresql://user:password@host:5432/db: "
+        "Postgres with pgvector, for a deployment; its password never appears in a repr "
+        "or a log. LAMINA_STORE, or LAMINA_POSTGRES_DSN / LAMINA_DSN for a Postgres DSN.",
     )
-    dsn: SecretStr | None = Field(
-        default=None,
-        description="Postgres connection string of the postgres backend "
-        "(LAMINA_DSN or LAMINA_POSTGRES_DSN).",
-    )
-    postgres_schema: str = Field(
-        default="lamina", description="Postgres schema holding the postgres backend's tables."
+    prefix: str = Field(
+        default="lamina",
+        description="The name lamina's data goes under in a shared store: the Chroma "
+        "collections <prefix>_raw, <prefix>_fact, ... and the Postgres schema <prefix>. "
+        "Two applications (or two embedders) on one server need a prefix each; one "
+        "application keeps the default.",
     )
 
     openai_base_url: str | None = Field(
@@ -192,21 +210,17 @@ class MemoryConfig(BaseModel):
         "MemoryContext.instructions. A context['instructions'] or a call's own wins.",
     )
 
-    checkpointer: CheckpointerKind = Field(
+    checkpointer: str = Field(
         default="auto",
-        description="Checkpointer the facade compiles the memory graph with: auto, none, "
-        "memory, sqlite or postgres. auto is sqlite when the Memory opens a persistent "
-        "Chroma from this config, postgres (in the database at dsn) when it opens the "
-        "postgres backend, else none. An add that was interrupted (process killed, "
-        "Ctrl-C) resumes from its last checkpoint when the same add is called again.",
-    )
-    sqlite_path: Path | None = Field(
-        default=None, description="SQLite checkpoint file; default <data_dir>/checkpoints.sqlite."
-    )
-    postgres_uri: SecretStr | None = Field(
-        default=None,
-        description="Postgres connection string for the postgres checkpointer; default the "
-        "dsn of the postgres backend, so memory and checkpoints share one database.",
+        repr=False,  # shown with its password hidden (__repr_args__)
+        description="Where the memory graph keeps its checkpoints, so that an add that was "
+        "interrupted (process killed, Ctrl-C) resumes from its last step when the same add "
+        "is called again. 'auto' (the default): <data_dir>/checkpoints.sqlite beside a "
+        "persistent Chroma, the store's own database for a Postgres store (one DSN is all "
+        "a deployment configures), and none for a store that keeps nothing or one given "
+        "to Memory. 'none', 'memory', 'sqlite' (<data_dir>/checkpoints.sqlite), "
+        "'postgres' (the Postgres store's database), a SQLite file (*.sqlite, *.sqlite3, "
+        "*.db) or a postgresql:// URI of its own.",
     )
     sweep_interval_minutes: float | None = Field(
         default=None,
@@ -216,19 +230,48 @@ class MemoryConfig(BaseModel):
         "them out from the moment they expire either way.",
     )
 
-    @field_validator("chroma_url")
+    @field_validator("store")
     @classmethod
-    def _chroma_url(cls, value: str) -> str:
+    def _store(cls, value: str) -> str:
+        value = value.strip()
+        if value in ("chroma", "memory"):
+            return value
         try:
             url = urlsplit(value)
             url.port  # noqa: B018  # raises ValueError for a port out of range
         except ValueError as e:
-            raise ValueError(f"chroma_url {value!r}: {e}") from e
-        if url.scheme not in ("http", "https") or not url.hostname or url.path.strip("/"):
+            raise ValueError(f"store {redacted(value)!r}: {e}") from e
+        if url.scheme in POSTGRES_SCHEMES:
+            return value
+        if url.scheme in ("http", "https") and url.hostname and not url.path.strip("/"):
+            return value
+        raise ValueError(
+            "store must be 'chroma' (persistent, in data_dir), 'memory', a Chroma server's "
+            "http(s)://host:port or a postgresql:// DSN, got " + repr(redacted(value))
+        )
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not _PREFIX.fullmatch(value):
             raise ValueError(
-                f"chroma_url must be http://host:port or https://host:port, got {value!r}"
+                "prefix must be lower-case letters, digits and _, starting with a letter "
+                f"(at most 63 characters: a Postgres schema name), got {value!r}"
             )
         return value
+
+    @field_validator("checkpointer")
+    @classmethod
+    def _checkpointer(cls, value: str) -> str:
+        value = value.strip()
+        if value in CHECKPOINTER_WORDS or value.endswith(SQLITE_SUFFIXES):
+            return value
+        if urlsplit(value).scheme in POSTGRES_SCHEMES:
+            return value
+        raise ValueError(
+            f"checkpointer must be one of {CHECKPOINTER_WORDS}, a SQLite file ending in "
+            f"{SQLITE_SUFFIXES} or a postgresql:// URI, got {redacted(value)!r}"
+        )
 
     @model_validator(mode="after")
     def _consistent(self) -> MemoryConfig:
@@ -240,15 +283,11 @@ class MemoryConfig(BaseModel):
         if "namespace" in self.context:
             raise ValueError("context must not set 'namespace'; pass namespace= to each call")
         self.memory_context("default")  # fails early on an unknown field or bad value
-        if self.backend == "postgres" and self.dsn is None:
+        if self.checkpointer == "postgres" and self.postgres_dsn is None:
             raise ValueError(
-                "backend='postgres' needs dsn (or LAMINA_POSTGRES_DSN), e.g. "
-                "postgresql://user:password@host:5432/dbname"
-            )
-        if self.checkpointer == "postgres" and self.checkpoint_uri is None:
-            raise ValueError(
-                "checkpointer='postgres' needs postgres_uri, or backend='postgres' with dsn "
-                "(the checkpoints then live in the memory's database)"
+                "checkpointer='postgres' keeps the checkpoints in the Postgres store's "
+                "database, and store is no postgresql:// DSN; give checkpointer a "
+                "postgresql:// URI of its own, or 'sqlite'"
             )
         return self
 
@@ -256,10 +295,31 @@ class MemoryConfig(BaseModel):
         _refuse_retired(data, "")
         try:
             super().__init__(**data)
-        except ValidationError as e:
-            raise InvalidInputError(f"invalid lamina configuration: {e}") from e
+        except ValidationError as e:  # the errors without their input: it may hold a DSN
+            why = "; ".join(
+                f"{'.'.join(map(str, err['loc'])) or 'MemoryConfig'}: {err['msg']}"
+                for err in e.errors(include_url=False, include_input=False)
+            )
+            raise InvalidInputError(f"invalid lamina configuration: {why}") from None
+
+    def __repr_args__(self) -> Any:
+        yield from super().__repr_args__()
+        yield "store", redacted(self.store)
+        yield "checkpointer", redacted(self.checkpointer)
 
     # ------------------------------------------------------------ derived values
+    @property
+    def store_kind(self) -> StoreKind:
+        """What :attr:`store` names: persistent, memory, http (a Chroma server) or postgres."""
+        if self.store in ("chroma", "memory"):
+            return "persistent" if self.store == "chroma" else "memory"
+        return "postgres" if urlsplit(self.store).scheme in POSTGRES_SCHEMES else "http"
+
+    @property
+    def postgres_dsn(self) -> str | None:
+        """The DSN of a Postgres :attr:`store`, else None."""
+        return self.store if self.store_kind == "postgres" else None
+
     @property
     def resolved_chroma_path(self) -> Path:
         """Where the persistent Chroma lives."""
@@ -267,8 +327,8 @@ class MemoryConfig(BaseModel):
 
     @property
     def chroma_server(self) -> tuple[str, int, bool]:
-        """``(host, port, ssl)`` of :attr:`chroma_url`."""
-        url = urlsplit(self.chroma_url)
+        """``(host, port, ssl)`` of a Chroma server :attr:`store`."""
+        url = urlsplit(self.store)
         return url.hostname or "", url.port or DEFAULT_CHROMA_PORT, url.scheme == "https"
 
     @property
@@ -278,21 +338,43 @@ class MemoryConfig(BaseModel):
 
     @property
     def resolved_sqlite_path(self) -> Path:
-        """Where the SQLite checkpointer writes."""
-        return self.sqlite_path or self.data_dir / "checkpoints.sqlite"
+        """Where the SQLite checkpointer writes.
+
+        The file :attr:`checkpointer` names, else ``<data_dir>/checkpoints.sqlite``.
+        """
+        if self.checkpointer.endswith(SQLITE_SUFFIXES):
+            return Path(self.checkpointer)
+        return self.data_dir / "checkpoints.sqlite"
 
     @property
     def checkpoint_uri(self) -> str | None:
-        """The Postgres database of the postgres checkpointer: ``postgres_uri``, else ``dsn``.
+        """The Postgres database of a Postgres checkpointer.
 
-        With ``backend="postgres"`` and no ``postgres_uri``, the checkpoints live in the same
-        database as the memory, so one DSN is all a deployment configures.
+        The URI :attr:`checkpointer` names, else the DSN of a Postgres :attr:`store` (so
+        memory and checkpoints share one database).
         """
-        if self.postgres_uri is not None:
-            return self.postgres_uri.get_secret_value()
-        if self.backend == "postgres" and self.dsn is not None:
-            return self.dsn.get_secret_value()
-        return None
+        if urlsplit(self.checkpointer).scheme in POSTGRES_SCHEMES:
+            return self.checkpointer
+        return self.postgres_dsn
+
+    def checkpoint_kind(self, *, own_store: bool) -> CheckpointKind:
+        """What :attr:`checkpointer` opens: ``auto`` resolved, a file or URI by its kind.
+
+        Args:
+            own_store: The Memory opened the store from this config; ``auto`` keeps
+                checkpoints beside a persistent Chroma or in a Postgres store's database
+                only then.
+        """
+        value = self.checkpointer
+        if value == "auto":
+            if own_store and self.store_kind == "persistent":
+                return "sqlite"
+            return "postgres" if own_store and self.store_kind == "postgres" else "none"
+        if value.endswith(SQLITE_SUFFIXES):
+            return "sqlite"
+        if value in CHECKPOINTER_WORDS:
+            return value  # type: ignore[return-value]  # none, memory, sqlite, postgres
+        return "postgres"  # a postgresql:// URI
 
     @property
     def uses_endpoint(self) -> bool:
@@ -348,8 +430,14 @@ class MemoryConfig(BaseModel):
         path = config_file or env.get(CONFIG_FILE_VAR) or None
         values: dict[str, Any] = _read_toml(Path(path)) if path else {}
         _refuse_retired(values, f" (in {path})")
+        aliases = {var for names in ENV_ALIASES.values() for var in names}
         _refuse_retired(
-            {n: 1 for n in RETIRED if (env.get(ENV_PREFIX + n.upper()) or "").strip()},
+            {
+                n: 1
+                for n in RETIRED
+                if ENV_PREFIX + n.upper() not in aliases  # LAMINA_DSN: a name of store
+                and (env.get(ENV_PREFIX + n.upper()) or "").strip()
+            },
             " (a LAMINA_ variable)",
         )
         context = dict(values.get("context") or {})
@@ -373,6 +461,22 @@ class MemoryConfig(BaseModel):
 
 
 _NULLABLE = {"max_tokens", "local_threads", "local_port"}
+
+
+def redacted(value: str) -> str:
+    """``value`` with the password of a URL in it (``user:password@``, ``password=``) hidden."""
+    try:
+        url = urlsplit(value)
+    except ValueError:
+        return value
+    if not url.scheme or not url.netloc and "password" not in url.query:
+        return value
+    netloc = url.netloc
+    if url.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}:***@{host}"
+    query = re.sub(r"(?i)(password=)[^&]*", r"\1***", url.query)
+    return url._replace(netloc=netloc, query=query).geturl()
 
 
 def _refuse_retired(values: Mapping[str, Any], where: str) -> None:

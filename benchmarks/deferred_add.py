@@ -81,13 +81,7 @@ def slow_model(delay: float) -> SlowModel:
 
 def config_for(args: argparse.Namespace, path: Path) -> MemoryConfig:
     if args.backend == "postgres":
-        return MemoryConfig(
-            data_dir=path,
-            backend="postgres",
-            dsn=args.dsn,
-            postgres_schema=args.schema,
-            context=CONTEXT,
-        )
+        return MemoryConfig(data_dir=path, store=args.dsn, prefix=args.schema, context=CONTEXT)
     return MemoryConfig(data_dir=path, context=CONTEXT)
 
 

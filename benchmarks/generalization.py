@@ -304,7 +304,7 @@ def run_generalization(
         config = MemoryConfig(data_dir=answer_dir)
         memory = Memory(config=config, chat_model=chat_model)
     elif "answer" in sections:
-        config = MemoryConfig(chroma_mode="ephemeral")
+        config = MemoryConfig(store="memory")
         memory = Memory(config=config, store=store, chat_model=chat_model)
     rows: list[dict[str, Any]] = []
     chosen = sorted(

@@ -143,7 +143,7 @@ def check_data_folder(args: argparse.Namespace, config: MemoryConfig) -> None:
     With the default folder, a data folder under the old name and no ``lamina`` one
     stop the command: see :func:`lamina.config.old_data_folder`.
     """
-    if config.chroma_mode != "persistent":
+    if config.store_kind != "persistent":
         return
     folder = data_folder(args, config)
     if folder.default:

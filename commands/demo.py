@@ -132,7 +132,7 @@ def _tour(
                 f"namespace {ns!r} in {args.data_dir} already holds memories; the demo "
                 "needs an empty one: pass another --namespace or --data-dir"
             )
-        progress.line(f"  store: {memory.config.chroma_mode} Chroma in {args.data_dir}")
+        progress.line(f"  store: {memory.config.store_kind} Chroma in {args.data_dir}")
         progress.line(f"  namespace {ns!r}; chat model: {_model_source(memory)}")
         progress.step(2, STEPS, "Build the memory: raw turns → facts → episodes")
         progress.detail(

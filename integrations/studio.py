@@ -15,9 +15,9 @@ edge only, through :meth:`lamina.config.MemoryConfig.from_env`:
   one :class:`~lamina.Memory` makes; :data:`STUDIO_MODELS` is the one place that
   holds the Studio's model for the life of the process.
 * the store: ``LAMINA_DATA_DIR`` (persistent Chroma under ``<dir>/chroma``),
-  ``LAMINA_CHROMA_MODE=http`` with ``LAMINA_CHROMA_URL`` for a
-  ``chroma run`` server, or ``LAMINA_BACKEND=postgres`` with ``LAMINA_POSTGRES_DSN``
-  (one store per process, :data:`STUDIO_STORES`).
+  ``LAMINA_STORE=http://host:port`` for a ``chroma run`` server, or a Postgres DSN in
+  ``LAMINA_STORE`` (or ``LAMINA_POSTGRES_DSN``; one store per process,
+  :data:`STUDIO_STORES`).
 
 ``langgraph.postgres.json`` also points the API server's checkpointer
 (:func:`postgres_checkpointer`) and long-term store (:func:`postgres_store`) at that
@@ -72,10 +72,11 @@ def studio_config(env: Mapping[str, str] | None = None) -> MemoryConfig:
         InvalidInputError: The store would not outlive a single run (an ephemeral Chroma).
     """
     config = MemoryConfig.from_env(env)
-    if config.chroma_mode == "ephemeral":
+    if config.store_kind == "memory":
         raise InvalidInputError(
-            "LAMINA_CHROMA_MODE=ephemeral would give every Studio run an empty store; "
-            "use persistent (LAMINA_DATA_DIR) or http (a `chroma run` server)"
+            "LAMINA_STORE=memory would give every Studio run an empty store; use the "
+            "persistent Chroma (LAMINA_DATA_DIR), a `chroma run` server "
+            "(LAMINA_STORE=http://host:port) or Postgres (LAMINA_STORE=postgresql://...)"
         )
     return config
 
@@ -188,14 +189,14 @@ def postgres_studio_config(env: Mapping[str, str] | None = None) -> MemoryConfig
     """The Studio's configuration when its checkpoints and store go to Postgres.
 
     Raises:
-        InvalidInputError: The backend is not postgres, so there is no database to share.
+        InvalidInputError: The store is not Postgres, so there is no database to share.
     """
     config = studio_config(env)
     if config.checkpoint_uri is None:
         raise InvalidInputError(
             "langgraph.postgres.json keeps the Studio's checkpoints and store in lamina's "
-            "Postgres database: set LAMINA_BACKEND=postgres and LAMINA_POSTGRES_DSN "
-            "(`lamina serve-postgres` prints them for a local trial), or use langgraph.json"
+            "Postgres database: set LAMINA_STORE to its postgresql:// DSN "
+            "(`lamina serve-postgres` prints it for a local trial), or use langgraph.json"
         )
     return config
 

@@ -39,10 +39,10 @@ class StudioStores:
 
     def get(self, config: MemoryConfig) -> MemoryStore:
         """The store ``config`` names; a Postgres one is opened once and then reused."""
-        if config.backend != "postgres" or config.dsn is None:
+        if config.postgres_dsn is None:
             store: MemoryStore = self._open(config, None)
             return store
-        key = (config.dsn.get_secret_value(), config.postgres_schema)
+        key = (config.postgres_dsn, config.prefix)
         with self._lock:
             if self._store is None or key != self._key:
                 self._close()

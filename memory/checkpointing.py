@@ -28,19 +28,16 @@ def configured_checkpointer(
     config: MemoryConfig,
     stack: ExitStack,
     *,
-    own_persistent_store: bool = False,
-    own_postgres_store: bool = False,
+    own_store: bool = False,
 ) -> BaseCheckpointSaver[Any] | None:
     """The checkpointer ``config`` asks for, opened on ``stack`` (closed with it).
 
     ``auto`` means SQLite under the data dir when the Memory opened a persistent Chroma
-    from ``config`` itself (``own_persistent_store``), a ``PostgresSaver`` in the same
-    database when it opened the postgres backend (``own_postgres_store``), and no
-    checkpointer otherwise.
+    from ``config`` itself (``own_store``), a ``PostgresSaver`` in the same database when
+    it opened a Postgres store, and no checkpointer otherwise
+    (:meth:`MemoryConfig.checkpoint_kind`).
     """
-    kind = config.checkpointer
-    if kind == "auto":
-        kind = "sqlite" if own_persistent_store else "postgres" if own_postgres_store else "none"
+    kind = config.checkpoint_kind(own_store=own_store)
     if kind == "none":
         return None
     from ..graphs.checkpoint import open_checkpointer, state_serializer

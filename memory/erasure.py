@@ -141,9 +141,7 @@ def erase_memory_files(
     own_postgres_store: bool = False,
 ) -> None:
     """Erase the namespace from the checkpoints and reply cache this Memory writes."""
-    kind = config.checkpointer
-    if kind == "auto":
-        kind = "sqlite" if own_persistent_store else "postgres" if own_postgres_store else "none"
+    kind = config.checkpoint_kind(own_store=own_persistent_store or own_postgres_store)
     uri = config.checkpoint_uri
     if kind == "postgres" and uri is not None:
         erase_postgres_checkpoints(uri, namespace)  # whether or not this process opened it

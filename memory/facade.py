@@ -110,12 +110,9 @@ class Memory(
                 f"chat_model must be a langchain BaseChatModel, got {type(chat_model).__name__}"
             )
         self.config = config or MemoryConfig()
-        self._own_persistent_store = (
-            store is None
-            and self.config.backend == "chroma"
-            and self.config.chroma_mode == "persistent"
-        )
-        self._own_postgres_store = store is None and self.config.backend == "postgres"
+        self._own_persistent_store = store is None and self.config.store_kind == "persistent"
+        self._own_postgres_store = store is None and self.config.store_kind == "postgres"
+        self._own_store = store is None
         self.store = store if store is not None else open_store(self.config, embeddings)
         self.checkpointer = checkpointer
         self._models = ChatModelProvider(
@@ -166,10 +163,7 @@ class Memory(
             if self._graph is None:
                 if self.checkpointer is None:
                     self.checkpointer = configured_checkpointer(
-                        self.config,
-                        self._resources,
-                        own_persistent_store=self._own_persistent_store,
-                        own_postgres_store=self._own_postgres_store,
+                        self.config, self._resources, own_store=self._own_store
                     )
                 journal = None
                 if self._own_persistent_store:
@@ -387,4 +381,4 @@ class Memory(
         return result
 
     def __repr__(self) -> str:
-        return f"Memory(chat_model={self.chat_model_source}, chroma={self.config.chroma_mode})"
+        return f"Memory(chat_model={self.chat_model_source}, store={self.config.store_kind})"

@@ -13,22 +13,22 @@ from ..stores.chroma import ChromaMemoryStore
 def open_store(config: MemoryConfig, embeddings: Embeddings | None) -> ChromaMemoryStore:
     """The store ``config`` describes (the offline MiniLM embedder by default).
 
-    Chroma (``chroma_mode``), or Postgres when ``backend="postgres"``: the DSN is
-    connected to here, so an unreachable server fails before any model call.
+    Chroma (persistent, in memory or a server), or Postgres when ``store`` is a
+    ``postgresql://`` DSN: the DSN is connected to here, so an unreachable server fails
+    before any model call. ``prefix`` names the Chroma collections or the Postgres schema.
     """
     options: dict[str, Any] = {"embeddings": embeddings}
-    if config.backend == "postgres":
+    kind = config.store_kind
+    if kind == "postgres":
         from ..stores.postgres import PostgresMemoryStore
 
-        assert config.dsn is not None  # checked by MemoryConfig
-        store = PostgresMemoryStore.connect(
-            config.dsn.get_secret_value(), schema=config.postgres_schema, **options
-        )
+        dsn = config.postgres_dsn or ""  # set: the store is a postgresql:// DSN
+        store = PostgresMemoryStore.connect(dsn, schema=config.prefix, **options)
         return store  # type: ignore[return-value]  # the facade reads it as a MemoryStore
-    if config.chroma_mode == "ephemeral":
+    if kind == "memory":
         return ChromaMemoryStore.ephemeral(**options)
-    options["collection_prefix"] = config.collection_prefix
-    if config.chroma_mode == "http":
+    options["collection_prefix"] = config.prefix
+    if kind == "http":
         host, port, ssl = config.chroma_server
         return ChromaMemoryStore.http(host, port, ssl=ssl, **options)
     path = config.resolved_chroma_path.expanduser()

@@ -135,7 +135,7 @@ def test_checkpointed_ingest_and_recall_round_trip_on_sqlite(
 def test_memory_with_an_in_memory_checkpointer_restores_without_warnings(
     alarms: SerdeAlarms,
 ) -> None:
-    config = MemoryConfig(chroma_mode="ephemeral", checkpointer="memory")
+    config = MemoryConfig(store="memory", checkpointer="memory")
     with Memory(config=config, chat_model=model(), embeddings=FakeEmbeddings()) as memory:
         first = memory.add(TURNS, namespace=NS, session_closed=True)
         # the same add again reads the finished thread's checkpoint (to resume or not)

@@ -144,12 +144,12 @@ def test_chat_refuses_a_line_longer_than_the_window_and_goes_on(
 def test_the_question_limit_follows_the_window_and_the_endpoint_has_none() -> None:
     question = "word " * 6000
     with pytest.raises(InvalidInputError, match="window is 8,192 tokens"):
-        check_question(question, MemoryConfig(chroma_mode="ephemeral"))
-    wide = MemoryConfig(chroma_mode="ephemeral", local_ctx=32768)
+        check_question(question, MemoryConfig(store="memory"))
+    wide = MemoryConfig(store="memory", local_ctx=32768)
     budget = question_budget(wide)
     assert budget is not None and budget.limit == 32768 - 1500 - 256 - PROMPT_RESERVE
     check_question(question, wide)  # fits the wider window
-    endpoint = MemoryConfig(chroma_mode="ephemeral", openai_base_url="http://127.0.0.1:9/v1")
+    endpoint = MemoryConfig(store="memory", openai_base_url="http://127.0.0.1:9/v1")
     assert question_budget(endpoint) is None  # an endpoint's window is its own
     check_question(question * 10, endpoint)
 
@@ -161,7 +161,7 @@ def test_a_short_question_is_never_tokenized(monkeypatch: pytest.MonkeyPatch) ->
         raise AssertionError("a short question was counted")
 
     monkeypatch.setattr("lamina.commands.checks._count", no_count)
-    check_question("What is my dog called?" * 100, MemoryConfig(chroma_mode="ephemeral"))
+    check_question("What is my dog called?" * 100, MemoryConfig(store="memory"))
 
 
 # ------------------------------------------------------------------ input files

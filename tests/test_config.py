@@ -14,7 +14,7 @@ from lamina.errors import InvalidInputError, StoreConfigurationError
 
 def test_defaults_are_offline_and_under_the_data_dir(tmp_path: Path) -> None:
     config = MemoryConfig(data_dir=tmp_path)
-    assert config.chroma_mode == "persistent"
+    assert config.store_kind == "persistent" and config.prefix == "lamina"
     assert config.resolved_chroma_path == tmp_path / "chroma"
     assert config.resolved_sqlite_path == tmp_path / "checkpoints.sqlite"
     assert config.local_model == "qwen" and not config.uses_endpoint
@@ -30,10 +30,15 @@ def test_the_config_is_immutable() -> None:
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"chroma_mode": "cloud"},
-        {"chroma_url": "http://chroma:70000"},
-        {"chroma_url": "chroma:8000"},
-        {"chroma_url": "ftp://chroma:8000"},
+        {"store": "cloud"},
+        {"store": "http://chroma:70000"},
+        {"store": "chroma:8000"},
+        {"store": "ftp://chroma:8000"},
+        {"store": "http://chroma:8000/some/path"},
+        {"prefix": "My-App"},
+        {"prefix": ""},
+        {"checkpointer": "sqllite"},
+        {"checkpointer": "postgres", "store": "memory"},
         {"timeout": -1},
         {"local_model": "llama3"},
         {"context": {"trigger_policy": "sometimes"}},
@@ -63,8 +68,8 @@ def test_memory_context_applies_overrides_per_namespace() -> None:
 def test_from_env_maps_variables() -> None:
     env = {
         "LAMINA_DATA_DIR": "/srv/mem",
-        "LAMINA_CHROMA_MODE": "http",
-        "LAMINA_CHROMA_URL": "https://chroma.internal:9000",
+        "LAMINA_STORE": "https://chroma.internal:9000",
+        "LAMINA_PREFIX": "app2",
         "OPENAI_API_KEY": "sk-abc",
         "OPENAI_BASE_URL": "http://llm:8080/v1",
         "OPENAI_MODEL": "qwen2.5",
@@ -75,9 +80,9 @@ def test_from_env_maps_variables() -> None:
     }
     config = MemoryConfig.from_env(env)
     assert config.data_dir == Path("/srv/mem")
-    assert config.chroma_mode == "http"
+    assert (config.store_kind, config.prefix) == ("http", "app2")
     assert config.chroma_server == ("chroma.internal", 9000, True)
-    assert MemoryConfig(chroma_url="http://10.0.0.2").chroma_server == ("10.0.0.2", 8000, False)
+    assert MemoryConfig(store="http://10.0.0.2").chroma_server == ("10.0.0.2", 8000, False)
     assert config.openai_api_key is not None
     assert config.openai_api_key.get_secret_value() == "sk-abc"
     assert "sk-abc" not in repr(config)
@@ -127,28 +132,88 @@ def test_a_former_setting_is_refused_with_where_it_went(name: str, tmp_path: Pat
     path.write_text(f"{name} = 1\n")
     with pytest.raises(InvalidInputError, match=f"in {path}"):
         MemoryConfig.from_env({"LAMINA_CONFIG": str(path)})
+    if name == "dsn":  # LAMINA_DSN is still read: a name of store's DSN
+        return
     with pytest.raises(InvalidInputError, match="a LAMINA_ variable"):
         MemoryConfig.from_env({f"LAMINA_{name.upper()}": "1"})
 
 
+def test_one_store_setting_names_every_store(tmp_path: Path) -> None:
+    """store: the persistent Chroma, an in-memory one, a Chroma server or Postgres."""
+    assert MemoryConfig(store="memory").store_kind == "memory"
+    assert MemoryConfig(store=" chroma ").store == "chroma"
+    dsn = "postgresql://u:secret@db:5432/mem?sslmode=require&password=other"
+    pg = MemoryConfig(store=dsn, prefix="app2")
+    assert (pg.store_kind, pg.postgres_dsn, pg.prefix) == ("postgres", dsn, "app2")
+    assert "secret" not in repr(pg) and "other" not in repr(pg) and "u:***@db" in repr(pg)
+    assert "secret" not in str(pg)
+    with pytest.raises(InvalidInputError) as refused:  # an error never shows the password
+        MemoryConfig(store="postgresql://u:secret@db:99999/mem")
+    assert "secret" not in str(refused.value) and "store" in str(refused.value)
+    for var in ("LAMINA_STORE", "LAMINA_POSTGRES_DSN", "LAMINA_DSN"):  # the DSN's variables
+        assert MemoryConfig.from_env({var: dsn}).postgres_dsn == dsn
+    assert MemoryConfig().postgres_dsn is None
+
+
+def test_the_checkpointer_setting_takes_a_file_or_a_database(tmp_path: Path) -> None:
+    """checkpointer: a word, a SQLite file or a Postgres URI; auto follows the store."""
+    config = MemoryConfig(data_dir=tmp_path)
+    assert config.checkpoint_kind(own_store=True) == "sqlite"
+    assert config.checkpoint_kind(own_store=False) == "none"  # a store given to Memory
+    assert MemoryConfig(store="memory").checkpoint_kind(own_store=True) == "none"
+    db = tmp_path / "cp.sqlite"
+    own_file = MemoryConfig(checkpointer=str(db))
+    assert (own_file.checkpoint_kind(own_store=False), own_file.resolved_sqlite_path) == (
+        "sqlite",
+        db,
+    )
+    dsn = "postgresql://u:secret@db/mem"
+    pg = MemoryConfig(store=dsn)
+    assert (pg.checkpoint_kind(own_store=True), pg.checkpoint_uri) == ("postgres", dsn)
+    own = "postgresql://u:other@db2/cp"
+    apart = MemoryConfig(store=dsn, checkpointer=own)
+    assert (apart.checkpoint_kind(own_store=True), apart.checkpoint_uri) == ("postgres", own)
+    assert "other" not in repr(apart)
+    assert MemoryConfig(store=dsn, checkpointer="postgres").checkpoint_uri == dsn
+    assert MemoryConfig().checkpoint_uri is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ({"backend": "postgres"}, "store"),
+        ({"chroma_mode": "http"}, "store"),
+        ({"chroma_url": "http://h:1"}, "store"),
+        ({"dsn": "postgresql://u:p@h/d"}, "store"),
+        ({"collection_prefix": "app"}, "prefix"),
+        ({"postgres_schema": "app"}, "prefix"),
+        ({"sqlite_path": "/x/cp.sqlite"}, "checkpointer"),
+        ({"postgres_uri": "postgresql://u:p@h/d"}, "checkpointer"),
+    ],
+)
+def test_a_merged_setting_names_what_replaces_it(old: dict[str, str], new: str) -> None:
+    with pytest.raises(InvalidInputError, match=f"{new} \\(LAMINA_{new.upper()}\\)"):
+        MemoryConfig(**old)
+
+
 def test_env_is_not_read_without_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-live")
-    monkeypatch.setenv("LAMINA_CHROMA_MODE", "http")
+    monkeypatch.setenv("LAMINA_STORE", "http://chroma:8000")
     config = MemoryConfig()
-    assert config.openai_api_key is None and config.chroma_mode == "persistent"
-    assert MemoryConfig.from_env().chroma_mode == "http"  # None reads os.environ
+    assert config.openai_api_key is None and config.store_kind == "persistent"
+    assert MemoryConfig.from_env().store_kind == "http"  # None reads os.environ
 
 
 def test_toml_with_a_lamina_table_and_explicit_path(tmp_path: Path) -> None:
     path = tmp_path / "pyproject-like.toml"
-    path.write_text('[lamina]\nchroma_mode = "ephemeral"\n')
-    assert MemoryConfig.from_env({}, config_file=path).chroma_mode == "ephemeral"
-    assert MemoryConfig.from_toml(path, chroma_mode="http").chroma_mode == "http"
+    path.write_text('[lamina]\nstore = "memory"\n')
+    assert MemoryConfig.from_env({}, config_file=path).store_kind == "memory"
+    assert MemoryConfig.from_toml(path, store="http://h:1").store_kind == "http"
 
 
 def test_bad_env_values_and_files_raise_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(InvalidInputError, match="chroma_url"):
-        MemoryConfig.from_env({"LAMINA_CHROMA_URL": "http://chroma:eighty"})
+    with pytest.raises(InvalidInputError, match="store"):
+        MemoryConfig.from_env({"LAMINA_STORE": "http://chroma:eighty"})
     with pytest.raises(StoreConfigurationError, match="does not exist"):
         MemoryConfig.from_env({"LAMINA_CONFIG": str(tmp_path / "missing.toml")})
     broken = tmp_path / "broken.toml"
@@ -161,16 +226,16 @@ def test_bad_env_values_and_files_raise_clear_errors(tmp_path: Path) -> None:
 def test_the_offline_model_gets_the_small_model_profile_and_an_endpoint_does_not() -> None:
     from lamina.core.context import SMALL_MODEL_PROFILE
 
-    local = MemoryConfig(chroma_mode="ephemeral").memory_context("ns")
+    local = MemoryConfig(store="memory").memory_context("ns")
     assert {k: getattr(local, k) for k in SMALL_MODEL_PROFILE} == dict(SMALL_MODEL_PROFILE)
     assert local.small_model is True
-    remote = MemoryConfig(chroma_mode="ephemeral", openai_base_url="http://h:1/v1")
+    remote = MemoryConfig(store="memory", openai_base_url="http://h:1/v1")
     assert remote.memory_context("ns").small_model is False  # no English rules for it
     # a configured setting wins over the profile, and the caller may say which model runs
-    mixed = MemoryConfig(chroma_mode="ephemeral", context={"small_model": False})
+    mixed = MemoryConfig(store="memory", context={"small_model": False})
     assert mixed.memory_context("ns").small_model is False
     assert remote.memory_context("ns", small_model=True).small_model is True
-    offline = MemoryConfig(chroma_mode="ephemeral")
+    offline = MemoryConfig(store="memory")
     assert offline.memory_context("ns", small_model=False).small_model is False
 
 
@@ -178,7 +243,7 @@ def test_a_model_given_to_the_facade_gets_the_librarys_defaults() -> None:
     from lamina import Memory
     from lamina.testing import FakeEmbeddings, SchemaChatModel
 
-    config = MemoryConfig(chroma_mode="ephemeral")
+    config = MemoryConfig(store="memory")
     with Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel()) as m:
         assert m._models.small_model is False
         _, ctx = m._answer_request("what?", "ns", [], None)

@@ -420,7 +420,7 @@ def test_the_agents_own_turns_are_context_never_the_only_source_of_a_fact() -> N
         "F|t2|Jonas|Jonas starts as a data engineer at Helio Solar.\n"
     )
     model = SchemaChatModel().script("ConstructionLines", reply)
-    config = MemoryConfig(chroma_mode="ephemeral", context={"trigger_policy": "session"})
+    config = MemoryConfig(store="memory", context={"trigger_policy": "session"})
     messages = [
         {"role": "user", "name": "Jonas", "content": "I start as a data engineer at Helio Solar"},
         AIMessage("Congrats! Helio Solar is a solar company based in Leeds, I think."),

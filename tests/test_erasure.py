@@ -465,7 +465,7 @@ def test_the_postgres_checkpointer_keeps_no_thread_of_a_forgotten_namespace(
         conn.execute("CHECKPOINT")
         markers = {gone.marker("raw"), kept.marker("raw")}
         assert all(scan(folder, markers, lambda p: p.name == "pg_wal").values())
-        config = MemoryConfig(checkpointer="postgres", postgres_uri=postgres_dsn)
+        config = MemoryConfig(checkpointer=postgres_dsn)
         erase_memory_files(config, NS, own_persistent_store=False, checkpointer=None)
         conn.execute("CHECKPOINT")
         after = scan(folder, markers, lambda p: p.name == "pg_wal")

@@ -117,7 +117,7 @@ def test_chat_model_comes_from_the_environment(example: ModuleType) -> None:
 def test_main_builds_its_own_memory_from_the_environment(
     example: ModuleType, tmp_path: Path
 ) -> None:
-    env = {"LAMINA_CHROMA_MODE": "ephemeral", "LAMINA_DATA_DIR": str(tmp_path)}
+    env = {"LAMINA_STORE": "memory", "LAMINA_DATA_DIR": str(tmp_path)}
     out = io.StringIO()
     assert example.main([], env=env, stdin=io.StringIO(""), stdout=out) == 0
     assert out.getvalue() == ""

@@ -54,7 +54,7 @@ def construction_systems(model: SchemaChatModel, title: str = CONSTRUCTION_FORMA
 
 def eager(**kw: Any) -> MemoryConfig:
     context = {"trigger_policy": "session", **kw.pop("context", {})}
-    return MemoryConfig(chroma_mode="ephemeral", context=context, **kw)
+    return MemoryConfig(store="memory", context=context, **kw)
 
 
 def test_config_instructions_reach_the_construction_prompt() -> None:

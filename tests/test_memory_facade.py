@@ -475,7 +475,7 @@ def test_a_configured_sqlite_checkpointer_is_opened_lazily_and_closed(store, tmp
     import sqlite3
 
     db = tmp_path / "ck" / "checkpoints.sqlite"
-    config = MemoryConfig(checkpointer="sqlite", sqlite_path=db)
+    config = MemoryConfig(checkpointer=str(db))
     memory = Memory(config=config, store=store, chat_model=SchemaChatModel())
     assert memory.checkpointer is None and not db.exists()
     memory.add("checkpoint me", namespace=NS, at=T0)

@@ -63,8 +63,7 @@ def test_an_interrupted_add_resumes_when_called_again(tmp_path: Path) -> None:
     model = scripted(interrupt_facts=True)
     config = MemoryConfig(
         data_dir=tmp_path,
-        checkpointer="sqlite",
-        sqlite_path=db,
+        checkpointer=str(db),
         context={"trigger_policy": "session"},
     )
     with Memory(config=config, store=store, chat_model=model) as memory:
@@ -94,7 +93,7 @@ def test_an_interrupted_add_resumes_when_called_again(tmp_path: Path) -> None:
 def test_a_finished_add_is_not_resumed_but_runs_on_a_new_thread(tmp_path: Path) -> None:
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     db = tmp_path / "checkpoints.sqlite"
-    config = MemoryConfig(data_dir=tmp_path, checkpointer="sqlite", sqlite_path=db)
+    config = MemoryConfig(data_dir=tmp_path, checkpointer=str(db))
     with Memory(config=config, store=store, chat_model=scripted(interrupt_facts=False)) as memory:
         first = memory.add(turns(), namespace=NS, session_id="s1")
         again = memory.add(turns(), namespace=NS, session_id="s1")

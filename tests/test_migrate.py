@@ -446,7 +446,7 @@ def test_the_command_refuses_bad_input_before_any_work(
 ) -> None:
     before = fingerprint(source_dir)
     status, _, err = run(["migrate", "--from", str(source_dir)], capsys)
-    assert status == 2 and "--to" in err and "LAMINA_POSTGRES_DSN" in err
+    assert status == 2 and "--to" in err and "LAMINA_STORE" in err
     dsn = "postgresql://u:secret@127.0.0.1:1/mem"
     status, _, err = run(["migrate", "--from", str(tmp_path / "nowhere"), "--to", dsn], capsys)
     assert status == 2 and "does not exist" in err

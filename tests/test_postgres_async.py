@@ -296,7 +296,7 @@ def test_a_store_without_a_dsn_or_async_pool_says_how_to_get_one(
 def test_memory_async_reads_await_the_store_and_match_the_sync_ones(
     postgres_dsn: str, schema: str
 ) -> None:
-    config = MemoryConfig(backend="postgres", dsn=postgres_dsn, postgres_schema=schema)
+    config = MemoryConfig(store=postgres_dsn, prefix=schema)
     memory = Memory(config=config, embeddings=FakeEmbeddings())
     spaces = [f"user:{n}" for n in range(6)]
     for n, ns in enumerate(spaces):

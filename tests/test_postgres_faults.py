@@ -230,7 +230,7 @@ def test_a_connection_cut_mid_call_is_retryable_and_the_pool_reconnects(
 
 def test_an_unreachable_dsn_fails_before_any_model_call() -> None:
     model = ScriptedChatModel()
-    config = MemoryConfig(backend="postgres", dsn="postgresql://u:secret@127.0.0.1:1/mem")
+    config = MemoryConfig(store="postgresql://u:secret@127.0.0.1:1/mem")
     with pytest.raises(StoreUnavailableError, match="127.0.0.1:1/mem") as caught:
         Memory(config=config, chat_model=model, embeddings=FakeEmbeddings())
     assert caught.value.retryable

@@ -1,6 +1,6 @@
 """One database for everything: memory, LangGraph checkpoints and lamina's BaseStore.
 
-With ``backend="postgres"`` the facade checkpoints its graph in the memory's own
+With a Postgres ``store`` the facade checkpoints its graph in the memory's own
 database, so an ``add`` interrupted in one process resumes from a new ``Memory`` on the
 same DSN; the Studio's checkpointer and long-term store point there too.
 """
@@ -63,9 +63,8 @@ def namespace() -> str:
 
 def pg_config(dsn: str, schema: str, **overrides: Any) -> MemoryConfig:
     return MemoryConfig(
-        backend="postgres",
-        dsn=dsn,
-        postgres_schema=schema,
+        store=dsn,
+        prefix=schema,
         context={"trigger_policy": "session"},
         **overrides,
     )
@@ -87,17 +86,17 @@ def threads(dsn: str, namespace: str) -> set[str]:
 # ----------------------------------------------------------------------- config
 def test_the_postgres_checkpointer_defaults_to_the_memory_database() -> None:
     dsn = "postgresql://u:p@db:5432/mem"
-    config = MemoryConfig(backend="postgres", dsn=dsn, checkpointer="postgres")
+    config = MemoryConfig(store=dsn, checkpointer="postgres")
     assert config.checkpoint_uri == dsn
     own = "postgresql://u:p@other:5432/checkpoints"
-    assert MemoryConfig(backend="postgres", dsn=dsn, postgres_uri=own).checkpoint_uri == own
-    assert MemoryConfig().checkpoint_uri is None  # the chroma backend has no database
-    with pytest.raises(InvalidInputError, match="postgres_uri, or backend='postgres'"):
+    assert MemoryConfig(store=dsn, checkpointer=own).checkpoint_uri == own
+    assert MemoryConfig().checkpoint_uri is None  # the persistent Chroma has no database
+    with pytest.raises(InvalidInputError, match="no postgresql:// DSN"):
         MemoryConfig(checkpointer="postgres")
 
 
 def test_from_env_needs_only_the_dsn() -> None:
-    env = {"LAMINA_BACKEND": "postgres", "LAMINA_POSTGRES_DSN": "postgresql://u:p@db/mem"}
+    env = {"LAMINA_POSTGRES_DSN": "postgresql://u:p@db/mem"}
     config = MemoryConfig.from_env(env, checkpointer="postgres")
     assert config.checkpoint_uri == "postgresql://u:p@db/mem"
 
@@ -214,11 +213,11 @@ def test_the_studio_keeps_one_postgres_store_per_process(postgres_dsn: str, sche
     assert opened[1].pool.closed
 
 
-def test_the_studio_postgres_config_needs_the_postgres_backend(
+def test_the_studio_postgres_config_needs_a_postgres_store(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
     monkeypatch.setenv("LAMINA_DATA_DIR", str(tmp_path))
-    with pytest.raises(InvalidInputError, match="LAMINA_BACKEND=postgres"):
+    with pytest.raises(InvalidInputError, match="LAMINA_STORE to its postgresql:// DSN"):
         studio.postgres_studio_config()
 
 
@@ -229,9 +228,8 @@ class Count(TypedDict):
 def test_the_studio_checkpointer_and_store_write_to_the_memory_database(
     postgres_dsn: str, schema: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("LAMINA_BACKEND", "postgres")
-    monkeypatch.setenv("LAMINA_POSTGRES_DSN", postgres_dsn)
-    monkeypatch.setenv("LAMINA_POSTGRES_SCHEMA", schema)
+    monkeypatch.setenv("LAMINA_STORE", postgres_dsn)
+    monkeypatch.setenv("LAMINA_PREFIX", schema)
     stores = StudioStores(lambda config, _: open_store(config, FakeEmbeddings()))
     monkeypatch.setattr(studio, "STUDIO_STORES", stores)
     thread = f"studio-{uuid.uuid4().hex}"
@@ -274,9 +272,8 @@ def test_the_cli_checkpoints_in_the_memory_database(
 
     from lamina.cli import main
 
-    monkeypatch.setenv("LAMINA_BACKEND", "postgres")
-    monkeypatch.setenv("LAMINA_POSTGRES_DSN", postgres_dsn)
-    monkeypatch.setenv("LAMINA_POSTGRES_SCHEMA", schema)
+    monkeypatch.setenv("LAMINA_STORE", postgres_dsn)
+    monkeypatch.setenv("LAMINA_PREFIX", schema)
     built: list[Memory] = []
 
     def factory(config: MemoryConfig) -> Memory:

@@ -16,26 +16,26 @@ from lamina.testing import FakeEmbeddings
 NS = "user:alice"
 
 
-def test_backend_postgres_needs_a_dsn() -> None:
+def test_the_former_backend_setting_names_the_store_setting() -> None:
     with pytest.raises(InvalidInputError, match="LAMINA_POSTGRES_DSN"):
         MemoryConfig(backend="postgres")
+    with pytest.raises(InvalidInputError, match="a LAMINA_ variable"):
+        MemoryConfig.from_env({"LAMINA_BACKEND": "postgres"})
 
 
 def test_the_dsn_comes_from_lamina_postgres_dsn() -> None:
-    config = MemoryConfig.from_env(
-        {"LAMINA_BACKEND": "postgres", "LAMINA_POSTGRES_DSN": "postgresql://u:p@db/mem"}
-    )
-    assert config.backend == "postgres"
-    assert config.dsn is not None and config.dsn.get_secret_value() == "postgresql://u:p@db/mem"
-    assert "p@db" not in repr(config)  # the password stays secret
+    config = MemoryConfig.from_env({"LAMINA_POSTGRES_DSN": "postgresql://u:p@db/mem"})
+    assert config.store_kind == "postgres"
+    assert config.postgres_dsn == "postgresql://u:p@db/mem"
+    assert ":p@db" not in repr(config)  # the password stays secret
 
 
 def test_memory_from_env_opens_the_postgres_store(postgres_dsn: str) -> None:
     from lamina.stores.postgres import PostgresMemoryStore
 
     schema = f"t_{uuid.uuid4().hex[:16]}"
-    env = {"LAMINA_BACKEND": "postgres", "LAMINA_POSTGRES_DSN": postgres_dsn}
-    memory = Memory.from_env(env, postgres_schema=schema, embeddings=FakeEmbeddings())
+    env = {"LAMINA_POSTGRES_DSN": postgres_dsn}
+    memory = Memory.from_env(env, prefix=schema, embeddings=FakeEmbeddings())
     try:
         assert isinstance(memory.store, PostgresMemoryStore)
         assert memory.store.names.schema == schema

@@ -160,16 +160,15 @@ def test_the_endpoint_and_model_come_from_openai_variables(tmp_path: Path) -> No
         "OPENAI_BASE_URL": "http://127.0.0.1:8085/v1",
         "OPENAI_MODEL": "qwen",
         "LAMINA_DATA_DIR": str(tmp_path),
-        "LAMINA_CHROMA_MODE": "http",
-        "LAMINA_CHROMA_URL": "http://127.0.0.1:8123",
+        "LAMINA_STORE": "http://127.0.0.1:8123",
     }
     config = studio_config(env)
     assert config.openai_base_url == "http://127.0.0.1:8085/v1" and config.model == "qwen"
-    assert (config.chroma_mode, config.chroma_server[1]) == ("http", 8123)
+    assert (config.store_kind, config.chroma_server[1]) == ("http", 8123)
 
 
 def test_an_ephemeral_store_is_refused(tmp_path: Path) -> None:
-    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LAMINA_CHROMA_MODE": "ephemeral"}
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LAMINA_STORE": "memory"}
     with pytest.raises(InvalidInputError, match="empty store"):
         studio_config(env)
 

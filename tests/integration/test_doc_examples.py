@@ -16,7 +16,7 @@ order of :data:`PAGES`, against these stand-ins on 127.0.0.1:
   ``langgraph dev`` serving ``langgraph.json`` with the SmolLM2 test model.
 
 Addresses are replaced by the ports these services got; nothing else in a block changes.
-The Postgres examples fall back to SQLite when ``LAMINA_POSTGRES_URI`` is unset, as
+The Postgres examples fall back to SQLite when ``CHECKPOINT_URI`` is unset, as
 the deployment guide says; no Postgres server is started.
 """
 
@@ -195,7 +195,7 @@ def replacements(
         "http://127.0.0.1:8080/v1": chat_endpoint,
         "http://127.0.0.1:8081/v1": embeddings_endpoint,
         '"127.0.0.1", 8000': f'"127.0.0.1", {port}',
-        'chroma_url="http://127.0.0.1:8000"': f'chroma_url="http://127.0.0.1:{port}"',
+        'store="http://127.0.0.1:8000"': f'store="http://127.0.0.1:{port}"',
         "http://127.0.0.1:2024": studio[0],
     }
 

@@ -26,7 +26,7 @@ def test_local_model_lifecycle_through_the_facade() -> None:
     except LocalModelError as e:
         pytest.skip(f"the SmolLM2 test model is not installed: {e}")
     config = MemoryConfig(
-        chroma_mode="ephemeral",
+        store="memory",
         local_model="smollm2",
         local_ctx=4096,
         max_tokens=128,

@@ -25,15 +25,13 @@ def test_two_workers_share_a_chroma_server_through_config_alone(
     host, port = chroma_server
     prefix = f"m{uuid.uuid4().hex[:10]}"
     env = {
-        "LAMINA_CHROMA_MODE": "http",
-        "LAMINA_CHROMA_URL": f"http://{host}:{port}",
-        "LAMINA_COLLECTION_PREFIX": prefix,
-        "LAMINA_CHECKPOINTER": "sqlite",
-        "LAMINA_SQLITE_PATH": str(tmp_path / "checkpoints.sqlite"),
+        "LAMINA_STORE": f"http://{host}:{port}",
+        "LAMINA_PREFIX": prefix,
+        "LAMINA_CHECKPOINTER": str(tmp_path / "checkpoints.sqlite"),
         "LAMINA_DATA_DIR": str(tmp_path / "data"),
     }
     config = MemoryConfig.from_env(env)
-    assert (config.chroma_mode, config.chroma_server) == ("http", (host, port, False))
+    assert (config.store_kind, config.chroma_server) == ("http", (host, port, False))
     at = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
     with Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel()) as a:
         added = a.add("I adopted a greyhound called Biscuit", namespace="user:alice", at=at)
