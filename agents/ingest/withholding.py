@@ -17,27 +17,18 @@ a lost note costs less than a kept one it forbade.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
-import time
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
-from ...core.calls import LLMCall
 from ...core.context import MemoryContext
 from ...prompts.withholding import FREE_OF, MENTIONS, RULE_CHECK_VERSION, RULE_TOPICS, WITHHELD
 from ...records.model import RawTurn
 from ..common.deps import StepLog
-from ..common.journal import journal_key
 from ..common.names import fold
-
-TOP_LOGPROBS = 10
-"""Alternatives read for the answer token (OpenAI's maximum is 20)."""
-MEMO_SIZE = 4096
-"""Rule-check answers kept per graph (``NodeDeps.memo``) before the oldest is dropped."""
+from ..common.yes_no import ask_yes
 
 
 class RuleTopics(BaseModel):
@@ -75,54 +66,9 @@ def rule_topics(log: StepLog, rule: str) -> tuple[str, ...]:
     return topics
 
 
-def _p_yes(message: Any) -> float | None:
-    """P("yes") / (P("yes") + P("no")) of the reply's first token; None without log-probs."""
-    metadata = getattr(message, "response_metadata", None) or {}
-    content = (metadata.get("logprobs") or {}).get("content") or []
-    if not content:
-        return None
-    mass: dict[str, float] = {}
-    for option in content[0].get("top_logprobs") or []:
-        word = str(option.get("token", "")).strip().casefold()
-        mass[word] = mass.get(word, 0.0) + math.exp(float(option.get("logprob", -math.inf)))
-    yes, no = mass.get("yes", 0.0), mass.get("no", 0.0)
-    return yes / (yes + no) if yes + no else None
-
-
 def _answer(log: StepLog, messages: Sequence[BaseMessage]) -> float:
-    """The probability of "yes" to one question; 1.0 or 0.0 from the words without log-probs."""
-    deps = log.deps
-    key = journal_key(deps.model_name, RULE_CHECK_VERSION, 1, messages)
-    if key in deps.memo:
-        return float(deps.memo[key])
-    kept = deps.journal.get(key) if deps.journal is not None else None
-    if kept is not None:
-        return float(kept)
-    started = time.perf_counter()
-    bound = deps.caller.model.bind(max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
-    message = bound.invoke(list(messages))
-    usage = getattr(message, "usage_metadata", None) or {}
-    log.calls.append(
-        LLMCall(
-            node=log.node,
-            schema="RuleCheck",
-            attempt=1,
-            method="logprobs",
-            ok=True,
-            latency_s=time.perf_counter() - started,
-            prompt_tokens=usage.get("input_tokens"),
-            completion_tokens=usage.get("output_tokens"),
-        )
-    )
-    p = _p_yes(message)
-    if p is None:  # a model without log-probabilities: its word decides
-        p = 1.0 if str(message.content).strip().casefold().startswith("yes") else 0.0
-    if deps.journal is not None:
-        deps.journal.put(key, repr(p))
-    if len(deps.memo) >= MEMO_SIZE:
-        deps.memo.pop(next(iter(deps.memo)))
-    deps.memo[key] = p
-    return p
+    """The probability of "yes" to one rule-check question (:func:`~..common.yes_no.ask_yes`)."""
+    return ask_yes(log, messages, version=RULE_CHECK_VERSION, schema="RuleCheck")
 
 
 def breaks_rule(log: StepLog, text: str, topics: Sequence[str]) -> bool:
