@@ -34,7 +34,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.conflicts import check_conflicts, contrast_scores, update_candidates
+from lamina.agents.ingest.conflicts import check_conflicts
 from lamina.core.arms import ResearchArms
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
@@ -82,7 +82,6 @@ def replay_item(
     item: dict[str, Any],
     *,
     update_cues: bool = True,
-    update_check: str = "verdicts",
 ) -> dict[str, Any]:
     """Store the row's earlier facts, judge its later ones; what was superseded."""
     ns = "replay-" + "".join(c if c.isalnum() else "-" for c in row["id"].lower())
@@ -105,20 +104,12 @@ def replay_item(
             store.add(ns, facts["earlier"])
     if facts["later"]:
         store.add(ns, facts["later"])
-    arms = ResearchArms(update_cues=update_cues, update_check=update_check)  # type: ignore[arg-type]
+    arms = ResearchArms(update_cues=update_cues)
     log = StepLog("judge", NodeDeps(store=store, caller=StructuredCaller(model), arms=arms))
     started = time.perf_counter()
     ctx = MemoryContext(namespace=ns)
     conflicts = check_conflicts(log, ctx, [f.id for f in facts["later"]])
-    seconds = round(time.perf_counter() - started, 2)
     old = {f.id for f in facts["earlier"]}
-    margins: list[float] = []
-    if update_check == "contrast" and not update_cues:  # the asked pairs again: memo hits
-        calls = len(log.calls)
-        for pair in update_candidates(log, ctx, facts["later"]):
-            gone, still = contrast_scores(log, ctx, pair)
-            margins.append(round(gone - still, 4))
-        assert len(log.calls) == calls, "the scores were not the ones the Judge used"
     return {
         "id": row["id"],
         "kind": row["kind"],
@@ -128,8 +119,7 @@ def replay_item(
         "checks": len(log.calls),
         "failures": len(log.failures),
         "tokens": sum((c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in log.calls),
-        "seconds": seconds,
-        "margins": margins,
+        "seconds": round(time.perf_counter() - started, 2),
     }
 
 
@@ -151,28 +141,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "update_checks_per_item": round(sum(r["checks"] for r in rows) / n, 2),
         "tokens_per_item": round(sum(r["tokens"] for r in rows) / n, 1),
         "failures": sum(r["failures"] for r in rows),
-        **_margin_auc(updates, controls),
     }
-
-
-def _margin_auc(
-    updates: Sequence[dict[str, Any]], controls: Sequence[dict[str, Any]]
-) -> dict[str, Any]:
-    """With the contrast check: ROC AUC of an item's largest margin, updates against controls.
-
-    An item with no candidate pair scores -1 (nothing could be superseded).
-    """
-    if not any(r.get("margins") for r in [*updates, *controls]):
-        return {}
-
-    def top(r: dict[str, Any]) -> float:
-        return max(r["margins"], default=-1.0)
-
-    pos, neg = [top(r) for r in updates], [top(r) for r in controls]
-    if not pos or not neg:
-        return {}
-    wins = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg)
-    return {"margin_auc": round(wins / (len(pos) * len(neg)), 3)}
 
 
 def _rejecting_model() -> BaseChatModel:
@@ -202,12 +171,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--no-cues", action="store_true", help="update_cues=False: embedding candidates only"
     )
-    p.add_argument(
-        "--update-check",
-        choices=("verdicts", "contrast"),
-        default="verdicts",
-        help="the model's decision: batched verdicts, or two yes/no questions per pair",
-    )
     p.add_argument("--json", type=Path, help="also write the figures and rows here")
     args = p.parse_args(argv)
     if args.no_model == bool(args.base_url):
@@ -231,14 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for row in load_run(args.run):
         if row["id"] in items:
             rows.append(
-                replay_item(
-                    store,
-                    model,
-                    row,
-                    items[row["id"]],
-                    update_cues=not args.no_cues,
-                    update_check=args.update_check,
-                )
+                replay_item(store, model, row, items[row["id"]], update_cues=not args.no_cues)
             )
             print(f"{row['id']}: {rows[-1]}", file=sys.stderr, flush=True)
     groups = sorted({r["id"].split("-")[0] for r in rows if "-" in r["id"]})

@@ -9,7 +9,6 @@ sets it, so a user's memory always runs the defaults.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from ..errors import InvalidInputError
 from .context import DERIVED_KINDS, ConstructionFormat, DerivedKind, MemoryContext
@@ -38,11 +37,6 @@ class ResearchArms:
     None follows the profile. ``benchmarks/generalization.py``,
     ``construction_supersession.py`` and ``supersession_replay.py`` compare them on and off
     (``--no-cues``; the figures in docs/benchmarks/index.md)."""
-    update_check: Literal["verdicts", "contrast"] = "verdicts"
-    """How the model decides the candidate pairs: one structured call of verdicts per
-    batch of pairs, or two opposite yes/no questions per pair whose first-token
-    probabilities are compared (``agents.ingest.conflicts.contrast_scores``;
-    ``supersession_replay.py --update-check contrast``)."""
     owner_rules: bool | None = None
     """The small-model profile's English owner rules alone: None follows the profile.
     ``benchmarks/construction_quality.py`` (``--set owner_rules=false``,
@@ -94,10 +88,6 @@ class ResearchArms:
         if self.boundary_max_tokens < 1:
             raise InvalidInputError(
                 f"boundary_max_tokens must be >= 1, got {self.boundary_max_tokens}"
-            )
-        if self.update_check not in ("verdicts", "contrast"):
-            raise InvalidInputError(
-                f"unknown update_check {self.update_check!r}; use 'verdicts' or 'contrast'"
             )
         if self.construction_format not in ("lines", "json"):
             raise InvalidInputError(

@@ -51,32 +51,6 @@ UPDATE_CHECK = ChatPromptTemplate.from_messages(
 )
 """The Judge's update check: the nearest current facts of each new fact's person."""
 
-UPDATE_YES_NO = "You answer with one word: yes or no. " + DATA_RULE
-
-_UPDATE_PAIR = (
-    "About {person}.\nOlder statement ({old_date}):\n<data>\n{old}\n</data>\n"
-    "Newer statement ({new_date}):\n<data>\n{new}\n</data>\n\n"
-)
-
-NO_LONGER_TRUE = ChatPromptTemplate.from_messages(
-    [
-        ("system", UPDATE_YES_NO),
-        ("human", _UPDATE_PAIR + "After the newer statement, is the older one no longer true?"),
-    ]
-)
-"""The contrast update check's first question about one pair (see :data:`STILL_TRUE`)."""
-
-STILL_TRUE = ChatPromptTemplate.from_messages(
-    [
-        ("system", UPDATE_YES_NO),
-        ("human", _UPDATE_PAIR + "After the newer statement, can the older one still be true?"),
-    ]
-)
-"""Its opposite: a pair is an update when "no longer true" gets more "yes" than this."""
-
-UPDATE_CONTRAST_VERSION = "update-contrast-1"
-"""Part of the contrast check's journal keys: change it when the two prompts change."""
-
 
 APP_RULES = (
     "\nThe application's own rules for what to remember, above every rule here but the "

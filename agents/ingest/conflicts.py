@@ -24,17 +24,11 @@ from langgraph.runtime import Runtime
 from ...core.context import MemoryContext, context_of
 from ...core.nodes import JUDGE
 from ...core.state import Conflict, IngestState
-from ...prompts.construction import (
-    NO_LONGER_TRUE,
-    STILL_TRUE,
-    UPDATE_CHECK,
-    UPDATE_CONTRAST_VERSION,
-)
+from ...prompts.construction import UPDATE_CHECK
 from ...records.model import FactRecord, RawTurn
 from ..common.deps import NodeDeps, StepLog
 from ..common.formatting import data_line, long_date
 from ..common.token_caps import capped_log
-from ..common.yes_no import ask_yes
 from .schemas import SupersessionCheck
 from .slots import candidate_pairs as slot_pairs
 from .update_cues import may_change, pair_cue, plainly_said
@@ -192,55 +186,6 @@ def _pairs_text(pairs: list[CandidatePair], tz: ZoneInfo) -> tuple[str, dict[str
     return "\n".join(lines), labels
 
 
-def contrast_scores(log: StepLog, ctx: MemoryContext, pair: CandidatePair) -> tuple[float, float]:
-    """P(yes) to "is the older statement no longer true?" and to "can it still be true?"."""
-    tz = ctx.tz
-    values = {
-        "person": data_line(pair.person, 120),
-        "old": data_line(pair.old.text, 600),
-        "new": data_line(pair.new.text, 600),
-        "old_date": long_date(event_time(pair.old), tz),
-        "new_date": long_date(event_time(pair.new), tz),
-    }
-    scores = tuple(
-        ask_yes(
-            log,
-            template.format_messages(**values),
-            version=UPDATE_CONTRAST_VERSION,
-            schema="UpdateContrast",
-        )
-        for template in (NO_LONGER_TRUE, STILL_TRUE)
-    )
-    return scores[0], scores[1]
-
-
-def _contrast_conflicts(
-    log: StepLog,
-    ctx: MemoryContext,
-    asked: list[CandidatePair],
-    seen: set[str],
-    failed: set[str] | None,
-) -> list[Conflict]:
-    """The pairs whose "no longer true" gets more "yes" than "still true" (one call each)."""
-    conflicts: list[Conflict] = []
-    for pair in asked:
-        if pair.old.id in seen:
-            continue
-        try:
-            gone, still = contrast_scores(log, ctx, pair)
-        except Exception as e:  # both facts stay current; the new one is checked again later
-            log.fail("conflicts", e)
-            if failed is not None:
-                failed.add(pair.new.id)
-            continue
-        if gone > still:
-            seen.add(pair.old.id)
-            change = f"updates {pair.about}" if pair.about else "replaces the older one"
-            reason = f"{pair.person}: the newer fact {change}"
-            conflicts.append(Conflict(old_id=pair.old.id, new_id=pair.new.id, reason=reason))
-    return conflicts
-
-
 def update_candidates(
     log: StepLog, ctx: MemoryContext, new: list[FactRecord], *, per_fact: int = PAIRS_PER_FACT
 ) -> list[CandidatePair]:
@@ -340,8 +285,6 @@ def check_conflicts(
     conflicts = [c for c in conflicts if c.old_id not in newer]
     asked = [p for p in asked if p.old.id not in newer]
     seen = {c.old_id for c in conflicts}
-    if log.deps.arms.update_check == "contrast":
-        return conflicts + _contrast_conflicts(log, ctx, asked, seen, failed)
     for start in range(0, len(asked), max_pairs):
         chunk = asked[start : start + max_pairs]
         text, labels = _pairs_text(chunk, ctx.tz)
