@@ -179,8 +179,8 @@ _ANY_NEGATION = re.compile(r"\b(?:not|never|no|without)\b|n't\b")
 def _partnered(pair: CandidatePair, text: str) -> str | None:
     """The partner a newer statement names when the older one says the person is single.
 
-    "Sam's boyfriend is Daniel" ends "Sam is single" though it says no word of change; a
-    statement with a negation ("Sam has no boyfriend") names none.
+    "Noor's boyfriend is Emil" ends "Noor is single" though it says no word of change; a
+    statement with a negation ("Noor has no boyfriend") names none.
     """
     if "partner" not in pair.slots or _SINGLE.search(pair.old.text.casefold()) is None:
         return None
@@ -205,7 +205,7 @@ def update_cue(pair: CandidatePair) -> UpdateCue | None:
     """
     text = " ".join(pair.new.text.casefold().split())
     partnered = _partnered(pair, text)
-    if partnered is not None:  # "Sam's boyfriend is Daniel" after "Sam is single"
+    if partnered is not None:  # "Noor's boyfriend is Emil" after "Noor is single"
         return UpdateCue(slot="partner", kind="arriving", phrase=partnered)
     if _SOMEONE_ELSES.match(text):
         return None

@@ -176,8 +176,9 @@ def make_recall_judge(deps: NodeDeps, *, attribution: bool = True) -> Callable[.
     than the one the question names is not sufficient (retry, then refuse): its cited turns
     are all theirs, or the memories best matching its answer are, or the turns best
     matching both the question's topic and the answer are about someone else (see
-    ``agents.attribution`` and ``agents.premise``). LoCoMo's adversarial questions swap the
-    speaker. False lets a test of the other checks run without it.
+    ``agents.attribution`` and ``agents.premise``): a question that puts one person's words
+    in another's mouth is not answered from them. False lets a test of the other checks
+    run without it.
     """
 
     def judge(state: RecallState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
