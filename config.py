@@ -62,6 +62,14 @@ RETIRED: Mapping[str, str] = {
     ),
     "chroma_mode": "store (LAMINA_STORE): 'chroma' (persistent, the default), 'memory' "
     "(ephemeral) or a server's http(s)://host:port",
+    "max_tokens": "every request generates at most lamina.memory.models.MAX_TOKENS (1024) "
+    "tokens, and most steps cap their own reply lower; give Memory a chat model of your own "
+    "for another cap",
+    "local_threads": "the offline model runs on half the CPUs (lamina.llm.default_threads); "
+    "`lamina serve-llm --threads N` serves it with N, or give Memory local_server_factory=",
+    "local_ctx": "the offline model's window is lamina.memory.models.LOCAL_CONTEXT (8192 "
+    "tokens); `lamina serve-llm --ctx N` serves it with N, or give Memory "
+    "local_server_factory=",
     **dict.fromkeys(
         ("backend", "dsn"),
         "store (LAMINA_STORE) says where memory lives; a Postgres DSN there "
@@ -171,43 +179,62 @@ class MemoryConfig(BaseModel):
     )
 
     openai_base_url: str | None = Field(
-        default=None, description="An OpenAI-compatible endpoint; set it to use a remote model."
+        default=None,
+        description="An OpenAI-compatible endpoint (vLLM, Ollama, a `lamina serve-llm`, a "
+        "hosted API) that replaces the offline model. None by default, so lamina runs "
+        "offline and sends nothing off the machine until told to.",
     )
     openai_api_key: SecretStr | None = Field(
-        default=None, description="API key of the endpoint; with no base URL it means OpenAI."
+        default=None,
+        description="API key of the endpoint; set alone, it means api.openai.com. Kept "
+        "secret in reprs; None by default, as for the endpoint.",
     )
     model: str | None = Field(
         default=None,
-        description="Chat model name at the endpoint (default gpt-4o-mini at OpenAI, the "
-        "server's own model name elsewhere).",
+        description="Chat model name at the endpoint. None picks gpt-4o-mini at OpenAI (a "
+        "cheap model that follows lamina's structured replies) and the server's own model "
+        "name elsewhere.",
     )
-    timeout: float = Field(default=300.0, gt=0, description="Seconds per LLM request.")
-    max_tokens: int | None = Field(
-        default=1024, ge=1, description="Completion token cap per LLM request (None: no cap)."
+    timeout: float = Field(
+        default=300.0,
+        gt=0,
+        description="Seconds one LLM request may take before it fails. 300 s covers a long "
+        "construction reply from the offline model on two busy cores; an endpoint answers "
+        "far sooner, so a lower value only fails a stalled request earlier.",
     )
 
     local_model: str = Field(
         default="qwen",
-        description="The offline model when no endpoint is set: qwen, smollm2, or a .gguf path.",
+        description="The offline model when no endpoint is set: qwen (Qwen2.5-Coder-1.5B, "
+        "the default: the model lamina's construction and recall were tuned on, fast enough "
+        "on a laptop's CPU), smollm2 (smaller and weaker, for tests) or a .gguf path. It "
+        "runs in-process with llama.cpp, on half the CPUs with an 8,192-token window "
+        "(lamina.memory.models.LOCAL_CONTEXT); `lamina serve-llm` takes --threads and --ctx.",
     )
-    local_threads: int | None = Field(
-        default=None, ge=1, description="llama.cpp threads; default half the CPUs."
-    )
-    local_ctx: int = Field(default=8192, ge=512, description="llama.cpp context size in tokens.")
     local_port: int | None = Field(
-        default=None, ge=1, le=65535, description="Loopback port of the local server (None: free)."
+        default=None,
+        ge=1,
+        le=65535,
+        description="Loopback port of the offline model's server. None (the default) picks "
+        "a free port, so two processes never collide. Set it to the port of a `lamina "
+        "serve-llm --port N` left running: a process finding the configured model served "
+        "there uses it instead of loading its own copy (each `lamina ask` then skips the "
+        "model's load).",
     )
 
     context: dict[str, Any] = Field(
         default_factory=dict,
-        description="MemoryContext overrides (trigger_policy, thresholds, budgets); the "
-        "namespace is set per call.",
+        description="MemoryContext values for every call (timezone, trigger_policy, "
+        "small_model, context_tokens), each documented on MemoryContext; the namespace is "
+        "set per call. Empty by default: the context's own defaults, and the small-model "
+        "profile when the offline model runs.",
     )
     instructions: str | None = Field(
         default=None,
         description="The application's rules for what construction keeps or leaves out "
-        "('only the user's preferences and plans', 'never store health data'); see "
-        "MemoryContext.instructions. A context['instructions'] or a call's own wins.",
+        "('only the user's preferences and plans', 'never store health data'), for every "
+        "add; see MemoryContext.instructions. None by default: lamina keeps what its own "
+        "rules keep. A context['instructions'] or a call's own wins.",
     )
 
     checkpointer: str = Field(
@@ -226,8 +253,9 @@ class MemoryConfig(BaseModel):
         default=None,
         gt=0,
         description="Forget expired memories (add(..., expires_at=/ttl=)) this often, on a "
-        "thread the Memory owns; None: only when sweep_expired() is called. Reads leave "
-        "them out from the moment they expire either way.",
+        "thread the Memory owns. None (the default): only when sweep_expired() is called, "
+        "so a Memory starts no thread of its own unless asked; reads leave expired "
+        "memories out from the moment they expire either way.",
     )
 
     @field_validator("store")
@@ -460,7 +488,7 @@ class MemoryConfig(BaseModel):
         return cls(**{**values, **overrides})
 
 
-_NULLABLE = {"max_tokens", "local_threads", "local_port"}
+_NULLABLE = {"local_port"}
 
 
 def redacted(value: str) -> str:

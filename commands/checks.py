@@ -199,7 +199,7 @@ class QuestionBudget:
     """How many tokens a question may take with the local model."""
 
     window: int
-    """The local model's context window (``local_ctx``)."""
+    """The local model's context window (:data:`lamina.memory.models.LOCAL_CONTEXT`)."""
     limit: int
     """The most a question may take: the window less the recalled memories' budget, the
     longest answer cap and :data:`PROMPT_RESERVE`."""
@@ -217,11 +217,12 @@ def question_budget(config: MemoryConfig) -> QuestionBudget | None:
     from ..agents.recall.judge import JUDGE_MAX_TOKENS
     from ..agents.recall.refresher import REFRESH_MAX_TOKENS
     from ..agents.recall.rewriter import REWRITE_MAX_TOKENS
+    from ..memory.models import LOCAL_CONTEXT
 
     ctx = config.memory_context("default")
     output = max(JUDGE_MAX_TOKENS, ANSWER_MAX_TOKENS, REWRITE_MAX_TOKENS, REFRESH_MAX_TOKENS)
-    limit = config.local_ctx - ctx.context_tokens - output - PROMPT_RESERVE
-    return QuestionBudget(window=config.local_ctx, limit=max(limit, 1))
+    limit = LOCAL_CONTEXT - ctx.context_tokens - output - PROMPT_RESERVE
+    return QuestionBudget(window=LOCAL_CONTEXT, limit=max(limit, 1))
 
 
 def check_question(question: str, config: MemoryConfig) -> None:
@@ -240,7 +241,7 @@ def check_question(question: str, config: MemoryConfig) -> None:
     about = "about " if estimated else ""
     raise InvalidInputError(
         f"the question is {about}{tokens:,} tokens, longer than the local model can read: "
-        f"its window is {budget.window:,} tokens (local_ctx, LAMINA_LOCAL_CTX) and a "
+        f"its window is {budget.window:,} tokens and a "
         f"question may take at most {budget.limit:,} of them; the rest holds the recalled "
         "memories, the instructions and the answer. Shorten the question"
     )

@@ -57,9 +57,6 @@ def add_memory_options(parser: argparse.ArgumentParser, *, namespace_help: str =
         "--local-model",
         help="offline model when no endpoint is set: qwen (default), smollm2, or a .gguf path",
     )
-    group.add_argument(
-        "--local-threads", type=int, help="CPU threads of the local model (default: half the CPUs)"
-    )
     group.add_argument("--trigger-policy", choices=TRIGGER_POLICIES, help="when consolidation runs")
 
 
@@ -81,7 +78,6 @@ def config_from_args(args: argparse.Namespace) -> MemoryConfig:
             ("api_key", "openai_api_key"),
             ("model", "model"),
             ("local_model", "local_model"),
-            ("local_threads", "local_threads"),
         ),
     )
     if getattr(args, "trigger_policy", None):

@@ -19,11 +19,16 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checks import writable_folder
-from .common import add_memory_options, open_memory
+from .common import MemoryFactory, add_memory_options, open_memory
 from .demo_progress import Progress
+
+if TYPE_CHECKING:
+    from ..config import MemoryConfig
+    from ..memory import Memory
+    from ..memory.models import LocalServer
 
 DEMO_NAMESPACE = "demo:maya"
 QUICK_QUESTIONS = 1
@@ -69,7 +74,27 @@ def register(sub: Any) -> None:
         help="no LLM: store the raw turns and show hybrid search results for the questions",
     )
     demo.add_argument("-k", type=int, default=3, help="search results per question (default 3)")
+    demo.add_argument(
+        "--local-threads",
+        type=int,
+        help="CPU threads of the offline model (default: every core this process may use)",
+    )
     demo.set_defaults(func=run_demo)
+
+
+def local_memory_factory(threads: int) -> MemoryFactory:
+    """Builds each ``Memory`` with its offline model on ``threads`` CPU threads."""
+
+    def factory(config: MemoryConfig) -> Memory:
+        from ..memory import Memory
+        from ..memory.models import default_local_server
+
+        def server(c: MemoryConfig) -> LocalServer:
+            return default_local_server(c, threads=threads)
+
+        return Memory(config=config, local_server_factory=server)
+
+    return factory
 
 
 def usable_cpus() -> int:
@@ -92,14 +117,15 @@ def run_demo(args: argparse.Namespace) -> int:
 
     _positive("--questions", args.questions)
     _positive("-k", args.k)
+    _positive("--local-threads", args.local_threads)
     data = load_sample(FULL_SAMPLE if args.full else QUICK_SAMPLE)
     count = args.questions or (FULL_QUESTIONS if args.full else QUICK_QUESTIONS)
     questions = args.question or data["queries"][:count]
     args.namespace = args.namespace or DEMO_NAMESPACE
     args.trigger_policy = args.trigger_policy or "session"
-    if args.local_threads is None and "LAMINA_LOCAL_THREADS" not in os.environ:
+    if getattr(args, "memory_factory", None) is None:
         # nothing else runs while the demo waits on the model: give it every core
-        args.local_threads = usable_cpus()
+        args.memory_factory = local_memory_factory(args.local_threads or usable_cpus())
     if args.data_dir is not None:
         writable_folder(args.data_dir, f"--data-dir {args.data_dir}", "the data folder")
     with tempfile.TemporaryDirectory(prefix="lamina-demo-") as tmp:

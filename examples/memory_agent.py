@@ -63,8 +63,6 @@ def chat_model_from_config(config: MemoryConfig) -> BaseChatModel:
         "temperature": 0.0,
         "timeout": config.timeout,
     }
-    if config.max_tokens is not None:
-        options["max_tokens"] = config.max_tokens
     return ChatOpenAI(**options)
 
 

@@ -56,10 +56,7 @@ _MODEL_SETTINGS = (
     "openai_base_url",
     "model",
     "timeout",
-    "max_tokens",
     "local_model",
-    "local_threads",
-    "local_ctx",
     "local_port",
 )
 """The configuration fields that choose or shape the chat model."""

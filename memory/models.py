@@ -50,21 +50,39 @@ MAX_RETRIES = 2
 """HTTP retries per request to an endpoint (the OpenAI client's own default)."""
 LOCAL_STARTUP_TIMEOUT = 300.0
 """Seconds the local model may take to load before its start is reported as failed."""
+MAX_TOKENS = 1024
+"""The most tokens one request to lamina's own model (the endpoint's or the offline one)
+may generate: a ceiling for a model that will not stop. Each step that replies at length
+caps itself lower (construction 480, the judge 192, the answer 96), so the ceiling only
+ends a runaway reply early."""
+LOCAL_CONTEXT = 8192
+"""The offline model's context window in tokens: room for a question, the recalled
+memories (``MemoryContext.context_tokens``, 1,500) and the longest reply, at a memory
+cost a laptop bears. ``lamina serve-llm --ctx N`` serves the model with another."""
 
 LocalServerFactory = Callable[[MemoryConfig], LocalServer]
 """Builds (but does not start) the local server for a config; tests pass a fake."""
 
 
-def default_local_server(config: MemoryConfig) -> LocalServer:
-    """A :class:`~lamina.llm.LocalLLMServer` for ``config``, not yet started."""
+def default_local_server(
+    config: MemoryConfig, *, n_ctx: int = LOCAL_CONTEXT, threads: int | None = None
+) -> LocalServer:
+    """A :class:`~lamina.llm.LocalLLMServer` for ``config``, not yet started.
+
+    Args:
+        config: The model (``local_model``) and the port (``local_port``).
+        n_ctx: The context window (default :data:`LOCAL_CONTEXT`).
+        threads: llama.cpp threads (default half the CPUs,
+            :func:`~lamina.llm.default_threads`).
+    """
     from ..llm import LocalLLMServer, local_model_path
 
     return LocalLLMServer(
         local_model_path(config.local_model),
         port=config.local_port,
-        n_ctx=config.local_ctx,
-        threads=config.local_threads,
-        max_tokens=config.max_tokens or -1,
+        n_ctx=n_ctx,
+        threads=threads,
+        max_tokens=MAX_TOKENS,
         startup_timeout=LOCAL_STARTUP_TIMEOUT,
         request_timeout=config.timeout,
         warmup=False,
@@ -110,11 +128,10 @@ def endpoint_chat_model(config: MemoryConfig) -> BaseChatModel:
         "timeout": config.timeout,
         "max_retries": MAX_RETRIES,
         "api_key": config.openai_api_key or SecretStr("not-needed"),
+        "max_tokens": MAX_TOKENS,
     }
     if config.openai_base_url is not None:
         options["base_url"] = config.openai_base_url
-    if config.max_tokens is not None:
-        options["max_tokens"] = config.max_tokens
     return ChatOpenAI(**options)
 
 
@@ -205,9 +222,7 @@ class ChatModelProvider:
                 else:
                     server = self._factory(self.config)
                     self._server = server
-                    options: dict[str, Any] = {"temperature": TEMPERATURE}
-                    if self.config.max_tokens is not None:
-                        options["max_tokens"] = self.config.max_tokens
+                    options = {"temperature": TEMPERATURE, "max_tokens": MAX_TOKENS}
                     self._model = server.chat_model(**options)
             model = self._model
             if not start and self._server is not None:

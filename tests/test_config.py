@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import inspect
 from pathlib import Path
 
 import pytest
@@ -73,10 +76,10 @@ def test_from_env_maps_variables() -> None:
         "OPENAI_API_KEY": "sk-abc",
         "OPENAI_BASE_URL": "http://llm:8080/v1",
         "OPENAI_MODEL": "qwen2.5",
-        "LAMINA_MAX_TOKENS": "none",
+        "LAMINA_LOCAL_PORT": "none",
         "LAMINA_TRIGGER_POLICY": "session",
         "LAMINA_TIMEZONE": "Europe/Berlin",
-        "LAMINA_LOCAL_THREADS": "",
+        "LAMINA_LOCAL_MODEL": "",
     }
     config = MemoryConfig.from_env(env)
     assert config.data_dir == Path("/srv/mem")
@@ -87,7 +90,7 @@ def test_from_env_maps_variables() -> None:
     assert config.openai_api_key.get_secret_value() == "sk-abc"
     assert "sk-abc" not in repr(config)
     assert (config.openai_base_url, config.model) == ("http://llm:8080/v1", "qwen2.5")
-    assert config.max_tokens is None and config.local_threads is None
+    assert config.local_port is None and config.local_model == "qwen"
     assert config.context == {"trigger_policy": "session", "timezone": "Europe/Berlin"}
     assert config.uses_endpoint
 
@@ -100,17 +103,17 @@ def test_lamina_variables_beat_the_standard_openai_ones() -> None:
 def test_explicit_overrides_beat_env_and_file(tmp_path: Path) -> None:
     path = tmp_path / "lamina.toml"
     path.write_text(
-        'model = "from-file"\ntimeout = 12.5\nlocal_ctx = 4096\n'
+        'model = "from-file"\ntimeout = 12.5\nlocal_port = 4096\n'
         '[context]\ntrigger_policy = "eager"\ncontext_tokens = 900\n'
     )
     env = {"LAMINA_CONFIG": str(path), "LAMINA_MODEL": "from-env"}
     config = MemoryConfig.from_env(env)
-    assert (config.model, config.timeout, config.local_ctx) == ("from-env", 12.5, 4096)
+    assert (config.model, config.timeout, config.local_port) == ("from-env", 12.5, 4096)
     assert config.context == {"trigger_policy": "eager", "context_tokens": 900}
     explicit = MemoryConfig.from_env(
-        env, model="explicit", local_ctx=2048, context={"trigger_policy": "session"}
+        env, model="explicit", local_port=2048, context={"trigger_policy": "session"}
     )
-    assert (explicit.model, explicit.local_ctx) == ("explicit", 2048)
+    assert (explicit.model, explicit.local_port) == ("explicit", 2048)
     assert explicit.context == {"trigger_policy": "session", "context_tokens": 900}
 
 
@@ -250,3 +253,36 @@ def test_a_model_given_to_the_facade_gets_the_librarys_defaults() -> None:
         assert ctx.small_model is False
     with Memory(config=config, embeddings=FakeEmbeddings()) as offline:
         assert offline._models.small_model is True  # the model is not loaded to know it
+
+
+# ------------------------------------------------ settings a user can read
+MAX_SETTINGS = 20
+"""Issue 63: at most 20 documented settings across MemoryConfig and MemoryContext."""
+
+
+def context_docstrings() -> dict[str, str]:
+    """Each MemoryContext field's attribute docstring, read from the class's source."""
+    from lamina.core.context import MemoryContext
+
+    body = ast.parse(inspect.getsource(MemoryContext)).body[0]
+    assert isinstance(body, ast.ClassDef)
+    docs: dict[str, str] = {}
+    for node, after in zip(body.body, body.body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+                docs[node.target.id] = str(after.value.value)
+    return docs
+
+
+def test_at_most_twenty_settings_each_documented() -> None:
+    """Every setting says what it changes: a description, or a docstring under the field."""
+    from lamina.core.context import MemoryContext
+
+    config = MemoryConfig.model_fields
+    context = [f.name for f in dataclasses.fields(MemoryContext)]
+    assert len(config) + len(context) <= MAX_SETTINGS, (sorted(config), context)
+    for name, field in config.items():
+        assert len(field.description or "") >= 40, f"MemoryConfig.{name} is not described"
+    docs = context_docstrings()
+    for name in context:
+        assert len(docs.get(name, "")) >= 40, f"MemoryContext.{name} has no docstring"

@@ -269,18 +269,40 @@ def test_demo_rejects_a_non_positive_question_count(
 def test_demo_gives_the_local_model_every_core_it_may_use_unless_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen: list[int | None] = []
+    seen: list[int] = []
 
-    def factory(config: MemoryConfig) -> Memory:
-        seen.append(config.local_threads)
-        return Memory(config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel())
+    def threads_factory(threads: int) -> Any:
+        seen.append(threads)
+        return lambda config: Memory(
+            config=config, embeddings=FakeEmbeddings(), chat_model=SchemaChatModel()
+        )
 
+    monkeypatch.setattr("lamina.commands.demo.local_memory_factory", threads_factory)
     monkeypatch.setattr("os.cpu_count", lambda: 8)
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(6)), raising=False)
-    assert main(["demo", "--data-dir", str(tmp_path / "a")], memory_factory=factory) == 0
-    argv = ["demo", "--data-dir", str(tmp_path / "b"), "--local-threads", "1"]
-    assert main(argv, memory_factory=factory) == 0
+    assert main(["demo", "--data-dir", str(tmp_path / "a")]) == 0
+    assert main(["demo", "--data-dir", str(tmp_path / "b"), "--local-threads", "1"]) == 0
     assert seen == [6, 1]
+
+
+def test_the_demos_memory_runs_the_offline_model_on_the_threads_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lamina.commands.demo import local_memory_factory
+
+    built: list[dict[str, Any]] = []
+
+    def server(config: MemoryConfig, **options: Any) -> Any:
+        built.append(options)
+        from lamina.testing import FakeLocalServer
+
+        return FakeLocalServer(config=config)
+
+    monkeypatch.setattr("lamina.memory.models.default_local_server", server)
+    config = MemoryConfig(store="memory", data_dir=tmp_path)
+    with local_memory_factory(3)(config) as memory:
+        memory._models.get(start=False)
+    assert built == [{"threads": 3}]
 
 
 def test_search_only_needs_no_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -121,16 +121,16 @@ def test_new_model_settings_stop_the_old_offline_model(
     tmp_path: Path, servers: ServerFactory
 ) -> None:
     models = StudioModels(local_server_factory=servers)
-    one = MemoryConfig(data_dir=tmp_path, local_threads=1)
+    one = MemoryConfig(data_dir=tmp_path, local_model="qwen")
     models.get(one).invoke("hello")  # the first request loads the model
     models.get(one).invoke("hello")
-    models.get(MemoryConfig(data_dir=tmp_path, local_threads=2)).invoke("hello")
+    models.get(MemoryConfig(data_dir=tmp_path, local_model="smollm2")).invoke("hello")
     assert [(s.starts, s.stops) for s in servers.servers] == [(1, 1), (1, 0)]
-    assert servers.servers[1].config.local_threads == 2
+    assert servers.servers[1].config.local_model == "smollm2"
     models.close()
     models.close()  # safe twice
     assert [(s.starts, s.stops) for s in servers.servers] == [(1, 1), (1, 1)]
-    models.get(MemoryConfig(data_dir=tmp_path, local_threads=3))
+    models.get(MemoryConfig(data_dir=tmp_path, local_port=8099))
     models.close()  # a model never called was never loaded: nothing to stop
     assert [(s.starts, s.stops) for s in servers.servers][2] == (0, 0)
 

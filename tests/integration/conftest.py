@@ -38,7 +38,6 @@ def _server_env(llm: Any, data_dir: Path) -> dict[str, str]:
         OPENAI_BASE_URL=llm.base_url,
         OPENAI_MODEL=llm.model_alias,
         LAMINA_DATA_DIR=str(data_dir),
-        LAMINA_MAX_TOKENS="128",
         LAMINA_TIMEOUT="180",
         ANONYMIZED_TELEMETRY="False",
         LANGGRAPH_NO_VERSION_CHECK="true",

@@ -7,17 +7,31 @@ SmolLM2-135M invents facts, so only what must hold with any model is checked.
 
 import socket
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from lamina import Memory, MemoryConfig
 from lamina.errors import LocalModelError
 from lamina.llm import smollm2_gguf_path
+from lamina.memory.models import LocalServer, default_local_server
 from lamina.testing import FakeEmbeddings
 
 pytestmark = pytest.mark.integration
 NS = "user:maya"
 T0 = datetime(2024, 2, 3, 18, 20, tzinfo=UTC)
+
+
+def small_server(config: MemoryConfig) -> LocalServer:
+    """The offline model's own server, with a 4,096-token window and 128-token replies."""
+    server = default_local_server(config, n_ctx=4096)
+    chat_model = server.chat_model
+
+    def capped(**options: Any) -> Any:
+        return chat_model(**{**options, "max_tokens": 128})
+
+    server.chat_model = capped  # type: ignore[method-assign]
+    return server
 
 
 def test_local_model_lifecycle_through_the_facade() -> None:
@@ -28,11 +42,9 @@ def test_local_model_lifecycle_through_the_facade() -> None:
     config = MemoryConfig(
         store="memory",
         local_model="smollm2",
-        local_ctx=4096,
-        max_tokens=128,
         context={"trigger_policy": "session"},
     )
-    memory = Memory(config=config, embeddings=FakeEmbeddings())
+    memory = Memory(config=config, embeddings=FakeEmbeddings(), local_server_factory=small_server)
     assert memory.chat_model_source == "local" and memory.local_server is None
     assert memory.search("greyhound", namespace=NS) == []
     assert memory.local_server is None  # search never starts the model

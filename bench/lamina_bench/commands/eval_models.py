@@ -46,8 +46,6 @@ def _config(args: argparse.Namespace, *, judge: bool = False) -> MemoryConfig:
             ("api_key", "openai_api_key"),
             ("model", "model"),
             ("local_model", "local_model"),
-            ("local_ctx", "local_ctx"),
-            ("threads", "local_threads"),
             ("structured_method", "structured_method"),
         ),
     )
@@ -63,9 +61,16 @@ def _config(args: argparse.Namespace, *, judge: bool = False) -> MemoryConfig:
     return MemoryConfig.from_env(**overrides)
 
 
-def _name(config: MemoryConfig, source: str) -> str:
+def local_ctx(args: argparse.Namespace) -> int:
+    """The local model's context window: ``--local-ctx``, else lamina's own."""
+    from lamina.memory.models import LOCAL_CONTEXT
+
+    return int(getattr(args, "local_ctx", None) or LOCAL_CONTEXT)
+
+
+def _name(config: MemoryConfig, source: str, n_ctx: int) -> str:
     if source == "local":
-        return f"local {config.local_model} (llama.cpp, n_ctx {config.local_ctx})"
+        return f"local {config.local_model} (llama.cpp, n_ctx {n_ctx})"
     where = config.openai_base_url or "api.openai.com"
     return f"{config.model or 'default model'} at {where}"
 
@@ -123,19 +128,23 @@ def build_models(
 
     from ..evaluation.harness import EvalModels
 
-    factory = local_server_factory or default_local_server
+    n_ctx = local_ctx(args)
+    threads = getattr(args, "threads", None)
+
+    def llama(c: MemoryConfig) -> LocalServer:
+        return default_local_server(c, n_ctx=n_ctx, threads=threads)
+
+    factory = local_server_factory or llama
     config = _config(args)
     provider = ChatModelProvider(config, local_server_factory=lambda c: DeferredServer(factory(c)))
     stack.callback(provider.close)
-    window = args.context_window or (
-        config.local_ctx if provider.source == "local" else DEFAULT_WINDOW
-    )
+    window = args.context_window or (n_ctx if provider.source == "local" else DEFAULT_WINDOW)
     chat_model = provider.get()  # a local model: its client only, nothing loaded yet
     server = provider.server
     models = EvalModels(
         chat_model=chat_model,
         embeddings=MiniLMEmbeddings(),
-        model_name=_name(config, provider.source),
+        model_name=_name(config, provider.source, n_ctx),
         counter=serving_counter(chat_model),
         start=server.serve if isinstance(server, DeferredServer) else None,
     )
@@ -146,7 +155,7 @@ def build_models(
         judge = ChatModelProvider(judge_config)
         stack.callback(judge.close)
         models.judge_model = judge.get()
-        models.judge_name = _name(judge_config, judge.source)
+        models.judge_name = _name(judge_config, judge.source, n_ctx)
     return models, window
 
 

@@ -55,13 +55,7 @@ BUILT_FILE = "built.jsonl"
 COMMITTED = frozenset({INGEST_JOURNAL})
 """The files of a key's folder that travel between machines; the rest is the local store."""
 BatchKey = tuple[str, str, int]
-RECALL_FIELDS = frozenset(
-    {
-        "namespace",
-        "context_tokens",
-        "extra",
-    }
-)
+RECALL_FIELDS = frozenset({"namespace", "context_tokens"})
 """Context fields that only steer recall: changing them keeps the built memory."""
 
 
