@@ -64,7 +64,15 @@ from .schema import (
 )
 from .search import answer_request
 from .traced import trace_store_calls
-from .writes import Batch, WriteUnit, check_record, prepare, stored_vectors, upsert_page
+from .writes import (
+    Batch,
+    WriteUnit,
+    check_record,
+    prepare,
+    stored_vectors,
+    unset_stale,
+    upsert_page,
+)
 
 __all__ = ["SCHEMA_VERSION", "ChromaMemoryStore"]
 
@@ -178,6 +186,9 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         return [r.id for r in checked]
 
     def _prepare(self, gran: Granularity, namespace: str, records: list[MemoryRecord]) -> Batch:
+        """Embed what changed; the rows' stale metadata keys are unset (:func:`unset_stale`)."""
+        stored_keys: dict[str, frozenset[str]] = {}
+
         def stored(ids: list[str]) -> dict[str, tuple[str, list[float]]]:
             journals = self._journals
             if self._log.position(gran, namespace) == 0 and (
@@ -185,10 +196,16 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
             ):  # never written (a write alone leaves a journal): no vector to reuse, no read
                 return {}
             return stored_vectors(
-                self._calls, self._collections[gran], gran, self.index_policy, namespace, ids
+                self._calls,
+                self._collections[gran],
+                gran,
+                self.index_policy,
+                namespace,
+                ids,
+                keys=stored_keys,
             )
 
-        return prepare(
+        batch = prepare(
             gran,
             namespace,
             records,
@@ -196,6 +213,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
             embeddings=self.embeddings,
             stored=stored,
         )
+        return unset_stale(batch, stored_keys)
 
     def _write(self, batch: Batch) -> None:
         """Write the rows page by page, then announce the whole batch in one change-log slot.

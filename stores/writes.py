@@ -21,6 +21,7 @@ from ..records.model import RECORD_TYPES, Granularity, MemoryRecord
 from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata, row_id, to_metadata
+from .filters import USER_META_PREFIX
 from .indexing import IndexTextPolicy
 from .journal import Journals, journal_lock, journal_step
 from .keyword import KeywordIndex
@@ -55,9 +56,18 @@ class Batch:
         ]
 
     def mirror_rows(self, analyzer: Analyzer | None = None) -> list[MirrorRow]:
-        """The batch as rows for a namespace mirror, with their BM25 terms given ``analyzer``."""
+        """The batch as rows for a namespace mirror, with their BM25 terms given ``analyzer``.
+
+        A key unset by :func:`unset_stale` (None) is left out, as Chroma then stores it.
+        """
         return [
-            MirrorRow(r.id, text, meta, vector, None if analyzer is None else tuple(analyzer(text)))
+            MirrorRow(
+                r.id,
+                text,
+                {k: v for k, v in meta.items() if v is not None},
+                vector,
+                None if analyzer is None else tuple(analyzer(text)),
+            )
             for r, text, meta, vector in zip(
                 self.records, self.texts, self.metadatas, self.vectors, strict=True
             )
@@ -91,15 +101,41 @@ def stored_vectors(
     policy: IndexTextPolicy,
     namespace: str,
     ids: list[str],
+    *,
+    keys: dict[str, frozenset[str]] | None = None,
 ) -> dict[str, tuple[str, list[float]]]:
-    """``{id: (index text, vector)}`` of the records that exist with a readable vector."""
+    """``{id: (index text, vector)}`` of the records that exist with a readable vector.
+
+    Given ``keys``, the metadata keys of every existing row go there, by record id.
+    """
     found: dict[str, tuple[str, list[float]]] = {}
     for row in rows_by_id(calls, collection, namespace, ids, vectors=True):
+        record = from_metadata(granularity, row.metadata)
+        if keys is not None:
+            keys[record.id] = frozenset(row.metadata)
         if row.vector is None:
             continue
-        record = from_metadata(granularity, row.metadata)
         found[record.id] = (policy.render(record), [float(x) for x in row.vector])
     return found
+
+
+RECORD_KEYS = frozenset({"subject", "valid_from_ts", "valid_to_ts", "source_ids"})
+"""Row metadata keys a record writes only when it has the field (:func:`.codec.to_metadata`)."""
+
+
+def unset_stale(batch: Batch, stored_keys: dict[str, frozenset[str]]) -> Batch:
+    """The batch with every key a row held and its record no longer has set to None.
+
+    Chroma's upsert keeps the metadata keys it does not name, and None removes one: a
+    record rewritten without a metadata entry (a cleared flag) or a field (a reopened
+    validity) would otherwise still match a filter on the old value. Only the keys
+    records write are unset, never the row's own bookkeeping (a pending audit entry).
+    """
+    for record, metadata in zip(batch.records, batch.metadatas, strict=True):
+        for key in stored_keys.get(record.id, frozenset()) - metadata.keys():
+            if key.startswith(USER_META_PREFIX) or key in RECORD_KEYS:
+                metadata[key] = None
+    return batch
 
 
 def prepare(

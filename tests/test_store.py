@@ -103,6 +103,33 @@ def test_all_granularities_roundtrip(store) -> None:  # type: ignore[no-untyped-
     assert store.search("dog Rex", "fact", NS)[0].record == fact
 
 
+def test_a_rewritten_record_matches_only_what_it_now_holds(store) -> None:  # type: ignore[no-untyped-def]
+    """A metadata entry or a field dropped by a rewrite no longer matches a filter on it.
+
+    Chroma's upsert keeps the metadata keys it is not given: a flag cleared by rewriting
+    the record without it still matched ``where``, so every fact ever flagged pending was
+    judged again at each write.
+    """
+    fact = FactRecord(
+        namespace=NS, text="Alice lives in Boston", subject="Alice", occurred_at=T0,
+        valid_from=T0, valid_to=T0 + timedelta(days=9), metadata={"flag": "on", "keep": 1},
+    )  # fmt: skip
+    store.add(NS, [fact])
+    assert store.get("fact", NS, where={"metadata.flag": "on"}) == [fact]
+    bare = fact.model_copy(update={"metadata": {"keep": 1}, "subject": None, "valid_to": None})
+    store.add(NS, [bare])
+    assert store.get("fact", NS, [fact.id]) == [bare]
+    assert store.get("fact", NS, where={"metadata.flag": "on"}) == []
+    assert store.get("fact", NS, where={"subject": "Alice"}) == []
+    assert store.get("fact", NS, where={"metadata.keep": 1}) == [bare]
+    assert [
+        h.record for h in store.search("Boston", "fact", NS, where={"metadata.flag": "on"})
+    ] == []
+    assert [h.record for h in store.search("Boston", "fact", NS, where={"metadata.keep": 1})] == [
+        bare
+    ]
+
+
 def test_search_modes_report_channel_ranks(store, make_turn) -> None:  # type: ignore[no-untyped-def]
     turns = seed(store, make_turn)
     hybrid = store.search("Rex the puppy", "raw", NS, k=3)
