@@ -5,8 +5,10 @@ It is stored as a fact record of its person, then goes through the same update c
 a constructed fact (:func:`~lamina.agents.ingest.conflicts.judge_facts`): a stored fact
 it replaces is superseded, with its audit entry, exactly as after ``add``. Only that
 check may call the model, and only for a pair it cannot settle without one, so the
-model is not even started when no pair needs it. A failed check leaves both facts
-current and is retried at the next write (the fact is flagged pending).
+model is not even started when no pair needs it. A given fact is stored flagged as
+unjudged, and the flag is cleared with its supersessions (in one transaction on
+Postgres): a failed check, a failed supersede or a kill in between leaves both facts
+current and the new one flagged, and the next write's check judges it again.
 
 A given fact's id is derived from its namespace, person, text and validity start, so
 giving the same fact again stores nothing twice. It cites no raw turn; ``forget``
@@ -23,8 +25,8 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..agents.common.deps import NodeDeps, StepLog
-from ..agents.ingest.conflicts import judge_facts
-from ..agents.ingest.refresher import supersede
+from ..agents.ingest.conflicts import PENDING, PENDING_KEY, judge_facts
+from ..agents.ingest.refresher import settle
 from ..config import MemoryConfig
 from ..core.calls import LLMCall
 from ..core.nodes import JUDGE
@@ -44,6 +46,16 @@ GIVEN_KEY = "origin"
 """Fact metadata: ``"given"`` on a fact stored by ``add_facts`` (no model wrote it)."""
 
 __all__ = ["GIVEN_KEY", "AddFactsResult", "FactInput", "GivenFactsMethods", "given_records"]
+
+
+def _flagged(fact: FactRecord) -> FactRecord:
+    """``fact`` marked unjudged (:data:`~lamina.agents.ingest.conflicts.PENDING_KEY`).
+
+    The flag is cleared in the transaction that writes the fact's supersessions
+    (:func:`~lamina.agents.ingest.refresher.settle`), so a process killed between the
+    two leaves the fact flagged, and the next write's update check judges it again.
+    """
+    return fact.model_copy(update={"metadata": {**fact.metadata, PENDING_KEY: PENDING}})
 
 
 class FactInput(BaseModel):
@@ -228,19 +240,15 @@ class GivenFactsMethods:
             records = [r.model_copy(update={"expires_at": expires}) for r in records]
         held = {f.id for f in self.store.get("fact", namespace, [r.id for r in records])}
         new = list({r.id: r for r in records if r.id not in held}.values())
-        if new:
-            self.store.add(namespace, new)
+        if new:  # flagged until their supersessions commit, as constructed facts are
+            self.store.add(namespace, [_flagged(r) for r in new])
         deps = NodeDeps(store=self.store, caller=_OnFirstCall(self._models.get, self.config))
         log = StepLog(JUDGE, deps)
-        written = []
-        for conflict in judge_facts(log, ctx, [r.id for r in new]) if new else []:
-            try:
-                done = supersede(log, ctx, conflict)
-            except Exception as e:  # the facts are stored; a failed supersede is reported
-                log.fail("supersede", e)
-                continue
-            if done is not None:
-                written.append(done)
+        written: list[Written] = []
+        if new:
+            settled: set[str] = set()
+            conflicts = judge_facts(log, ctx, [r.id for r in new], settled=settled)
+            written = settle(log, ctx, conflicts, sorted(settled))
         calls: list[LLMCall] = list(log.calls)
         return AddFactsResult(
             new_fact_ids=[r.id for r in new],

@@ -179,3 +179,29 @@ def test_a_failing_supersede_is_reported_and_the_facts_stay(
     )
     assert result.written == [] and [f.step for f in result.failures] == ["supersede"]
     assert set(facts(m)) == {"Alice lives in Boston", "Alice moved to Denver"}
+
+
+def test_a_fact_whose_supersede_failed_is_judged_again_at_the_next_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The flag outlives a failed supersede (a kill there is the same), and the next
+    add_facts checks the flagged fact again and supersedes what it replaces."""
+    m = memory()
+    m.add_facts(["Alice lives in Boston"], namespace=NS, subject="Alice", valid_from=T0)
+    assert PENDING_KEY not in facts(m)["Alice lives in Boston"].metadata  # settled at once
+    mark = m.store.mark_superseded
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the store went away")
+
+    monkeypatch.setattr(m.store, "mark_superseded", broken)
+    m.add_facts(
+        ["Alice moved to Denver"], namespace=NS, subject="Alice", valid_from=T0 + timedelta(60)
+    )
+    assert facts(m)["Alice moved to Denver"].metadata[PENDING_KEY] == PENDING
+    monkeypatch.setattr(m.store, "mark_superseded", mark)
+    result = m.add_facts(["Alice likes tea"], namespace=NS, subject="Alice")
+    stored = facts(m)
+    assert stored["Alice lives in Boston"].superseded_by == stored["Alice moved to Denver"].id
+    assert [w.action for w in result.written] == ["superseded"]
+    assert all(PENDING_KEY not in f.metadata for f in stored.values())
