@@ -46,8 +46,7 @@ def _config(args: argparse.Namespace, *, judge: bool = False) -> MemoryConfig:
             ("api_key", "openai_api_key"),
             ("model", "model"),
             ("local_model", "local_model"),
-            ("structured_method", "structured_method"),
-        ),
+        ),  # --structured-method reaches the graphs through the eval settings, not the config
     )
     if judge:
         overrides |= given_options(
