@@ -119,6 +119,11 @@ class TTLMethods:
 
     def sweep_ttl(self) -> int:
         """Delete every expired item, with its indexed fields; return how many items."""
+        return self._sweep()
+
+    def _sweep(self) -> int:
+        # the sweeper thread calls this, not sweep_ttl: a subclass may redefine the
+        # public methods (LangGraph's async stores make them coroutines)
         now = self._clock().timestamp()
         swept = 0
         with self._lock:
@@ -159,7 +164,7 @@ class TTLMethods:
                 "no sweep interval: pass sweep_interval_minutes, or set it in the store's "
                 "ttl config ({'sweep_interval_minutes': 60})"
             )
-        self.stop_ttl_sweeper()
+        self._stop_sweeper(None)
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
         stop = threading.Event()
 
@@ -167,7 +172,7 @@ class TTLMethods:
             try:
                 while not stop.wait(interval * 60):
                     try:
-                        self.sweep_ttl()
+                        self._sweep()
                     except Exception:  # the store is down: try again at the next interval
                         continue
             finally:
@@ -180,6 +185,9 @@ class TTLMethods:
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
         """Stop the sweeper thread; return whether it stopped within ``timeout`` seconds."""
+        return self._stop_sweeper(timeout)
+
+    def _stop_sweeper(self, timeout: float | None) -> bool:
         if self._sweeper is None:
             return True
         thread, stop = self._sweeper

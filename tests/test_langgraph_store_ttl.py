@@ -225,6 +225,51 @@ def test_the_sweeper_thread_removes_expired_items(backend: MemoryStore) -> None:
     assert done.result(timeout=5) is None
 
 
+def test_a_plain_read_refreshes_a_default_ttl(
+    make: Callable[..., LaminaStore], clock: Clock
+) -> None:
+    """refresh_on_read defaults to True, as TTLConfig documents and PostgresStore does.
+
+    LangGraph's test_ttl_override_default expects the opposite (SqliteStore refreshes
+    only when refresh_on_read is set), and fails on PostgresStore as on lamina
+    (benchmarks/langgraph_ttl_suite.json)."""
+    store = make({"default_ttl": 5 / 60})
+    store.put(("test",), "item2", {"value": "default"})
+    clock.advance(2)
+    assert store.get(("test",), "item2") is not None  # moves the expiry to 2 s + 5 s
+    clock.advance(4)
+    assert store.sweep_ttl() == 0
+    assert store.get(("test",), "item2", refresh_ttl=False) is not None
+    clock.advance(2)
+    assert store.sweep_ttl() == 1
+
+
+class CoroutineSweepStore(LaminaStore):
+    """Public sweep methods as LangGraph's async stores define them: coroutines."""
+
+    async def sweep_ttl(self) -> int:  # type: ignore[override]
+        return await asyncio.to_thread(LaminaStore.sweep_ttl, self)
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:  # type: ignore[override]
+        return await asyncio.to_thread(LaminaStore.stop_ttl_sweeper, self, timeout)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_the_sweeper_thread_survives_coroutine_public_methods(backend: MemoryStore) -> None:
+    """The sweeper thread calls the sweep itself, not the public sweep_ttl a subclass
+    may redefine (the run of LangGraph's async TTL tests found it swept nothing)."""
+    ttl: TTLConfig = {"default_ttl": 1 / 60, "sweep_interval_minutes": 0.25 / 60}
+    store = CoroutineSweepStore(backend, ttl=ttl)
+    store.start_ttl_sweeper()
+    store.start_ttl_sweeper()  # a restart stops the first thread
+    store.put(("test",), "item1", {"value": "test"})
+    deadline = time.monotonic() + 10
+    while store.get(("test",), "item1", refresh_ttl=False) is not None:
+        assert time.monotonic() < deadline, "the sweeper did not remove the expired item"
+        time.sleep(0.2)
+    assert asyncio.run(store.stop_ttl_sweeper(5)) is True
+
+
 def test_async_ttl_basic(make: Callable[..., LaminaStore], clock: Clock) -> None:
     """Mirrors test_async_ttl_basic."""
     store = make({"default_ttl": 1 / 60})
