@@ -27,13 +27,17 @@ def register(sub: Any) -> None:
     """Add ``migrate`` to the subparsers ``sub``."""
     parser = sub.add_parser(
         "migrate",
-        help="copy a Chroma store (every namespace, record, profile, audit entry) into Postgres",
+        help=(
+            "copy a Chroma store (every namespace, record, profile, audit entry, default "
+            "TTL) into Postgres"
+        ),
         description=(
             "Copies every namespace of a lamina Chroma folder into a Postgres database: "
             "records of every granularity with their ids, times, metadata, validity, "
-            "supersession links and stored vectors, the profiles and the audit logs "
-            "(forget tombstones included). The source is only read. Records the target "
-            "already holds unchanged are skipped, so running it again copies nothing. "
+            "supersession links and stored vectors, the profiles, the audit logs "
+            "(forget tombstones included) and each namespace's default TTL. The source "
+            "is only read. Records the target already holds unchanged are skipped, so "
+            "running it again copies nothing. "
             "The counts per namespace and kind are checked and printed; the exit status "
             "is 1 if they differ."
         ),

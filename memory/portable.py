@@ -2,9 +2,9 @@
 
 The file is JSON Lines, UTF-8, one object a line:
 
-1. A header, ``{"format": "lamina-export", "version": 1, "namespace": ..., "exported_at":
+1. A header, ``{"format": "lamina-export", "version": 2, "namespace": ..., "exported_at":
    ..., "embedder": ..., "counts": {"raw": n, "fact": n, "episode": n, "scene": n,
-   "profile": 0 or 1, "audit": n}}``.
+   "profile": 0 or 1, "audit": n, "settings": 0 or 1}}``.
 2. Every record, raw turns first, then facts, episodes and scenes: ``{"type": "record",
    "granularity": "fact", "record": {...}}``. A record holds all its fields: ids, times,
    sources, metadata, validity and supersession links, so superseded facts (the history)
@@ -12,6 +12,12 @@ The file is JSON Lines, UTF-8, one object a line:
 3. The profile, if there is one: ``{"type": "profile", "profile": {...}}``.
 4. The audit log, oldest first, forget tombstones included: ``{"type": "audit",
    "entry": {...}}``.
+5. The namespace's settings, if it has any (its default TTL, ``set_default_ttl``):
+   ``{"type": "settings", "settings": {"namespace": ..., "default_ttl_seconds": ...,
+   "recorded_at": ...}}``.
+
+Version 2 added the settings line (and its count). A version 1 file, which has neither,
+is still read; a lamina that reads only version 1 refuses a version 2 file by its version.
 
 Vectors are not written: the importing store embeds every record again with its own
 embedder, so a file moves between stores with different embedders. A file is read and
@@ -19,7 +25,8 @@ checked whole before anything is written (an unknown version, a line that does n
 or a count the header does not match is an error naming the line, and nothing is
 imported). Importing into a namespace that already holds memory merges by id: a record,
 audit entry or profile the store already has is kept as the store holds it, so an import
-never duplicates and never rolls back a newer change.
+never duplicates and never rolls back a newer change. Settings follow the same rule: a
+namespace that already has settings keeps them.
 """
 
 from __future__ import annotations
@@ -35,9 +42,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.namespace import validate_namespace
 from ..embedders.identity import embedding_name
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, InvalidTypeError
 from ..records.audit import AuditEntry
 from ..records.model import RECORD_TYPES, Granularity, MemoryRecord, ProfileRecord, utc_now
+from ..records.settings import NamespaceSettings
 from ..stores.atomic import all_or_nothing
 from ..stores.base import MemoryStore
 from ..stores.chroma import ChromaMemoryStore
@@ -46,14 +54,18 @@ from .twins import in_thread
 
 FORMAT: Literal["lamina-export"] = "lamina-export"
 """The header's ``format``: what makes a JSON Lines file a lamina export."""
-VERSION = 1
-"""The file version this code writes and reads."""
-KINDS = (*(g.value for g in Granularity), "profile", "audit")
-"""What the header counts: the four granularities, the profile and the audit log."""
+VERSION = 2
+"""The file version this code writes (2: the namespace's settings travel)."""
+READS = (1, 2)
+"""The file versions this code reads (a version 1 file holds no settings line)."""
+KINDS = (*(g.value for g in Granularity), "profile", "audit", "settings")
+"""What the header counts: the four granularities, the profile, the audit log and the
+namespace's settings (absent from a version 1 header: counted as 0)."""
 
 __all__ = [
     "FORMAT",
     "KINDS",
+    "READS",
     "VERSION",
     "ExportHeader",
     "ImportResult",
@@ -104,11 +116,13 @@ class Portable:
     records: dict[Granularity, list[MemoryRecord]] = field(default_factory=dict)
     profile: ProfileRecord | None = None
     audit: list[AuditEntry] = field(default_factory=list)
+    settings: NamespaceSettings | None = None
 
     def counts(self) -> dict[str, int]:
         """How many of each kind the file holds."""
         found = {g.value: len(self.records.get(g, [])) for g in Granularity}
-        return {**found, "profile": int(self.profile is not None), "audit": len(self.audit)}
+        found |= {"profile": int(self.profile is not None), "audit": len(self.audit)}
+        return {**found, "settings": int(self.settings is not None)}
 
 
 def export_lines(store: MemoryStore, namespace: str) -> Iterator[str]:
@@ -117,8 +131,10 @@ def export_lines(store: MemoryStore, namespace: str) -> Iterator[str]:
     records = {g: store.get(g, namespace) for g in Granularity}
     profile = store.get_profile(namespace)
     audit = store.list_audit(namespace)
+    settings = _settings(store, namespace)
     counts = {g.value: len(found) for g, found in records.items()}
     counts |= {"profile": int(profile is not None), "audit": len(audit)}
+    counts["settings"] = int(settings is not None)
     header = ExportHeader(
         format=FORMAT,
         version=VERSION,
@@ -135,6 +151,8 @@ def export_lines(store: MemoryStore, namespace: str) -> Iterator[str]:
         yield _line({"type": "profile", "profile": profile})
     for entry in audit:
         yield _line({"type": "audit", "entry": entry})
+    if settings is not None:
+        yield _line({"type": "settings", "settings": settings})
 
 
 def write_export(store: MemoryStore, namespace: str, out: IO[str]) -> dict[str, int]:
@@ -189,6 +207,13 @@ def import_portable(
         for g, found in portable.records.items()
     }
     audit = [e.model_copy(update={"namespace": target}) for e in portable.audit]
+    put_settings = getattr(store, "put_namespace_settings", None)
+    if portable.settings is not None and not callable(put_settings):
+        raise InvalidTypeError(
+            f"the file holds the namespace's settings (its default TTL), but "
+            f"{type(store).__name__} keeps no namespace settings: import into "
+            "ChromaMemoryStore or PostgresMemoryStore; nothing was imported"
+        )
     with all_or_nothing(store):
         for gran, found in moved.items():
             held = (
@@ -211,7 +236,20 @@ def import_portable(
                 imported["profile"] = 1
             else:
                 kept["profile"] = 1
+        if portable.settings is not None:
+            if _settings(store, target) is None:
+                put_settings(portable.settings.model_copy(update={"namespace": target}))
+                imported["settings"] = 1
+            else:
+                kept["settings"] = 1
     return ImportResult(namespace=target, imported=imported, kept=kept)
+
+
+def _settings(store: MemoryStore, namespace: str) -> NamespaceSettings | None:
+    """The namespace's settings, or None (none set, or a store that keeps none)."""
+    get = getattr(store, "get_namespace_settings", None)
+    found = get(namespace) if callable(get) else None
+    return found if isinstance(found, NamespaceSettings) else None
 
 
 def _embedder(store: MemoryStore) -> str:
@@ -248,10 +286,11 @@ def _header(line: str, where: str, n: int) -> ExportHeader:
             f"{where}, line {n}: not a lamina export (its first line has no "
             f'"format": "{FORMAT}"); write one with `lamina export`'
         )
-    if value.get("version") != VERSION:
+    if value.get("version") not in READS:
         raise InvalidInputError(
             f"{where}, line {n}: export version {value.get('version')!r} is not one this "
-            f"lamina reads (it reads version {VERSION}); nothing was imported"
+            f"lamina reads (it reads versions {', '.join(map(str, READS))}); nothing was "
+            "imported"
         )
     try:
         header = ExportHeader.model_validate(value)
@@ -279,8 +318,20 @@ def _take(portable: Portable, value: dict[str, Any], where: str, n: int, ns: str
             portable.profile = ProfileRecord.model_validate(value.get("profile"))
         elif kind == "audit":
             portable.audit.append(AuditEntry.model_validate(value.get("entry")))
+        elif kind == "settings" and portable.header.version >= 2:
+            if portable.settings is not None:
+                raise ValueError("a second settings line")
+            settings = NamespaceSettings.model_validate(value.get("settings"))
+            if settings.namespace != ns:
+                raise ValueError(
+                    f"the settings of namespace {settings.namespace!r} in an export of {ns!r}"
+                )
+            portable.settings = settings
         else:
-            raise ValueError(f"unknown line type {kind!r} (record, profile or audit)")
+            known = "record, profile, audit or settings"
+            if portable.header.version < 2:
+                known = "record, profile or audit, in a version 1 file"
+            raise ValueError(f"unknown line type {kind!r} ({known})")
     except ValidationError as e:
         raise InvalidInputError(
             f"{where}, line {n}: {first_problem(e)}; nothing was imported"
@@ -295,7 +346,7 @@ class PortableMethods:
     store: ChromaMemoryStore  # as the other mixins declare it; any MemoryStore works
 
     def export(self, file: str | Path | IO[str], *, namespace: str) -> dict[str, int]:
-        """Write one namespace's memory, with its history and tombstones, to ``file``.
+        """Write one namespace's memory (history, tombstones, default TTL) to ``file``.
 
         ``file`` is a path (written as UTF-8, replaced if it exists) or an open text
         stream. The format is described in :mod:`lamina.memory.portable`; vectors are
@@ -315,8 +366,9 @@ class PortableMethods:
 
         The file is checked whole first: an unknown version, a broken line or a count
         its header does not match raises, and nothing is imported. Records are embedded
-        again by this store. Ids the namespace already holds are kept as they are. No
-        LLM is used.
+        again by this store. Ids the namespace already holds are kept as they are. The
+        file's default TTL (``set_default_ttl``) is restored unless the namespace already
+        has settings of its own. No LLM is used.
 
         Raises:
             InvalidInputError: The file is not a readable lamina export (the message

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from lamina import Memory
 from lamina.cli import main
 from lamina.errors import InvalidInputError, NamespaceError, StoreConfigurationError
 from lamina.memory.forget import forget
@@ -31,6 +32,7 @@ from lamina.records import (
     RawTurn,
     SceneRecord,
 )
+from lamina.records.settings import NamespaceSettings
 from lamina.stores import ChromaMemoryStore
 from lamina.stores.audited import PENDING, PENDING_ENTRY
 from lamina.stores.codec import row_id
@@ -273,6 +275,28 @@ def test_everything_is_copied_with_ids_times_links_and_vectors(
     assert [e.action for e in target.list_audit(GONE)] == ["forget"]
     assert {e.id for e in target.list_audit(ALICE)} >= {"supersede-f-old", "pending-f-old"}
     assert {r.namespace for r in target.get("raw", TRAP)} == {TRAP}
+
+
+def test_the_namespace_default_ttl_is_copied(
+    source_dir: Path, make_postgres_store: Callable[..., Any]
+) -> None:
+    chroma = ChromaMemoryStore.persistent(source_dir, embeddings=FakeEmbeddings())
+    chroma.put_namespace_settings(NamespaceSettings(namespace=ALICE, default_ttl_seconds=3600))
+    chroma.put_namespace_settings(NamespaceSettings(namespace="user:settings-only"))
+    del chroma
+    target = make_postgres_store()
+    with ChromaSource.open(source_dir) as source:
+        report = migrate(source, target)
+        assert report.ok, report.table()
+        assert counts(report)[(ALICE, "settings")] == (1, 1)
+        assert counts(report)[("user:settings-only", "settings")] == (1, 1)
+        assert (TRAP, "settings") not in counts(report)  # none set: no row
+        again = migrate(source, target)
+    assert again.ok and again.copied == 0
+    settings = target.get_namespace_settings(ALICE)
+    assert settings is not None and settings.default_ttl == timedelta(hours=1)
+    assert Memory(store=target).default_ttl(ALICE) == timedelta(hours=1)
+    assert target.get_namespace_settings(TRAP) is None
 
 
 def test_a_second_run_copies_nothing_and_reports_the_same_counts(

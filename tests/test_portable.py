@@ -185,7 +185,15 @@ def test_round_trip_keeps_records_history_and_search(fresh: Callable[[], MemoryS
     source = build(fresh())
     out = io.StringIO()
     counts = source.export(out, namespace=NS)
-    assert counts == {"raw": 6, "fact": 5, "episode": 1, "scene": 1, "profile": 1, "audit": 2}
+    assert counts == {
+        "raw": 6,
+        "fact": 5,
+        "episode": 1,
+        "scene": 1,
+        "profile": 1,
+        "audit": 2,
+        "settings": 0,
+    }
     target = Memory(store=fresh())
     result = target.import_(io.StringIO(out.getvalue()))
     assert result.imported == counts and sum(result.kept.values()) == 0
@@ -208,8 +216,58 @@ def test_second_import_merges_by_id(fresh: Callable[[], MemoryStore]) -> None:
     first = snapshot(target, NS)
     again = target.import_(io.StringIO(out.getvalue()))
     assert again.count == 0
-    assert again.kept == {"raw": 6, "fact": 5, "episode": 1, "scene": 1, "profile": 1, "audit": 2}
+    assert again.kept == {
+        "raw": 6,
+        "fact": 5,
+        "episode": 1,
+        "scene": 1,
+        "profile": 1,
+        "audit": 2,
+        "settings": 0,
+    }
     assert snapshot(target, NS) == first
+
+
+def test_round_trip_keeps_the_namespace_default_ttl(fresh: Callable[[], MemoryStore]) -> None:
+    source = build(fresh())
+    source.set_default_ttl(NS, timedelta(days=30))
+    out = io.StringIO()
+    assert source.export(out, namespace=NS)["settings"] == 1
+    settings_line = json.loads(out.getvalue().splitlines()[-1])
+    assert settings_line["type"] == "settings"
+    assert settings_line["settings"]["default_ttl_seconds"] == 30 * 86400
+    target = Memory(store=fresh())
+    result = target.import_(io.StringIO(out.getvalue()))
+    assert result.imported["settings"] == 1
+    assert target.default_ttl(NS) == timedelta(days=30)
+    # into another namespace, and a second import keeps the settings the namespace has
+    copy = target.import_(io.StringIO(out.getvalue()), namespace="user:ana-copy")
+    assert copy.imported["settings"] == 1
+    assert target.default_ttl("user:ana-copy") == timedelta(days=30)
+    target.set_default_ttl(NS, timedelta(days=2))
+    again = target.import_(io.StringIO(out.getvalue()))
+    assert again.kept["settings"] == 1 and again.imported["settings"] == 0
+    assert target.default_ttl(NS) == timedelta(days=2)
+
+
+def test_a_version_1_file_still_imports() -> None:
+    """A file written before the settings line (version 1: no settings count) imports."""
+    lines = exported_lines()
+    header = json.loads(lines[0])
+    header["version"] = 1
+    del header["counts"]["settings"]
+    old = [json.dumps(header), *lines[1:]]
+    target = Memory(store=ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    result = target.import_(io.StringIO("\n".join(old) + "\n"))
+    assert result.imported["raw"] == 6 and result.imported["settings"] == 0
+    assert target.default_ttl(NS) is None
+    # a settings line is version 2's: in a version 1 file it is refused, naming its line
+    settings = {"namespace": NS, "default_ttl_seconds": 60.0}
+    bad = [*old, json.dumps({"type": "settings", "settings": settings})]
+    with pytest.raises(InvalidInputError, match=f"line {len(bad)}.*version 1"):
+        Memory(store=ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())).import_(
+            io.StringIO("\n".join(bad) + "\n")
+        )
 
 
 def test_import_keeps_what_the_store_changed_since() -> None:
@@ -296,6 +354,25 @@ def test_cli_export_then_import(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "0 written; 16 already held" in capsys.readouterr().out
     assert main(["import", str(tmp_path / "none.jsonl"), "--data-dir", str(other)], **cli) == 2
     assert "no export file" in capsys.readouterr().err
+
+
+def test_cli_export_then_import_keeps_the_default_ttl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def factory(config: MemoryConfig) -> Memory:
+        return Memory(config=config, embeddings=FakeEmbeddings())
+
+    data, other, file = tmp_path / "a", tmp_path / "b", tmp_path / "ana.jsonl"
+    with factory(MemoryConfig(data_dir=data)) as memory:
+        build(memory.store)
+        memory.set_default_ttl(NS, timedelta(hours=12))
+    cli = {"memory_factory": factory}
+    assert main(["export", "--data-dir", str(data), "-n", NS, "-o", str(file)], **cli) == 0
+    assert "1 settings" in capsys.readouterr().err
+    assert main(["import", str(file), "--data-dir", str(other), "--json"], **cli) == 0
+    assert json.loads(capsys.readouterr().out)["imported"]["settings"] == 1
+    with factory(MemoryConfig(data_dir=other)) as memory:
+        assert memory.default_ttl(NS) == timedelta(hours=12)
 
 
 def test_a_failed_import_on_postgres_leaves_nothing(

@@ -6,8 +6,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Literal
 
-KINDS = ("raw", "fact", "episode", "scene", "profile", "audit")
-"""What is counted per namespace: the four granularities, the profile, the audit log."""
+KINDS = ("raw", "fact", "episode", "scene", "profile", "audit", "settings")
+"""What is counted per namespace: the four granularities, the profile, the audit log and
+the namespace's settings (its default TTL)."""
 
 VectorSource = Literal["copied", "re-embedded"]
 
@@ -55,7 +56,7 @@ class MigrationReport:
 
     @property
     def copied(self) -> int:
-        """How many records, profiles and audit entries this run wrote."""
+        """How many records, profiles, audit entries and settings this run wrote."""
         return sum(c.copied for c in self.counts)
 
     def mismatches(self) -> list[Count]:

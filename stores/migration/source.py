@@ -1,4 +1,4 @@
-"""A lamina Chroma data folder, read for a copy: records with their vectors, profiles, audit.
+"""A lamina Chroma data folder, read for a copy: records with vectors, profiles, audit, settings.
 
 Opening a persistent Chroma folder writes to it (Chroma replays its log into the vector
 segments and saves them), so :meth:`ChromaSource.open` never opens the folder itself: it
@@ -34,6 +34,7 @@ from chromadb.api.models.Collection import Collection
 from ...errors import InvalidInputError, StoreConfigurationError
 from ...records.audit import AuditEntry
 from ...records.model import Granularity, MemoryRecord, ProfileRecord
+from ...records.settings import NamespaceSettings
 from ..audited import PENDING, PENDING_ENTRY
 from ..chroma_calls import ChromaCalls, describe_client
 from ..codec import from_metadata
@@ -107,7 +108,7 @@ def snapshot(folder: Path, copy: Path) -> Path:
 
 
 class ChromaSource:
-    """The records, profiles and audit log of one lamina store in a Chroma client.
+    """The records, profiles, audit log and namespace settings of a lamina store in Chroma.
 
     Raises:
         InvalidInputError: the client holds no lamina store under ``prefix``.
@@ -138,6 +139,7 @@ class ChromaSource:
         self.embedding, self.index_policy = self._settings()
         self._profiles = self._open_optional(client, names, f"{prefix}_profile")
         self._audit = self._open_optional(client, names, f"{prefix}_audit")
+        self._settings_docs = self._open_optional(client, names, f"{prefix}_settings")
 
     @classmethod
     def open(cls, path: str | Path, *, prefix: str = "lamina") -> ChromaSource:
@@ -240,6 +242,12 @@ class ChromaSource:
         if self._profiles is None:
             return {}
         return dict(every_document(self._calls, self._profiles, ProfileRecord))
+
+    def namespace_settings(self) -> dict[str, NamespaceSettings]:
+        """The settings (the default TTL) of every namespace that has them."""
+        if self._settings_docs is None:
+            return {}
+        return dict(every_document(self._calls, self._settings_docs, NamespaceSettings))
 
     def audit(self) -> dict[str, list[AuditEntry]]:
         """Every namespace's audit log (forget tombstones included), oldest first."""

@@ -1,4 +1,4 @@
-"""Copy every record, profile and audit entry of a Chroma store into a Postgres store.
+"""Copy every record, profile, audit entry and namespace setting of Chroma into Postgres.
 
 Namespace by namespace, each granularity is read in pages of ids with its stored vectors
 and written with :meth:`~lamina.stores.postgres.PostgresMemoryStore.add_embedded`, so ids,
@@ -7,10 +7,12 @@ and nothing is embedded again. When the target's embedder or index text policy i
 the one that wrote the source, the vectors would not fit its space: each record is then
 embedded again by the target, and the report says so.
 
-A record, profile or audit entry the target already holds unchanged is skipped, so a
-second run writes nothing and an interrupted run can simply be run again. Each page, and
-each namespace's profile with its audit log, is one transaction. After the copy, the ids
-the target holds are compared with the source's, per namespace and kind.
+A namespace's settings (its default TTL, ``Memory.set_default_ttl``) are copied with its
+profile. A record, profile, audit entry or settings the target already holds unchanged is
+skipped, so a second run writes nothing and an interrupted run can simply be run again.
+Each page, and each namespace's profile, settings and audit log, is one transaction.
+After the copy, the ids the target holds are compared with the source's, per namespace
+and kind.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import asdict
 from ...embedders.identity import embedding_name
 from ...records.audit import AuditEntry
 from ...records.model import Granularity, ProfileRecord
+from ...records.settings import NamespaceSettings
 from ..postgres.store import PostgresMemoryStore
 from ..rows import PAGE
 from .report import Count, MigrationReport
@@ -62,14 +65,19 @@ def migrate(
     ids = {g: source.record_ids(g) for g in Granularity}
     profiles = source.profiles()
     audit = source.audit()
-    namespaces = sorted({ns for found in ids.values() for ns in found} | set(profiles) | set(audit))
+    settings = source.namespace_settings()
+    namespaces = sorted(
+        {ns for found in ids.values() for ns in found} | set(profiles) | set(audit) | set(settings)
+    )
     for ns in namespaces:
         pending: list[AuditEntry] = []
         rows = [
             _copy_records(source, target, gran, ns, ids[gran].get(ns, []), pending, report, page)
             for gran in Granularity
         ]
-        rows += _copy_documents(target, ns, profiles.get(ns), audit.get(ns, []), pending, report)
+        rows += _copy_documents(
+            target, ns, profiles.get(ns), audit.get(ns, []), pending, report, settings.get(ns)
+        )
         report.counts += [c for c in rows if c.source or c.target]
         if progress is not None:
             written = sum(c.copied for c in rows)
@@ -124,8 +132,9 @@ def _copy_documents(
     log: Sequence[AuditEntry],
     pending: list[AuditEntry],
     report: MigrationReport,
+    settings: NamespaceSettings | None = None,
 ) -> list[Count]:
-    """Copy a namespace's profile and audit log in one transaction; count both sides after."""
+    """Copy a namespace's profile, settings and audit log in one transaction; count after."""
     logged = {e.id for e in log}
     landing = [e for e in pending if e.id not in logged]
     if landing:
@@ -135,8 +144,14 @@ def _copy_documents(
             "(a supersede interrupted before its entry was moved) were copied to the audit log"
         )
     entries = [*log, *landing]
-    copied_profile = copied_audit = 0
+    copied_profile = copied_audit = copied_settings = 0
     with target.atomic():
+        held_settings = target.get_namespace_settings(ns)
+        if settings is not None and (
+            held_settings is None or held_settings.model_dump_json() != settings.model_dump_json()
+        ):
+            target.put_namespace_settings(settings)
+            copied_settings = 1
         stored = target.get_profile(ns)
         if profile is not None and (
             stored is None or stored.model_dump_json() != profile.model_dump_json()
@@ -149,6 +164,7 @@ def _copy_documents(
                 target.append_audit(entry)
                 copied_audit += 1
     has_profile = target.get_profile(ns) is not None
+    has_settings = target.get_namespace_settings(ns) is not None
     held = {e.id for e in target.list_audit(ns)}
     wanted = {e.id for e in entries}
     return [
@@ -160,6 +176,15 @@ def _copy_documents(
             copied=copied_profile,
             missing=int(profile is not None and not has_profile),
             extra=int(profile is None and has_profile),
+        ),
+        Count(
+            ns,
+            "settings",
+            source=int(settings is not None),
+            target=int(has_settings),
+            copied=copied_settings,
+            missing=int(settings is not None and not has_settings),
+            extra=int(settings is None and has_settings),
         ),
         Count(
             ns,
