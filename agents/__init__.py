@@ -1,10 +1,12 @@
 """The nodes of the memory graphs, grouped by the graph they serve, and what they share.
 
-* :mod:`.ingest` (the write path): :mod:`~.ingest.raw_writer` (turns to the raw layer,
-  no LLM) -> :mod:`~.ingest.episode_trigger` (when to consolidate) ->
-  :mod:`~.ingest.constructor` (episodes, facts, scenes) -> :mod:`~.ingest.conflicts`
-  (which stored facts the new ones update) -> :mod:`~.ingest.refresher` (supersede,
-  keeping history), with the construction helpers (owner, support, slots, update cues).
+* :mod:`.ingest` (the write path): :mod:`~.ingest.nodes.raw_writer` (turns to the raw layer,
+  no LLM) -> :mod:`~.ingest.nodes.episode_trigger` (when to consolidate) ->
+  :mod:`~.ingest.nodes.constructor` (episodes, facts, scenes) -> :mod:`~.ingest.nodes.conflicts`
+  (which stored facts the new ones update) -> :mod:`~.ingest.nodes.refresher` (supersede,
+  keeping history), all in :mod:`~.ingest.nodes`, over the rules grouped by concern
+  (:mod:`~.ingest.extraction`, :mod:`~.ingest.ownership`, :mod:`~.ingest.supersession`,
+  :mod:`~.ingest.evidence`).
 * :mod:`.recall` (the read path): :mod:`~.recall.retriever` (deterministic analysis, one
   pooled search) -> :mod:`~.recall.judge` (sufficiency and a draft answer) ->
   :mod:`~.recall.rewriter` on an insufficient round -> :mod:`~.recall.answer`;

@@ -89,7 +89,7 @@ def summarise_difference(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """says_answer against its opposite (not_said): kept when the first P(yes) is higher.
 
     A model that leans to "yes" leans in both questions, so the comparison needs no
-    threshold (the rule check's decision, ``agents/ingest/withholding.py``).
+    threshold (the rule check's decision, ``agents/ingest/extraction/withholding.py``).
     """
     diff = [(r["says_answer"] - r["not_said"], r["right"]) for r in rows]
     right = [d for d, ok in diff if ok]

@@ -8,8 +8,8 @@ conversations the long evaluation does not use, this prints and saves:
 * ``owner_accuracy``: labelled facts filed under their person;
 * ``unsupported_rate``: facts whose source turns (with their captions and the turn
   before each, the evidence the threshold was calibrated on) hold under the support
-  threshold of their content words (``lamina.agents.ingest.support``), checked on the stored
-  text, after dates were written in and the owner restated; construction drops such
+  threshold of their content words (``lamina.agents.ingest.evidence.support``), checked on
+  the stored text, after dates were written in and the owner restated; construction drops such
   facts or re-sources them to the excerpt's turn that supports them
   (``unsupported_dropped``, ``source_corrected``), so this counts what slips through;
 * ``date_accuracy``: facts drawn from a turn with a hand-labelled relative date
@@ -69,9 +69,9 @@ from construction_dates import date_accuracy
 from construction_run import fixed_tokenizer, local_model, run_policy
 
 from lamina.agents.common.names import match_speakers
-from lamina.agents.ingest.ownership import addressee, decide_owner
-from lamina.agents.ingest.present import present_owner
-from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio
+from lamina.agents.ingest.evidence.support import SUPPORT_THRESHOLD, support_ratio
+from lamina.agents.ingest.ownership.grammar import addressee, decide_owner
+from lamina.agents.ingest.ownership.present import present_owner
 from lamina.core.arms import ResearchArms
 from lamina.core.context import MemoryContext
 from lamina.embedders import MiniLMEmbeddings
@@ -325,7 +325,8 @@ def calibrate(data: Path, seed: int = 0) -> dict[str, Any]:
             for model, tag in ((o.person, "model_right"), (wrong, "model_wrong")):
                 v = decide_owner(model, o.text, turn.text, turn.speaker, spoken_to, people)
                 owner[f"{tag}:{v.check}:{'ok' if v.owner == o.person else 'wrong'}"] += 1
-                # owner_rules=False: the model's owner stands when present (agents.ingest.present)
+                # owner_rules=False: the model's owner stands when present
+                # (agents.ingest.ownership.present)
                 kept = present_owner(model, people, [turn.text], vouched=model)
                 plain[f"{tag}:{'ok' if kept == o.person else 'wrong'}"] += 1
     table = {

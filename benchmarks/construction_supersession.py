@@ -26,7 +26,7 @@ Reported:
 With ``--fake`` no LLM runs: construction writes each turn as a fact about its speaker
 and the update check confirms every pair it is asked about, so the figures are those
 of the pairs the check is shown (the slot pre-filter's, or with ``--no-cues`` the
-embedding candidates of ``agents.ingest.updates``). A real model runs with
+embedding candidates of ``agents.ingest.supersession.updates``). A real model runs with
 ``--base-url`` (an OpenAI-compatible server, e.g. ``lamina serve-llm``); it is slow,
 so ``--resume DIR`` journals each finished item in ``DIR/journal.jsonl`` and a later
 run with the same settings skips them.

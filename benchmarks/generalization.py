@@ -62,7 +62,7 @@ from langchain_core.language_models import BaseChatModel  # noqa: E402
 from lamina.agents.common.journal import SqliteReplyJournal  # noqa: E402
 from lamina.agents.common.names import fold  # noqa: E402
 from lamina.agents.common.timeparse import reference_day, resolve_times  # noqa: E402
-from lamina.agents.ingest.updates import same_person  # noqa: E402
+from lamina.agents.ingest.supersession.updates import same_person  # noqa: E402
 from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext  # noqa: E402
 from lamina.graphs import ResearchArms  # noqa: E402
 from lamina.graphs.ingest import build_ingest_graph  # noqa: E402

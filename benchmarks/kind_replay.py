@@ -2,7 +2,7 @@ r"""Replay construction's kind check on facts a model already built, no model.
 
 Reads every fact of one or more built Chroma stores (an evaluation's construction folder
 or a construction benchmark's ``--resume`` folder) and files its kind again with
-:func:`~lamina.agents.ingest.kinds.checked_kind`, the stored kind standing in for the
+:func:`~lamina.agents.ingest.extraction.kinds.checked_kind`, the stored kind standing in for the
 model's tag. Prints how many facts each (stored kind, checked kind) pair holds, and with
 ``-v`` a few statements of every corrected pair, so a reader can judge the rule on real
 model output. The stores are machine-local; a fact seen in several stores counts once.
@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from lamina.agents.ingest.kinds import checked_kind
+from lamina.agents.ingest.extraction.kinds import checked_kind
 from lamina.records.model import FactRecord, Granularity
 from lamina.stores.codec import from_metadata
 

@@ -2,11 +2,11 @@ r"""Replay construction's owner and source checks on facts a model already built
 
 ``benchmarks/construction_quality.py`` builds memory with the local model into Chroma
 stores (``--resume DIR``). This script reads every fact of those stores again and files
-it as :func:`~lamina.agents.ingest.owner_check.checked_owner` does in the tree as it is
+it as :func:`~lamina.agents.ingest.ownership.owner_check.checked_owner` does in the tree as it is
 now (swap repair, a shared image, the source turn's grammar), with the stored owner
 standing in for the model's. With ``--sources`` it first chooses each fact's source
 turns again from the excerpt it was built from
-(:func:`~lamina.agents.ingest.construct.supporting_turns`). It prints the owner accuracy
+(:func:`~lamina.agents.ingest.extraction.construct.supporting_turns`). It prints the owner accuracy
 on the labelled facts (a fact whose one source turn is cited by LoCoMo observations about
 exactly one person), the observation coverage before and after, and with ``-v`` which
 labelled facts change or stay wrong.
@@ -37,9 +37,9 @@ from typing import Any
 from construction_quality import CALIBRATION, dia_ids, owners_by_turn
 
 from lamina.agents.common.names import match_speakers
-from lamina.agents.ingest.construct import supporting_turns
-from lamina.agents.ingest.owner_check import checked_owner
-from lamina.agents.ingest.support import content_terms
+from lamina.agents.ingest.evidence.support import content_terms
+from lamina.agents.ingest.extraction.construct import supporting_turns
+from lamina.agents.ingest.ownership.owner_check import checked_owner
 from lamina.embedders import MiniLMEmbeddings
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore

@@ -40,7 +40,7 @@ from typing import Any
 
 from lamina.agents.common.deps import NodeDeps
 from lamina.agents.common.query_analysis import QueryAnalysis
-from lamina.agents.ingest.raw_writer import build_raw_turns
+from lamina.agents.ingest.nodes.raw_writer import build_raw_turns
 from lamina.agents.recall.premise import (
     TOPIC_MIN_TERMS,
     TOPIC_RATIO,

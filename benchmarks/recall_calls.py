@@ -37,7 +37,7 @@ from typing import Any
 
 import lamina
 from lamina.agents.common.deps import NodeDeps
-from lamina.agents.ingest.raw_writer import build_raw_turns
+from lamina.agents.ingest.nodes.raw_writer import build_raw_turns
 from lamina.core.context import MemoryContext
 from lamina.embedders.choice import DEFAULT_EMBEDDER, make_embeddings
 from lamina.graphs.recall import build_recall_graph

@@ -49,7 +49,7 @@ from lamina.agents.common.attribution import ungrounded_person, unsupported_pers
 from lamina.agents.common.deps import NodeDeps
 from lamina.agents.common.names import match_speakers
 from lamina.agents.common.query_analysis import QueryAnalysis
-from lamina.agents.ingest.raw_writer import build_raw_turns
+from lamina.agents.ingest.nodes.raw_writer import build_raw_turns
 from lamina.agents.recall.context import render_context, render_turn
 from lamina.core.context import MemoryContext
 from lamina.core.state import Candidate

@@ -1,6 +1,6 @@
 r"""How well does the rule check tell a turn the rule forbids from one it allows?
 
-The rule check (``lamina.agents.ingest.withholding``) asks the model two opposite yes/no
+The rule check (``lamina.agents.ingest.extraction.withholding``) asks the model two opposite yes/no
 questions about every turn when an application sets a "never store" rule: "does this
 message mention any of <the rule's topics>?" and "is it free of any mention of them?".
 This probe asks both, with the product's own prompts and the topics the product reads
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.withholding import rule_topics
+from lamina.agents.ingest.extraction.withholding import rule_topics
 from lamina.llm.structured import StructuredCaller
 from lamina.prompts.withholding import FREE_OF, MENTIONS
 from lamina.stores import ChromaMemoryStore

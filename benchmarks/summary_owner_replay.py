@@ -1,6 +1,6 @@
 r"""Whom an episode summary's sentences name first, against LoCoMo's labels (issue 31).
 
-Replays :func:`lamina.agents.ingest.reported.owned_summary` over the episodes of a
+Replays :func:`lamina.agents.ingest.ownership.reported.owned_summary` over the episodes of a
 built store (no LLM) and labels each summary sentence, before and after, the way the
 construction benchmark labels a note's owner: the sentence's source is the turn of its
 episode that shares the most of its content words (at least two, and more than any
@@ -30,8 +30,8 @@ from typing import Any
 from construction_quality import owners_by_turn
 
 from lamina.agents.common.formatting import SENTENCE_BREAK
-from lamina.agents.ingest.reported import owned_summary
-from lamina.agents.ingest.support import content_terms, source_terms
+from lamina.agents.ingest.evidence.support import content_terms, source_terms
+from lamina.agents.ingest.ownership.reported import owned_summary
 from lamina.embedders import MiniLMEmbeddings
 from lamina.records.model import EpisodeRecord, RawTurn
 from lamina.stores import ChromaMemoryStore

@@ -4,7 +4,7 @@ r"""Replay a supersession run's recorded facts through the Judge's update check.
 control, every fact the model wrote (text, subject, kind, earlier or later side). Building
 those facts is most of a run's time (two construction calls per item); judging them is one
 call. This script stores each item's earlier facts and turns as they were said, then
-hands its later facts to :func:`~lamina.agents.ingest.conflicts.check_conflicts`, the
+hands its later facts to :func:`~lamina.agents.ingest.nodes.conflicts.check_conflicts`, the
 Judge itself, with a model (``--base-url``) or with none (``--no-model``: every pair the
 model would be asked about is answered "not outdated", so only the update cues
 supersede). It isolates the update check from what the model wrote, so a change to the
@@ -34,7 +34,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.conflicts import check_conflicts
+from lamina.agents.ingest.nodes.conflicts import check_conflicts
 from lamina.core.arms import ResearchArms
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller

@@ -180,7 +180,7 @@ class RawOnlyWriter:
 
     def __init__(self, memory: Memory) -> None:
         from ..agents.common.deps import NodeDeps
-        from ..agents.ingest.raw_writer import make_raw_write
+        from ..agents.ingest.nodes.raw_writer import make_raw_write
 
         self._memory = memory
         no_model: Any = None  # the raw-write node reads only the store and the clock

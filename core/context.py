@@ -38,7 +38,7 @@ RETIRED: Mapping[str, str] = MappingProxyType(
     {
         **dict.fromkeys(
             ("theta_sim", "theta_count", "neighbour_k", "merge_threshold", "boundary_gap_minutes"),
-            "a constant of lamina.agents.ingest.episode_trigger",
+            "a constant of lamina.agents.ingest.nodes.episode_trigger",
         ),
         "boundary_llm_check": "removed: the eager policy asks the boundary judge, the "
         "boundary policy never does",
@@ -50,16 +50,16 @@ RETIRED: Mapping[str, str] = MappingProxyType(
                 "construction_tokens_per_item",
                 "construction_frequency_penalty",
             ),
-            "a constant of lamina.agents.ingest.drafting",
+            "a constant of lamina.agents.ingest.extraction.drafting",
         ),
         "skip_trivial_turns": "removed: trivial turns always stay raw only",
         "duplicate_threshold": "a constant of lamina.agents.common.refinement",
         **dict.fromkeys(
             ("conflict_k", "conflict_pairs_per_fact", "conflict_max_pairs"),
-            "a constant of lamina.agents.ingest.conflicts",
+            "a constant of lamina.agents.ingest.nodes.conflicts",
         ),
         **dict.fromkeys(
-            ("scene_tau", "scene_max_gap_days"), "a constant of lamina.agents.ingest.scenes"
+            ("scene_tau", "scene_max_gap_days"), "a constant of lamina.agents.ingest.nodes.scenes"
         ),
         "profile_scenes": "removed: nothing read it",
         "extra": "removed: nothing read it (no audit entry recorded its tags)",
@@ -155,15 +155,15 @@ class MemoryContext:
     nearest stored facts by embedding, with no word list, and the model decides every
     pair, in any language. True: pairs come from an English slot pre-filter, a pair whose
     newer fact states the change in English words ("moved to", "quit";
-    ``agents.ingest.update_cues``) is an update without a call, and only uncued pairs with
-    a word of change go to the model; the local 1.5B model cannot judge pairs
+    ``agents.ingest.supersession.update_cues``) is an update without a call, and only
+    uncued pairs with a word of change go to the model; the local 1.5B model cannot judge pairs
     (``benchmarks/update_signal.json``: ROC AUC 0.64).
 
     Construction. False: the owner the model names for a note stands. True: it is weighed
     against its source turn's English grammar (speaker, "you", pronouns, pets, relatives;
-    ``agents.ingest.owner_check``), which overrules it, and a note the model wrote in the
+    ``agents.ingest.ownership.owner_check``), which overrules it, and a note the model wrote in the
     first person ("I moved to Berlin") is retold in the third. Either way an owner who is
-    not present (a speaker, or a person the excerpt names; ``agents.ingest.present``) is
+    not present (a speaker, or a person the excerpt names; ``agents.ingest.ownership.present``) is
     refused for that note, counted ``owner_absent``. The rules lift the local 1.5B model's
     owners from 0.712 to 0.952 where they were tuned, but keep only 0.933 of a perfect
     model's owners (``construction_quality.py --calibrate``), so they are the local model's

@@ -7,11 +7,11 @@ from typing import Literal, Unpack
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from ..agents.ingest.conflicts import make_judge
-from ..agents.ingest.constructor import make_constructor
-from ..agents.ingest.episode_trigger import make_episode_trigger
-from ..agents.ingest.raw_writer import make_raw_write
-from ..agents.ingest.refresher import make_refresher
+from ..agents.ingest.nodes.conflicts import make_judge
+from ..agents.ingest.nodes.constructor import make_constructor
+from ..agents.ingest.nodes.episode_trigger import make_episode_trigger
+from ..agents.ingest.nodes.raw_writer import make_raw_write
+from ..agents.ingest.nodes.refresher import make_refresher
 from ..core.context import MemoryContext
 from ..core.nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
 from ..core.state import IngestInput, IngestOutput, IngestState

@@ -27,7 +27,7 @@ import uuid
 from typing import Any, Literal, cast
 
 from ..agents.common.deps import NodeDeps
-from ..agents.ingest.raw_writer import build_raw_turns
+from ..agents.ingest.nodes.raw_writer import build_raw_turns
 from ..config import MemoryConfig
 from ..core.context import MemoryContext
 from ..core.state import TurnInput

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from ..agents.ingest.scenes import summary_of
+from ..agents.ingest.nodes.scenes import summary_of
 from ..config import MemoryConfig
 from ..errors import InvalidTypeError
 from ..records.model import SceneRecord, utc_now

@@ -2,7 +2,7 @@
 
 A CRM row, a form answer or a profile field is a fact nobody needs a model to extract.
 It is stored as a fact record of its person, then goes through the same update check as
-a constructed fact (:func:`~lamina.agents.ingest.conflicts.judge_facts`): a stored fact
+a constructed fact (:func:`~lamina.agents.ingest.nodes.conflicts.judge_facts`): a stored fact
 it replaces is superseded, with its audit entry, exactly as after ``add``. Only that
 check may call the model, and only for a pair it cannot settle without one, so the
 model is not even started when no pair needs it. A given fact is stored flagged as
@@ -25,8 +25,8 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..agents.common.deps import NodeDeps, StepLog
-from ..agents.ingest.conflicts import PENDING, PENDING_KEY, judge_facts
-from ..agents.ingest.refresher import settle
+from ..agents.ingest.nodes.conflicts import PENDING, PENDING_KEY, judge_facts
+from ..agents.ingest.nodes.refresher import settle
 from ..config import MemoryConfig
 from ..core.calls import LLMCall
 from ..core.nodes import JUDGE
@@ -49,10 +49,10 @@ __all__ = ["GIVEN_KEY", "AddFactsResult", "FactInput", "GivenFactsMethods", "giv
 
 
 def _flagged(fact: FactRecord) -> FactRecord:
-    """``fact`` marked unjudged (:data:`~lamina.agents.ingest.conflicts.PENDING_KEY`).
+    """``fact`` marked unjudged (:data:`~lamina.agents.ingest.nodes.conflicts.PENDING_KEY`).
 
     The flag is cleared in the transaction that writes the fact's supersessions
-    (:func:`~lamina.agents.ingest.refresher.settle`), so a process killed between the
+    (:func:`~lamina.agents.ingest.nodes.refresher.settle`), so a process killed between the
     two leaves the fact flagged, and the next write's update check judges it again.
     """
     return fact.model_copy(update={"metadata": {**fact.metadata, PENDING_KEY: PENDING}})

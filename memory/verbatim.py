@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ..agents.common.deps import NodeDeps
-from ..agents.ingest.raw_writer import build_raw_turns
+from ..agents.ingest.nodes.raw_writer import build_raw_turns
 from ..core.context import MemoryContext
 from ..core.state import TurnInput
 from ..stores.chroma import ChromaMemoryStore

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lamina import Memory, MemoryConfig
-from lamina.agents.ingest.conflicts import PENDING, PENDING_KEY
+from lamina.agents.ingest.nodes.conflicts import PENDING, PENDING_KEY
 from lamina.errors import InvalidInputError, InvalidTypeError, NamespaceError
 from lamina.memory.given import GIVEN_KEY, FactInput
 from lamina.records import FactRecord, Granularity

@@ -23,7 +23,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
-from lamina.agents.ingest.episodes import episode_id
+from lamina.agents.ingest.nodes.episodes import episode_id
 from lamina.errors import InvalidInputError, MissingDependencyError
 from lamina.graphs import MemoryContext, build_memory_graph
 from lamina.graphs.checkpoint import (

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from lamina.agents.common.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
-from lamina.agents.ingest.drafting import EXTRA_ITEMS, MAX_ITEMS, item_budget
-from lamina.agents.ingest.lines import parse_lines
-from lamina.agents.ingest.salience import is_trivial
+from lamina.agents.ingest.extraction.drafting import EXTRA_ITEMS, MAX_ITEMS, item_budget
+from lamina.agents.ingest.extraction.lines import parse_lines
+from lamina.agents.ingest.extraction.salience import is_trivial
 from lamina.core.context import SMALL_MODEL_PROFILE, MemoryContext
 from lamina.graphs import ResearchArms
 from lamina.graphs.ingest import build_ingest_graph
@@ -217,7 +217,7 @@ def test_salience_keeps_anything_that_could_matter() -> None:
 
 
 def test_a_fact_is_filed_under_the_person_its_sentence_is_about() -> None:
-    from lamina.agents.ingest.owner_check import subject_of
+    from lamina.agents.ingest.ownership.owner_check import subject_of
 
     assert subject_of("Theo opened a bakery.", "Maya") == "Theo"  # not the speaker
     assert subject_of("Maya's brother Theo opened a bakery.", "Theo") == "Theo"
@@ -269,7 +269,7 @@ def test_the_facade_keeps_a_construction_journal_on_disk(tmp_path: Path) -> None
 
 
 def test_a_merge_keeps_only_the_sentences_it_did_not_have() -> None:
-    from lamina.agents.ingest.episodes import extend_narrative
+    from lamina.agents.ingest.nodes.episodes import extend_narrative
 
     known = "Maya told Sam about the bakery. Theo bakes bread."
     assert extend_narrative(known, "Maya told Sam about the bakery. Theo hired Ana.") == (
@@ -380,7 +380,7 @@ def test_a_reply_cut_at_its_token_limit_loses_its_unfinished_last_line() -> None
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
-    from lamina.agents.ingest.lines import complete
+    from lamina.agents.ingest.extraction.lines import complete
 
     text = "\n".join(
         [

@@ -923,7 +923,8 @@ def test_the_default_builds_keep_their_construction_keys() -> None:
 def test_the_keys_constant_settings_are_lamina_s_constants() -> None:
     """A constant changed in lamina changes what is built, so the key must follow it."""
     from lamina.agents.common import refinement
-    from lamina.agents.ingest import conflicts, drafting, episode_trigger, scenes
+    from lamina.agents.ingest.extraction import drafting
+    from lamina.agents.ingest.nodes import conflicts, episode_trigger, scenes
     from lamina.graphs.options import DEFAULT_MAX_ATTEMPTS
 
     assert CONSTANT_SETTINGS == {

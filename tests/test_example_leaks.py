@@ -1,6 +1,6 @@
 """Notes copied from the construction prompt's example: found without an LLM."""
 
-from lamina.agents.ingest.example_leaks import (
+from lamina.agents.ingest.extraction.example_leaks import (
     copies_example,
     cut_unsaid_relations,
     example_notes,

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from lamina.agents.common.refinement import fact_id
-from lamina.agents.ingest.drafting import FREQUENCY_PENALTY
-from lamina.agents.ingest.episode_trigger import THETA_COUNT
+from lamina.agents.ingest.extraction.drafting import FREQUENCY_PENALTY
+from lamina.agents.ingest.nodes.episode_trigger import THETA_COUNT
 from lamina.core.context import MemoryContext
 from lamina.graphs import ResearchArms
 from lamina.graphs.ingest import build_ingest_graph

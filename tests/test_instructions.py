@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from lamina import Memory, MemoryConfig
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.withholding import breaks_rule, rule_topics, withhold
+from lamina.agents.ingest.extraction.withholding import breaks_rule, rule_topics, withhold
 from lamina.core.context import MemoryContext
 from lamina.errors import InvalidInputError
 from lamina.graphs import ResearchArms

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.conflicts import check_conflicts
+from lamina.agents.ingest.nodes.conflicts import check_conflicts
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
 from lamina.records import FactRecord
@@ -228,8 +228,8 @@ def test_the_ingest_graph_supersedes_only_a_confirmed_pair(store, model) -> None
 
 
 def test_a_failed_check_leaves_both_current_and_is_asked_again_next_run(store, model) -> None:  # type: ignore[no-untyped-def]
-    from lamina.agents.ingest.conflicts import PENDING_KEY, make_judge
-    from lamina.agents.ingest.refresher import settle
+    from lamina.agents.ingest.nodes.conflicts import PENDING_KEY, make_judge
+    from lamina.agents.ingest.nodes.refresher import settle
 
     deps = NodeDeps(store=store, caller=StructuredCaller(model, method="json_schema"))
     judge = make_judge(deps)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lamina.agents.ingest.kinds import checked_kind, looks_ahead, states_a_like
+from lamina.agents.ingest.extraction.kinds import checked_kind, looks_ahead, states_a_like
 
 
 @pytest.mark.parametrize(

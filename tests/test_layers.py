@@ -69,7 +69,7 @@ def loggers_kept() -> Iterator[None]:
 
 @pytest.mark.usefixtures("loggers_kept")
 @pytest.mark.parametrize(
-    "contract", ["layers", "cycles", "product-without-lab", "bench-public-api"]
+    "contract", ["layers", "ingest-seams", "cycles", "product-without-lab", "bench-public-api"]
 )
 def test_the_import_contract_is_kept(contract: str) -> None:
     """Broken contracts, and allowed imports that no longer occur, are printed above."""
@@ -161,29 +161,23 @@ def test_no_product_module_imports_the_test_doubles(graph: grimp.ImportGraph) ->
     assert not users
 
 
-INGEST_NODES = {
-    "conflicts",
-    "construct",
-    "constructor",
-    "drafting",
-    "episode_trigger",
-    "episodes",
-    "raw_writer",
-    "refresher",
-    "scenes",
-    "withholding",
-}
-"""The ingest modules that build nodes or call the model; every other one is text rules."""
+INGEST = PACKAGE / "agents" / "ingest"
+
+INGEST_MODEL_CALLS = {"extraction.construct", "extraction.drafting", "extraction.withholding"}
+"""Besides the nodes (agents/ingest/nodes/), the ingest modules that call the model or
+assemble its reply into records; every other one is text rules."""
 
 
 def test_the_ingest_text_rules_load_no_llm_module() -> None:
-    """Importing a rule module of agents/ingest (ownership, slots, support...) loads
-    nothing of lamina.llm: the rules are text, and a type-only import stays one."""
+    """Importing a rule module of agents/ingest (ownership, supersession, evidence, and
+    extraction's reading of a reply) loads nothing of lamina.llm: the rules are text, and
+    a type-only import stays one."""
     rules = sorted(
-        p.stem
-        for p in (PACKAGE / "agents" / "ingest").glob("*.py")
-        if p.stem != "__init__" and p.stem not in INGEST_NODES
+        ".".join(p.relative_to(INGEST).with_suffix("").parts)
+        for p in INGEST.rglob("*.py")
+        if p.stem != "__init__" and p.relative_to(INGEST).parts[0] != "nodes"
     )
+    rules = [m for m in rules if m not in INGEST_MODEL_CALLS]
     code = (
         "import importlib, sys\n"
         f"for m in {rules!r}:\n"

@@ -19,9 +19,9 @@ from lamina.agents.common.lexicon import (
     SEASONS_EN,
     WEEKDAYS_EN,
 )
-from lamina.agents.ingest.ownership import decide_owner
-from lamina.agents.ingest.relations import named_relations
-from lamina.agents.ingest.slots import slots_of
+from lamina.agents.ingest.ownership.grammar import decide_owner
+from lamina.agents.ingest.ownership.relations import named_relations
+from lamina.agents.ingest.supersession.slots import slots_of
 from lamina.records.model import RawTurn
 
 PACKAGE = Path(lamina.__file__).parent

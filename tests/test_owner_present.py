@@ -3,7 +3,7 @@ writes."""
 
 import pytest
 
-from lamina.agents.ingest.present import present_owner
+from lamina.agents.ingest.ownership.present import present_owner
 
 PEOPLE = ["Lucía", "Jonas", "Grace Park"]
 

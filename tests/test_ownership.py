@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from lamina.agents.ingest.named import person_named, pet_keeper
-from lamina.agents.ingest.owner_check import restate
-from lamina.agents.ingest.ownership import (
+from lamina.agents.ingest.evidence.support import SUPPORT_THRESHOLD, support_ratio, supported
+from lamina.agents.ingest.ownership.grammar import (
     addressee,
     decide_owner,
     grammar_owner,
     speech_act,
 )
-from lamina.agents.ingest.support import SUPPORT_THRESHOLD, support_ratio, supported
+from lamina.agents.ingest.ownership.named import person_named, pet_keeper
+from lamina.agents.ingest.ownership.owner_check import restate
 
 PEOPLE = ["Maya", "Theo"]
 

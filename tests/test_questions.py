@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from lamina.agents.ingest.questions import answer_to, only_asked, statements
+from lamina.agents.ingest.evidence.questions import answer_to, only_asked, statements
 from lamina.records.model import RawTurn
 
 PEOPLE = ["Joanna", "Nate"]

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.conflicts import PENDING, PENDING_KEY
-from lamina.agents.ingest.refresher import settle
+from lamina.agents.ingest.nodes.conflicts import PENDING, PENDING_KEY
+from lamina.agents.ingest.nodes.refresher import settle
 from lamina.core.context import MemoryContext
 from lamina.core.nodes import REFRESHER
 from lamina.core.state import Conflict

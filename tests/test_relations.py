@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lamina.agents.ingest.relations import named_relations, pet_keepers, relation_records
+from lamina.agents.ingest.ownership.relations import named_relations, pet_keepers, relation_records
 from lamina.records.model import FactRecord, RawTurn
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lamina.agents.ingest.reported import owned_summary, reported_teller, told_by
+from lamina.agents.ingest.ownership.reported import owned_summary, reported_teller, told_by
 from lamina.records.model import RawTurn
 
 PEOPLE = ["Maya", "Theo"]

@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from lamina.agents.ingest.slots import candidate_pairs, hedged, names_in, same_person, slots_of
+from lamina.agents.ingest.supersession.slots import (
+    candidate_pairs,
+    hedged,
+    names_in,
+    same_person,
+    slots_of,
+)
 from lamina.records.model import FactRecord
 
 NS = "user:ana"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from lamina.agents.ingest.extraction.split_notes import split_note
 from lamina.agents.ingest.schemas import FactLine
-from lamina.agents.ingest.split_notes import split_note
 
 PEOPLE = ["John", "Maria"]
 

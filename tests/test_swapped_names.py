@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.owner_check import checked_owner
-from lamina.agents.ingest.swapped_names import traded, unswapped
+from lamina.agents.ingest.ownership.owner_check import checked_owner
+from lamina.agents.ingest.ownership.swapped_names import traded, unswapped
 from lamina.llm.structured import StructuredCaller
 from lamina.records.model import RawTurn
 from lamina.stores import ChromaMemoryStore

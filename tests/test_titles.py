@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lamina.agents.ingest.titles import owned_title, voiced_summary
+from lamina.agents.ingest.ownership.titles import owned_title, voiced_summary
 from lamina.records.model import RawTurn
 
 
@@ -100,6 +100,6 @@ def test_a_place_put_in_a_persons_stead_goes_to_whom_the_turns_say() -> None:
     ],
 )  # fmt: skip
 def test_a_place_is_a_name_the_turns_only_go_to(name: str, texts: list[str], place: bool) -> None:
-    from lamina.agents.ingest.named import place_only
+    from lamina.agents.ingest.ownership.named import place_only
 
     assert place_only(name, texts) is place

@@ -129,7 +129,7 @@ class _NoServer:
 def test_the_boundary_budget_counts_with_the_model_and_labels_an_estimate(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from lamina.agents.ingest.episode_trigger import _heuristic_boundary
+    from lamina.agents.ingest.nodes.episode_trigger import _heuristic_boundary
     from lamina.core.context import MemoryContext
     from lamina.records import RawTurn
 

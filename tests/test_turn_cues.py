@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.conflicts import check_conflicts
-from lamina.agents.ingest.slots import CandidatePair, candidate_pairs
-from lamina.agents.ingest.update_cues import pair_cue, update_cue
+from lamina.agents.ingest.nodes.conflicts import check_conflicts
+from lamina.agents.ingest.supersession.slots import CandidatePair, candidate_pairs
+from lamina.agents.ingest.supersession.update_cues import pair_cue, update_cue
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
 from lamina.records import FactRecord

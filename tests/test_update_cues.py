@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.conflicts import check_conflicts
-from lamina.agents.ingest.slots import candidate_pairs
-from lamina.agents.ingest.update_cues import may_change, update_cue
+from lamina.agents.ingest.nodes.conflicts import check_conflicts
+from lamina.agents.ingest.supersession.slots import candidate_pairs
+from lamina.agents.ingest.supersession.update_cues import may_change, update_cue
 from lamina.core.context import MemoryContext
 from lamina.llm.structured import StructuredCaller
 from lamina.records import FactRecord
@@ -281,6 +281,6 @@ def test_a_stay_that_is_over_is_not_asked_about(old: str, new: str) -> None:
     ],
 )
 def test_a_relation_read_from_a_turn_is_ended_by_its_change(old: str, new: str) -> None:
-    """The facts construction reads from 'my boyfriend Luke' (agents/ingest/relations.py)."""
+    """The facts construction reads from 'my boyfriend Luke' (ownership/relations.py)."""
     pairs = candidate_pairs([fact("new", new, "Jen", days=30)], [fact("old", old, "Jen")])
     assert len(pairs) == 1 and update_cue(pairs[0]) is not None

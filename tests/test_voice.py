@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from lamina.agents.common.deps import NodeDeps, StepLog
-from lamina.agents.ingest.named import person_named
-from lamina.agents.ingest.owner_check import checked_owner
-from lamina.agents.ingest.voice import in_third_person, spoken_subject, told_subject
+from lamina.agents.ingest.ownership.named import person_named
+from lamina.agents.ingest.ownership.owner_check import checked_owner
+from lamina.agents.ingest.ownership.voice import in_third_person, spoken_subject, told_subject
 from lamina.llm.structured import StructuredCaller
 from lamina.records.model import RawTurn
 from lamina.stores import ChromaMemoryStore

@@ -48,7 +48,7 @@ def repeats(fact: FactRecord, earlier: FactRecord) -> bool:
 
     Alike: a Jaccard overlap of :data:`REPEAT_OVERLAP`, or every word of one in the other
     (a note cut off at the output cap, "Alice will host a dance"). A relation read from
-    the turn without the model ("Alice's cat is Tom.", agents/ingest/relations.py) is
+    the turn without the model ("Alice's cat is Tom.", agents/ingest/ownership/relations.py) is
     never a repeat: later turns end or change it.
     """
     if any(f.metadata.get("derived_by") == "relations" for f in (fact, earlier)):

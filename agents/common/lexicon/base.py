@@ -53,7 +53,7 @@ class Lexicon:
     language's own grammar frames them ("mon chat Minou"). ``slot_cues`` and
     ``slot_phrases`` are the words and phrases that put a statement in an attribute
     slot of its person (``residence``: "lives", "moved"; ``partner``: "broke up"), for
-    the update pre-filter (:mod:`lamina.agents.ingest.slots`).
+    the update pre-filter (:mod:`lamina.agents.ingest.supersession.slots`).
     """
 
     code: str

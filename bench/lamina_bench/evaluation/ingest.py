@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from lamina.agents.common.deps import NodeDeps
-from lamina.agents.ingest.raw_writer import build_raw_turns
+from lamina.agents.ingest.nodes.raw_writer import build_raw_turns
 from lamina.core.context import SMALL_MODEL_PROFILE, TriggerPolicy
 from lamina.errors import InvalidInputError
 from lamina.graphs import MemoryContext, TurnInput
