@@ -2,7 +2,7 @@
 
 A small local model writes ``F|t3|Theo|Theo opened a bakery.`` far more cheaply and
 reliably than a JSON object with long keys. Each line is validated on its own into
-:class:`~lamina.agents.schemas.FactLine`: a malformed line drops that item only and is
+:class:`~lamina.agents.ingest.schemas.FactLine`: a malformed line drops that item only and is
 counted, never the whole reply.
 """
 
