@@ -110,7 +110,11 @@ NOTES = [
     "not_applicable: 24 are the pipe and pool parameters of their Postgres store fixture "
     "(the default parameter runs the same body); 2 are test_omit_expired_search_pagination, "
     "which runs UPDATE statements on their store table in its body (lamina's own "
-    "tests/test_langgraph_store_ttl.py covers the same case).",
+    "tests/integrations/test_langgraph_store_ttl.py covers the same case).",
+    "Each test runs once: 7 of their SQLite tests are marked flaky(retries=3) (timed by "
+    "sleeps), and one can fail on their own store: SqliteStore failed "
+    "test_async_asearch_refresh_ttl in some of the runs made while this was written and "
+    "passed it in others (see langgraph-sqlite).",
     "test_ttl_override_default fails on lamina and on LangGraph's own PostgresStore "
     "(langgraph-postgres below) and passes on SqliteStore: it reads the item with the "
     "default TTL at 2 s and expects it swept at 6 s (TTL 5 s). TTLConfig documents "
