@@ -3,7 +3,7 @@
 ``lamina --help`` builds every command's parser, so what a parser needs at that moment
 must be cheap to import. The record granularities live in :mod:`lamina.records.model`
 (pydantic) and the embedders in :mod:`lamina.embedders.choice` (LangChain), so their
-names are repeated here; ``tests/test_cli_import_cost.py`` checks that the copies stay
+names are repeated here; ``tests/commands/test_cli_import_cost.py`` checks that the copies stay
 equal to their sources.
 The trigger policies come from :mod:`lamina.core.context`, which is light.
 """

@@ -3,7 +3,7 @@
 ``python -m lamina.core.stubs`` rewrites the ``__init__.pyi`` of every package whose face
 is lazy (:mod:`lamina.core.lazy`): one ``from <home> import <name> as <name>`` per public
 name, which is how a stub tells mypy, pyright and IDEs what the package re-exports. Run it
-after changing a face's mapping; tests/test_lazy_imports.py fails while a stub is stale.
+after changing a face's mapping; tests/core/test_lazy_imports.py fails while a stub is stale.
 """
 
 from __future__ import annotations

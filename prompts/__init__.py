@@ -7,6 +7,6 @@
 * :mod:`.agents`: tool descriptions and the memory block of the LangChain integration.
 
 Nothing here imports the rest of lamina; the nodes fill the templates' variables.
-tests/test_prompts.py (write path) and tests/test_structured.py (the helper's two) check
+tests/prompts/test_prompts.py (write path) and tests/llm/test_structured.py (the helper's two) check
 that a template takes exactly the variables its caller supplies.
 """

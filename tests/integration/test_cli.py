@@ -1,5 +1,5 @@
 """The main job a new user runs: the demo over the bundled sample (search-only mode here;
-the answering mode is tested with a scripted model in tests/test_demo.py)."""
+the answering mode is tested with a scripted model in tests/commands/test_demo.py)."""
 
 import pytest
 

@@ -3,7 +3,7 @@
 ``lamina-bench --help`` builds the parser, so what it needs must be cheap to import: the
 evaluated systems live in :mod:`lamina_bench.evaluation.systems` (Chroma, LangChain) and
 the question picks in :mod:`lamina_bench.evaluation.subset` (LangChain), so their names
-are repeated here; ``tests/test_cli_import_cost.py`` checks that the copies stay equal to
+are repeated here; ``tests/commands/test_cli_import_cost.py`` checks that the copies stay equal to
 their sources.
 """
 

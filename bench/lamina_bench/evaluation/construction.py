@@ -116,7 +116,7 @@ CONSTANT_SETTINGS: dict[str, Any] = {
 """Former construction settings of the context, now constants of lamina's ingest agents
 (or gone, at the value that was always used; ``attribution_check`` was recall-only but
 keyed since the long run was built), under their old names: they stay in the key
-so that memory built while they were settings keeps its key. tests/test_eval_harness.py
+so that memory built while they were settings keeps its key. tests/bench/test_eval_harness.py
 checks each against lamina's constant."""
 
 CONSTRUCTION_ARMS = ("boundary_max_tokens", "construction_format", "update_cues", "owner_rules")

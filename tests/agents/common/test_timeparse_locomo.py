@@ -15,7 +15,7 @@ import pytest
 from lamina.agents.common.timeparse import resolve_times
 from lamina_bench.datasets.locomo import default_locomo_path
 
-LABELS = Path(__file__).parent / "data" / "locomo_relative_dates.json"
+LABELS = Path(__file__).parents[2] / "data" / "locomo_relative_dates.json"
 TARGET = 0.90
 
 

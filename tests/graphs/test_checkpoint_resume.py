@@ -3,7 +3,8 @@
 "Breaking a run mid-consolidation" here means what a killed worker or a Ctrl-C does: an
 exception that is not an ``Exception`` (so neither the structured-output helper nor the
 Constructor's per-job guard may swallow it) escapes from inside an LLM call. Ordinary
-LLM errors degrade a run instead of breaking it; those are covered in test_ingest.py.
+LLM errors degrade a run instead of breaking it; those are covered in
+tests/agents/ingest/test_ingest.py.
 """
 
 from __future__ import annotations

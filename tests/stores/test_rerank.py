@@ -178,7 +178,7 @@ def _tiny_cross_encoder(folder: Path, word: str) -> None:
     from onnx import TensorProto, helper
     from tokenizers import BertWordPieceTokenizer
 
-    vocab = Path(__file__).resolve().parent.parent / "embedders" / "resources" / "vocab.txt"
+    vocab = Path(__file__).resolve().parents[2] / "embedders" / "resources" / "vocab.txt"
     tokenizer = BertWordPieceTokenizer(str(vocab), lowercase=True)
     tokenizer.save(str(folder / "tokenizer.json"))
     target = tokenizer.token_to_id(word)

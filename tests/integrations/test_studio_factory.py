@@ -177,7 +177,7 @@ def test_the_load_benchmark_measures_a_graph_load_without_a_model(tmp_path: Path
     """benchmarks/studio_load.py imports the module langgraph.json names and awaits its
     factory, as the server does, and reports that no model loaded. The limit here is a
     guard far above the figure it prints (about 3 s on 2 busy cores)."""
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     out = tmp_path / "load.json"
     env = {
         **os.environ,

@@ -301,7 +301,7 @@ def test_langgraph_postgres_json_names_the_studio_factories() -> None:
     import json
     from pathlib import Path
 
-    config = json.loads((Path(__file__).parents[1] / "langgraph.postgres.json").read_text())
+    config = json.loads((Path(__file__).parents[3] / "langgraph.postgres.json").read_text())
     assert config["graphs"] == {"memory": "lamina.integrations.studio:make_graph"}
     found = {}
     for part in ("checkpointer", "store"):
