@@ -162,7 +162,9 @@ def test_a_fresh_namespace_is_written_without_reading_its_rows(pair, monkeypatch
     reads: list[str] = []
     real = chroma_module.stored_vectors
     monkeypatch.setattr(
-        chroma_module, "stored_vectors", lambda *args: reads.append(args[4]) or real(*args)
+        chroma_module,
+        "stored_vectors",
+        lambda *args, **kw: reads.append(args[4]) or real(*args, **kw),
     )
     first = turn(NS, 1, "a heron by the pond")
     a.add(NS, [first])
