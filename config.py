@@ -22,6 +22,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -334,6 +335,11 @@ class MemoryConfig(BaseModel):
         yield from super().__repr_args__()
         yield "store", redacted(self.store)
         yield "checkpointer", redacted(self.checkpointer)
+
+    @field_serializer("store", "checkpointer", when_used="json")
+    def _hide_password(self, value: str) -> str:
+        """A JSON dump hides the password, as a ``SecretStr`` does (``model_dump`` keeps it)."""
+        return redacted(value)
 
     # ------------------------------------------------------------ derived values
     @property

@@ -150,6 +150,9 @@ def test_one_store_setting_names_every_store(tmp_path: Path) -> None:
     assert (pg.store_kind, pg.postgres_dsn, pg.prefix) == ("postgres", dsn, "app2")
     assert "secret" not in repr(pg) and "other" not in repr(pg) and "u:***@db" in repr(pg)
     assert "secret" not in str(pg)
+    both = MemoryConfig(store=dsn, checkpointer="postgresql://u:secret@db/cp")
+    assert "secret" not in both.model_dump_json() and "u:***@db" in both.model_dump_json()
+    assert both.model_dump()["store"] == dsn  # a Python dump keeps what the code connects with
     with pytest.raises(InvalidInputError) as refused:  # an error never shows the password
         MemoryConfig(store="postgresql://u:secret@db:99999/mem")
     assert "secret" not in str(refused.value) and "store" in str(refused.value)
