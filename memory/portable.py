@@ -238,6 +238,7 @@ def import_portable(
                 kept["profile"] = 1
         if portable.settings is not None:
             if _settings(store, target) is None:
+                assert callable(put_settings)  # a store that keeps none was refused above
                 put_settings(portable.settings.model_copy(update={"namespace": target}))
                 imported["settings"] = 1
             else:
