@@ -99,6 +99,41 @@ class Journals:
                 fcntl.lockf(f, fcntl.LOCK_UN, 0, 0)
 
     # ------------------------------------------------------------------ writes
+    def intent_path(self, gran: Granularity, namespace: str) -> Path:
+        """The namespace's write intents: ids a writer is landing in Chroma, not yet recorded."""
+        return self.path(gran, namespace).with_suffix(".intent")
+
+    def mark_intent(self, gran: Granularity, namespace: str, ids: Sequence[str]) -> bool:
+        """Note ``ids`` before they land (inside :meth:`writing`); True if this made the file.
+
+        A writer killed between landing rows in Chroma and recording them (its slot, its
+        journal entry) leaves the file behind, so the next cold load knows the journal and
+        snapshot miss rows Chroma holds (:meth:`intent_size`). A file already there is a
+        dead writer's: the ids are added to it and it is left for that load to clear.
+        """
+        path = self.intent_path(gran, namespace)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as f:
+            made = f.tell() == 0
+            f.write(json.dumps(list(ids)).encode() + b"\n")
+        return made
+
+    def landed(self, gran: Granularity, namespace: str) -> None:
+        """The write that made the intent file is recorded: remove it (inside :meth:`writing`)."""
+        self.intent_path(gran, namespace).unlink(missing_ok=True)
+
+    def intent_size(self, gran: Granularity, namespace: str) -> int:
+        """Bytes of unrecorded intents (0: none), read without the lock."""
+        return _size(self.intent_path(gran, namespace))
+
+    def clear_intent(self, gran: Granularity, namespace: str, size: int) -> bool:
+        """Remove intents a load from Chroma covered, unless a writer added to them since."""
+        with self.writing(gran, namespace):
+            if self.intent_size(gran, namespace) != size:
+                return False
+            self.intent_path(gran, namespace).unlink(missing_ok=True)
+        return True
+
     def append(self, write: WriteEvent) -> None:
         """Record a write after its claim, or after it landed alone (inside :meth:`writing`)."""
         gran, namespace, slot = write.granularity, write.namespace, write.slot

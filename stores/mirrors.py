@@ -89,6 +89,8 @@ class MirrorCache:
         """How many cold mirrors came from a journal (and the change log) instead."""
         self.snapshots = 0
         """How many of those started from a snapshot."""
+        self.rebuilds = 0
+        """How many cold mirrors were read from Chroma because a write was left unrecorded."""
 
     # ------------------------------------------------------------------ access
     @classmethod
@@ -256,6 +258,8 @@ class MirrorCache:
         next one.
         """
         journals = self.journals
+        if journals is not None and (unrecorded := journals.intent_size(gran, namespace)):
+            return self._rebuilt(journals, gran, namespace, unrecorded)
         if journals is not None:
             mapped = self._from_snapshot(journals, gran, namespace)
             if mapped is not None:
@@ -276,6 +280,26 @@ class MirrorCache:
         mirror = self.load(gran, namespace)
         if journals is not None:
             self._compact(mirror, stamp)
+        return mirror
+
+    def _rebuilt(
+        self, journals: Journals, gran: Granularity, namespace: str, unrecorded: int
+    ) -> NamespaceMirror:
+        """The mirror read from Chroma when a writer may have died between landing and recording.
+
+        Its write intents (:meth:`~.journal.Journals.mark_intent`) name rows Chroma may hold
+        that neither the journal, the snapshot nor the change log does. The load's snapshot
+        replaces both files, and the intents are cleared unless a writer added to them meanwhile.
+        """
+        stamp = journals.stamp(gran, namespace)
+        mirror = self.load(gran, namespace)
+        self.rebuilds += 1
+        try:
+            header, arrays = snapshot_arrays(mirror)
+            if journals.save_snapshot(gran, namespace, header, arrays, stamp):
+                journals.clear_intent(gran, namespace, unrecorded)
+        except OSError:
+            pass  # the intents stay: the next cold load reads Chroma again
         return mirror
 
     def _from_snapshot(

@@ -184,6 +184,14 @@ def upsert_page(calls: ChromaCalls, collection: Collection, page: Batch) -> None
     )
 
 
+def _intent(journals: Journals, gran: Granularity, namespace: str, ids: list[str]) -> bool:
+    """Note the ids about to land (:meth:`.journal.Journals.mark_intent`); False if not made."""
+    try:
+        return journals.mark_intent(gran, namespace, ids)
+    except OSError:  # unnoted: a kill before the record is then a miss until a rebuild
+        return False
+
+
 @dataclass(frozen=True)
 class WriteUnit:
     """The one sequence every write of a store follows: land, claim, announce.
@@ -222,11 +230,12 @@ class WriteUnit:
         store tells the index itself (``drop``).
         """
         journals = self.journals
+        ids = [row.record_id for row in rows] + list(deleted)
         with journal_lock(journals, gran, namespace):
             if reset:
                 journal_step(journals, lambda j: j.reset(gran, namespace))
+            made = journals is not None and not reset and _intent(journals, gran, namespace, ids)
             land()
-            ids = [row.record_id for row in rows] + list(deleted)
             log = self.changelog
             claimed = (
                 reset or journals is None or (gran, namespace) in self.unrecorded or log.shared()
@@ -242,10 +251,12 @@ class WriteUnit:
             self.index.applied(write)
             if claimed:
                 journal_step(journals, lambda j: j.append(write))
-                return
-            assert journals is not None
-            try:
-                journals.append(write)
-            except OSError:  # unrecorded: claim it (and every later write of the namespace)
-                self.unrecorded.add((gran, namespace))
-                log.claim(gran, namespace, ids)
+            else:
+                assert journals is not None
+                try:
+                    journals.append(write)
+                except OSError:  # unrecorded: claim it (and every later write of the namespace)
+                    self.unrecorded.add((gran, namespace))
+                    log.claim(gran, namespace, ids)
+            if made:  # recorded: the slot or the journal now tells every load of it
+                journal_step(journals, lambda j: j.landed(gran, namespace))

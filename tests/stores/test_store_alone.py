@@ -181,3 +181,67 @@ def test_a_write_made_while_a_namespace_loads_reaches_its_mirror(
     monkeypatch.setattr(MirrorCache, "_cold", cold_then_write)
     assert store.lexical_index("raw", NS).ids() == {t.id for t in first[1:]} | {late.id}
     assert ids(store, "pelican", "bm25") == [late.id]
+
+
+KILLED_WRITER = """
+import os, sys
+from datetime import UTC, datetime
+from lamina.stores import ChromaMemoryStore, journal
+from lamina.testing import FakeEmbeddings, alternating_turn
+store = ChromaMemoryStore.persistent(sys.argv[1], embeddings=FakeEmbeddings())
+if sys.argv[2] == "shared":  # another live store on the folder: the write claims a slot
+    other = ChromaMemoryStore.persistent(sys.argv[1], embeddings=FakeEmbeddings())
+    from lamina.stores.changelog import ChangeLog
+    ChangeLog.claim = lambda *a, **k: os._exit(9)  # killed after landing, before its slot
+else:
+    journal.Journals.append = lambda *a, **k: os._exit(9)  # ... before its journal entry
+turn = alternating_turn("user:alice", 2, "an otter downstream", datetime(2024, 3, 1, tzinfo=UTC))
+store.add("user:alice", [turn])
+"""
+
+
+@pytest.mark.parametrize("mode", ["alone", "shared"])
+def test_a_write_whose_process_was_killed_before_recording_it_is_still_found(
+    tmp_path: Path, mode: str
+) -> None:
+    """Killed between landing its rows in Chroma and recording them (slot or journal entry),
+    a writer leaves its intent: the next cold load reads Chroma, and both channels find it."""
+    first = open_store(tmp_path)
+    first.add(NS, [turn(1, "a heron upstream")])
+    assert ids(first, "heron", "bm25") == [turn(1, "x").id]
+    leave(first)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(tmp_path), mode],
+        env={"PYTHONPATH": ":".join(sys.path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == 9, killed.stderr
+    assert list((tmp_path / "lamina-mirrors").rglob("*.intent"))  # the unrecorded write
+    again = open_store(tmp_path)
+    assert turn(2, "x").id in {r.id for r in again.get("raw", NS)}  # Chroma holds it
+    assert ids(again, "otter", "bm25") == [turn(2, "x").id]
+    assert ids(again, "an otter downstream", "dense")[0] == turn(2, "x").id
+    assert again._mirrors.rebuilds == 1
+    assert not list((tmp_path / "lamina-mirrors").rglob("*.intent"))  # covered: cleared
+    leave(again)
+    third = open_store(tmp_path)  # from the snapshot the rebuild left
+    assert ids(third, "otter", "bm25") == [turn(2, "x").id]
+    assert third._mirrors.rebuilds == 0
+
+
+def test_a_completed_write_leaves_no_intent_and_keeps_a_dead_writers(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.add(NS, [turn(1, "a heron upstream")])
+    assert not list((tmp_path / "lamina-mirrors").rglob("*.intent"))
+    journals = store._journals
+    assert journals is not None
+    leftover = journals.intent_path(Granularity.RAW, NS)
+    leftover.write_text('["lost-id"]\n')  # as a killed writer leaves it
+    store.add(NS, [turn(2, "an otter downstream")])
+    assert leftover.exists()  # not this writer's to clear: a cold load must read Chroma
+    leave(store)
+    again = open_store(tmp_path)
+    assert sorted(ids(again, "heron otter", "bm25")) == sorted([turn(1, "x").id, turn(2, "x").id])
+    assert again._mirrors.rebuilds == 1 and not leftover.exists()
