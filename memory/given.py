@@ -25,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..agents.common.deps import NodeDeps, StepLog
-from ..agents.ingest.nodes.conflicts import PENDING, PENDING_KEY, judge_facts
+from ..agents.ingest.nodes.conflicts import flagged, judge_facts
 from ..agents.ingest.nodes.refresher import settle
 from ..config import MemoryConfig
 from ..core.calls import LLMCall
@@ -46,16 +46,6 @@ GIVEN_KEY = "origin"
 """Fact metadata: ``"given"`` on a fact stored by ``add_facts`` (no model wrote it)."""
 
 __all__ = ["GIVEN_KEY", "AddFactsResult", "FactInput", "GivenFactsMethods", "given_records"]
-
-
-def _flagged(fact: FactRecord) -> FactRecord:
-    """``fact`` marked unjudged (:data:`~lamina.agents.ingest.nodes.conflicts.PENDING_KEY`).
-
-    The flag is cleared in the transaction that writes the fact's supersessions
-    (:func:`~lamina.agents.ingest.nodes.refresher.settle`), so a process killed between the
-    two leaves the fact flagged, and the next write's update check judges it again.
-    """
-    return fact.model_copy(update={"metadata": {**fact.metadata, PENDING_KEY: PENDING}})
 
 
 class FactInput(BaseModel):
@@ -241,7 +231,7 @@ class GivenFactsMethods:
         held = {f.id for f in self.store.get("fact", namespace, [r.id for r in records])}
         new = list({r.id: r for r in records if r.id not in held}.values())
         if new:  # flagged until their supersessions commit, as constructed facts are
-            self.store.add(namespace, [_flagged(r) for r in new])
+            self.store.add(namespace, [flagged(r) for r in new])
         deps = NodeDeps(store=self.store, caller=_OnFirstCall(self._models.get, self.config))
         log = StepLog(JUDGE, deps)
         written: list[Written] = []

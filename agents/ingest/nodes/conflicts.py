@@ -221,6 +221,15 @@ run's Judge checks it again with that run's new facts."""
 PENDING = "pending"
 
 
+def flagged(fact: FactRecord) -> FactRecord:
+    """``fact`` marked unjudged (:data:`PENDING_KEY`) until its supersessions commit.
+
+    :func:`~.refresher.settle` clears the flag in the same transaction as the
+    supersessions, so a failure or a kill in between leaves it for the next run's Judge.
+    """
+    return fact.model_copy(update={"metadata": {**fact.metadata, PENDING_KEY: PENDING}})
+
+
 def _pending_ids(log: StepLog, ctx: MemoryContext) -> list[str]:
     """The namespace's current facts whose update check failed in an earlier run."""
     try:

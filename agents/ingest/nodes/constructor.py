@@ -25,7 +25,7 @@ from ...common import refinement
 from ...common.deps import NodeDeps, StepLog
 from ..extraction import construct, drafting
 from . import episodes, scenes
-from .conflicts import PENDING, PENDING_KEY
+from .conflicts import flagged
 from .episode_trigger import MERGE_THRESHOLD
 
 WINDOW_TURNS = 6
@@ -69,11 +69,7 @@ class _Run:
     ) -> None:
         fresh = refinement.deduplicate(self.log, self.ctx, self.expiring(facts, list(known)))
         if fresh:  # flagged until the Refresher commits their supersessions (refresher.settle)
-            flagged = [
-                f.model_copy(update={"metadata": {**f.metadata, PENDING_KEY: PENDING}})
-                for f in fresh
-            ]
-            self.deps.store.add(self.ctx.namespace, flagged)
+            self.deps.store.add(self.ctx.namespace, [flagged(f) for f in fresh])
         reported = [f.id for f in fresh]
         if replayed_episode is not None:  # facts an interrupted attempt already stored
             earlier = self.deps.store.get(
