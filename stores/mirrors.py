@@ -294,12 +294,11 @@ class MirrorCache:
         stamp = journals.stamp(gran, namespace)
         mirror = self.load(gran, namespace)
         self.rebuilds += 1
-        try:
-            header, arrays = snapshot_arrays(mirror)
-            if journals.save_snapshot(gran, namespace, header, arrays, stamp):
+        if self._compact(mirror, stamp):
+            try:
                 journals.clear_intent(gran, namespace, unrecorded)
-        except OSError:
-            pass  # the intents stay: the next cold load reads Chroma again
+            except OSError:
+                pass  # the intents stay: the next cold load reads Chroma again
         return mirror
 
     def _from_snapshot(
@@ -370,14 +369,19 @@ class MirrorCache:
         mirror.position = replay.position
         return mirror
 
-    def _compact(self, mirror: NamespaceMirror, stamp: tuple[int, int] | None) -> None:
-        """Leave a snapshot of ``mirror`` (and an empty journal) for the next cold load."""
+    def _compact(self, mirror: NamespaceMirror, stamp: tuple[int, int] | None) -> bool:
+        """Leave a snapshot of ``mirror`` (and an empty journal) for the next cold load.
+
+        False when it was not left: a writer appended since ``stamp``, or the files failed.
+        """
         assert self.journals is not None
         try:
             header, arrays = snapshot_arrays(mirror)
-            self.journals.save_snapshot(mirror.granularity, mirror.namespace, header, arrays, stamp)
+            return self.journals.save_snapshot(
+                mirror.granularity, mirror.namespace, header, arrays, stamp
+            )
         except OSError:
-            pass  # an accelerator only: the next cold load replays or reads Chroma
+            return False  # an accelerator only: the next cold load replays or reads Chroma
 
     def _catch_up(self, mirror: NamespaceMirror) -> int | None:
         """Apply every change after the mirror's position.
