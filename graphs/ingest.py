@@ -7,6 +7,7 @@ from typing import Literal, Unpack
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
+from ..agents.common.deps import NodeDeps
 from ..agents.ingest.nodes.conflicts import make_judge
 from ..agents.ingest.nodes.constructor import make_constructor
 from ..agents.ingest.nodes.episode_trigger import make_episode_trigger
@@ -16,8 +17,7 @@ from ..core.context import MemoryContext
 from ..core.nodes import CONSTRUCTOR, EPISODE_TRIGGER, FINISH, JUDGE, RAW_WRITE, REFRESHER
 from ..core.state import IngestInput, IngestOutput, IngestState
 from ..stores.base import MemoryStore
-from .events import emitting
-from .options import GraphOptions, node_deps
+from .options import GraphOptions, node_deps, node_graph
 
 
 def route_after_trigger(state: IngestState) -> Literal["constructor", "__end__"]:
@@ -44,13 +44,13 @@ def build_ingest_graph(
     ``options`` (:class:`~lamina.graphs.options.GraphOptions`): the structured-output
     method and attempts, a ``journal`` of construction replies and the ``clock``.
     """
-    deps = node_deps(chat_model, store, options)
-    graph = StateGraph(
-        IngestState,
-        context_schema=MemoryContext,
-        input_schema=IngestInput,
-        output_schema=IngestOutput,
-    )
+    return ingest_graph(node_deps(chat_model, store, options))
+
+
+def ingest_graph(
+    deps: NodeDeps,
+) -> StateGraph[IngestState, MemoryContext, IngestInput, IngestOutput]:
+    """The ingest graph over nodes that share ``deps``."""
     nodes = {
         RAW_WRITE: make_raw_write(deps),
         EPISODE_TRIGGER: make_episode_trigger(deps),
@@ -58,8 +58,7 @@ def build_ingest_graph(
         JUDGE: make_judge(deps),
         REFRESHER: make_refresher(deps),
     }
-    for name, node in nodes.items():  # each memory change is also a custom stream event
-        graph.add_node(name, emitting(name, node))
+    graph = node_graph(IngestState, IngestInput, IngestOutput, nodes)
     graph.add_edge(START, RAW_WRITE)
     graph.add_edge(RAW_WRITE, EPISODE_TRIGGER)
     graph.add_conditional_edges(

@@ -26,9 +26,9 @@ from ..core.state import (
 from ..errors import InvalidInputError
 from ..stores.base import MemoryStore
 from ..stores.expiry import UnexpiredStore
-from .ingest import build_ingest_graph
-from .options import GraphOptions
-from .recall import build_recall_graph
+from .ingest import ingest_graph
+from .options import GraphOptions, node_deps
+from .recall import recall_graph
 
 
 class MemoryInput(IngestInput, RecallInput, total=False):
@@ -59,22 +59,21 @@ def build_memory_graph(
 ) -> StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]:
     """Return the uncompiled memory graph; compile it with your checkpointer.
 
-    ``options`` (:class:`~lamina.graphs.options.GraphOptions`) reach both subgraphs: the
+    ``options`` (:class:`~lamina.graphs.options.GraphOptions`) reach both subgraphs, whose
+    nodes share one :class:`~lamina.agents.common.deps.NodeDeps`: the
     structured-output method and attempts, a ``journal`` of construction replies, the
     ``clock`` and ``count_tokens``. Every node reads ``store`` through
     :class:`~lamina.stores.expiry.UnexpiredStore`: an expired memory reaches none.
     """
-    store = UnexpiredStore(store, options.get("clock"))
+    deps = node_deps(chat_model, UnexpiredStore(store, options.get("clock")), options)
     graph = StateGraph(
         MemoryState,
         context_schema=MemoryContext,
         input_schema=MemoryInput,
         output_schema=MemoryOutput,
     )
-    ingest = build_ingest_graph(chat_model=chat_model, store=store, **options)
-    recall = build_recall_graph(chat_model=chat_model, store=store, **options)
-    graph.add_node(INGEST, ingest.compile())
-    graph.add_node(RECALL, recall.compile())
+    graph.add_node(INGEST, ingest_graph(deps).compile())
+    graph.add_node(RECALL, recall_graph(deps, options.get("count_tokens")).compile())
     graph.add_conditional_edges(START, route_request, {INGEST: INGEST, RECALL: RECALL})
     graph.add_edge(INGEST, END)
     graph.add_edge(RECALL, END)

@@ -2,28 +2,33 @@
 
 ``build_ingest_graph``, ``build_recall_graph`` and ``build_memory_graph`` each take
 ``chat_model``, ``store`` and ``**options`` (:class:`GraphOptions`); :func:`node_deps`
-turns them into the :class:`~lamina.agents.common.deps.NodeDeps` the nodes share.
+turns them, once per built graph, into the :class:`~lamina.agents.common.deps.NodeDeps`
+the nodes share, and :func:`node_graph` lays the nodes made from it into a graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TypedDict
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.graph import StateGraph
+from langgraph.typing import InputT, OutputT, StateT
 
 from ..agents.common.deps import NodeDeps
 from ..agents.common.journal import ReplyJournal
 from ..agents.recall.context import TokenCount
 from ..core.arms import ResearchArms
+from ..core.context import MemoryContext
 from ..errors import InvalidTypeError
 from ..llm.structured import StructuredCaller, StructuredMethod
 from ..records.model import utc_now
 from ..stores.base import MemoryStore
 from ..stores.traced import traced
+from .events import Node, emitting
 
-__all__ = ["DEFAULT_MAX_ATTEMPTS", "GraphOptions", "node_deps"]
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "GraphOptions", "node_deps", "node_graph"]
 
 DEFAULT_MAX_ATTEMPTS = 3
 """Attempts per structured call; each retry shows the model its validation error."""
@@ -79,3 +84,21 @@ def node_deps(chat_model: BaseChatModel, store: MemoryStore, options: GraphOptio
         journal=options.get("journal"),
         arms=options.get("arms") or ResearchArms(),
     )
+
+
+def node_graph(
+    state: type[StateT],
+    input_schema: type[InputT],
+    output_schema: type[OutputT],
+    nodes: Mapping[str, Node],
+) -> StateGraph[StateT, MemoryContext, InputT, OutputT]:
+    """A graph over ``state`` holding ``nodes``; the edges are the caller's to add.
+
+    Each node also sends its memory changes as custom stream events (:func:`emitting`).
+    """
+    graph = StateGraph(
+        state, context_schema=MemoryContext, input_schema=input_schema, output_schema=output_schema
+    )
+    for name, node in nodes.items():
+        graph.add_node(name, emitting(name, node))
+    return graph

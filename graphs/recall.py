@@ -23,7 +23,9 @@ from typing import Literal, Unpack
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
+from ..agents.common.deps import NodeDeps
 from ..agents.recall.answer import make_answer
+from ..agents.recall.context import TokenCount
 from ..agents.recall.judge import make_recall_judge
 from ..agents.recall.refresher import make_recall_refresher
 from ..agents.recall.retriever import make_retriever
@@ -33,8 +35,7 @@ from ..core.nodes import ANSWER, FINISH, JUDGE, REFRESHER, RETRIEVER, REWRITER
 from ..core.state import RecallInput, RecallOutput, RecallState, RecallVerdict
 from ..llm.tokens import DeferredTokens
 from ..stores.base import MemoryStore
-from .events import emitting
-from .options import GraphOptions, node_deps
+from .options import GraphOptions, node_deps, node_graph
 
 MAX_RETRIEVAL_ROUNDS = 2
 """Retrieval rounds before answering with what was found (AMA's K_r): the question, then
@@ -75,14 +76,17 @@ def build_recall_graph(
     ``options`` (:class:`~lamina.graphs.options.GraphOptions`): the structured-output
     method and attempts, and ``count_tokens``, which counts the context budget.
     """
-    deps = node_deps(chat_model, store, options)
-    count_tokens = options.get("count_tokens") or DeferredTokens(chat_model)
-    graph = StateGraph(
-        RecallState,
-        context_schema=MemoryContext,
-        input_schema=RecallInput,
-        output_schema=RecallOutput,
-    )
+    return recall_graph(node_deps(chat_model, store, options), options.get("count_tokens"))
+
+
+def recall_graph(
+    deps: NodeDeps, count_tokens: TokenCount | None = None
+) -> StateGraph[RecallState, MemoryContext, RecallInput, RecallOutput]:
+    """The recall graph over nodes that share ``deps``.
+
+    ``count_tokens`` defaults to the tokenizer of the model ``deps.caller`` calls.
+    """
+    count_tokens = count_tokens or DeferredTokens(deps.caller.model)
     nodes = {
         RETRIEVER: make_retriever(deps, count_tokens=count_tokens),
         JUDGE: make_recall_judge(deps),
@@ -90,8 +94,7 @@ def build_recall_graph(
         REFRESHER: make_recall_refresher(deps),
         ANSWER: make_answer(deps),
     }
-    for name, node in nodes.items():  # each memory change is also a custom stream event
-        graph.add_node(name, emitting(name, node))
+    graph = node_graph(RecallState, RecallInput, RecallOutput, nodes)
     graph.add_edge(START, RETRIEVER)
     graph.add_conditional_edges(RETRIEVER, route_after_retriever, {JUDGE: JUDGE, FINISH: END})
     graph.add_conditional_edges(
