@@ -79,6 +79,34 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def probe(base_url: str, log: StepLog, rule: dict[str, Any]) -> dict[str, Any]:
+    """Both questions for every turn under one rule, with the topics the product reads."""
+    topics = rule_topics(log, rule["instruction"])
+    listed = ", ".join(topics)
+    rows = []
+    for chat in rule["conversations"]:
+        for turn in chat["turns"]:
+            text = turn["text"]
+            rows.append(
+                {
+                    "id": chat["id"],
+                    "lang": chat["lang"],
+                    "text": text,
+                    "breaks": bool(matches(chat["excluded"], text)),
+                    "mentions": round(ask(base_url, MENTIONS, text, listed), 4),
+                    "free": round(ask(base_url, FREE_OF, text, listed), 4),
+                }
+            )
+    langs = sorted({r["lang"] for r in rows})
+    return {
+        "rule": rule["instruction"],
+        "topics_read": list(topics),
+        "all": summarise(rows),
+        "by_language": {lang: summarise([r for r in rows if r["lang"] == lang]) for lang in langs},
+        "rows": rows,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Ask both questions for every turn; print and optionally save the figures."""
     p = argparse.ArgumentParser(
@@ -94,34 +122,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = local_model(args.base_url, prompt_cache=False)
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     log = StepLog(node="probe", deps=NodeDeps(store=store, caller=StructuredCaller(model)))
-    topics = rule_topics(log, data["instruction"])
-    listed = ", ".join(topics)
     started = time.perf_counter()
-    rows = []
-    for chat in data["conversations"]:
-        for turn in chat["turns"]:
-            text = turn["text"]
-            rows.append(
-                {
-                    "id": chat["id"],
-                    "lang": chat["lang"],
-                    "text": text,
-                    "breaks": bool(matches(chat["excluded"], text)),
-                    "mentions": round(ask(args.base_url, MENTIONS, text, listed), 4),
-                    "free": round(ask(args.base_url, FREE_OF, text, listed), 4),
-                }
-            )
-    langs = sorted({r["lang"] for r in rows})
+    rules = [{"instruction": data["instruction"], "conversations": data["conversations"]}]
+    rules += list(data.get("rule_sets", {}).values())
+    probed = [probe(args.base_url, log, rule) for rule in rules]
     out = {
-        "command": "python benchmarks/rule_check_signal.py --base-url URL",
+        "command": "python benchmarks/rule_check_signal.py --base-url URL"
+        + (f" --data {args.data}" if args.data != DATA else ""),
         "rule": data["instruction"],
-        "topics_read": list(topics),
+        "topics_read": probed[0]["topics_read"],
         "seconds": round(time.perf_counter() - started, 1),
-        "all": summarise(rows),
-        "by_language": {lang: summarise([r for r in rows if r["lang"] == lang]) for lang in langs},
-        "rows": rows,
+        **{k: probed[0][k] for k in ("all", "by_language", "rows")},
     }
-    print(json.dumps({k: out[k] for k in ("topics_read", "seconds", "all")}, indent=1))
+    if len(probed) > 1:
+        out["pooled"] = summarise([r for x in probed for r in x["rows"]])
+        out["other_rules"] = probed[1:]
+    shown = ("topics_read", "seconds", "all", "pooled")
+    print(json.dumps({k: out[k] for k in shown if k in out}, indent=1))
+    for other in out.get("other_rules", []):
+        print(json.dumps({k: other[k] for k in ("rule", "topics_read", "all")}, indent=1))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     return 0
