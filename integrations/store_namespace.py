@@ -17,9 +17,6 @@ from langgraph.store.base import InvalidNamespaceError, MatchCondition
 from ..errors import InvalidInputError, NamespaceError
 from ..records.model import validate_namespace
 
-RESERVED_ROOT = "langgraph"
-"""The root label LangGraph keeps for itself: ``put`` refuses it (``batch`` does not)."""
-
 _KEEP = re.compile(r"[A-Za-z0-9_:@\-]")
 _MAX_NAMESPACE = 256
 
@@ -75,21 +72,6 @@ def check_writable(namespace: object) -> tuple[str, ...]:
     if not labels:
         raise StoreNamespaceError(
             "namespace cannot be empty; put items under a tuple such as ('memories', 'user-1')"
-        )
-    return labels
-
-
-def check_public_put(namespace: object) -> tuple[str, ...]:
-    """The rules of ``BaseStore.put``: writable, and the root label is not ``langgraph``.
-
-    Raises:
-        StoreNamespaceError: for a reserved root, an empty tuple or a bad label.
-    """
-    labels = check_writable(namespace)
-    if labels[0] == RESERVED_ROOT:
-        raise StoreNamespaceError(
-            f"namespace {labels!r}: the root label {RESERVED_ROOT!r} is reserved by LangGraph; "
-            "choose another first label"
         )
     return labels
 

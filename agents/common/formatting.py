@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from ...core.state import Candidate
-from ...records.model import FactRecord, MemoryRecord, RawTurn
+from ...records.model import MemoryRecord, RawTurn
 
 _MAX_FIELD = 4000
 _GAP = (
@@ -162,19 +161,6 @@ def format_excerpt(turns: Sequence[RawTurn], tz: ZoneInfo) -> tuple[str, dict[st
     return "\n".join(lines), labels
 
 
-def format_facts(
-    facts: Sequence[FactRecord], tz: ZoneInfo, prefix: str
-) -> tuple[str, dict[str, str]]:
-    """Render facts one per line with short labels; return the text and label -> id."""
-    lines, labels = [], {}
-    for n, fact in enumerate(facts, start=1):
-        label = f"{prefix}{n}"
-        labels[label] = fact.id
-        when = fact.point_in_time or fact.valid_from or fact.occurred_at
-        lines.append(f"[{label}] ({when.astimezone(tz):%Y-%m-%d}) {data_line(fact.text, 600)}")
-    return "\n".join(lines) or "(none)", labels
-
-
 def format_record(record: MemoryRecord, tz: ZoneInfo) -> str:
     """Render one episode or scene as ``title (date): text``."""
     title = data_line(getattr(record, "title", "") or record.granularity.value, 300)
@@ -188,20 +174,3 @@ def approx_tokens(text: str) -> int:
     (:func:`lamina.llm.tokens.token_counter_for`); this is the labelled fallback.
     """
     return int(len(text.split()) * 1.3) + 1
-
-
-def format_candidates(candidates: Sequence[Candidate], tz: ZoneInfo) -> tuple[str, dict[str, str]]:
-    """Render retrieved memories with labels ``m1..``; return the text and label -> id."""
-    lines, labels = [], {}
-    for n, c in enumerate(candidates, start=1):
-        label = f"m{n}"
-        labels[label] = c.id
-        head = f"[{label}] ({c.granularity}, {long_date(c.occurred_at, tz)}"
-        if c.superseded_by or c.valid_to:
-            until = long_date(c.valid_to, tz) if c.valid_to else "?"
-            head += f", valid until {until}"
-        head += ")"
-        who = f"{data_line(c.speaker, 200)}: " if c.speaker else ""
-        title = f"{data_line(c.title, 300)}: " if c.title and c.granularity != "raw" else ""
-        lines.append(f"{head} {title}{who}{data_line(c.text, 1500)}")
-    return "\n".join(lines) or "(no memories found)", labels

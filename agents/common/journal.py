@@ -43,24 +43,6 @@ def journal_key(
     return digest.hexdigest()
 
 
-class MemoryReplyJournal:
-    """A journal in a dict: for tests and single runs."""
-
-    def __init__(self) -> None:
-        self._replies: dict[str, str] = {}
-        self.hits = 0
-
-    def get(self, key: str) -> str | None:
-        """The reply stored under ``key``, or None."""
-        reply = self._replies.get(key)
-        self.hits += reply is not None
-        return reply
-
-    def put(self, key: str, reply: str) -> None:
-        """Keep ``reply`` under ``key``."""
-        self._replies[key] = reply
-
-
 class SqliteReplyJournal:
     """A journal in one SQLite file, safe to share between threads and processes."""
 

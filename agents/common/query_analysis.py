@@ -33,7 +33,6 @@ from .names import match_speakers
 from .timeparse import reference_day, resolve_times
 
 QuestionType = Literal["temporal", "aggregation", "yesno", "other"]
-QUESTION_TYPES: tuple[QuestionType, ...] = ("temporal", "aggregation", "yesno", "other")
 
 _MAX_YEARS_AWAY = 30
 """A four-digit number further than this from the reference year is not a year."""
@@ -304,7 +303,6 @@ def analyze_question(
 
 
 __all__ = [
-    "QUESTION_TYPES",
     "QueryAnalysis",
     "QuestionType",
     "analyze_question",

@@ -71,14 +71,6 @@ def own_words(answer: str, question: str) -> list[str]:
     return [w for w in words(answer) if not _held(w, asked)]
 
 
-def held_share(terms: Sequence[str], lines: Iterable[str]) -> float:
-    """Share of ``terms`` held by ``lines`` (1.0 when there is nothing to hold)."""
-    if not terms:
-        return 1.0
-    pool = words(" ".join(lines))
-    return sum(_held(t, pool) for t in terms) / len(terms)
-
-
 def _on_topic(line_words: Sequence[str], topic: Sequence[str]) -> bool:
     """Whether a line holds at least half of the question's topic words."""
     return not topic or sum(_held(w, line_words) for w in topic) * 2 >= len(topic)
@@ -167,4 +159,4 @@ def ground_shown(
     return ground(answer, question, cited_ids, lines, {c.speaker for c in shown if c.speaker})
 
 
-__all__ = ["Grounding", "ground", "ground_shown", "grounded", "held_share", "own_words", "words"]
+__all__ = ["Grounding", "ground", "ground_shown", "grounded", "own_words", "words"]

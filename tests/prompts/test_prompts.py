@@ -40,24 +40,6 @@ def test_every_template_is_covered_and_marks_data() -> None:
         assert human.count("<data>") == human.count("</data>") == DATA_BLOCKS[name]
 
 
-def test_answer_memories_show_dates_the_way_people_write_them() -> None:
-    from datetime import UTC, datetime
-    from zoneinfo import ZoneInfo
-
-    from lamina.agents.common.formatting import format_candidates
-    from lamina.core.state import Candidate
-
-    late_evening = datetime(2023, 5, 8, 23, 30, tzinfo=UTC)
-    memory = Candidate(
-        granularity="raw", id="r1", text="I went yesterday", occurred_at=late_evening, score=1.0
-    )
-    text, labels = format_candidates([memory], ZoneInfo("UTC"))
-    assert text.startswith("[m1] (raw, 8 May 2023)") and labels == {"m1": "r1"}
-    # the day is the one in the context's time zone
-    text, _ = format_candidates([memory], ZoneInfo("Asia/Tokyo"))
-    assert text.startswith("[m1] (raw, 9 May 2023)")
-
-
 @pytest.mark.parametrize(
     ("text", "written"),
     [

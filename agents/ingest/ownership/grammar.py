@@ -60,15 +60,6 @@ _SECOND = SUBJECT_YOU | {"youre", "youve", "youll"}
 _THIRD = frozenset("he she they he's she's they're he'll she'll they'll".split())
 _FIRST_ANY = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|us|our|ours|let's)\b", re.I)
 _SECOND_ANY = re.compile(r"\b(?:you|you're|you've|you'll|you'd|your|yours|yourself)\b", re.I)
-CORRECT_FROM_WHOLE_TURN = True
-"""Whether the whole turn's pronouns may overrule the model when nothing else decides.
-
-Replayed on labelled facts the local model built from held-out conversations, it fixed
-a few owners and broke none; on annotated observations it fixes more wrong owners than
-it loses right ones. The model's own facts decided (``benchmarks/owner_replay.py``).
-"""
-DROPPED_SUBJECT = True
-"""Whether a clause opening without a subject ("Been busy...") counts as the speaker's."""
 LOOKBACK = 8
 """Words read back from a content word to find its subject."""
 
@@ -109,7 +100,7 @@ def _dropped_i(tokens: list[str], start: int, at: int) -> bool:
     """
     while start < at and (tokens[start] in _SOFT or _norm(tokens[start]) in INTERJECTIONS):
         start += 1
-    return DROPPED_SUBJECT and start < at and _norm(tokens[start]) in DROPPED_I_OPENERS
+    return start < at and _norm(tokens[start]) in DROPPED_I_OPENERS
 
 
 _AUX = frozenset("do does did are were is was have has had".split())
@@ -370,8 +361,10 @@ def decide_owner(
         whole = _turn_owner(turn_text, speaker, addressed)
         if whole is not None and model and match_speakers(model, [whole]):
             return OwnerVerdict(_label(model, whole, turn_text), "agreed", whole)
-        if whole is None or not model or not CORRECT_FROM_WHOLE_TURN or mentions(turn_text, model):
+        if whole is None or not model or mentions(turn_text, model):
             return OwnerVerdict(model, "undecided", whole)
+        # the whole turn's pronouns overrule the model when nothing else decides: on
+        # annotated observations that fixes more wrong owners than it loses right ones
         return OwnerVerdict(whole, "corrected", whole)
     if same and found:
         return OwnerVerdict(_label(model, found, turn_text), "agreed", found)

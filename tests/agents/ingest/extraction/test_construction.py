@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from lamina.agents.common.journal import MemoryReplyJournal, SqliteReplyJournal, journal_key
+from lamina.agents.common.journal import SqliteReplyJournal, journal_key
 from lamina.agents.ingest.extraction.drafting import EXTRA_ITEMS, MAX_ITEMS, item_budget
 from lamina.agents.ingest.extraction.lines import parse_lines
 from lamina.agents.ingest.extraction.salience import is_trivial
@@ -131,8 +131,8 @@ REPLY = (
 )
 
 
-def test_a_repeated_build_reuses_the_journal_instead_of_calling_the_model() -> None:
-    journal = MemoryReplyJournal()
+def test_a_repeated_build_reuses_the_journal_instead_of_calling_the_model(tmp_path: Path) -> None:
+    journal = SqliteReplyJournal(tmp_path / "j.sqlite")
     first = SchemaChatModel().script("ConstructionLines", REPLY)
     store = ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings())
     _ingest(first, store, journal)
