@@ -135,9 +135,8 @@ class MemoryContext:
     trigger_policy: TriggerPolicy = DEFAULT_TRIGGER_POLICY
     """When consolidation runs: eager (every turn), recurrence, boundary or session.
 
-    Boundary (with 360-token episodes) is the default: on held-out conversations, with
-    the local Qwen 1.5B, it built facts from far more of the annotated observations'
-    evidence turns than recurrence (``benchmarks/construction_quality_policies.json``)."""
+    Boundary (with 360-token episodes) is the default: with a small local model it built
+    facts from far more of the evidence turns than recurrence."""
 
     instructions: str | None = None
     """The application's rules for what construction keeps or leaves out ("only the
@@ -156,26 +155,24 @@ class MemoryContext:
     pair, in any language. True: pairs come from an English slot pre-filter, a pair whose
     newer fact states the change in English words ("moved to", "quit";
     ``agents.ingest.supersession.update_cues``) is an update without a call, and only
-    uncued pairs with a word of change go to the model; the local 1.5B model cannot judge pairs
-    (``benchmarks/update_signal.json``: ROC AUC 0.64).
+    uncued pairs with a word of change go to the model, because a small local model
+    judges pairs poorly.
 
     Construction. False: the owner the model names for a note stands. True: it is weighed
     against its source turn's English grammar (speaker, "you", pronouns, pets, relatives;
     ``agents.ingest.ownership.owner_check``), which overrules it, and a note the model wrote in the
     first person ("I moved to Berlin") is retold in the third. Either way an owner who is
     not present (a speaker, or a person the excerpt names; ``agents.ingest.ownership.present``) is
-    refused for that note, counted ``owner_absent``. The rules lift the local 1.5B model's
-    owners from 0.712 to 0.952 where they were tuned, but keep only 0.933 of a perfect
-    model's owners (``construction_quality.py --calibrate``), so they are the local model's
-    profile and not a tax on every model."""
+    refused for that note, counted ``owner_absent``. The rules fix many of a small model's
+    owners but overrule some of a capable model's right ones, so they are the local
+    model's profile and not a tax on every model."""
 
     # ---------------------------------------------------------- recall (pooled evidence)
     context_tokens: int = 1500
     """Recall: token budget of the memories shown to the Judge and the answer. Larger
-    budgets cost prompt tokens and time on every question; 1,500 stays the default because
-    on held-out conversations with the local model it answered better than 1,100 (paired
-    +0.061 F1) while, without a model, both held the gold answers' words equally often
-    (docs/benchmarks/index.md). It also bounds a question's length with the local model."""
+    budgets cost prompt tokens and time on every question; 1,500 answered better than a
+    smaller budget with the local model. It also bounds a question's length with the
+    local model."""
 
     def __post_init__(self) -> None:
         validate_namespace(self.namespace)

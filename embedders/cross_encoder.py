@@ -3,8 +3,8 @@
 Give it a folder holding ``model.onnx`` (a sequence-classification export: inputs
 ``input_ids``, ``attention_mask`` and optionally ``token_type_ids``; one relevance logit
 per pair, or two with the relevant class last) and the model's ``tokenizer.json``. Nothing
-is downloaded: no PyPI package that bundles cross-encoder weights was found for issue 15
-(see ``benchmarks/EMBEDDER_CANDIDATES.md``), so the files must be put there by the user.
+is downloaded: no PyPI package bundles cross-encoder weights, so the files must be put
+there by the user.
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 The weights (a 32,000 x 256 token table, 16 MB) and the tokenizer ship inside the PyPI
 wheel of ``wordllama`` (MIT), installed by ``pip install 'lamina[embedders]'``. A text's
 vector is the mean of its tokens' rows, L2-normalised: no neural network runs, so it
-embeds far faster than MiniLM, at some cost in quality (see
-``benchmarks/EMBEDDER_CANDIDATES.md``).
+embeds far faster than MiniLM, at some cost in quality.
 
 The files are read straight from the installed package. ``wordllama``'s own loader is not
 used: its bundled-tokenizer lookup misses the file the wheel ships (it looks in

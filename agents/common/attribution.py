@@ -3,7 +3,7 @@
 An adversarial question swaps the speaker: "What did Maya realize after the race?"
 when it was Lena who ran it. A small model answers it anyway, from the other person's
 turns. Two deterministic checks catch such a draft, each calibrated without an LLM on
-the gold evidence of benchmark conversations (``benchmarks/recall_eval.py --attribution``):
+the gold evidence of benchmark conversations:
 
 - **citations**: the draft cites only turns said by someone else, none mentioning the
   person.
@@ -14,11 +14,9 @@ the gold evidence of benchmark conversations (``benchmarks/recall_eval.py --attr
 
 A name said to someone ("Thanks, Maya! This necklace is from my grandma") is not a
 mention of them: speakers often address each other by name. With such vocatives left
-out, each check fires on most swapped-speaker questions and on few answerable ones
-(measured by the same benchmark).
+out, each check fires on most swapped-speaker questions and on few answerable ones.
 
-A draft failing either check is not sufficient: the graph retries, then refuses. This
-is a calibrated decision on measured data, not a softer or stricter prompt rule.
+A draft failing either check is not sufficient: the graph retries, then refuses.
 """
 
 from __future__ import annotations

@@ -28,11 +28,9 @@ make it?", "That race sounds great, Theo!"), or their question without an "I" ("
 they handle the accident?"), is not theirs. A shared photo's caption counts as its
 sender's words.
 
-Calibrated without an LLM on held-out conversations, with the gold answer as the draft
-(``benchmarks/premise_check.py``): it fires on under 1% of the answerable questions and
-on about two in five false-premise ones.
-The topic test alone fired on about 5% of the answerable questions, far too often to
-refuse on. A firing makes the draft insufficient: the graph retries with rewritten
+Calibrated without an LLM, with the gold answer as the draft, it fires on very few
+answerable questions; the topic test alone fired far too often to refuse on. A firing
+makes the draft insufficient: the graph retries with rewritten
 queries, then refuses unless a turn of the new round ties the person to the topic
 (:func:`premise_found`): a new draft alone does not lift the doubt.
 """

@@ -10,10 +10,6 @@ about and by whom. When no best topic match among those turns is about the named
 (:func:`~.premise.premise_found`), nothing the memory holds ties them to the topic: the
 premise fails, and a second round would search the same turns, so the answer is a
 refusal.
-
-Measured with no LLM on held-out conversations (``benchmarks/premise_check.py``, column
-``unlifted``): the topic test and this search together fire on nearly half the
-false-premise questions and on about 3% of the answerable ones.
 """
 
 from __future__ import annotations

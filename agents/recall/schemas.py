@@ -68,8 +68,7 @@ AnswerText = Annotated[
 listed item that repeats said once."""
 """Free text is cut to its limit when read, and the limit is in the JSON schema
 (maxLength): a grammar-constrained local model must close the string there, so a
-rambling answer cannot run into the call's token cap and leave the JSON unclosed (a
-1.5B model listing activities did, three attempts in a row, in a long benchmark run)."""
+rambling answer cannot run into the call's token cap and leave the JSON unclosed."""
 Labels = Annotated[list[str], BeforeValidator(_labels)]
 Citations = Annotated[
     list[str],

@@ -6,9 +6,8 @@ A fact is supported when at least :data:`SUPPORT_THRESHOLD` of its content words
 (stemmed, stop words and the people's names left out) occur in its source turns, their
 shared images' captions or the turn just before them.
 
-The threshold was calibrated without an LLM on hand-written observations of held-out
-conversations (``benchmarks/construction_quality.py --calibrate``): at 0.25 nearly all
-observations pass against their own evidence turns and few against a random other turn.
+At that threshold nearly all hand-written observations pass against their own evidence
+turns and few against a random other turn.
 """
 
 from __future__ import annotations
@@ -25,10 +24,8 @@ SOURCE_MARGIN = 0.5
 turn the model cited to become the fact's source.
 
 A 1.5B model often cites the turn next to the one it read ("Priya goes on adventures
-with her dogs" under "I got new collars for my dogs"); at the support threshold of 0.25
-the cited turn still passes. Replayed with no model on facts built from held-out
-conversations, the moved sources raised owner accuracy; a margin of 0.25 moved more
-facts and did worse (``benchmarks/owner_replay.py --sources``)."""
+with her dogs" under "I got new collars for my dogs"), which still passes the support
+threshold. Moving such sources raised owner accuracy; a smaller margin moved too many."""
 _ANALYZER = Analyzer()
 
 

@@ -1,8 +1,8 @@
 """The application's "never store" rule, applied before construction reads a turn.
 
 Saying the rule in the construction prompt is not enough for a small model: with the rule
-stated, the local model wrote as many notes about the excluded topic as without it
-(``benchmarks/never_store.py``). So a rule that forbids something is also enforced here:
+stated, the local model wrote as many notes about the excluded topic as without it.
+So a rule that forbids something is also enforced here:
 its kinds of information are read once, each turn of an excerpt is asked about, and a
 turn that mentions them is shown to construction as :data:`~lamina.prompts.withholding.WITHHELD`.
 The raw turn itself stays stored; no derived record can hold what construction never saw.

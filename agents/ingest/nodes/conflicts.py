@@ -4,11 +4,9 @@ It flags contradictions between new facts and the facts already stored (AMA's co
 detection); the Refresher (:mod:`.refresher`) supersedes them. A new fact's candidates
 are the current facts about the same person nearest to it by embedding
 (:mod:`..supersession.updates`), so no word list decides which pairs are looked at, in any language,
-and the model decides each. A 1.5B model cannot: asked about those pairs, the local model
-confirmed 1 true update and 4 false ones on the generalization and supersession sets. So
-the small-model profile (``MemoryContext.small_model``) the facade turns on for the
-offline model only,
-keeps the English slot pre-filter (:mod:`..supersession.slots`) and its cues
+and the model decides each. A 1.5B model cannot judge those pairs, so the small-model
+profile (``MemoryContext.small_model``), which the facade turns on for the offline model
+only, keeps the English slot pre-filter (:mod:`..supersession.slots`) and its cues
 (:mod:`..supersession.update_cues`) instead.
 """
 

@@ -4,9 +4,7 @@ A 1.5B model writes an episode's summary as reported speech and often gets the r
 the wrong way round: "Priya told Jonas that she finished the marathon" when Jonas said
 "I finished the marathon" to Priya. In a summary the teller is who the news is about,
 so a reversed sentence files the news under the wrong person, as a wrong owner does a
-note. On held-out conversations, about one summary sentence in six named someone
-other than the person an annotator's observation ties its source turn to
-(``benchmarks/summary_owner_replay.py``).
+note.
 
 A sentence "<A> told|mentioned|shared|said|... <words>" in an excerpt of two speakers is
 checked as a title's possessive is (:func:`~.titles.title_owner`): the turns that say

@@ -6,8 +6,7 @@ partner, a pet, a plan, a name, a number, a possession or a diet with a small se
 verbs and phrases. When a candidate pair (same person, same slot; see
 :mod:`.slots`) has such a cue for the shared slot in its newer statement, the older
 statement is out of date without asking the model: a 1.5B model, asked, mostly answers
-"not outdated" (``benchmarks/construction_supersession.json``). Pairs without a cue
-still go to the model.
+"not outdated". Pairs without a cue still go to the model.
 
 Two kinds of cue:
 
@@ -355,8 +354,8 @@ def may_change(pair: CandidatePair) -> bool:
 
     Its newer statement has a word of change, or a new value in a slot a person holds
     one value of ("lives in Denver" after "lives in Boston"). Other pairs ("Maya loves
-    aerial yoga" after "Maya does yoga") are not worth a call: asked about 36 uncued
-    pairs, the 1.5B model confirmed 1 update (``benchmarks/construction_supersession.json``).
+    aerial yoga" after "Maya does yoga") are not worth a call: a 1.5B model almost never
+    confirms an update among them.
     """
     text = " ".join(pair.new.text.casefold().split())
     if _ANY_CHANGE.search(text) is not None or any(p.search(text) for p in _EVERY_CUE):
