@@ -10,12 +10,11 @@ exception is recorded on the span. Without a tracer provider the call runs unwra
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
-from ..core.tracing import enabled, span
+from ..core.tracing import traced_method
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)
@@ -41,9 +40,14 @@ TRACED_CALLS = (
     "default_ttl",
     "sweep_expired",
 )
-"""The :class:`~lamina.Memory` calls that are spans (their async twins call them)."""
+"""The :class:`~lamina.Memory` calls that are spans (the other async twins call them)."""
 
-__all__ = ["TRACED_CALLS", "call_attributes", "traced_call", "trace_calls"]
+TRACED_ASYNC_CALLS = ("aadd", "aanswer", "asearch", "aget_all", "aprofile")
+"""The async twins that do not run their sync call in a thread (they run the graph or
+await the store's async reads), so are spans of their own, named as that call. When one
+does fall back to its sync call, that call's span is not made twice."""
+
+__all__ = ["TRACED_ASYNC_CALLS", "TRACED_CALLS", "call_attributes", "traced_call", "trace_calls"]
 
 
 def call_attributes(result: object) -> dict[str, int]:
@@ -65,30 +69,24 @@ def call_attributes(result: object) -> dict[str, int]:
     return out
 
 
+def _scope(arguments: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    namespace = arguments.get("namespace")
+    return (namespace if isinstance(namespace, str) else None), {}
+
+
 def traced_call(method: F) -> F:
-    """``method`` as a span ``lamina.memory.<name>`` while tracing is on."""
-    name = f"lamina.memory.{method.__name__}"
-    signature = inspect.signature(method)
+    """``method`` as a span ``lamina.memory.<name>`` while tracing is on.
 
-    @functools.wraps(method)
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not enabled():
-            return method(self, *args, **kwargs)
-        try:
-            namespace = signature.bind(self, *args, **kwargs).arguments.get("namespace")
-        except TypeError:  # the call itself raises the error the caller should see
-            namespace = None
-        with span(name, namespace if isinstance(namespace, str) else None) as current:
-            result = method(self, *args, **kwargs)
-            if current is not None:
-                current.set_attributes(call_attributes(result))
-            return result
-
-    return cast(F, call)
+    An async twin's span has its sync call's name (``aadd``: ``lamina.memory.add``).
+    """
+    name = method.__name__
+    if inspect.iscoroutinefunction(method):
+        name = name.removeprefix("a")
+    return traced_method(method, f"lamina.memory.{name}", _scope, call_attributes)
 
 
 def trace_calls(cls: C) -> C:
-    """Make each of ``cls``'s :data:`TRACED_CALLS` a span (a class decorator)."""
-    for attribute in TRACED_CALLS:
+    """Make each of ``cls``'s :data:`TRACED_CALLS` and :data:`TRACED_ASYNC_CALLS` a span."""
+    for attribute in (*TRACED_CALLS, *TRACED_ASYNC_CALLS):
         setattr(cls, attribute, traced_call(getattr(cls, attribute)))
     return cls

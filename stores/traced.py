@@ -8,12 +8,11 @@ number of records it read or wrote; an exception is recorded on its span and rai
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..core.tracing import enabled, span
+from ..core.tracing import enabled, traced_method
 from ..records.model import Granularity
 from .base import MemoryStore
 from .wrapping import WrappedStore
@@ -30,6 +29,7 @@ TRACED_STORE_CALLS = (
     "delete_namespace",
     "count",
     "search_many",
+    "vectors",
     "put_profile",
     "get_profile",
     "append_audit",
@@ -38,7 +38,27 @@ TRACED_STORE_CALLS = (
 """The store calls that are spans (``search`` is ``search_many``'s); a class without one
 (``delete_namespace`` is not in the protocol) keeps the others."""
 
-__all__ = ["TRACED_STORE_CALLS", "TracedStore", "trace_store_calls", "traced"]
+TRACED_ASYNC_STORE_CALLS = (
+    "aadd",
+    "aget",
+    "acount",
+    "avectors",
+    "adistinct",
+    "asearch_many",
+    "aget_profile",
+    "alist_audit",
+)
+"""The async twins that are spans, named as their sync call (``lamina.store.get``); the
+Postgres store has them (:mod:`lamina.stores.postgres.aio`). ``asearch`` is
+``asearch_many``'s, and ``adistinct`` is the span ``lamina.store.distinct``."""
+
+__all__ = [
+    "TRACED_ASYNC_STORE_CALLS",
+    "TRACED_STORE_CALLS",
+    "TracedStore",
+    "trace_store_calls",
+    "traced",
+]
 
 
 def _traces_itself(store: object) -> bool:
@@ -57,16 +77,6 @@ def traced(store: MemoryStore) -> MemoryStore:
     if not enabled() or _traces_itself(store):
         return store
     return TracedStore(store)
-
-
-def call_span(name: str, namespace: str | None, granularity: object, run: Callable[[], T]) -> T:
-    """``run()`` inside a span ``lamina.store.<name>``, with the records it returned."""
-    attributes = {"lamina.granularity": str(granularity)} if granularity is not None else {}
-    with span(f"lamina.store.{name}", namespace, attributes) as current:
-        result = run()
-        if current is not None and (n := _count(result)) is not None:
-            current.set_attribute("lamina.records", n)
-        return result
 
 
 def _granularity(call: str, arguments: dict[str, Any]) -> object:
@@ -100,26 +110,23 @@ def _scope(call: str, arguments: dict[str, Any]) -> tuple[str | None, object]:
 
 
 def _span_method(call: str, method: Callable[..., T]) -> Callable[..., T]:
-    name = "search" if call == "search_many" else call
-    signature = inspect.signature(method)
+    """``method`` as a span named for the sync call (``aget`` and ``get``: ``lamina.store.get``)."""
+    sync = call.removeprefix("a") if inspect.iscoroutinefunction(method) else call
+    name = "search" if sync == "search_many" else sync
 
-    @functools.wraps(method)
-    def traced_call(self: Any, *args: Any, **kwargs: Any) -> T:
-        if not enabled():
-            return method(self, *args, **kwargs)
-        try:
-            arguments = signature.bind(self, *args, **kwargs).arguments
-        except TypeError:  # the call itself raises the error the caller should see
-            return method(self, *args, **kwargs)
-        namespace, granularity = _scope(call, arguments)
-        return call_span(name, namespace, granularity, lambda: method(self, *args, **kwargs))
+    def scope(arguments: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+        namespace, granularity = _scope(sync, arguments)
+        return namespace, {"lamina.granularity": str(granularity)} if granularity else {}
 
-    return traced_call
+    def figures(result: object) -> dict[str, int]:
+        return {} if (n := _count(result)) is None else {"lamina.records": n}
+
+    return traced_method(method, f"lamina.store.{name}", scope, figures)
 
 
 def trace_store_calls(cls: C) -> C:
-    """Make each of ``cls``'s :data:`TRACED_STORE_CALLS` a span (a class decorator)."""
-    for call in TRACED_STORE_CALLS:
+    """Make each of ``cls``'s store calls a span (a class decorator), async twins included."""
+    for call in (*TRACED_STORE_CALLS, *TRACED_ASYNC_STORE_CALLS):
         if call in dir(cls):
             setattr(cls, call, _span_method(call, getattr(cls, call)))
     cls.traces_itself = True  # type: ignore[attr-defined]

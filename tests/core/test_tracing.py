@@ -2,12 +2,17 @@
 
 The SDK's in-memory exporter collects the spans of one ``Memory.add`` and one
 ``Memory.answer`` run with a scripted model; the tree, the node figures and the hashed
-namespace are checked. Without a tracer provider no store is wrapped and no span is made.
+namespace are checked; so are the trees of Memory calls made outside the graphs, of the
+async twins, and of the awaited reads of the Postgres store. Without a tracer provider no
+store is wrapped and no span is made.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import io
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -129,3 +134,123 @@ def test_tracing_reads_the_arguments_the_way_the_store_takes_them(
     added, refused = [s for s in spans.get_finished_spans() if s.name == "lamina.store.add"]
     assert added.status.is_ok and added.attributes["lamina.granularity"] is not None  # type: ignore[index]
     assert not refused.status.is_ok
+
+
+def _tree(spans: InMemorySpanExporter, root: ReadableSpan) -> list[ReadableSpan]:
+    """The spans under ``root``, at any depth."""
+    found = spans.get_finished_spans()
+    by_id = {s.context.span_id: s for s in found}
+
+    def under(s: ReadableSpan) -> bool:
+        while s.parent is not None:
+            if s.parent.span_id == root.context.span_id:
+                return True
+            s = by_id[s.parent.span_id]
+        return False
+
+    return [s for s in found if under(s)]
+
+
+def _root(spans: InMemorySpanExporter, name: str) -> ReadableSpan:
+    [root] = [s for s in spans.get_finished_spans() if s.name == name]
+    assert root.parent is None
+    return root
+
+
+def test_memory_calls_outside_a_graph_are_trees_of_store_spans(
+    spans: InMemorySpanExporter,
+) -> None:
+    m = memory()
+    m.add(TURNS, namespace=NS, at=T0, infer=False)
+    [turn_id, *_] = [h.id for h in m.get_all(namespace=NS)]
+    digest = hashlib.sha256(NS.encode()).hexdigest()[:16]
+    calls = {
+        "get_all": lambda: m.get_all(namespace=NS),
+        "history": lambda: m.history(turn_id, namespace=NS),
+        "export": lambda: m.export(io.StringIO(), namespace=NS),
+        "add_facts": lambda: m.add_facts(["Alice has a greyhound"], namespace=NS, subject="Alice"),
+        "forget": lambda: m.forget(namespace=NS, memory_ids=[turn_id]),
+    }
+    for call, run in calls.items():
+        spans.clear()
+        run()
+        root = _root(spans, f"lamina.memory.{call}")
+        inner = [s for s in _tree(spans, root) if s.name.startswith("lamina.store.")]
+        assert inner, f"{call} made no store span"
+        assert len(inner) == len(spans.get_finished_spans()) - 1, call  # nothing outside
+        assert all(s.attributes["lamina.namespace.hash"] == digest for s in inner)  # type: ignore[index]
+    spans.clear()
+    listed = m.get_all(namespace=NS)
+    gets = [s for s in _tree(spans, _root(spans, "lamina.memory.get_all"))]
+    assert {s.name for s in gets} == {"lamina.store.get"}
+    assert {s.attributes["lamina.granularity"] for s in gets} == {  # type: ignore[index]
+        "raw",
+        "fact",
+        "episode",
+        "scene",
+    }
+    assert sum(s.attributes["lamina.records"] for s in gets) == len(listed)  # type: ignore[index, misc]
+
+
+def test_async_twins_are_spans_named_as_their_call_and_never_twice(
+    spans: InMemorySpanExporter,
+) -> None:
+    m = memory()
+
+    async def run() -> None:
+        await m.aadd(TURNS, namespace=NS, at=T0, session_closed=True)
+        await m.aanswer("What is my dog called?", namespace=NS)
+        await m.asearch("greyhound", namespace=NS)  # Chroma: the sync search in a thread
+        await m.aget_all(namespace=NS)
+
+    asyncio.run(run())
+    names = [s.name for s in spans.get_finished_spans() if s.name.startswith("lamina.memory.")]
+    assert sorted(names) == [
+        "lamina.memory.add",
+        "lamina.memory.answer",
+        "lamina.memory.get_all",
+        "lamina.memory.search",
+    ]
+    add = _root(spans, "lamina.memory.add")
+    assert {"lamina.raw_write", "lamina.constructor"} <= {s.name for s in _tree(spans, add)}
+    answer = _root(spans, "lamina.memory.answer")
+    assert "lamina.retriever" in {s.name for s in _tree(spans, answer)}
+    search = _root(spans, "lamina.memory.search")
+    assert "lamina.store.search" in {s.name for s in _tree(spans, search)}
+
+
+def test_async_reads_on_postgres_are_trees_of_store_spans(
+    spans: InMemorySpanExporter, postgres_dsn: str
+) -> None:
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    m = Memory(config=MemoryConfig(store=postgres_dsn, prefix=schema), embeddings=FakeEmbeddings())
+    try:
+        m.add(TURNS, namespace=NS, at=T0, infer=False)
+        spans.clear()
+
+        async def run() -> tuple[list[Any], list[Any], int]:
+            m.store.pool.close()  # the sync pool is gone: every read below is awaited
+            hits = await m.asearch("greyhound", namespace=NS, threshold=0.0)
+            listed = await m.aget_all(namespace=NS, granularities=["raw"])
+            counted = await m.store.acount("raw", NS)
+            await m.aclose()
+            return hits, listed, counted
+
+        hits, listed, counted = asyncio.run(run())
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    assert hits and len(listed) == counted == 2
+    digest = hashlib.sha256(NS.encode()).hexdigest()[:16]
+    search = _root(spans, "lamina.memory.search")
+    inner = _tree(spans, search)
+    assert all(s.parent.span_id == search.context.span_id for s in inner)  # type: ignore[union-attr]
+    assert {s.name for s in inner} >= {"lamina.store.search", "lamina.store.distinct"}
+    assert len([s for s in inner if s.name == "lamina.store.search"]) == 4  # each granularity
+    assert all(s.attributes["lamina.namespace.hash"] == digest for s in inner)  # type: ignore[index]
+    [get] = _tree(spans, _root(spans, "lamina.memory.get_all"))
+    assert get.name == "lamina.store.get" and get.attributes["lamina.records"] == 2  # type: ignore[index]
+    count = _root(spans, "lamina.store.count")
+    assert count.attributes["lamina.records"] == 2  # type: ignore[index]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 from datetime import UTC, datetime
 
 import pytest
@@ -17,8 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from lamina import Memory, MemoryConfig
 from lamina.core import tracing
 from lamina.errors import InvalidInputError
-from lamina.memory import spans as spans_module
-from lamina.memory.spans import TRACED_CALLS
+from lamina.memory.spans import TRACED_ASYNC_CALLS, TRACED_CALLS
 from lamina.stores import ChromaMemoryStore
 from lamina.testing import FakeEmbeddings, SchemaChatModel
 
@@ -122,6 +122,9 @@ def test_every_traced_call_is_a_memory_method() -> None:
     for name in TRACED_CALLS:
         method = getattr(Memory, name)
         assert callable(method) and method.__wrapped__.__name__ == name
+    for name in TRACED_ASYNC_CALLS:
+        method = getattr(Memory, name)
+        assert inspect.iscoroutinefunction(method) and method.__wrapped__.__name__ == name
 
 
 def test_without_a_provider_no_call_opens_a_span(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,7 +133,7 @@ def test_without_a_provider_no_call_opens_a_span(monkeypatch: pytest.MonkeyPatch
     def no_span(*args: object, **kwargs: object) -> None:
         raise AssertionError("a span was opened with tracing off")
 
-    monkeypatch.setattr(spans_module, "span", no_span)
+    monkeypatch.setattr(tracing, "span", no_span)
     m = memory()
     m.add("I adopted a greyhound", namespace=NS, at=T0, infer=False)
     assert m.search("greyhound", namespace=NS)
