@@ -18,9 +18,8 @@ from langchain_core.embeddings import Embeddings
 
 from ..agents.common.names import with_speaker_names
 from ..records.model import Granularity, MemoryRecord, ProfileRecord
-from ..stores.base import ScoredRecord, SearchOptions, Where
+from ..stores.base import GetOptions, ScoredRecord, SearchOptions, Where
 from ..stores.expiry import unexpired
-from ..stores.filters import TimeWindow
 from .hits import merge_hits, visible_at
 from .inputs import ROLE_SPEAKERS
 from .results import MemoryHit
@@ -48,10 +47,7 @@ class AsyncReads(Protocol):
         granularity: Granularity | str,
         namespace: str,
         ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
+        **options: Unpack[GetOptions],
     ) -> list[MemoryRecord]:
         """Async ``get``."""
         ...

@@ -11,21 +11,75 @@ redaction (``replace_audit``) stays in force.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
 from chromadb.api.models.Collection import Collection
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, RecordNotFoundError
 from ..records.audit import AuditEntry
-from ..records.model import FactRecord
+from ..records.model import FactRecord, Granularity, MemoryRecord, utc_now, validate_namespace
+from .base import SupersedeOptions
 from .chroma_calls import ChromaCalls
+from .filters import TimeWindow
 from .keyed import KeyedDocuments
 
 PENDING = "audit_pending"
 """Metadata key on a fact row: True while the row carries an audit entry not yet copied."""
 PENDING_ENTRY = "audit_pending_entry"
 """Metadata key on a fact row: the pending audit entry as JSON."""
+
+
+@dataclass(frozen=True)
+class Supersede:
+    """One ``mark_superseded`` call of either store, its arguments checked before any read."""
+
+    namespace: str
+    fact_id: str
+    superseded_by: str
+    at: datetime | None
+    entry: AuditEntry | None
+
+    @classmethod
+    def checked(
+        cls, namespace: str, fact_id: str, superseded_by: str, options: SupersedeOptions
+    ) -> Supersede:
+        """The call's arguments, each checked; the audit entry too."""
+        if not isinstance(superseded_by, str) or not superseded_by.strip():
+            raise InvalidInputError("superseded_by must be the id of the replacing fact")
+        if superseded_by == fact_id:
+            raise InvalidInputError("a fact cannot supersede itself")
+        validate_namespace(namespace)
+        audit, at = options.get("audit"), options.get("at")
+        entry = None if audit is None else check_entry(audit, namespace, fact_id)
+        if at is not None:
+            TimeWindow(before=at)  # validates awareness
+        return cls(namespace, fact_id, superseded_by, at, entry)
+
+    def close(
+        self,
+        found: Sequence[MemoryRecord],
+        get: Callable[[Granularity, str, list[str]], Sequence[MemoryRecord]],
+    ) -> tuple[FactRecord, AuditEntry | None]:
+        """The stored fact ``found`` closed, and the audit entry that lands with it.
+
+        ``valid_to`` is ``at``, else the event time of the replacing fact (read with
+        ``get``) when it is stored; only when neither exists is it the clock time, and
+        the entry then says so.
+        """
+        if not found:
+            raise RecordNotFoundError(f"no fact {self.fact_id!r} in namespace {self.namespace!r}")
+        assert isinstance(found[0], FactRecord)
+        when, entry = self.at, self.entry
+        if when is None:
+            new = get(Granularity.FACT, self.namespace, [self.superseded_by])
+            when = new[0].event_time() if new and isinstance(new[0], FactRecord) else None
+        if when is None:
+            when = utc_now()
+            entry = None if entry is None else clock_noted(entry, when)
+        return closed(found[0], self.superseded_by, when), entry
 
 
 def check_entry(entry: AuditEntry, namespace: str, fact_id: str) -> AuditEntry:

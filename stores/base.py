@@ -29,17 +29,38 @@ DEFAULT_SEARCH_MODE: SearchMode = "hybrid"
 """The retrieval a search uses when ``mode`` is not given."""
 
 
-class SearchOptions(TypedDict, total=False):
-    """The keyword options of :meth:`MemoryStore.search`; each one may be left out."""
+class Scope(TypedDict, total=False):
+    """The filters of :meth:`MemoryStore.delete`, ``get`` and ``search``; each may be left out."""
 
-    k: int
-    """How many hits at most (default :data:`DEFAULT_SEARCH_K`, 10)."""
     window: TimeWindow | None
     """Keep only records whose time lies in this window."""
     where: Where | None
     """Keep only records whose metadata match these values."""
+
+
+class GetOptions(Scope, total=False):
+    """The keyword options of :meth:`MemoryStore.get`."""
+
+    limit: int | None
+    """At most this many records, the first ones."""
+
+
+class SearchOptions(Scope, total=False):
+    """The keyword options of :meth:`MemoryStore.search`."""
+
+    k: int
+    """How many hits at most (default :data:`DEFAULT_SEARCH_K`, 10)."""
     mode: SearchMode
     """``dense``, ``bm25`` or ``hybrid`` (default, :data:`DEFAULT_SEARCH_MODE`)."""
+
+
+class SupersedeOptions(TypedDict, total=False):
+    """The keyword options of :meth:`MemoryStore.mark_superseded` beside ``superseded_by``."""
+
+    at: datetime | None
+    """When the fact stopped holding (default: the replacing fact's event time)."""
+    audit: AuditEntry | None
+    """An entry that lands in the audit log with the supersede, or neither lands."""
 
 
 @dataclass(frozen=True)
@@ -160,15 +181,23 @@ class SearchByRequest:
         ``where`` and ``mode`` (default ``"hybrid"``). Answered as the plain ranking of a
         one-granularity :meth:`search_many` request.
         """
-        gran = parse_granularity(granularity)
-        own = Ranking(
-            k=options.get("k", DEFAULT_SEARCH_K),
-            window=options.get("window"),
-            where=options.get("where"),
-        )
-        mode = options.get("mode", DEFAULT_SEARCH_MODE)
-        request = SearchRequest(query=query, namespace=namespace, rankings={gran: own}, mode=mode)
+        gran, request = plain_request(query, granularity, namespace, options)
         return self.search_many(request)[gran.value][PLAIN]
+
+
+def plain_request(
+    query: str, granularity: Granularity | str, namespace: str, options: SearchOptions
+) -> tuple[Granularity, SearchRequest]:
+    """The request whose plain ranking of ``granularity`` is what ``search`` returns."""
+    gran = parse_granularity(granularity)
+    own = Ranking(
+        k=options.get("k", DEFAULT_SEARCH_K),
+        window=options.get("window"),
+        where=options.get("where"),
+    )
+    mode = options.get("mode", DEFAULT_SEARCH_MODE)
+    request = SearchRequest(query=query, namespace=namespace, rankings={gran: own}, mode=mode)
+    return gran, request
 
 
 @runtime_checkable
@@ -218,12 +247,9 @@ class MemoryStore(Protocol):
         granularity: Granularity | str,
         namespace: str,
         ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
+        **options: Unpack[GetOptions],
     ) -> list[MemoryRecord]:
-        """Return records by id and/or filter."""
+        """Return records by id and/or filter (:class:`GetOptions`)."""
         ...
 
     def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
@@ -236,8 +262,7 @@ class MemoryStore(Protocol):
         fact_id: str,
         *,
         superseded_by: str,
-        at: datetime | None = None,
-        audit: AuditEntry | None = None,
+        **options: Unpack[SupersedeOptions],
     ) -> FactRecord:
         """Close a fact's validity and point it at its replacement, keeping it.
 
@@ -253,11 +278,9 @@ class MemoryStore(Protocol):
         granularity: Granularity | str,
         namespace: str,
         ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
+        **scope: Unpack[Scope],
     ) -> int:
-        """Delete records by id and/or filter; return how many were deleted."""
+        """Delete records by id and/or filter (:class:`Scope`); return how many were deleted."""
         ...
 
     def search(

@@ -15,7 +15,6 @@ import threading
 import uuid
 import weakref
 from collections.abc import Sequence
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,25 +22,30 @@ from typing import Any
 from chromadb.api import ClientAPI
 from langchain_core.embeddings import Embeddings
 
-from ..errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
-from ..records.audit import AuditEntry
+from ..errors import RecordNotFoundError
 from ..records.model import (
     FactRecord,
     Granularity,
     MemoryRecord,
     parse_granularity,
-    utc_now,
     validate_namespace,
 )
-from .arguments import as_ids, as_records, dedupe, require_delete_scope
-from .audited import check_entry, clear_pending, clock_noted, closed, with_pending
-from .base import SearchAnswer, SearchByRequest, SearchRequest, Where
+from .arguments import (
+    CheckedCalls,
+    as_embeddings,
+    as_ids,
+    by_granularity,
+    check_record,
+    checked_records,
+)
+from .audited import Supersede, clear_pending, with_pending
+from .base import Scope, SearchAnswer, SearchByRequest, SearchRequest
 from .bm25 import BM25Index
 from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls, describe_client
 from .chroma_erasure import ChromaErasure
 from .codec import from_metadata, row_id
-from .filters import SearchFilter, TimeWindow
+from .filters import SearchFilter
 from .fusion import FusionConfig
 from .hnsw import hnsw_dense
 from .indexing import IndexTextPolicy
@@ -64,21 +68,13 @@ from .schema import (
 )
 from .search import answer_request
 from .traced import trace_store_calls
-from .writes import (
-    Batch,
-    WriteUnit,
-    check_record,
-    prepare,
-    stored_vectors,
-    unset_stale,
-    upsert_page,
-)
+from .writes import Batch, WriteUnit, prepare, stored_vectors, unset_stale, upsert_page
 
 __all__ = ["SCHEMA_VERSION", "ChromaMemoryStore"]
 
 
 @trace_store_calls
-class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
+class ChromaMemoryStore(CheckedCalls, SearchByRequest, ProfilesAndAudit, ChromaErasure):
     """A :class:`~lamina.stores.base.MemoryStore` over an injected Chroma client.
 
     ``bm25``, ``analyzer`` and ``mirrors`` configure its default search engine, the BM25
@@ -98,17 +94,8 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         mirrors: MirrorConfig | None = None,
         keyword_index: KeywordIndexFactory | None = None,
     ) -> None:
-        if embeddings is None:
-            from ..embedders.minilm import MiniLMEmbeddings
-
-            embeddings = MiniLMEmbeddings()
-        if not isinstance(embeddings, Embeddings):
-            raise InvalidTypeError(
-                "embeddings must be a langchain_core Embeddings, e.g. "
-                f"lamina.embedders.MiniLMEmbeddings(); got {type(embeddings).__name__}"
-            )
         self.client = client
-        self.embeddings = embeddings
+        self.embeddings = embeddings = as_embeddings(embeddings)
         self.index_policy = index_policy or IndexTextPolicy()
         self.fusion = fusion or FusionConfig()
         self._lock = threading.RLock()
@@ -170,16 +157,8 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         Every record is validated and embedded before the first write, so bad input or a
         failing embedding model leaves the store untouched.
         """
-        validate_namespace(namespace)
-        checked = [check_record(namespace, r) for r in as_records(records)]
-        if not checked:
-            return []
-        by_granularity: dict[Granularity, list[MemoryRecord]] = {}
-        for record in checked:
-            by_granularity.setdefault(record.granularity, []).append(record)
-        batches = [
-            self._prepare(g, namespace, dedupe(group)) for g, group in by_granularity.items()
-        ]
+        checked = checked_records(namespace, records)
+        batches = [self._prepare(g, namespace, rs) for g, rs in by_granularity(checked).items()]
         with self._lock:
             for batch in batches:
                 self._write(batch)
@@ -262,44 +241,12 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
             self._write(self._prepare(checked.granularity, namespace, [checked]))
         return checked
 
-    def mark_superseded(
-        self,
-        namespace: str,
-        fact_id: str,
-        *,
-        superseded_by: str,
-        at: datetime | None = None,
-        audit: AuditEntry | None = None,
-    ) -> FactRecord:
-        """Set ``superseded_by`` and close ``valid_to``; the fact is kept.
-
-        ``valid_to`` is ``at``, else the event time of the replacing fact when it is
-        stored in the namespace (see :meth:`FactRecord.event_time`). Only when neither
-        exists is it the clock time, and the audit entry then says so.
-
-        With ``audit``, the entry lands with the supersede or not at all: it is written
-        inside the fact's row first, then moved to the audit log (see :mod:`.audited`).
-        """
-        if not isinstance(superseded_by, str) or not superseded_by.strip():
-            raise InvalidInputError("superseded_by must be the id of the replacing fact")
-        if superseded_by == fact_id:
-            raise InvalidInputError("a fact cannot supersede itself")
-        entry = None if audit is None else check_entry(audit, namespace, fact_id)
-        if at is not None:
-            TimeWindow(before=at)  # validates awareness
+    def _supersede(self, asked: Supersede) -> FactRecord:
+        # an audit entry lands inside the fact's row first, then moves to the log (.audited)
+        namespace, fact_id = asked.namespace, asked.fact_id
         with self._lock:
             found = self.get(Granularity.FACT, namespace, [fact_id])
-            if not found:
-                raise RecordNotFoundError(f"no fact {fact_id!r} in namespace {namespace!r}")
-            assert isinstance(found[0], FactRecord)
-            when = at
-            if when is None:
-                new = self.get(Granularity.FACT, namespace, [superseded_by])
-                when = new[0].event_time() if new and isinstance(new[0], FactRecord) else None
-            if when is None:
-                when = utc_now()
-                entry = None if entry is None else clock_noted(entry, when)
-            updated = closed(found[0], superseded_by, when)
+            updated, entry = asked.close(found, self.get)
             batch = self._prepare(Granularity.FACT, namespace, [updated])
             if entry is not None:
                 batch.metadatas[0] = with_pending(batch.metadatas[0], entry)
@@ -310,20 +257,11 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
                 clear_pending(self._calls, facts, row_id(namespace, fact_id))
         return updated
 
-    def delete(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
+    def _delete(
+        self, gran: Granularity, namespace: str, ids: Sequence[str] | None, scope: Scope
     ) -> int:
-        """Delete matching records of one namespace; return how many were deleted."""
-        gran = parse_granularity(granularity)
-        require_delete_scope(ids, window, where)
         with self._lock:
-            doomed = [r.id for r in self.get(gran, namespace, ids, window=window, where=where)]
+            doomed = [r.id for r in self.get(gran, namespace, ids, **scope)]
             collection = self._collections[gran]
 
             def land() -> None:
@@ -355,21 +293,10 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
         return total
 
     # ------------------------------------------------------------------ reads
-    def get(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
+    def _get(
+        self, gran: Granularity, namespace: str, ids: Sequence[str] | None, scope: Scope
     ) -> list[MemoryRecord]:
-        """Return records by id (in the order asked) or by filter (in time order)."""
-        gran = parse_granularity(granularity)
-        flt = SearchFilter(namespace, window, where or {})
-        if limit is not None and limit < 1:
-            raise InvalidInputError(f"limit must be >= 1, got {limit}")
+        flt = SearchFilter(namespace, scope.get("window"), scope.get("where") or {})
         collection = self._collections[gran]
         if ids is not None:
             wanted = as_ids(ids)
@@ -384,7 +311,7 @@ class ChromaMemoryStore(SearchByRequest, ProfilesAndAudit, ChromaErasure):
             )
             records = [from_metadata(gran, dict(m)) for m in found["metadatas"] or []]
             records.sort(key=lambda r: (r.occurred_at, r.id))
-        return records[:limit] if limit is not None else records
+        return records
 
     def count(self, granularity: Granularity | str, namespace: str) -> int:
         """Return how many records of a granularity a namespace holds."""

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, TypeVar, Unpack
 
 from ..records.model import Granularity, MemoryRecord, utc_now
-from .base import ScoredRecord, SearchAnswer, SearchOptions, SearchRequest
+from .base import GetOptions, ScoredRecord, SearchAnswer, SearchOptions, SearchRequest
 
 R = TypeVar("R", MemoryRecord, ScoredRecord)
 
@@ -77,7 +77,7 @@ class UnexpiredStore:
         granularity: Granularity | str,
         namespace: str,
         ids: Sequence[str] | None = None,
-        **options: Any,
+        **options: Unpack[GetOptions],
     ) -> list[MemoryRecord]:
         """The wrapped store's ``get``, expired records left out."""
         return unexpired(self.inner.get(granularity, namespace, ids, **options), self._now())

@@ -8,13 +8,19 @@ whole :class:`~lamina.stores.base.MemoryStore` protocol.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from ..records.audit import AuditEntry
 from ..records.model import FactRecord, Granularity, MemoryRecord, ProfileRecord
-from .base import MemoryStore, SearchAnswer, SearchByRequest, SearchRequest, Where
-from .filters import TimeWindow
+from .base import (
+    GetOptions,
+    MemoryStore,
+    Scope,
+    SearchAnswer,
+    SearchByRequest,
+    SearchRequest,
+    SupersedeOptions,
+)
 from .indexing import IndexTextPolicy
 
 
@@ -46,13 +52,10 @@ class WrappedStore(SearchByRequest):
         granularity: Granularity | str,
         namespace: str,
         ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
+        **options: Unpack[GetOptions],
     ) -> list[MemoryRecord]:
         """Return records by id and/or filter (inner store)."""
-        return self.inner.get(granularity, namespace, ids, window=window, where=where, limit=limit)
+        return self.inner.get(granularity, namespace, ids, **options)
 
     def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
         """Replace an existing record (inner store)."""
@@ -64,12 +67,11 @@ class WrappedStore(SearchByRequest):
         fact_id: str,
         *,
         superseded_by: str,
-        at: datetime | None = None,
-        audit: AuditEntry | None = None,
+        **options: Unpack[SupersedeOptions],
     ) -> FactRecord:
         """Close a fact's validity, with its audit entry when given (inner store)."""
         return self.inner.mark_superseded(
-            namespace, fact_id, superseded_by=superseded_by, at=at, audit=audit
+            namespace, fact_id, superseded_by=superseded_by, **options
         )
 
     def delete(
@@ -77,12 +79,10 @@ class WrappedStore(SearchByRequest):
         granularity: Granularity | str,
         namespace: str,
         ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
+        **scope: Unpack[Scope],
     ) -> int:
         """Delete records (inner store)."""
-        return self.inner.delete(granularity, namespace, ids, window=window, where=where)
+        return self.inner.delete(granularity, namespace, ids, **scope)
 
     def count(self, granularity: Granularity | str, namespace: str) -> int:
         """Count records (inner store)."""

@@ -14,10 +14,9 @@ from typing import Any
 
 from chromadb.api.models.Collection import Collection
 from langchain_core.embeddings import Embeddings
-from pydantic import ValidationError
 
-from ..errors import InvalidInputError, InvalidTypeError
-from ..records.model import RECORD_TYPES, Granularity, MemoryRecord
+from ..errors import InvalidInputError
+from ..records.model import Granularity, MemoryRecord
 from .changelog import ChangeLog
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata, row_id, to_metadata
@@ -72,26 +71,6 @@ class Batch:
                 self.records, self.texts, self.metadatas, self.vectors, strict=True
             )
         ]
-
-
-def check_record(namespace: str, record: object) -> MemoryRecord:
-    """Re-validate one record for ``namespace``; raise a fix-it error if it is bad."""
-    if not isinstance(record, MemoryRecord) or type(record) not in RECORD_TYPES.values():
-        raise InvalidTypeError(
-            "records must be RawTurn, FactRecord, EpisodeRecord or SceneRecord instances, "
-            f"got {type(record).__name__}"
-        )
-    # re-validate: model_construct() or attribute tricks must not smuggle bad data in
-    try:
-        checked = type(record).model_validate(record.model_dump())
-    except ValidationError as e:
-        raise InvalidInputError(f"invalid {record.granularity.value} record: {e}") from e
-    if checked.namespace != namespace:
-        raise InvalidInputError(
-            f"record {checked.id!r} belongs to namespace {checked.namespace!r}, "
-            f"not {namespace!r}; one call writes to one namespace"
-        )
-    return checked
 
 
 def stored_vectors(

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, Unpack
 
 import psycopg
@@ -32,26 +33,24 @@ from ...records.model import (
     parse_granularity,
     validate_namespace,
 )
-from ..arguments import as_ids, as_records, dedupe
+from ..arguments import as_ids, by_granularity, checked_records, get_limit
 from ..base import (
-    DEFAULT_SEARCH_K,
-    DEFAULT_SEARCH_MODE,
     PLAIN,
-    Ranking,
+    GetOptions,
     ScoredRecord,
     SearchAnswer,
     SearchOptions,
     SearchRequest,
-    Where,
+    plain_request,
 )
-from ..filters import TimeWindow
 from ..indexing import IndexTextPolicy
-from ..writes import check_record, prepare
+from ..writes import prepare
 from .connections import TIMEOUTS, timed_out, timeout_setting, unavailable
+from .documents import audit_query, body_query
 from .reads import RecordReads
 from .rows import Row, encode, upsert_params, upsert_statement
 from .schema import Names
-from .sql import decode_hits, plan_request, search_statement
+from .sql import decode_hits, plan_request
 
 
 async def aconfigure_connection(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -165,15 +164,12 @@ class AsyncCalls(RecordReads):
         granularity: Granularity | str,
         namespace: str,
         ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
+        **options: Unpack[GetOptions],
     ) -> list[MemoryRecord]:
         """Async :meth:`get`."""
-        gran = parse_granularity(granularity)
-        statement, params = self._get_query(gran, namespace, ids, window, where, limit)
-        return self._got(gran, await self._rows(statement, params), params, limit)
+        gran, limit = parse_granularity(granularity), get_limit(options)
+        statement, params = self._get_query(gran, namespace, ids, options)
+        return self._got(gran, await self._rows(statement, params), params)[:limit]
 
     async def acount(self, granularity: Granularity | str, namespace: str) -> int:
         """Async :meth:`count`."""
@@ -221,14 +217,7 @@ class AsyncCalls(RecordReads):
             for key, text in texts.items():
                 vector = await self.embeddings.aembed_query(text)
                 params[f"{key}_vec"] = [float(x) for x in vector]
-        statement = search_statement(
-            self.names,
-            rankings,
-            mode=request.mode,
-            fusion=self.fusion,
-            languages=self.languages,
-            params=params,
-        )
+        statement = self._statement(request.mode, rankings, params)
         return decode_hits(searches, rankings, await self._rows(statement, params))
 
     async def asearch(
@@ -239,30 +228,18 @@ class AsyncCalls(RecordReads):
         **options: Unpack[SearchOptions],
     ) -> list[ScoredRecord]:
         """Async :meth:`search`: the plain ranking of a one-granularity request."""
-        gran = parse_granularity(granularity)
-        own = Ranking(
-            k=options.get("k", DEFAULT_SEARCH_K),
-            window=options.get("window"),
-            where=options.get("where"),
-        )
-        mode = options.get("mode", DEFAULT_SEARCH_MODE)
-        request = SearchRequest(query=query, namespace=namespace, rankings={gran: own}, mode=mode)
+        gran, request = plain_request(query, granularity, namespace, options)
         return (await self.asearch_many(request))[gran.value][PLAIN]
 
     async def aget_profile(self, namespace: str) -> ProfileRecord | None:
         """Async :meth:`get_profile`."""
-        statement = sql.SQL("SELECT body FROM {} WHERE namespace = %s").format(
-            self.names("profiles")
-        )
-        rows = await self._rows(statement, [validate_namespace(namespace)])
+        query = body_query(self.names, "profiles")
+        rows = await self._rows(query, [validate_namespace(namespace)])
         return ProfileRecord.model_validate_json(rows[0][0]) if rows else None
 
     async def alist_audit(self, namespace: str) -> list[AuditEntry]:
         """Async :meth:`list_audit`."""
-        statement = sql.SQL("SELECT body FROM {} WHERE namespace = %s ORDER BY at, written").format(
-            self.names("audit")
-        )
-        rows = await self._rows(statement, [validate_namespace(namespace)])
+        rows = await self._rows(audit_query(self.names), [validate_namespace(namespace)])
         return [AuditEntry.model_validate_json(r[0]) for r in rows]
 
     # ----------------------------------------------------------------- writes
@@ -272,35 +249,31 @@ class AsyncCalls(RecordReads):
         The stored vectors of unchanged texts are read on the async pool; the embedding
         of the rest runs in a worker thread (it is CPU work); the upsert is async.
         """
-        validate_namespace(namespace)
-        checked = [check_record(namespace, r) for r in as_records(records)]
+        checked = checked_records(namespace, records)
         if not checked:
             return []
-        groups: dict[Granularity, list[MemoryRecord]] = {}
-        for record in checked:
-            groups.setdefault(record.granularity, []).append(record)
         batches: list[tuple[Granularity, list[Row]]] = []
-        for gran, group in groups.items():
-            unique = dedupe(group)
-            stored = await self._astored(gran, namespace, [r.id for r in unique])
-            rows = await asyncio.to_thread(self._prepare_known, gran, namespace, unique, stored)
+        for gran, group in by_granularity(checked).items():
+            found = await self._astored(gran, namespace, [r.id for r in group])
+            stored = partial(_known, found)
+            rows = await asyncio.to_thread(self._encoded, gran, namespace, group, stored)
             batches.append((gran, rows))
         async with self.aatomic() as conn:
             for gran, rows in batches:
                 await _aupsert(conn, self.names, gran, rows)
         return [r.id for r in checked]
 
-    def _prepare_known(
+    def _encoded(
         self,
         gran: Granularity,
         namespace: str,
         records: list[MemoryRecord],
-        stored: dict[str, tuple[str, list[float]]],
+        stored: Callable[[list[str]], dict[str, tuple[str, list[float]]]],
     ) -> list[Row]:
-        """The rows of ``records``, as the sync write builds them, from vectors read before.
+        """The rows of ``records``, each embedded unless ``stored`` has its vector.
 
-        ``stored`` is the ``(index text, vector)`` of each id already stored: an unchanged
-        text keeps its vector, anything else is embedded here.
+        ``stored`` gives the ``(index text, vector)`` of the ids already stored: an
+        unchanged text keeps its vector.
         """
         batch = prepare(
             gran,
@@ -308,7 +281,7 @@ class AsyncCalls(RecordReads):
             records,
             policy=self.index_policy,
             embeddings=self.embeddings,
-            stored=lambda ids: {i: stored[i] for i in ids if i in stored},
+            stored=stored,
         )
         return encode(batch, self._language, self.dimension, self.names)
 
@@ -346,6 +319,13 @@ async def _asetting(conn: psycopg.AsyncConnection[Any], setting: str) -> str | N
     except psycopg.Error:
         return None
     return str(row[0]) if row else None
+
+
+def _known(
+    found: dict[str, tuple[str, list[float]]], ids: list[str]
+) -> dict[str, tuple[str, list[float]]]:
+    """The entries of ``found`` (read before) among ``ids``."""
+    return {i: found[i] for i in ids if i in found}
 
 
 def _unused(text: str) -> list[float]:

@@ -12,7 +12,6 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from psycopg import sql
 
-from ...errors import InvalidInputError
 from ...records.model import (
     RECORD_TYPES,
     Granularity,
@@ -21,14 +20,14 @@ from ...records.model import (
     validate_namespace,
 )
 from ..arguments import as_ids
-from ..base import SearchAnswer, SearchRequest, Where
-from ..filters import SearchFilter, TimeWindow
+from ..base import Scope, SearchAnswer, SearchMode, SearchRequest
+from ..filters import SearchFilter
 from ..fusion import FusionConfig
 from .connections import Transactions
 from .lexical import PostgresLexicalIndex
 from .rows import stored_vectors
 from .schema import Names
-from .sql import decode_hits, filter_clause, plan_request, search_statement
+from .sql import Ranking, decode_hits, filter_clause, plan_request, search_statement
 
 
 class RecordReads(Transactions):
@@ -58,65 +57,44 @@ class RecordReads(Transactions):
         gran: Granularity,
         namespace: str,
         ids: Sequence[str] | None,
-        window: TimeWindow | None,
-        where: Where | None,
+        scope: Scope,
         params: dict[str, Any],
     ) -> sql.Composed:
-        condition = filter_clause(SearchFilter(namespace, window, where or {}), gran, params, "")
+        flt = SearchFilter(namespace, scope.get("window"), scope.get("where") or {})
+        condition = filter_clause(flt, gran, params, "")
         if ids is not None:
             params["ids"] = as_ids(ids)
             condition = sql.SQL("{} AND t.id = ANY(%(ids)s)").format(condition)
         return condition
 
-    def get(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
-        limit: int | None = None,
+    def _get(
+        self, gran: Granularity, namespace: str, ids: Sequence[str] | None, scope: Scope
     ) -> list[MemoryRecord]:
-        """Return records by id (in the order asked) or by filter (in time order)."""
-        gran = parse_granularity(granularity)
-        statement, params = self._get_query(gran, namespace, ids, window, where, limit)
+        statement, params = self._get_query(gran, namespace, ids, scope)
         with self.atomic() as conn:
             rows = conn.execute(statement, params).fetchall()
-        return self._got(gran, rows, params, limit)
+        return self._got(gran, rows, params)
 
     def _get_query(
-        self,
-        gran: Granularity,
-        namespace: str,
-        ids: Sequence[str] | None,
-        window: TimeWindow | None,
-        where: Where | None,
-        limit: int | None,
+        self, gran: Granularity, namespace: str, ids: Sequence[str] | None, scope: Scope
     ) -> tuple[sql.Composed, dict[str, Any]]:
-        """The statement of :meth:`get` and its parameters, every argument checked."""
-        if limit is not None and limit < 1:
-            raise InvalidInputError(f"limit must be >= 1, got {limit}")
+        """The statement of ``get`` and its parameters."""
         params: dict[str, Any] = {}
-        condition = self._condition(gran, namespace, ids, window, where, params)
+        condition = self._condition(gran, namespace, ids, scope, params)
         statement = sql.SQL(
             "SELECT t.id, t.record FROM {} t WHERE {} ORDER BY t.occurred_at, t.id"
         ).format(self.names.records(gran), condition)
         return statement, params
 
     def _got(
-        self,
-        gran: Granularity,
-        rows: Sequence[tuple[Any, ...]],
-        params: dict[str, Any],
-        limit: int | None,
+        self, gran: Granularity, rows: Sequence[tuple[Any, ...]], params: dict[str, Any]
     ) -> list[MemoryRecord]:
-        """The records of :meth:`get`'s rows: in the order of the ids asked, or time order."""
+        """The records of ``get``'s rows: in the order of the ids asked, or time order."""
         records = [self._record(gran, body) for _, body in rows]
         if "ids" in params:
             position = {rid: n for n, rid in enumerate(params["ids"])}
             records.sort(key=lambda r: position[r.id])
-        return records[:limit] if limit is not None else records
+        return records
 
     def count(self, granularity: Granularity | str, namespace: str) -> int:
         """Return how many records of a granularity a namespace holds."""
@@ -146,17 +124,19 @@ class RecordReads(Transactions):
         searches, rankings, params = plan_request(
             request, embed=self.embeddings.embed_query, fusion=self.fusion
         )
-        statement = search_statement(
-            self.names,
-            rankings,
-            mode=request.mode,
-            fusion=self.fusion,
-            languages=self.languages,
-            params=params,
-        )
+        statement = self._statement(request.mode, rankings, params)
         with self.atomic() as conn:
             rows = conn.execute(statement, params).fetchall()
         return decode_hits(searches, rankings, rows)
+
+    def _statement(
+        self, mode: SearchMode, rankings: list[Ranking], params: dict[str, Any]
+    ) -> sql.Composed:
+        """The one statement of a request's ``rankings`` (:func:`.sql.search_statement`)."""
+        fusion, languages = self.fusion, self.languages
+        return search_statement(
+            self.names, rankings, mode=mode, fusion=fusion, languages=languages, params=params
+        )
 
     def lexical_index(self, granularity: Granularity | str, namespace: str) -> PostgresLexicalIndex:
         """The keyword side of one granularity and namespace, read live from Postgres."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -23,41 +22,26 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from ...embedders.identity import embedding_name
-from ...errors import (
-    InvalidInputError,
-    InvalidTypeError,
-    RecordNotFoundError,
-    StoreUnavailableError,
-)
-from ...records.audit import AuditEntry
-from ...records.model import (
-    FactRecord,
-    Granularity,
-    MemoryRecord,
-    parse_granularity,
-    utc_now,
-    validate_namespace,
-)
-from ..arguments import as_records, dedupe, require_delete_scope
-from ..audited import check_entry, clock_noted, closed
-from ..base import SearchByRequest, Where
+from ...errors import InvalidInputError, RecordNotFoundError, StoreUnavailableError
+from ...records.model import FactRecord, Granularity, MemoryRecord, validate_namespace
+from ..arguments import CheckedCalls, as_embeddings, by_granularity, check_record, checked_records
+from ..audited import Supersede
+from ..base import Scope, SearchByRequest
 from ..erasure import PARTS, erased_namespaces
-from ..filters import TimeWindow
 from ..fusion import FusionConfig
 from ..indexing import IndexTextPolicy
 from ..traced import trace_store_calls
-from ..writes import check_record, prepare
 from .aio import AsyncCalls
 from .connections import configure_connection, describe_dsn
 from .documents import ProfilesAndAudit
 from .erasure import erased_tables, vacuum_full
 from .languages import LanguageOf, metadata_language
-from .rows import Row, encode, upsert
+from .rows import Row, upsert
 from .schema import DEFAULT_SCHEMA, Names, dimension_of, ensure_vector_extension, migrate
 
 
 @trace_store_calls
-class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
+class PostgresMemoryStore(CheckedCalls, AsyncCalls, SearchByRequest, ProfilesAndAudit):
     """A :class:`~lamina.stores.base.MemoryStore` over an injected psycopg connection pool.
 
     The pool's connections should be configured with :func:`configure_connection`
@@ -84,15 +68,7 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
         dsn: str | None = None,
         async_pool: AsyncConnectionPool[Any] | None = None,
     ) -> None:
-        if embeddings is None:
-            from ...embedders.minilm import MiniLMEmbeddings
-
-            embeddings = MiniLMEmbeddings()
-        if not isinstance(embeddings, Embeddings):
-            raise InvalidTypeError(
-                "embeddings must be a langchain_core Embeddings, e.g. "
-                f"lamina.embedders.MiniLMEmbeddings(); got {type(embeddings).__name__}"
-            )
+        embeddings = as_embeddings(embeddings)
         if isinstance(languages, str) or not languages:
             raise InvalidInputError("languages must be a non-empty list of configuration names")
         self._bind(pool, where)
@@ -168,9 +144,7 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
         Every record is validated and embedded before the first write, so bad input or a
         failing embedding model leaves the store untouched.
         """
-        validate_namespace(namespace)
-        checked = [check_record(namespace, r) for r in as_records(records)]
-        return self._write(namespace, checked, {})
+        return self._write(namespace, checked_records(namespace, records), {})
 
     def add_embedded(
         self,
@@ -187,8 +161,7 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
         Raises:
             InvalidInputError: ``vectors`` does not pair one to one with ``records``.
         """
-        validate_namespace(namespace)
-        checked = [check_record(namespace, r) for r in as_records(records)]
+        checked = checked_records(namespace, records)
         given = list(vectors)
         if len(given) != len(checked):
             raise InvalidInputError(
@@ -210,13 +183,10 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
         """Embed what has no vector yet, then upsert every group in one transaction."""
         if not checked:
             return []
-        groups: dict[Granularity, list[MemoryRecord]] = {}
-        for record in checked:
-            groups.setdefault(record.granularity, []).append(record)
         batches = []
-        for gran, group in groups.items():
+        for gran, group in by_granularity(checked).items():
             given = {rid: v for (g, rid), v in known.items() if g == gran}
-            batches.append((gran, self._prepare(gran, namespace, dedupe(group), given)))
+            batches.append((gran, self._prepare(gran, namespace, group, given)))
         with self.atomic() as conn:
             for gran, rows in batches:
                 self._upsert(conn, gran, rows)
@@ -243,15 +213,7 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
             found.update((i, (texts[i], vectors[i])) for i in ids if i in texts)
             return found
 
-        batch = prepare(
-            gran,
-            namespace,
-            records,
-            policy=self.index_policy,
-            embeddings=self.embeddings,
-            stored=stored,
-        )
-        return encode(batch, self._language, self.dimension, self.names)
+        return self._encoded(gran, namespace, records, stored)
 
     def _upsert(self, conn: psycopg.Connection[Any], gran: Granularity, rows: list[Row]) -> None:
         upsert(conn, self.names, gran, rows)
@@ -279,62 +241,23 @@ class PostgresMemoryStore(AsyncCalls, SearchByRequest, ProfilesAndAudit):
         rows = conn.execute(query, [namespace, ids]).fetchall()
         return [self._record(gran, r[0]) for r in rows]
 
-    def mark_superseded(
-        self,
-        namespace: str,
-        fact_id: str,
-        *,
-        superseded_by: str,
-        at: datetime | None = None,
-        audit: AuditEntry | None = None,
-    ) -> FactRecord:
-        """Set ``superseded_by`` and close ``valid_to``; the fact is kept.
-
-        ``valid_to`` is ``at``, else the event time of the replacing fact when it is
-        stored in the namespace; only when neither exists is it the clock time, and the
-        audit entry then says so. The fact and its audit entry land in one transaction.
-        """
-        if not isinstance(superseded_by, str) or not superseded_by.strip():
-            raise InvalidInputError("superseded_by must be the id of the replacing fact")
-        if superseded_by == fact_id:
-            raise InvalidInputError("a fact cannot supersede itself")
-        validate_namespace(namespace)
-        entry = None if audit is None else check_entry(audit, namespace, fact_id)
-        if at is not None:
-            TimeWindow(before=at)  # validates awareness
+    def _supersede(self, asked: Supersede) -> FactRecord:
+        """The fact and its audit entry land in one transaction."""
+        namespace = asked.namespace
         fact = Granularity.FACT
         with self.atomic() as conn:
-            found = self._lock_rows(conn, fact, namespace, [fact_id])
-            if not found:
-                raise RecordNotFoundError(f"no fact {fact_id!r} in namespace {namespace!r}")
-            assert isinstance(found[0], FactRecord)
-            when = at
-            if when is None:
-                new = self.get(fact, namespace, [superseded_by])
-                when = new[0].event_time() if new and isinstance(new[0], FactRecord) else None
-            if when is None:
-                when = utc_now()
-                entry = None if entry is None else clock_noted(entry, when)
-            updated = closed(found[0], superseded_by, when)
+            found = self._lock_rows(conn, fact, namespace, [asked.fact_id])
+            updated, entry = asked.close(found, self.get)
             self._upsert(conn, fact, self._prepare(fact, namespace, [updated]))
             if entry is not None:
                 self._put_audit(conn, entry)
         return updated
 
-    def delete(
-        self,
-        granularity: Granularity | str,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        window: TimeWindow | None = None,
-        where: Where | None = None,
+    def _delete(
+        self, gran: Granularity, namespace: str, ids: Sequence[str] | None, scope: Scope
     ) -> int:
-        """Delete matching records of one namespace; return how many were deleted."""
-        gran = parse_granularity(granularity)
-        require_delete_scope(ids, window, where)
         params: dict[str, Any] = {}
-        condition = self._condition(gran, namespace, ids, window, where, params)
+        condition = self._condition(gran, namespace, ids, scope, params)
         statement = sql.SQL("DELETE FROM {} t WHERE {}").format(self.names.records(gran), condition)
         with self.atomic() as conn:
             return conn.execute(statement, params).rowcount
