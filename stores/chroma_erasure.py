@@ -39,6 +39,7 @@ from .chroma_hnsw_files import clear_unused_slots
 from .erasure import PARTS, erased_namespaces, erased_parts
 from .journal import Journals
 from .keyed import KeyedDocuments
+from .schema import persist_directory
 
 BUSY_TIMEOUT_S = 60.0
 """How long the vacuum waits for other connections (other processes) to finish."""
@@ -46,15 +47,9 @@ BUSY_TIMEOUT_S = 60.0
 
 def sqlite_file(client: ClientAPI) -> Path | None:
     """The SQLite file of a persistent client, None for an in-memory or server client."""
-    try:
-        settings = client.get_settings()
-    except Exception:  # noqa: BLE001 - a client that cannot say is treated as remote
-        return None
-    directory = getattr(settings, "persist_directory", None)
-    if not getattr(settings, "is_persistent", False) or not directory:
-        return None
-    path = Path(directory) / "chroma.sqlite3"
-    return path if path.exists() else None
+    directory = persist_directory(client)
+    path = None if directory is None else directory / "chroma.sqlite3"
+    return path if path is not None and path.exists() else None
 
 
 def scrub_sqlite(path: Path, collection_ids: Many[str], timeout: float = BUSY_TIMEOUT_S) -> int:

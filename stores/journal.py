@@ -44,6 +44,7 @@ from .indexing import IndexTextPolicy
 from .journal_format import Replay, encode_entry, replay_entries
 from .lexical import Analyzer
 from .mirror import MirrorRow, WriteEvent
+from .schema import persist_directory
 from .snapshot import read_snapshot, write_snapshot
 from .snapshot_merge import merge_rows, pruned
 
@@ -367,12 +368,8 @@ def journals_for(
     The identity ties every journal to these very collections (a collection deleted and
     made again gets a new id) and to the analyser and index policy its terms came from.
     """
-    try:
-        settings = client.get_settings()
-    except Exception:  # noqa: BLE001 - a client that cannot say is treated as remote
-        return None
-    directory = getattr(settings, "persist_directory", None)
-    if not getattr(settings, "is_persistent", False) or not directory:
+    directory = persist_directory(client)
+    if directory is None:
         return None
     identity = {
         "prefix": prefix,
@@ -382,7 +379,7 @@ def journals_for(
         "policy": json.dumps(asdict(policy), sort_keys=True),
     }
     try:
-        return Journals(Path(directory) / "lamina-mirrors" / prefix, identity)
+        return Journals(directory / "lamina-mirrors" / prefix, identity)
     except OSError:
         return None  # a read-only directory: cold loads read Chroma
 

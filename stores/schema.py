@@ -47,6 +47,18 @@ def http_client(host: str, port: int, *, ssl: bool = False) -> ClientAPI:
         raise unavailable(f"the Chroma server at {host}:{port}", e) from e
 
 
+def persist_directory(client: ClientAPI) -> Path | None:
+    """The folder of a persistent client; None for an in-memory or server client."""
+    try:
+        settings = client.get_settings()
+    except Exception:  # noqa: BLE001 - a client that cannot say is treated as remote
+        return None
+    directory = getattr(settings, "persist_directory", None)
+    if not getattr(settings, "is_persistent", False) or not directory:
+        return None
+    return Path(directory)
+
+
 def open_record_collections(
     client: ClientAPI, prefix: str, embeddings: Embeddings, policy: IndexTextPolicy
 ) -> dict[Granularity, Collection]:

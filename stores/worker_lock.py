@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from .chroma import ChromaMemoryStore
 from .namespaces import _postgres
+from .schema import persist_directory
 
 
 class WorkerLock(Protocol):
@@ -137,20 +138,12 @@ class LocalWorkerLock:
             self._lock.release()
 
 
-def _chroma_path(store: ChromaMemoryStore) -> Path | None:
-    try:
-        settings = store.client.get_settings()
-    except Exception:  # noqa: BLE001 - a client that cannot say is treated as remote
-        return None
-    directory = getattr(settings, "persist_directory", None)
-    if not getattr(settings, "is_persistent", False) or not directory:
-        return None
-    return Path(directory)
-
-
 def worker_lock(store: object, namespace: str) -> WorkerLock:
     """The consolidation lock of ``namespace`` in ``store`` (see the module docstring)."""
-    if isinstance(store, ChromaMemoryStore) and (path := _chroma_path(store)) is not None:
+    if (
+        isinstance(store, ChromaMemoryStore)
+        and (path := persist_directory(store.client)) is not None
+    ):
         return FileWorkerLock(path / "lamina-workers" / f"{_digest(namespace)}.lock")
     if (pg := _postgres(store)) is not None:
         return AdvisoryWorkerLock(pg, namespace)
