@@ -28,6 +28,14 @@ class Count:
     extra: int = 0
     """Target ids the source does not have (written there by something else)."""
 
+    @classmethod
+    def of(
+        cls, namespace: str, kind: str, source: set[str], target: set[str], copied: int
+    ) -> Count:
+        """The count of ``kind`` from the ids each side holds after the copy."""
+        missing, extra = len(source - target), len(target - source)
+        return cls(namespace, kind, len(source), len(target), copied, missing, extra)
+
     @property
     def equal(self) -> bool:
         """Whether the target holds exactly what the source holds."""

@@ -26,7 +26,6 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
@@ -180,12 +179,7 @@ class ChromaSource:
     def __enter__(self) -> ChromaSource:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _open(self, client: ClientAPI, name: str) -> Collection:

@@ -20,6 +20,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from ...embedders.identity import embedding_name
 from ...records.audit import AuditEntry
@@ -30,6 +33,7 @@ from ..rows import PAGE
 from .report import Count, MigrationReport
 from .source import ChromaSource
 
+M = TypeVar("M", bound=BaseModel)
 Progress = Callable[[str], None]
 """Told one line per namespace copied."""
 
@@ -112,17 +116,7 @@ def _copy_records(
             target.add(ns, records)
             report.embedded += len(todo)
         copied += len(todo)
-    held_ids = target.lexical_index(gran, ns).ids()
-    wanted = set(ids)
-    return Count(
-        ns,
-        gran.value,
-        source=len(wanted),
-        target=len(held_ids),
-        copied=copied,
-        missing=len(wanted - held_ids),
-        extra=len(held_ids - wanted),
-    )
+    return Count.of(ns, gran.value, set(ids), target.lexical_index(gran, ns).ids(), copied)
 
 
 def _copy_documents(
@@ -144,58 +138,36 @@ def _copy_documents(
             "(a supersede interrupted before its entry was moved) were copied to the audit log"
         )
     entries = [*log, *landing]
-    copied_profile = copied_audit = copied_settings = 0
+    copied_audit = 0
     with target.atomic():
-        held_settings = target.get_namespace_settings(ns)
-        if settings is not None and (
-            held_settings is None or held_settings.model_dump_json() != settings.model_dump_json()
-        ):
-            target.put_namespace_settings(settings)
-            copied_settings = 1
-        stored = target.get_profile(ns)
-        if profile is not None and (
-            stored is None or stored.model_dump_json() != profile.model_dump_json()
-        ):
-            target.put_profile(profile)
-            copied_profile = 1
+        held = target.get_namespace_settings(ns)
+        copied_settings = _put_changed(held, settings, target.put_namespace_settings)
+        copied_profile = _put_changed(target.get_profile(ns), profile, target.put_profile)
         existing = {e.id: e.model_dump_json() for e in target.list_audit(ns)}
         for entry in entries:
             if existing.get(entry.id) != entry.model_dump_json():
                 target.append_audit(entry)
                 copied_audit += 1
-    has_profile = target.get_profile(ns) is not None
-    has_settings = target.get_namespace_settings(ns) is not None
-    held = {e.id for e in target.list_audit(ns)}
-    wanted = {e.id for e in entries}
+    has_profile, has_settings = target.get_profile(ns), target.get_namespace_settings(ns)
+    held_audit = {e.id for e in target.list_audit(ns)}
     return [
-        Count(
-            ns,
-            "profile",
-            source=int(profile is not None),
-            target=int(has_profile),
-            copied=copied_profile,
-            missing=int(profile is not None and not has_profile),
-            extra=int(profile is None and has_profile),
-        ),
-        Count(
-            ns,
-            "settings",
-            source=int(settings is not None),
-            target=int(has_settings),
-            copied=copied_settings,
-            missing=int(settings is not None and not has_settings),
-            extra=int(settings is None and has_settings),
-        ),
-        Count(
-            ns,
-            "audit",
-            source=len(wanted),
-            target=len(held),
-            copied=copied_audit,
-            missing=len(wanted - held),
-            extra=len(held - wanted),
-        ),
+        Count.of(ns, "profile", _one(profile), _one(has_profile), copied_profile),
+        Count.of(ns, "settings", _one(settings), _one(has_settings), copied_settings),
+        Count.of(ns, "audit", {e.id for e in entries}, held_audit, copied_audit),
     ]
+
+
+def _put_changed(held: M | None, given: M | None, put: Callable[[M], object]) -> int:
+    """Put ``given`` unless there is none or the target holds it unchanged; 1 if put."""
+    if given is None or (held is not None and held.model_dump_json() == given.model_dump_json()):
+        return 0
+    put(given)
+    return 1
+
+
+def _one(document: object) -> set[str]:
+    """A profile or settings as the ids of a count: one, or none."""
+    return set() if document is None else {"1"}
 
 
 __all__ = ["Progress", "migrate"]
