@@ -76,11 +76,6 @@ class StaticEmbedder:
         self._paths = (weights_path, tokenizer_path)
         self._model = LazyModel(self._open)
 
-    @property
-    def dim(self) -> int:
-        """Vector length (loads the table)."""
-        return int(self._load()[1].shape[1])
-
     def _load(self) -> tuple[Any, np.ndarray]:
         return self._model.get()
 
