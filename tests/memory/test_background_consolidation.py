@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 import time
@@ -148,6 +149,8 @@ def test_flush_past_its_timeout_says_how_many_turns_wait(store: ChromaMemoryStor
     with pytest.raises(ConsolidationPendingError, match="4 turn\\(s\\) still pending") as e:
         memory.flush(timeout=0.3)
     assert e.value.pending == 4
+    with pytest.raises(ConsolidationPendingError, match="4 turn\\(s\\) still pending"):
+        asyncio.run(memory.aflush(NS, timeout=0.3))  # the async twin says the same
     gate.set()
     memory.flush(timeout=30)
     assert pending_count(store) == 0
@@ -264,8 +267,6 @@ def test_close_leaves_pending_turns_in_the_store(store: ChromaMemoryStore) -> No
 
 
 def test_async_background_add_and_flush(store: ChromaMemoryStore) -> None:
-    import asyncio
-
     memory = memory_on(store, scripted(SchemaChatModel()))
 
     async def run() -> None:

@@ -331,6 +331,25 @@ def test_a_broken_file_names_its_line_and_imports_nothing(
     assert target.store.list_audit(NS) == []
 
 
+@pytest.mark.parametrize("seconds", [-60.0, 0.0])
+def test_a_default_ttl_not_in_the_future_is_refused_naming_its_line(seconds: float) -> None:
+    """A settings line whose default TTL has already run out imports nothing, as
+    ``set_default_ttl`` refuses it."""
+    source = build(ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    source.set_default_ttl(NS, timedelta(days=30))
+    out = io.StringIO()
+    source.export(out, namespace=NS)
+    lines = out.getvalue().splitlines()
+    settings = json.loads(lines[-1])
+    settings["settings"]["default_ttl_seconds"] = seconds
+    lines[-1] = json.dumps(settings)
+    target = Memory(store=ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    with pytest.raises(InvalidInputError, match=f"line {len(lines)}: .*default_ttl_seconds"):
+        target.import_(io.StringIO("\n".join(lines) + "\n"))
+    assert all(target.store.count(g, NS) == 0 for g in Granularity)
+    assert target.default_ttl(NS) is None
+
+
 def test_an_empty_file_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="empty"):
         read_portable([])
@@ -373,6 +392,28 @@ def test_cli_export_then_import_keeps_the_default_ttl(
     assert json.loads(capsys.readouterr().out)["imported"]["settings"] == 1
     with factory(MemoryConfig(data_dir=other)) as memory:
         assert memory.default_ttl(NS) == timedelta(hours=12)
+
+
+def test_cli_import_of_a_broken_file_names_the_line_and_imports_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def factory(config: MemoryConfig) -> Memory:
+        return Memory(config=config, embeddings=FakeEmbeddings())
+
+    lines = exported_lines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([*lines[:3], "{not json", *lines[3:]]) + "\n", encoding="utf-8")
+    unknown = tmp_path / "future.jsonl"
+    future = [lines[0].replace(f'"version":{VERSION}', '"version":99'), *lines[1:]]
+    unknown.write_text("\n".join(future) + "\n", encoding="utf-8")
+    data, cli = tmp_path / "data", {"memory_factory": factory}
+    assert main(["import", str(broken), "--data-dir", str(data)], **cli) == 2
+    err = capsys.readouterr().err
+    assert "line 4" in err and "nothing was imported" in err and len(err.splitlines()) == 1
+    assert main(["import", str(unknown), "--data-dir", str(data)], **cli) == 2
+    assert "line 1: export version 99" in capsys.readouterr().err
+    with factory(MemoryConfig(data_dir=data)) as memory:
+        assert memory.namespaces() == {}
 
 
 def test_a_failed_import_on_postgres_leaves_nothing(
