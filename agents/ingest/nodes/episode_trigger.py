@@ -77,23 +77,38 @@ def _llm_boundary(ctx: MemoryContext, history: list[RawTurn], turn: RawTurn, pla
     return True
 
 
-def _eager(
-    deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
+def _walk(
+    plan: _Plan,
+    buffer: list[RawTurn],
+    new: list[RawTurn],
+    closed: bool,
+    boundary: Callable[[list[RawTurn], RawTurn], str | None],
 ) -> _Plan:
-    plan = _Plan(StepLog(EPISODE_TRIGGER, deps))
-    if new:  # one call extracts the facts of every new turn
-        plan.jobs.append(
-            Job(kind="turn_facts", raw_ids=[t.id for t in new], reason="eager: every turn")
-        )
+    """Close an episode before each turn ``boundary`` gives a reason for, and if ``closed``."""
     for turn in new:
-        if buffer and _llm_boundary(ctx, buffer, turn, plan):
-            plan.close(buffer, "boundary judge")
+        why = boundary(buffer, turn) if buffer else None
+        if why is not None:
+            plan.close(buffer, why)
             buffer = []
         buffer.append(turn)
     if closed:
         plan.close(buffer, "session closed")
-    plan.reasons.insert(0, f"eager: facts from {len(new)} turn(s)")
     return plan
+
+
+def _eager(
+    deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
+) -> _Plan:
+    plan = _Plan(StepLog(EPISODE_TRIGGER, deps), reasons=[f"eager: facts from {len(new)} turn(s)"])
+    if new:  # one call extracts the facts of every new turn
+        plan.jobs.append(
+            Job(kind="turn_facts", raw_ids=[t.id for t in new], reason="eager: every turn")
+        )
+
+    def judged(history: list[RawTurn], turn: RawTurn) -> str | None:
+        return "boundary judge" if _llm_boundary(ctx, history, turn, plan) else None
+
+    return _walk(plan, buffer, new, closed, judged)
 
 
 def _heuristic_boundary(
@@ -120,34 +135,25 @@ def _heuristic_boundary(
 def _boundary(
     deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
 ) -> _Plan:
-    plan = _Plan(StepLog(EPISODE_TRIGGER, deps))
     count = token_counter_for(deps.caller.model)  # the served model's tokenizer, if known
-    for turn in new:
-        if buffer:
-            why = _heuristic_boundary(
-                ctx, buffer, turn, count, max_tokens=deps.arms.boundary_max_tokens
-            )
-            if why is not None:
-                plan.close(buffer, why)
-                buffer = []
-        buffer.append(turn)
-    if closed:
-        plan.close(buffer, "session closed")
-    return plan
+    most = deps.arms.boundary_max_tokens
+    return _walk(
+        _Plan(StepLog(EPISODE_TRIGGER, deps)),
+        buffer,
+        new,
+        closed,
+        lambda history, turn: _heuristic_boundary(ctx, history, turn, count, max_tokens=most),
+    )
 
 
 def _session(
     deps: NodeDeps, ctx: MemoryContext, buffer: list[RawTurn], new: list[RawTurn], closed: bool
 ) -> _Plan:
-    plan = _Plan(StepLog(EPISODE_TRIGGER, deps))
-    for turn in new:
-        if buffer and buffer[-1].session_id != turn.session_id:
-            plan.close(buffer, f"session {buffer[-1].session_id} closed")
-            buffer = []
-        buffer.append(turn)
-    if closed:
-        plan.close(buffer, "session closed")
-    return plan
+    def ended(history: list[RawTurn], turn: RawTurn) -> str | None:
+        last = history[-1].session_id
+        return f"session {last} closed" if last != turn.session_id else None
+
+    return _walk(_Plan(StepLog(EPISODE_TRIGGER, deps)), buffer, new, closed, ended)
 
 
 def _recurrence(
