@@ -12,13 +12,12 @@ leaves out. Every argument and line is checked before the memory opens or a mode
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError, LaminaError
-from .checks import require_words
+from .checks import json_object, require_words
 from .common import (
     add_memory_options,
     checked_config,
@@ -178,17 +177,12 @@ def read_stdin_turns(
 def _line_turn(
     line: str, where: str, args: argparse.Namespace, namespace: str, at: datetime | None
 ) -> TurnInput:
-    try:
-        item = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise InvalidInputError(
-            f"{where}: not valid JSON ({e.msg}); give one JSON object per line"
-        ) from e
-    if not isinstance(item, dict):
-        raise InvalidInputError(
-            f"{where}: expected a JSON object with text (and speaker, at, ...), "
-            f"got {type(item).__name__}"
-        )
+    item = json_object(
+        line,
+        where,
+        hint="give one JSON object per line",
+        shape="a JSON object with text (and speaker, at, ...)",
+    )
     if "at" in item:
         if "occurred_at" in item:
             raise InvalidInputError(f"{where}: give at or occurred_at, not both")

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import errno
+import json
 import os
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.former_name import OLD_NAME
 from ..errors import InvalidInputError
@@ -47,6 +48,17 @@ def check_namespace(args: argparse.Namespace) -> None:
     from ..records.model import validate_namespace
 
     validate_namespace(namespace)
+
+
+def json_object(line: str, where: str, *, hint: str, shape: str) -> dict[str, Any]:
+    """``line`` as a JSON object; an error names ``where`` and the ``shape`` expected."""
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InvalidInputError(f"{where}: not valid JSON ({e.msg}); {hint}") from e
+    if not isinstance(item, dict):
+        raise InvalidInputError(f"{where}: expected {shape}, got {type(item).__name__}")
+    return item
 
 
 # ------------------------------------------------------------------ input files

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ..core.state import TurnInput
 from ..errors import InvalidInputError
 from ..records.model import validate_namespace
-from .checks import input_file
+from .checks import input_file, json_object
 
 JSONL_FIELDS = ("speaker", "text", "occurred_at", "session_id")
 """Fields every JSONL line needs (``turn_index``, ``media_caption``, ``metadata`` are optional)."""
@@ -104,17 +104,12 @@ def _jsonl(path: Path, text: str, namespace: str) -> NamespaceTurns:
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InvalidInputError(
-                f"{where}: not valid JSON ({e.msg}); expected JSONL with one turn object per line"
-            ) from e
-        if not isinstance(item, dict):
-            raise InvalidInputError(
-                f"{where}: expected a turn object with {', '.join(JSONL_FIELDS)}, "
-                f"got {type(item).__name__}"
-            )
+        item = json_object(
+            line,
+            where,
+            hint="expected JSONL with one turn object per line",
+            shape=f"a turn object with {', '.join(JSONL_FIELDS)}",
+        )
         missing = [f for f in JSONL_FIELDS if f not in item]
         if missing:
             raise InvalidInputError(f"{where}: missing field {', '.join(map(repr, missing))}")
