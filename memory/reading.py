@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Unpack
 
 from ..agents.common.names import with_speaker_names
 from ..config import MemoryConfig
@@ -29,7 +30,7 @@ from .inputs import (
 )
 from .lookup import not_found
 from .results import MemoryHit
-from .search_plan import in_time_order, listing_plan, search_plan
+from .search_plan import SearchArgs, in_time_order, listing_plan, search_plan
 from .twins import in_thread
 
 
@@ -109,40 +110,17 @@ class ReadMethods:
         return with_similarity(hits, vectors, self.store.embeddings.embed_query(query))
 
     async def asearch(
-        self,
-        query: str,
-        *,
-        namespace: str,
-        k: int | None = None,
-        granularities: Sequence[str] | None = None,
-        window: TimeWindow | None = None,
-        as_of: datetime | None = None,
-        filters: Mapping[str, object] | None = None,
-        top_k: int | None = None,
-        threshold: float | None = None,
+        self, query: str, *, namespace: str, **options: Unpack[SearchArgs]
     ) -> list[MemoryHit]:
         """Async :meth:`search`, with the same arguments and results.
 
         On a store with async calls (Postgres) it awaits them, every granularity at
         once; on another store it runs :meth:`search` in a worker thread.
         """
-        plan = search_plan(
-            query, namespace, k, granularities, window, as_of, filters, top_k, threshold
-        )
+        plan = search_plan(query, namespace, **options)
         if not isinstance(self.store, AsyncReads):
-            return await asyncio.to_thread(
-                self.search,
-                query,
-                namespace=namespace,
-                k=k,
-                granularities=granularities,
-                window=window,
-                as_of=as_of,
-                filters=filters,
-                top_k=top_k,
-                threshold=threshold,
-            )
-        return await search_async(self.store, plan, query, namespace, as_of)
+            return await asyncio.to_thread(self.search, query, namespace=namespace, **options)
+        return await search_async(self.store, plan, query, namespace, options.get("as_of"))
 
     def get_all(
         self,

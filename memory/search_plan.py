@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypedDict
 
 from ..errors import InvalidInputError, InvalidTypeError
 from ..records.model import MemoryRecord, parse_granularity
@@ -54,6 +55,18 @@ def _limit(k: object, top_k: object) -> int:
     return DEFAULT_K if k is None else require_positive_int("k", k)
 
 
+class SearchArgs(TypedDict, total=False):
+    """``Memory.search``'s keyword arguments besides ``namespace``; ``asearch`` takes them."""
+
+    k: int | None
+    granularities: Sequence[str] | None
+    window: TimeWindow | None
+    as_of: datetime | None
+    filters: Mapping[str, object] | None
+    top_k: int | None
+    threshold: float | None
+
+
 @dataclass(frozen=True)
 class SearchPlan:
     """A checked search: its size, time window, similarity floor and per-granularity filter."""
@@ -74,13 +87,13 @@ class SearchPlan:
 def search_plan(
     query: object,
     namespace: object,
-    k: object,
-    granularities: object,
-    window: TimeWindow | None,
-    as_of: datetime | None,
-    filters: Mapping[str, object] | None,
-    top_k: object,
-    threshold: object,
+    k: object = None,
+    granularities: object = None,
+    window: TimeWindow | None = None,
+    as_of: datetime | None = None,
+    filters: Mapping[str, object] | None = None,
+    top_k: object = None,
+    threshold: object = None,
 ) -> SearchPlan:
     """The plan of ``search``'s arguments; a bad one raises before any store call."""
     require_query("query", query)
