@@ -20,8 +20,8 @@ conversations the long evaluation does not use, this prints and saves:
 * ``llm_seconds_per_turn``: of those seconds, the ones spent waiting on each step's LLM
   calls (the rest is the graph's own work: search, embedding, checks, writes);
 * ``host_speed``: the model's generation speed on this host just before and just after
-  the build (``lamina.llm.speed``), so seconds per turn can be read against it (a slower
-  host is slower per turn at the same tokens). A resumed run's seconds include the
+  the build (``lamina_bench.evaluation.speed``), so seconds per turn can be read against
+  it (a slower host is slower per turn at the same tokens). A resumed run's seconds include the
   earlier runs' turns; its probes are this run's;
 * the supersession keys (``supersede_recall``, ``false_supersede_rate``,
   ``wallclock_validity``), copied from ``benchmarks/construction_supersession.json``
@@ -76,13 +76,13 @@ from lamina.core.arms import ResearchArms
 from lamina.core.context import MemoryContext
 from lamina.embedders import MiniLMEmbeddings
 from lamina.llm.gguf import QWEN_GGUF_NAME
-from lamina.llm.speed import probe_speed
 from lamina.records.model import FactRecord, RawTurn
 from lamina.stores import ChromaMemoryStore
 from lamina_bench.datasets.locomo import Conversation, default_locomo_path, load_locomo
 from lamina_bench.datasets.locomo_annotations import Annotations, load_annotations
 from lamina_bench.evaluation.construction import CONSTRUCTION_ARMS, split_construction
 from lamina_bench.evaluation.reply_cache import ReplyFile, replaying
+from lamina_bench.evaluation.speed import probe_speed
 
 CALIBRATION = (
     "conv-41",

@@ -19,8 +19,7 @@ from dataclasses import asdict, dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
-from ..errors import InvalidInputError
-from .args import int_arg
+from lamina.errors import InvalidInputError, InvalidTypeError
 
 PROBE_PROMPT = "Write the whole numbers from 1 to 400 in words, separated by commas."
 """A request whose reply is long and nearly the same for any instruction-tuned model."""
@@ -59,7 +58,11 @@ def probe_speed(
         InvalidInputError: ``max_tokens`` is below 8, or the reply reports no output
             token count (``usage_metadata``), so no speed can be computed.
     """
-    capped = model.bind(max_tokens=int_arg("max_tokens", max_tokens, 8))
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise InvalidTypeError(f"max_tokens must be an int, got {type(max_tokens).__name__}")
+    if max_tokens < 8:
+        raise InvalidInputError(f"max_tokens must be >= 8, got {max_tokens}")
+    capped = model.bind(max_tokens=max_tokens)
     messages = [HumanMessage(PROBE_PROMPT)]
     capped.invoke(messages)  # fills the prompt cache
     started = clock()

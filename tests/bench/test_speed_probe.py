@@ -1,4 +1,4 @@
-"""The host speed probe (``lamina.llm.speed``): what it times and what it refuses."""
+"""The host speed probe (``lamina_bench.evaluation.speed``): what it times and what it refuses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from lamina.errors import InvalidInputError, InvalidTypeError
-from lamina.llm.speed import PROBE_PROMPT, probe_speed
+from lamina_bench.evaluation.speed import PROBE_PROMPT, probe_speed
 
 
 class CountingModel(BaseChatModel):
