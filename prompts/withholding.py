@@ -2,8 +2,8 @@
 
 The rule is the application's own text (``MemoryContext.instructions``). One call reads
 the kinds of information it forbids storing; then every turn is asked about twice, once
-as "does it mention them" and once as "is it free of them", so that a model that leans
-towards "yes" leans the same way in both and the comparison, not a threshold, decides.
+as "does it mention them" and once as "is it free of them", and the comparison decides
+(see :mod:`lamina.agents.ingest.extraction.withholding` for where that holds).
 """
 
 from __future__ import annotations

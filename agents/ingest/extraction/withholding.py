@@ -8,10 +8,13 @@ turn that mentions them is shown to construction as :data:`~lamina.prompts.withh
 The raw turn itself stays stored; no derived record can hold what construction never saw.
 
 Each turn is asked two opposite yes/no questions ("does it mention ...", "is it free of
-...") and the first answer's probability of "yes" is compared with the second's. A model
-biased towards "yes" is biased in both, so no threshold needs tuning to one model. When a
-check fails, the turn is withheld: the rule is the application's promise to its users, and
-a lost note costs less than a kept one it forbade.
+...") and the first answer's probability of "yes" is compared with the second's, so that
+a model leaning to "yes" in both needs no threshold. That holds only for a model that
+answers the second question: the local 1.5B model says "free of" to almost every turn, so
+for it the comparison is a fixed threshold, right for some rules and wrong for others
+(docs/benchmarks, "A never store instruction"). When a check fails, the turn is withheld:
+the rule is the application's promise to its users, and a lost note costs less than a kept
+one it forbade.
 """
 
 from __future__ import annotations
