@@ -8,13 +8,14 @@ number of records it read or wrote; an exception is recorded on its span and rai
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..core.tracing import enabled, traced_method
 from ..records.model import Granularity
-from .base import MemoryStore
+from .base import LexicalView, MemoryStore
 from .wrapping import WrappedStore
 
 T = TypeVar("T")
@@ -124,17 +125,79 @@ def _span_method(call: str, method: Callable[..., T]) -> Callable[..., T]:
     return traced_method(method, f"lamina.store.{name}", scope, figures)
 
 
+class _TracedView:
+    """A keyword index view (:class:`LexicalView`) whose reads are spans of their own."""
+
+    def __init__(self, view: LexicalView, namespace: str, granularity: object) -> None:
+        self.inner, self.namespace, self.granularity = view, namespace, granularity
+
+    def ids(self) -> set[str]:
+        return self.inner.ids()
+
+    def scores(self, query: str) -> dict[str, float]:
+        return self.inner.scores(query)
+
+    def distinct(self, key: str, limit: int = 64) -> list[Any]:
+        return self.inner.distinct(key, limit)
+
+    def latest(self) -> float | None:
+        return self.inner.latest()
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __contains__(self, record_id: object) -> bool:
+        return record_id in self.inner
+
+
+def _view_scope(arguments: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    view = arguments["self"]
+    return view.namespace, {"lamina.granularity": str(view.granularity)}
+
+
+VIEW_SPANS = {"ids": "ids", "scores": "keyword_scores", "distinct": "distinct", "latest": "latest"}
+"""The keyword view's reads and their span names (``adistinct``'s span is ``distinct`` too)."""
+
+for _read, _name in VIEW_SPANS.items():
+    setattr(
+        _TracedView,
+        _read,
+        traced_method(
+            getattr(_TracedView, _read),
+            f"lamina.store.{_name}",
+            _view_scope,
+            lambda result: {} if (n := _count(result)) is None else {"lamina.records": n},
+        ),
+    )
+
+
+def _traced_views(method: Callable[..., LexicalView]) -> Callable[..., LexicalView]:
+    """``lexical_index`` whose views' reads are spans while tracing is on."""
+
+    @functools.wraps(method)
+    def call(self: Any, granularity: Granularity | str, namespace: str) -> LexicalView:
+        view = method(self, granularity, namespace)
+        return _TracedView(view, namespace, granularity) if enabled() else view
+
+    return call
+
+
 def trace_store_calls(cls: C) -> C:
-    """Make each of ``cls``'s store calls a span (a class decorator), async twins included."""
+    """Make each of ``cls``'s store calls a span (a class decorator), async twins included.
+
+    ``lexical_index`` returns a view whose reads (``scores``, ``distinct``, ...) are spans.
+    """
     for call in (*TRACED_STORE_CALLS, *TRACED_ASYNC_STORE_CALLS):
         if call in dir(cls):
             setattr(cls, call, _span_method(call, getattr(cls, call)))
+    if "lexical_index" in dir(cls):
+        cls.lexical_index = _traced_views(cls.lexical_index)  # type: ignore[attr-defined]
     cls.traces_itself = True  # type: ignore[attr-defined]
     return cls
 
 
 def _count(result: object) -> int | None:
-    if isinstance(result, list | tuple):
+    if isinstance(result, list | tuple | set | dict):
         return len(result)
     if isinstance(result, int) and not isinstance(result, bool):
         return result

@@ -192,6 +192,28 @@ def test_memory_calls_outside_a_graph_are_trees_of_store_spans(
     assert sum(s.attributes["lamina.records"] for s in gets) == len(listed)  # type: ignore[index, misc]
 
 
+def test_keyword_index_reads_are_store_spans(spans: InMemorySpanExporter) -> None:
+    m = memory()
+    m.add(TURNS, namespace=NS, at=T0, infer=False)
+    spans.clear()
+    m.search("greyhound", namespace=NS)  # reads the namespace's speakers, then searches
+    root = _root(spans, "lamina.memory.search")
+    assert {s.name for s in _tree(spans, root)} == {"lamina.store.distinct", "lamina.store.search"}
+    digest = hashlib.sha256(NS.encode()).hexdigest()[:16]
+    spans.clear()
+    view = m.store.lexical_index("raw", NS)
+    assert view.distinct("speaker") == ["Alice"]
+    scored = view.scores("greyhound")
+    named = by_name(spans.get_finished_spans())
+    [distinct], [scores] = named["lamina.store.distinct"], named["lamina.store.keyword_scores"]
+    for read in (distinct, scores):
+        assert read.attributes is not None
+        assert read.attributes["lamina.namespace.hash"] == digest
+        assert read.attributes["lamina.granularity"] == "raw"
+    assert distinct.attributes["lamina.records"] == 1  # type: ignore[index]
+    assert scores.attributes["lamina.records"] == len(scored) >= 1  # type: ignore[index]
+
+
 def test_async_twins_are_spans_named_as_their_call_and_never_twice(
     spans: InMemorySpanExporter,
 ) -> None:
