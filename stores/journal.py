@@ -30,7 +30,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +80,34 @@ class Journals:
     @contextmanager
     def writing(self, gran: Granularity, namespace: str) -> Iterator[None]:
         """Hold the namespace's write lock (threads and processes) across upsert, claim, append."""
-        digest = hashlib.sha256(f"{gran.value}|{namespace}".encode()).digest()
-        offset = int.from_bytes(digest[:4], "big") % _LOCK_RANGES
+        offset = _lock_offset(gran, namespace)
         with self._thread_lock, open(self._lock_file, "a+b") as f:
             fcntl.lockf(f, fcntl.LOCK_EX, 1, offset)
             try:
                 yield
             finally:
                 fcntl.lockf(f, fcntl.LOCK_UN, 1, offset)
+
+    @contextmanager
+    def try_writing(self, gran: Granularity, namespace: str) -> Iterator[bool]:
+        """:meth:`writing` if it is free now (True), else nothing is held (False); never waits."""
+        offset = _lock_offset(gran, namespace)
+        if not self._thread_lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            with open(self._lock_file, "a+b") as f:
+                try:
+                    fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+                except OSError:  # another process writes this namespace now
+                    yield False
+                    return
+                try:
+                    yield True
+                finally:
+                    fcntl.lockf(f, fcntl.LOCK_UN, 1, offset)
+        finally:
+            self._thread_lock.release()
 
     @contextmanager
     def writing_all(self) -> Iterator[None]:
@@ -104,19 +124,23 @@ class Journals:
         """The namespace's write intents: ids a writer is landing in Chroma, not yet recorded."""
         return self.path(gran, namespace).with_suffix(".intent")
 
-    def mark_intent(self, gran: Granularity, namespace: str, ids: Sequence[str]) -> bool:
+    def mark_intent(
+        self, gran: Granularity, namespace: str, ids: Sequence[str], by: str | None = None
+    ) -> bool:
         """Note ``ids`` before they land (inside :meth:`writing`); True if this made the file.
 
         A writer killed between landing rows in Chroma and recording them (its slot, its
         journal entry) leaves the file behind, so the next cold load knows the journal and
-        snapshot miss rows Chroma holds (:meth:`intent_size`). A file already there is a
-        dead writer's: the ids are added to it and it is left for that load to clear.
+        snapshot miss rows Chroma holds (:meth:`intent_size`), and a live store catching up
+        on the change log records the write for it (:meth:`read_intent`). A file already
+        there is a dead writer's: the ids are added to it and it is left for those to clear.
+        ``by``: the writer's registration (:meth:`~.presence.Presence.alive`), if it has one.
         """
         path = self.intent_path(gran, namespace)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab") as f:
             made = f.tell() == 0
-            f.write(json.dumps(list(ids)).encode() + b"\n")
+            f.write(json.dumps({"by": by, "ids": list(ids)}).encode() + b"\n")
         return made
 
     def landed(self, gran: Granularity, namespace: str) -> None:
@@ -127,13 +151,37 @@ class Journals:
         """Bytes of unrecorded intents (0: none), read without the lock."""
         return _size(self.intent_path(gran, namespace))
 
-    def clear_intent(self, gran: Granularity, namespace: str, size: int) -> bool:
-        """Remove intents a load from Chroma covered, unless a writer added to them since."""
-        with self.writing(gran, namespace):
-            if self.intent_size(gran, namespace) != size:
-                return False
-            self.intent_path(gran, namespace).unlink(missing_ok=True)
-        return True
+    def read_intent(self, gran: Granularity, namespace: str) -> Intents | None:
+        """The namespace's unrecorded intents, None if there are none (or they cannot be read).
+
+        Inside :meth:`writing` every id there is of a write that ended: each writer holds
+        the lock from its note to its record, and a dead one's lock died with it.
+        """
+        try:
+            data = self.intent_path(gran, namespace).read_bytes()
+        except OSError:
+            return None
+        ids: list[str] = []
+        writers: set[str | None] = set()
+        whole = True
+        for line in data.split(b"\n"):
+            if not line:
+                continue
+            try:
+                note = json.loads(line)
+            except ValueError:
+                whole = False  # torn by a kill inside the append: that writer landed nothing
+                continue
+            if isinstance(note, list):  # written before intents named their writer
+                note = {"ids": note}
+            got = note.get("ids") if isinstance(note, dict) else None
+            if not isinstance(got, list) or not all(isinstance(i, str) for i in got):
+                whole = False
+                continue
+            ids += got
+            by = note.get("by")
+            writers.add(by if isinstance(by, str) else None)
+        return Intents(tuple(dict.fromkeys(ids)), frozenset(writers), whole)
 
     def append(self, write: WriteEvent) -> None:
         """Record a write after its claim, or after it landed alone (inside :meth:`writing`)."""
@@ -322,6 +370,22 @@ class Journals:
         if head != self._identity(gran, namespace):
             return None
         return replay_entries(data, end + 1, namespace, start, stamp)
+
+
+@dataclass(frozen=True)
+class Intents:
+    """What an intent file names: the ids of unrecorded writes, and who wrote them."""
+
+    ids: tuple[str, ...]
+    writers: frozenset[str | None]
+    """Registrations of the writers (None: a writer without one, or an older file)."""
+    whole: bool
+    """False when a line could not be read (its writer was killed inside the append)."""
+
+
+def _lock_offset(gran: Granularity, namespace: str) -> int:
+    digest = hashlib.sha256(f"{gran.value}|{namespace}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % _LOCK_RANGES
 
 
 _PROCESS_LOCKS: dict[Path, threading.RLock] = {}

@@ -11,7 +11,9 @@ alone on its folder since the mirror's last read skips that read (:mod:`.presenc
 On a persistent path a cold mirror is first mapped from its snapshot (:mod:`.snapshot`)
 and the journal entries written since (:mod:`.journal`), or replayed from the journal
 alone, so only the writes neither proves are read from Chroma. A load that had to read
-or replay much leaves a snapshot (and an emptied journal) for the next one.
+or replay much leaves a snapshot (and an emptied journal) for the next one. A write whose
+writer died between landing it and recording it is recorded for it by the next cold load
+or catch-up that finds its intent file (:meth:`MirrorCache._adopt`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from .changelog import Change, ChangeLog
 from .chroma_calls import ChromaCalls
 from .codec import from_metadata
 from .indexing import IndexTextPolicy
-from .journal import Journals
+from .journal import Journals, journal_step
 from .journal_format import Replay
 from .keyword import KeywordSources
 from .lexical import Analyzer
@@ -91,6 +93,8 @@ class MirrorCache:
         """How many of those started from a snapshot."""
         self.rebuilds = 0
         """How many cold mirrors were read from Chroma because a write was left unrecorded."""
+        self.adopted = 0
+        """How many writes left unrecorded by a dead writer this store recorded for it."""
 
     # ------------------------------------------------------------------ access
     @classmethod
@@ -125,6 +129,7 @@ class MirrorCache:
             if not self._log.quiet_since(token):  # alone since its last read: nothing to read
                 stale.append(found[gran])  # (a load another thread began may predate a write)
         if stale:
+            self._adopt_left(namespace, [m.granularity for m in stale])  # into the log first
             token = self._log.token()  # before the read: a process joining later is noticed
             with self._lock:
                 self._tokens.update(((m.granularity, namespace), token) for m in stale)
@@ -258,8 +263,8 @@ class MirrorCache:
         next one.
         """
         journals = self.journals
-        if journals is not None and (unrecorded := journals.intent_size(gran, namespace)):
-            return self._rebuilt(journals, gran, namespace, unrecorded)
+        if journals is not None and journals.intent_size(gran, namespace):
+            return self._rebuilt(journals, gran, namespace)
         if journals is not None:
             mapped = self._from_snapshot(journals, gran, namespace)
             if mapped is not None:
@@ -282,24 +287,102 @@ class MirrorCache:
             self._compact(mirror, stamp)
         return mirror
 
-    def _rebuilt(
-        self, journals: Journals, gran: Granularity, namespace: str, unrecorded: int
-    ) -> NamespaceMirror:
+    def _rebuilt(self, journals: Journals, gran: Granularity, namespace: str) -> NamespaceMirror:
         """The mirror read from Chroma when a writer may have died between landing and recording.
 
         Its write intents (:meth:`~.journal.Journals.mark_intent`) name rows Chroma may hold
         that neither the journal, the snapshot nor the change log does. The load's snapshot
-        replaces both files, and the intents are cleared unless a writer added to them meanwhile.
+        replaces both files, and the intents are then recorded (:meth:`_adopt`), so the
+        warm mirrors of other live processes re-read them too.
         """
         stamp = journals.stamp(gran, namespace)
         mirror = self.load(gran, namespace)
         self.rebuilds += 1
-        if self._compact(mirror, stamp):
-            try:
-                journals.clear_intent(gran, namespace, unrecorded)
-            except OSError:
-                pass  # the intents stay: the next cold load reads Chroma again
+        self._compact(mirror, stamp)
+        try:
+            with journals.writing(gran, namespace):
+                self._adopt(journals, gran, namespace, partial=True)
+        except OSError:
+            pass  # the intents stay: the next cold load reads Chroma again
         return mirror
+
+    def _adopt_left(self, namespace: str, grans: Sequence[Granularity]) -> None:
+        """Record the writes a dead writer left unrecorded in ``namespace``, before a catch-up.
+
+        Costs one ``stat`` per granularity while no intent file is there. A file there is
+        a write in flight, or a dead writer's: its namespace lock is free (the write ended),
+        or a writer it names is no live registration (:meth:`~.presence.Presence.alive`;
+        worth waiting for the lock then), and the write is recorded under that lock.
+        """
+        journals = self.journals
+        if journals is None:
+            return
+        for gran in grans:
+            if not journals.intent_size(gran, namespace):
+                continue
+            try:
+                with journals.try_writing(gran, namespace) as held:
+                    if held:
+                        self._adopt(journals, gran, namespace)
+                if held:
+                    continue
+                found = journals.read_intent(gran, namespace)
+                presence = self._log.presence
+                if found is None or (
+                    presence is not None
+                    and all(by is not None and presence.alive(by) for by in found.writers)
+                ):
+                    continue  # live writers' writes in flight: they record them
+                with journals.writing(gran, namespace):
+                    self._adopt(journals, gran, namespace)
+            except OSError:
+                pass  # the intents stay for the next catch-up or cold load
+
+    def _adopt(
+        self, journals: Journals, gran: Granularity, namespace: str, *, partial: bool = False
+    ) -> None:
+        """Record, under the namespace's journal lock, the writes its intent file names.
+
+        Every such write ended (each writer holds the lock from its note to its record),
+        so Chroma holds what it left: the ids get a change-log slot (every live mirror
+        re-reads them) and a journal entry of the rows Chroma now has (the next cold load
+        replays them), then the file goes. Recording the same ids twice re-reads them twice.
+        A file with an unreadable line stays for a cold load, which reads all of Chroma
+        (``partial``: that load did, so it records the ids it can read and clears the file).
+        """
+        found = journals.read_intent(gran, namespace)
+        if found is None or not (found.whole or partial):
+            return
+        ids = list(found.ids)
+        slot = self._log.claim(gran, namespace, ids)
+        rows = rows_by_id(self._calls, self._collections[gran], namespace, ids, vectors=True)
+        present = {row.record_id for row in rows}
+        write = WriteEvent(
+            gran,
+            namespace,
+            slot,
+            rows=self._recorded(gran, rows),
+            deleted=[rid for rid in ids if rid not in present],
+        )
+        journal_step(journals, lambda j: j.append(write))
+        journals.landed(gran, namespace)
+        self.adopted += 1
+
+    def _recorded(self, gran: Granularity, rows: list[Row]) -> list[MirrorRow]:
+        """Rows read from Chroma as a writer journals them: with their terms and vectors."""
+        out = []
+        for row in rows:
+            record = from_metadata(gran, row.metadata)
+            text = self._policy.render(record)
+            terms = tuple(self._analyzer(text))
+            out.append(MirrorRow(record.id, text, row.metadata, row.vector, terms))
+        todo = [i for i, row in enumerate(out) if row.vector is None]
+        if todo:  # not in this process's HNSW segment: embedded as the writer did
+            fresh = self._embeddings.embed_documents([out[i].text for i in todo])
+            for i, vector in zip(todo, fresh, strict=True):
+                had = out[i]
+                out[i] = MirrorRow(had.record_id, had.text, had.metadata, list(vector), had.terms)
+        return out
 
     def _from_snapshot(
         self, journals: Journals, gran: Granularity, namespace: str

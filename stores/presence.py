@@ -91,21 +91,40 @@ class Presence:
         except OSError:
             return False
 
+    def alive(self, name: str) -> bool:
+        """Whether the registration file ``name`` (``<pid>-<random>.live``) is held by a live store.
+
+        This store's own counts while it is open; a name that is no registration's counts
+        as dead, and a stale file is removed on the way.
+        """
+        if name == self.path.name:
+            return self._fd is not None
+        if Path(name).name != name or not name.endswith(".live"):
+            return False
+        return _held(self.root / name)
+
     def others(self) -> bool:
         """Whether another live registration exists (stale ones are removed on the way)."""
         for entry in os.scandir(self.root):
             if not entry.name.endswith(".live") or entry.path == str(self.path):
                 continue
-            try:
-                fd = os.open(entry.path, os.O_RDWR)
-            except FileNotFoundError:
-                continue  # it left
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True  # held: a live process
-            else:
-                Path(entry.path).unlink(missing_ok=True)  # its holder died: stale
-            finally:
-                os.close(fd)
+            if _held(Path(entry.path)):
+                return True
         return False
+
+
+def _held(path: Path) -> bool:
+    """Whether a live process holds the registration at ``path``; a stale one is removed."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False  # it left
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True  # held: a live process
+    else:
+        path.unlink(missing_ok=True)  # its holder died: stale
+        return False
+    finally:
+        os.close(fd)

@@ -163,10 +163,13 @@ def upsert_page(calls: ChromaCalls, collection: Collection, page: Batch) -> None
     )
 
 
-def _intent(journals: Journals, gran: Granularity, namespace: str, ids: list[str]) -> bool:
+def _intent(
+    journals: Journals, log: ChangeLog, gran: Granularity, namespace: str, ids: list[str]
+) -> bool:
     """Note the ids about to land (:meth:`.journal.Journals.mark_intent`); False if not made."""
+    by = None if log.presence is None else log.presence.path.name
     try:
-        return journals.mark_intent(gran, namespace, ids)
+        return journals.mark_intent(gran, namespace, ids, by)
     except OSError:  # unnoted: a kill before the record is then a miss until a rebuild
         return False
 
@@ -213,9 +216,11 @@ class WriteUnit:
         with journal_lock(journals, gran, namespace):
             if reset:
                 journal_step(journals, lambda j: j.reset(gran, namespace))
-            made = journals is not None and not reset and _intent(journals, gran, namespace, ids)
-            land()
             log = self.changelog
+            made = (
+                journals is not None and not reset and _intent(journals, log, gran, namespace, ids)
+            )
+            land()
             claimed = (
                 reset or journals is None or (gran, namespace) in self.unrecorded or log.shared()
             )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -245,3 +247,88 @@ def test_a_completed_write_leaves_no_intent_and_keeps_a_dead_writers(tmp_path: P
     again = open_store(tmp_path)
     assert sorted(ids(again, "heron otter", "bm25")) == sorted([turn(1, "x").id, turn(2, "x").id])
     assert again._mirrors.rebuilds == 1 and not leftover.exists()
+
+
+def cold_loads(store: ChromaMemoryStore) -> tuple[int, int, int]:
+    mirrors = store._mirrors
+    assert isinstance(mirrors, MirrorCache)
+    return mirrors.loads, mirrors.replays, mirrors.rebuilds
+
+
+def test_live_warm_mirrors_find_a_write_whose_process_was_killed(tmp_path: Path) -> None:
+    """Two live stores share the folder with warm mirrors; a third process is killed between
+    landing a turn and claiming its slot. Both find the turn by BM25 and in their keyword
+    index without reloading: the first to catch up records it (one slot, one journal entry)."""
+    a, b = open_store(tmp_path), open_store(tmp_path)
+    a.add(NS, [turn(1, "a heron upstream")])
+    assert ids(a, "heron", "bm25") == ids(b, "heron", "bm25") == [turn(1, "x").id]
+    before = cold_loads(a), cold_loads(b)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(tmp_path), "shared"],
+        env={"PYTHONPATH": ":".join(sys.path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == 9, killed.stderr
+    assert list((tmp_path / "lamina-mirrors").rglob("*.intent"))
+    assert turn(2, "x").id in {r.id for r in a.get("raw", NS)}  # Chroma holds it
+
+    assert ids(a, "otter", "bm25") == [turn(2, "x").id]
+    assert turn(2, "x").id in a.lexical_index("raw", NS).ids()
+    assert not list((tmp_path / "lamina-mirrors").rglob("*.intent"))  # recorded: cleared
+    assert ids(b, "otter", "bm25") == [turn(2, "x").id]  # from the slot a claimed for it
+    assert turn(2, "x").id in b.lexical_index("raw", NS).ids()
+    assert ids(b, "an otter downstream", "dense")[0] == turn(2, "x").id
+    assert (cold_loads(a), cold_loads(b)) == before  # no mirror was loaded again
+    assert isinstance(a._mirrors, MirrorCache) and isinstance(b._mirrors, MirrorCache)
+    assert (a._mirrors.adopted, b._mirrors.adopted) == (1, 0)
+
+    leave(a)
+    leave(b)
+    cold = open_store(tmp_path)  # replays the journal entry a wrote for the dead writer
+    assert ids(cold, "otter", "bm25") == [turn(2, "x").id]
+    assert cold_loads(cold) == (0, 1, 0)
+
+
+def test_an_intent_whose_writer_is_live_and_writing_is_left_to_it(tmp_path: Path) -> None:
+    """An intent of a live registration, its namespace lock held (a write in flight), is not
+    recorded by a search, which does not wait for it; once the lock is free it is."""
+    a, b = open_store(tmp_path), open_store(tmp_path)
+    a.add(NS, [turn(1, "a heron upstream")])
+    assert ids(a, "heron", "bm25") == [turn(1, "x").id]
+    journals, presence = b._journals, b._log.presence
+    assert journals is not None and presence is not None
+    writing, done = threading.Event(), threading.Event()
+
+    def in_flight() -> None:  # b's write between its note and its record
+        with journals.writing(Granularity.RAW, NS):
+            journals.mark_intent(Granularity.RAW, NS, [turn(1, "x").id], presence.path.name)
+            writing.set()
+            done.wait(timeout=60)
+
+    holder = threading.Thread(target=in_flight)
+    holder.start()
+    try:
+        assert writing.wait(timeout=60)
+        started = time.monotonic()
+        assert ids(a, "heron", "bm25") == [turn(1, "x").id]
+        assert time.monotonic() - started < 30  # did not wait for the write
+        assert isinstance(a._mirrors, MirrorCache) and a._mirrors.adopted == 0
+        assert journals.intent_path(Granularity.RAW, NS).exists()
+    finally:
+        done.set()
+        holder.join(timeout=60)
+    # its write ended without recording (an error in a live process): the lock is free now
+    assert ids(a, "heron", "bm25") == [turn(1, "x").id]
+    assert a._mirrors.adopted == 1 and not journals.intent_path(Granularity.RAW, NS).exists()
+
+
+def test_a_registration_is_alive_while_its_store_holds_it(tmp_path: Path) -> None:
+    a, b = open_store(tmp_path), open_store(tmp_path)
+    pa, pb = a._log.presence, b._log.presence
+    assert pa is not None and pb is not None
+    assert pa.alive(pa.path.name) and pa.alive(pb.path.name)
+    assert not pa.alive("1-gone.live") and not pa.alive("../x.live")
+    leave(b)
+    assert not pa.alive(pb.path.name)
