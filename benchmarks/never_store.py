@@ -192,6 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--base-url", required=True, help="an OpenAI-compatible server")
     p.add_argument("--arm", action="append", choices=ARMS, help="default: instructed")
     p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument(
+        "--rule-set",
+        metavar="NAME",
+        help="build the chats of the data file's rule_sets[NAME] under its own instruction",
+    )
     p.add_argument("--resume", type=Path, metavar="DIR", help="journal each built chat in DIR")
     p.add_argument(
         "--no-small-model-profile",
@@ -206,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from lamina.embedders import MiniLMEmbeddings
 
     data = json.loads(args.data.read_text(encoding="utf-8"))
+    if args.rule_set is not None:
+        data = data["rule_sets"][args.rule_set]
     journal = None
     if args.resume is not None:
         args.resume.mkdir(parents=True, exist_ok=True)
@@ -222,7 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     out = {
         "command": "python benchmarks/never_store.py --base-url URL "
-        + " ".join(f"--arm {a}" for a in arms),
+        + " ".join(f"--arm {a}" for a in arms)
+        + (f" --data {args.data}" if args.data != DATA else "")
+        + (f" --rule-set {args.rule_set}" if args.rule_set else ""),
         "instruction": data["instruction"],
         "small_model_profile": not args.no_small_model_profile,
         **result,

