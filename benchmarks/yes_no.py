@@ -15,8 +15,8 @@ from collections.abc import Sequence
 SYSTEM = "You answer with one word: yes or no."
 
 
-def p_yes(base_url: str, prompt: str, system: str = SYSTEM) -> float:
-    """P("yes") / (P("yes") + P("no")) of the first answer token; 0.5 when neither shows."""
+def first_token(base_url: str, prompt: str, system: str) -> dict[str, float]:
+    """Probability mass of the first reply token's top alternatives, per casefolded word."""
     body = {
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
         "max_tokens": 1,
@@ -36,6 +36,12 @@ def p_yes(base_url: str, prompt: str, system: str = SYSTEM) -> float:
     for t in top:
         key = t["token"].strip().casefold()
         mass[key] = mass.get(key, 0.0) + math.exp(t["logprob"])
+    return mass
+
+
+def p_yes(base_url: str, prompt: str, system: str = SYSTEM) -> float:
+    """P("yes") / (P("yes") + P("no")) of the first answer token; 0.5 when neither shows."""
+    mass = first_token(base_url, prompt, system)
     yes, no = mass.get("yes", 0.0), mass.get("no", 0.0)
     return yes / (yes + no) if yes + no else 0.5
 
