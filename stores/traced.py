@@ -119,10 +119,20 @@ def _span_method(call: str, method: Callable[..., T]) -> Callable[..., T]:
         namespace, granularity = _scope(sync, arguments)
         return namespace, {"lamina.granularity": str(granularity)} if granularity else {}
 
-    def figures(result: object) -> dict[str, int]:
-        return {} if (n := _count(result)) is None else {"lamina.records": n}
+    return traced_method(method, f"lamina.store.{name}", scope, _figures)
 
-    return traced_method(method, f"lamina.store.{name}", scope, figures)
+
+def _figures(result: object) -> dict[str, int]:
+    """A span's figures from a store call's result: how many records it read or wrote."""
+    return {} if (n := _count(result)) is None else {"lamina.records": n}
+
+
+def _count(result: object) -> int | None:
+    if isinstance(result, list | tuple | set | dict):
+        return len(result)
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    return None
 
 
 class _TracedView:
@@ -166,7 +176,7 @@ for _read, _name in VIEW_SPANS.items():
             getattr(_TracedView, _read),
             f"lamina.store.{_name}",
             _view_scope,
-            lambda result: {} if (n := _count(result)) is None else {"lamina.records": n},
+            _figures,
         ),
     )
 
@@ -194,14 +204,6 @@ def trace_store_calls(cls: C) -> C:
         cls.lexical_index = _traced_views(cls.lexical_index)  # type: ignore[attr-defined]
     cls.traces_itself = True  # type: ignore[attr-defined]
     return cls
-
-
-def _count(result: object) -> int | None:
-    if isinstance(result, list | tuple | set | dict):
-        return len(result)
-    if isinstance(result, int) and not isinstance(result, bool):
-        return result
-    return None
 
 
 @trace_store_calls
