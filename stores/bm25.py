@@ -39,16 +39,8 @@ class BM25Index:
     (time window, speaker...) run on the same fields as Chroma's ``where``.
     """
 
-    def __init__(
-        self,
-        analyzer: Analyzer | None = None,
-        params: BM25Params | None = None,
-        *,
-        time_key: str = OCCURRED_TS,
-    ) -> None:
+    def __init__(self, analyzer: Analyzer | None = None, params: BM25Params | None = None) -> None:
         self.analyzer = analyzer or Analyzer()
-        self.time_key = time_key
-        """Metadata field holding the POSIX time that :meth:`select` windows on."""
         self._scorer = OkapiScorer(params or BM25Params())
         self._lock = threading.RLock()
         self._reset()
@@ -134,7 +126,7 @@ class BM25Index:
         self._meta.append(meta)
         self._slot_of[rid] = slot
         self._reserve(slot + 1)
-        self._times[slot] = float(meta.get(self.time_key, np.nan))
+        self._times[slot] = float(meta.get(OCCURRED_TS, np.nan))
         length = sum(terms.values())
         self._doc_len[slot] = length
         self._total_len += length
@@ -296,37 +288,6 @@ class BM25Index:
                 if len(seen) >= limit:
                     break
         return list(seen)
-
-    def select(
-        self,
-        predicate: Callable[[Mapping[str, Any]], bool],
-        *,
-        after: float | None,
-        before: float | None,
-        limit: int,
-    ) -> list[str] | None:
-        """Ids of the documents with ``after <= time < before`` that pass ``predicate``.
-
-        The window is applied to a time array at once, and ``predicate`` only to the
-        documents inside it. Returns None, without testing any, when more than ``limit``
-        documents fall inside the window: the caller should search another way.
-        """
-        with self._lock:
-            times = self._times[: len(self._ids)]
-            inside = ~np.isnan(times)
-            if after is not None:
-                inside &= times >= after
-            if before is not None:
-                inside &= times < before
-            slots = np.flatnonzero(inside)
-            if len(slots) > limit:
-                return None
-            out = []
-            for slot in slots.tolist():
-                rid, meta = self._ids[slot], self._meta_at(slot)
-                if rid is not None and meta is not None and predicate(meta):
-                    out.append(rid)
-            return out
 
     def search(
         self,

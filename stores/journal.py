@@ -1,9 +1,7 @@
 """Mirror journals beside a persistent Chroma directory, so a cold mirror skips Chroma.
 
-Loading a namespace mirror from Chroma reads every row (measured on a busy shared core:
-4.4 s at 10,000 rows, of which 1.9-3.6 s is Chroma's ``get`` of metadata and vectors,
-0.4 s record decoding and 0.5 s tokenising). A store on a persistent path therefore also
-keeps, per (granularity, namespace), an append-only journal file of what its mirror is
+Loading a namespace mirror from Chroma reads every row, so a store on a persistent path
+also keeps, per (granularity, namespace), an append-only journal file of what its mirror is
 made of: each write appends the rows it wrote (id, metadata, BM25 terms, vector) or the
 ids it deleted, labelled with the change-log slot it claimed. A cold mirror replays the
 journal, then catches up with the change log from Chroma as any mirror does.

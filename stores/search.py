@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..records.model import Granularity, MemoryRecord, require_encodable
-from .base import ScoredRecord, SearchAnswer, SearchMode, SearchRequest
+from .base import ScoredRecord, Search, SearchAnswer, SearchMode, SearchRequest
 from .filters import SearchFilter
 from .fusion import FusionConfig, reciprocal_rank_fusion
 from .keyword import RankedIndex
@@ -37,6 +37,16 @@ def check_query(query: object, k: object, mode: object) -> None:
         raise InvalidInputError(f"unknown search mode {mode!r}; use one of {MODES}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InvalidInputError(f"k must be a positive int, got {k!r}")
+
+
+def checked_searches(request: SearchRequest) -> tuple[list[Search], list[SearchFilter]]:
+    """The rankings of ``request`` and their filters, every query and filter checked."""
+    searches = request.searches()
+    filters = [SearchFilter(request.namespace, s.window, s.where or {}) for s in searches]
+    for s, flt in zip(searches, filters, strict=True):
+        check_query(s.query, s.k, request.mode)
+        flt.metadata_conditions(s.granularity)  # unknown filter fields fail before any work
+    return searches, filters
 
 
 def search_mirror(
@@ -104,11 +114,7 @@ def answer_request(
     Every query and filter is checked before any work; each distinct query text is
     embedded once, and the granularities' mirrors are brought up to date together.
     """
-    searches = request.searches()
-    filters = [SearchFilter(request.namespace, s.window, s.where or {}) for s in searches]
-    for s, flt in zip(searches, filters, strict=True):
-        check_query(s.query, s.k, request.mode)
-        flt.metadata_conditions(s.granularity)  # unknown filter fields fail before any work
+    searches, filters = checked_searches(request)
     queries = dict.fromkeys(s.query for s in searches)
     vectors = {} if request.mode == "bm25" else {q: list(embed(q)) for q in queries}
     found = mirrors(list(dict.fromkeys(s.granularity for s in searches)), request.namespace)

@@ -38,13 +38,9 @@ HNSW_EF_SEARCH = 800
 """Candidates an HNSW scan keeps (pgvector's default is 40; at most 1,000).
 
 The index is built cheaply (:data:`~.schema.HNSW_M`, ``HNSW_EF_CONSTRUCTION``) so writes
-are fast, and searched widely so recall is not lost: in one namespace of 100,000 turns,
-recall@10 against exact search is 0.94 with m=8, ef_construction=32 and 800 here, as
-0.93 was with pgvector's default build (m=16, ef_construction=64) and 100; dense search
-takes 9.1 / 11.0 ms at p50 / p95 instead of 4.6 / 5.2
-(``benchmarks/postgres_large_namespace.json``). Only large namespaces reach the index:
-the planner reads a small one's rows by its ``(namespace, ...)`` indexes and ranks them
-exactly.
+are fast, and searched widely so recall is not lost (measured:
+``benchmarks/postgres_large_namespace.json``). Only large namespaces reach the index: a
+small one's rows are read by its ``(namespace, ...)`` indexes and ranked exactly.
 """
 
 

@@ -28,9 +28,8 @@ def vector_literal(vector: Sequence[float]) -> str:
 
     pgvector keeps 32-bit floats: each value is rounded to one first, and 9 significant
     digits name a 32-bit float exactly, so the server reads back the very value. Sent as
-    text and cast with ``::vector``; psycopg's dumper of a Python list as a ``float8[]``
-    costs about half a millisecond per 256-dimensional vector (it inspects every
-    element), which alone would cap a batch write near 2,000 rows/s.
+    text and cast with ``::vector``: psycopg's dumper of a list as a ``float8[]`` inspects
+    every element, too slow for batch writes.
     """
     values = np.asarray(vector, dtype=np.float32).tolist()
     return "[" + _floats(len(values)) % tuple(values) + "]"

@@ -32,13 +32,10 @@ HNSW_M = 8
 HNSW_EF_CONSTRUCTION = 32
 """Candidates an insert into the HNSW index considers (pgvector's default is 64).
 
-With ``HNSW_M`` these set what each write pays to place its vector in the graph, which
-is most of a write's time: one writer through ``add_embedded`` into a table of 120,000
-turns stores 855 turns/s with this index and 273 with pgvector's default (m=16,
-ef_construction=64), and 2 writers store 1,162 turns/s at 1,000,000 turns
-(``benchmarks/postgres_large_namespace.json``, ``benchmarks/postgres_scale.json``). A
-sparser graph finds fewer true neighbours per candidate, so queries keep more candidates
-(:data:`~.connections.HNSW_EF_SEARCH`), which keeps recall@10 against exact search.
+With ``HNSW_M`` these set what each write pays to place its vector in the graph, most
+of a write's time (measured: ``benchmarks/postgres_large_namespace.json``,
+``benchmarks/postgres_scale.json``). Queries keep more candidates to make up for the
+sparser graph (:data:`~.connections.HNSW_EF_SEARCH`).
 """
 
 DEFAULT_SCHEMA = "lamina"

@@ -20,7 +20,7 @@ from ...records.model import RECORD_TYPES, Granularity
 from ..base import ScoredRecord, Search, SearchAnswer, SearchMode, SearchRequest
 from ..filters import SearchFilter
 from ..fusion import FusionConfig
-from ..search import check_query
+from ..search import checked_searches
 from .schema import Names
 
 
@@ -60,15 +60,12 @@ def filter_clause(
 LEXICAL_GATE = 300
 """Rows of a search's scope above which the lexical channel ranks only the rare terms' rows.
 
-A scope (namespace and filters) holding fewer rows ranks every row that shares a term
-with the query. In a larger one nearly every row can share some common term, and ranking
-them all took 1.3-1.7 s at 100,000 turns; there the channel ranks, by ``ts_rank`` of the
-whole query, only the rows holding a query lexeme found in 1 to this many rows of the
-scope (each count, through the GIN index, stops at this many; a lexeme in no row, such as
-another configuration's form of a word, narrows nothing). The rows left out hold only
-common terms, the ones BM25 weighs least, so the top 10 agrees more with BM25's than the
-exhaustive ``ts_rank`` did (``benchmarks/postgres_large_namespace.json``). A query of
-common terms only ranks every matching row, as in a small scope.
+A smaller scope (namespace and filters) ranks every row that shares a term with the
+query. In a larger one, where ranking them all was too slow, the channel ranks, by
+``ts_rank`` of the whole query, only the rows holding a query lexeme found in 1 to this
+many rows of the scope (a lexeme in no row narrows nothing); the rows left out hold only
+common terms, which BM25 weighs least (measured: ``benchmarks/postgres_large_namespace.json``).
+A query of common terms only ranks every matching row, as in a small scope.
 """
 
 LEXEME_QUERY = sql.SQL(r"""('''' || replace(replace(w.lexeme, '\', '\\'), '''', '''''') || '''')""")
@@ -145,9 +142,9 @@ def search_statement(
             any_of = sql.SQL("{}(%(languages)s::regconfig[], {})").format(any_terms_of, q)
             # one branch per scope size, only one of which runs (the scope test is evaluated
             # once). A small scope's rows are read through the namespace's index and tested
-            # one by one, never intersected with the GIN index's rows of the whole table
-            # (40-60 ms at 120,000 rows); a row of the store's configurations matches any
-            # term of all of them when it matches its own, so only others test the union
+            # one by one, never intersected with the GIN index's rows of the whole table; a
+            # row of the store's configurations matches any term of all of them when it
+            # matches its own, so only others test the union
             branch = sql.SQL(
                 "(SELECT t.id, ts_rank(t.tsv, {tq}, 0)::float8 AS score FROM {table} t "
                 "LEFT JOIN {qc} qc ON qc.cfg = t.ts_config WHERE {where} AND {scope} "
@@ -208,29 +205,20 @@ def search_statement(
                 "GROUP BY id ORDER BY score DESC, id LIMIT {k})"
             ).format(f=f, union=sql.SQL(" UNION ALL ").join(channels), k=sql.Placeholder(k))
         )
-        dense_cols = (
-            sql.SQL("dr.rank, dr.score")
-            if mode in ("hybrid", "dense")
-            else sql.SQL("NULL::bigint, NULL::float8")
-        )
-        lexical_cols = (
-            sql.SQL("lr.rank, lr.score")
-            if mode in ("hybrid", "bm25")
-            else sql.SQL("NULL::bigint, NULL::float8")
-        )
-        joins = []
-        if mode in ("hybrid", "dense"):
-            joins.append(sql.SQL("LEFT JOIN {} dr ON dr.id = f.id").format(dr))
-        if mode in ("hybrid", "bm25"):
-            joins.append(sql.SQL("LEFT JOIN {} lr ON lr.id = f.id").format(lr))
+        cols, joins = [], []
+        for channel, alias, cte in (("dense", "dr", dr), ("bm25", "lr", lr)):
+            if mode in ("hybrid", channel):
+                cols.append(sql.SQL(f"{alias}.rank, {alias}.score"))
+                joins.append(sql.SQL(f"LEFT JOIN {{}} {alias} ON {alias}.id = f.id").format(cte))
+            else:
+                cols.append(sql.SQL("NULL::bigint, NULL::float8"))
         selects.append(
             sql.SQL(
-                "SELECT {i} AS ranking, f.id, f.score, {dense}, {lexical}, t.record FROM {f} f "
+                "SELECT {i} AS ranking, f.id, f.score, {cols}, t.record FROM {f} f "
                 "JOIN {table} t ON t.namespace = %(ns)s AND t.id = f.id {joins}"
             ).format(
                 i=sql.Literal(i),
-                dense=dense_cols,
-                lexical=lexical_cols,
+                cols=sql.SQL(", ").join(cols),
                 f=f,
                 table=table,
                 joins=sql.SQL(" ").join(joins),
@@ -248,11 +236,7 @@ def plan_request(
 
     Each distinct query text is one parameter, embedded once (not in ``bm25`` mode).
     """
-    searches = request.searches()
-    filters = [SearchFilter(request.namespace, s.window, s.where or {}) for s in searches]
-    for s, flt in zip(searches, filters, strict=True):
-        check_query(s.query, s.k, request.mode)
-        flt.metadata_conditions(s.granularity)  # unknown fields fail before any work
+    searches, filters = checked_searches(request)
     params: dict[str, Any] = {}
     keys: dict[str, str] = {}
     for text in dict.fromkeys(s.query for s in searches):
