@@ -198,28 +198,35 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         ]
         return key, query, window
 
-    def _recalled(
-        self, key: str, hits: Sequence[MemoryHit], answer: AnswerResult | None
-    ) -> dict[str, Any]:
+    def _recalled(self, key: str, found: list[MemoryHit] | AnswerResult) -> dict[str, Any]:
         """The state update after a recall; answer-mode LLM failures become memory errors."""
+        if isinstance(found, list):
+            hits, answer, errors = found, None, []
+        else:
+            hits, answer, errors = found.best_memories(self.k), found, _notes(found.failures)
         drafted = answer is not None and not answer.refused and bool(answer.answer.strip())
-        block = memory_block(list(hits)[: self.k], answer) if hits or drafted else None
-        errors = _notes(answer.failures) if answer is not None else []
+        block = memory_block(hits[: self.k], answer) if hits or drafted else None
         return {"memory_recall": {"key": key, "block": block}, "memory_errors": errors}
 
     def _recall_failed(self, key: str, error: Exception) -> dict[str, Any]:
         logger.warning("lamina recall failed; the model runs without memories", exc_info=error)
         return {"memory_recall": {"key": key, "block": None}, "memory_errors": [_describe(error)]}
 
-    def _session_id(self, runtime: Runtime[Any]) -> str | None:
-        if self.session_from is not None:
-            if isinstance(self.session_from, str):
-                value = context_value(runtime.context, self.session_from)
-            else:
-                value = self.session_from(runtime.context)
-            return str(value) if value else None
-        info = runtime.execution_info
-        return info.thread_id if info is not None and info.thread_id else None
+    def _add_options(self, runtime: Runtime[Any]) -> dict[str, Any]:
+        """The namespace, session and consolidation of the exchange's ``add``."""
+        namespace = resolve_namespace(runtime.context, self.namespace_from)
+        session: object = None
+        if isinstance(self.session_from, str):
+            session = context_value(runtime.context, self.session_from)
+        elif self.session_from is not None:
+            session = self.session_from(runtime.context)
+        elif (info := runtime.execution_info) is not None:
+            session = info.thread_id
+        return {
+            "namespace": namespace,
+            "session_id": str(session) if session else None,
+            "consolidate": self.consolidate,
+        }
 
     def _exchange(self, state: MemoryState) -> list[AnyMessage] | None:
         if not self.remember:
@@ -250,37 +257,37 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
 
     def before_model(self, state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Recall memories for a user message not recalled yet."""
-        pending = self._pending_recall(state)
-        if pending is None:
+        if (pending := self._pending_recall(state)) is None:
             return None
         key, query, window = pending
+        found: list[MemoryHit] | AnswerResult
         try:
             namespace = resolve_namespace(runtime.context, self.namespace_from)
             if self.mode == "answer":
-                answer = self.memory.answer(query, namespace=namespace, window=window)
-                return self._recalled(key, answer.best_memories(self.k), answer)
-            hits = self.memory.search(query, namespace=namespace, k=self.k)
+                found = self.memory.answer(query, namespace=namespace, window=window)
+            else:
+                found = self.memory.search(query, namespace=namespace, k=self.k)
         except Exception as e:
             return self._recall_failed(key, e)
-        return self._recalled(key, hits, None)
+        return self._recalled(key, found)
 
     async def abefore_model(
         self, state: MemoryState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`before_model`."""
-        pending = self._pending_recall(state)
-        if pending is None:
+        if (pending := self._pending_recall(state)) is None:
             return None
         key, query, window = pending
+        found: list[MemoryHit] | AnswerResult
         try:
             namespace = resolve_namespace(runtime.context, self.namespace_from)
             if self.mode == "answer":
-                answer = await self.memory.aanswer(query, namespace=namespace, window=window)
-                return self._recalled(key, answer.best_memories(self.k), answer)
-            hits = await self.memory.asearch(query, namespace=namespace, k=self.k)
+                found = await self.memory.aanswer(query, namespace=namespace, window=window)
+            else:
+                found = await self.memory.asearch(query, namespace=namespace, k=self.k)
         except Exception as e:
             return self._recall_failed(key, e)
-        return self._recalled(key, hits, None)
+        return self._recalled(key, found)
 
     def _inject(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         state = cast(MemoryState, request.state)
@@ -308,18 +315,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
 
     def after_agent(self, state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Store the latest user message and the final reply in one session."""
-        exchange = self._exchange(state)
-        if exchange is None:
+        if (exchange := self._exchange(state)) is None:
             return None
         try:
-            namespace = resolve_namespace(runtime.context, self.namespace_from)
-            session_id = self._session_id(runtime)
-            result = self.memory.add(
-                exchange,
-                namespace=namespace,
-                session_id=session_id,
-                consolidate=self.consolidate,
-            )
+            result = self.memory.add(exchange, **self._add_options(runtime))
         except Exception as e:
             return self._remember_failed(state, e)
         return self._degraded(state, result.failures)
@@ -328,18 +327,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         self, state: MemoryState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`after_agent`."""
-        exchange = self._exchange(state)
-        if exchange is None:
+        if (exchange := self._exchange(state)) is None:
             return None
         try:
-            namespace = resolve_namespace(runtime.context, self.namespace_from)
-            session_id = self._session_id(runtime)
-            result = await self.memory.aadd(
-                exchange,
-                namespace=namespace,
-                session_id=session_id,
-                consolidate=self.consolidate,
-            )
+            result = await self.memory.aadd(exchange, **self._add_options(runtime))
         except Exception as e:
             return self._remember_failed(state, e)
         return self._degraded(state, result.failures)

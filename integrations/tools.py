@@ -8,7 +8,8 @@ missing namespace included, come back to the model as tool errors instead of end
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from langchain.tools import ToolRuntime
@@ -53,12 +54,16 @@ class ForgetInput(BaseModel):
     )
 
 
-def _tool_error(action: str, error: Exception) -> ToolException:
+@contextmanager
+def _tool_errors(action: str) -> Iterator[None]:
     """Turn any failure into a ToolException the agent sees as a tool result."""
-    if isinstance(error, LaminaError | ValueError | TypeError):
-        return ToolException(f"{action} failed: {error}")
-    logger.warning("lamina tool %s failed", action, exc_info=error)
-    return ToolException(f"{action} failed: memory is unavailable ({type(error).__name__})")
+    try:
+        yield
+    except (LaminaError, ValueError, TypeError) as e:
+        raise ToolException(f"{action} failed: {e}") from e
+    except Exception as e:
+        logger.warning("lamina tool %s failed", action, exc_info=e)
+        raise ToolException(f"{action} failed: memory is unavailable ({type(e).__name__})") from e
 
 
 def _format_add(result: AddResult) -> str:
@@ -131,56 +136,45 @@ def memory_tools(
         return resolve_namespace(runtime.context, source)
 
     def search_memory(query: str, runtime: AnyRuntime) -> str:
-        try:
+        with _tool_errors("search_memory"):
             return format_hits(memory.search(query, namespace=namespace(runtime), k=k))
-        except Exception as e:
-            raise _tool_error("search_memory", e) from e
 
     async def asearch_memory(query: str, runtime: AnyRuntime) -> str:
-        try:
-            hits = await memory.asearch(query, namespace=namespace(runtime), k=k)
-        except Exception as e:
-            raise _tool_error("search_memory", e) from e
-        return format_hits(hits)
+        with _tool_errors("search_memory"):
+            return format_hits(await memory.asearch(query, namespace=namespace(runtime), k=k))
 
     def remember(text: str, runtime: AnyRuntime) -> str:
-        try:
+        with _tool_errors("remember"):
             result = memory.add(text, namespace=namespace(runtime), speaker=note_speaker)
-        except Exception as e:
-            raise _tool_error("remember", e) from e
         return _format_add(result)
 
     async def aremember(text: str, runtime: AnyRuntime) -> str:
-        try:
+        with _tool_errors("remember"):
             result = await memory.aadd(text, namespace=namespace(runtime), speaker=note_speaker)
-        except Exception as e:
-            raise _tool_error("remember", e) from e
         return _format_add(result)
 
     def forget(
         runtime: AnyRuntime, memory_id: str | None = None, subject: str | None = None
     ) -> str:
-        try:
+        with _tool_errors("forget"):
             scope = namespace(runtime)
             arguments = _forget_arguments(memory_id, subject)
-            result = memory.forget(namespace=scope, **arguments)
-        except RecordNotFoundError:  # an id of another tenant is unknown here too
-            result = ForgetResult(not_found=list(arguments["memory_ids"]))
-        except Exception as e:
-            raise _tool_error("forget", e) from e
+            try:
+                result = memory.forget(namespace=scope, **arguments)
+            except RecordNotFoundError:  # an id of another tenant is unknown here too
+                result = ForgetResult(not_found=list(arguments["memory_ids"]))
         return format_forget(result)
 
     async def aforget(
         runtime: AnyRuntime, memory_id: str | None = None, subject: str | None = None
     ) -> str:
-        try:
+        with _tool_errors("forget"):
             scope = namespace(runtime)
             arguments = _forget_arguments(memory_id, subject)
-            result = await memory.aforget(namespace=scope, **arguments)
-        except RecordNotFoundError:
-            result = ForgetResult(not_found=list(arguments["memory_ids"]))
-        except Exception as e:
-            raise _tool_error("forget", e) from e
+            try:
+                result = await memory.aforget(namespace=scope, **arguments)
+            except RecordNotFoundError:
+                result = ForgetResult(not_found=list(arguments["memory_ids"]))
         return format_forget(result)
 
     return [

@@ -24,10 +24,8 @@ import asyncio
 import logging
 import threading
 import uuid
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-from ..agents.common.deps import NodeDeps
-from ..agents.ingest.nodes.raw_writer import build_raw_turns
 from ..config import MemoryConfig
 from ..core.context import MemoryContext
 from ..core.state import TurnInput
@@ -37,6 +35,7 @@ from ..stores.chroma import ChromaMemoryStore
 from .models import ChatModelProvider
 from .outcome import added
 from .results import AddResult
+from .verbatim import store_raw
 from .worker import Consolidator
 
 MAX_PENDING = 1000
@@ -52,9 +51,6 @@ logger = logging.getLogger("lamina.memory")
 
 Consolidate = Literal["inline", "background"]
 CONSOLIDATE_MODES: tuple[Consolidate, ...] = ("inline", "background")
-
-_NO_MODEL = cast(Any, None)
-"""The caller slot of NodeDeps: build_raw_turns reads only its store and clock."""
 
 
 def require_consolidate(value: object) -> Consolidate:
@@ -80,21 +76,14 @@ def queue_turns(
     Every record is built and validated before the first write, so bad input stores
     nothing.
     """
-    built = build_raw_turns(NodeDeps(store=store, caller=_NO_MODEL), ctx, turns)
     mark = PendingBuild(
         batch=uuid.uuid4().hex,
         queued_at=utc_now(),
         session_closed=session_closed,
         instructions=instructions,
     )
-    stored = {r.id for r in store.get("raw", ctx.namespace, [r.id for r in built])}
-    fresh = list(
-        {r.id: r.model_copy(update={"pending": mark}) for r in built if r.id not in stored}.values()
-    )
-    if fresh:
-        store.add(ctx.namespace, fresh)
-    ids = [r.id for r in fresh]
-    return AddResult(new_raw_ids=ids, duplicate_raw_ids=sorted(stored), pending_raw_ids=ids)
+    new, held = store_raw(store, ctx, turns, pending=mark)
+    return AddResult(new_raw_ids=new, duplicate_raw_ids=held, pending_raw_ids=new)
 
 
 class BackgroundMethods:

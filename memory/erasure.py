@@ -48,46 +48,33 @@ def vacuum_sqlite(db: sqlite3.Connection) -> None:
         time.sleep(0.05)
 
 
-def _open(path: Path) -> sqlite3.Connection:
+def _erase_rows(path: Path, where: str, args: tuple[object, ...], tables: tuple[str, ...]) -> int:
+    """Delete the rows ``where`` matches in those of ``tables`` the file has, then vacuum it."""
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    db.execute("PRAGMA secure_delete = ON")
-    return db
-
-
-def _tables(db: sqlite3.Connection) -> set[str]:
-    return {str(n) for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    try:
+        db.execute("PRAGMA secure_delete = ON")
+        held = {str(n) for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        deleted = sum(
+            db.execute(f"DELETE FROM {table} WHERE {where}", args).rowcount  # noqa: S608
+            for table in tables
+            if table in held
+        )
+        vacuum_sqlite(db)
+    finally:
+        db.close()
+    return deleted
 
 
 def erase_checkpoint_file(path: Path, namespace: str) -> int:
     """Delete the namespace's threads from a ``SqliteSaver`` file and vacuum it."""
     prefix = f"{namespace}/"
-    db = _open(path)
-    try:
-        deleted = 0
-        tables = _tables(db)
-        for table in ("checkpoints", "writes"):
-            if table in tables:
-                deleted += db.execute(
-                    f"DELETE FROM {table} WHERE substr(thread_id, 1, ?) = ?",  # noqa: S608
-                    (len(prefix), prefix),
-                ).rowcount
-        vacuum_sqlite(db)
-    finally:
-        db.close()
-    return deleted
+    where = "substr(thread_id, 1, ?) = ?"
+    return _erase_rows(path, where, (len(prefix), prefix), ("checkpoints", "writes"))
 
 
 def erase_reply_file(path: Path) -> int:
     """Empty a construction reply journal file and vacuum it."""
-    db = _open(path)
-    try:
-        deleted = 0
-        if "replies" in _tables(db):
-            deleted = db.execute("DELETE FROM replies").rowcount
-        vacuum_sqlite(db)
-    finally:
-        db.close()
-    return deleted
+    return _erase_rows(path, "1", (), ("replies",))
 
 
 def erase_postgres_checkpoints(uri: str, namespace: str) -> int:

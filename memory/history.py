@@ -1,18 +1,18 @@
 """A memory's history: its versions as stored, and the audit entries that changed it.
 
-``history_of`` reads the audit log (a fact's whole supersession chain, and the forget
-tombstones that name the id); ``stored_versions`` writes an ``add`` entry per record
-still stored, the version it was stored as, as mem0's history starts with its ADD.
+:func:`memory_history` reads the audit log (a fact's whole supersession chain, and the
+forget tombstones that name the id) and adds an ``add`` entry per record still stored,
+the version it was stored as, as mem0's history starts with its ADD.
 """
 
 from __future__ import annotations
 
-from ..errors import InvalidInputError
 from ..records.audit import AuditEntry
-from ..records.model import FactRecord, Granularity, validate_namespace
+from ..records.model import FactRecord, Granularity
 from ..stores.chroma import ChromaMemoryStore
+from .lookup import not_found
 
-__all__ = ["fact_chain", "history_of", "stored_versions"]
+__all__ = ["fact_chain", "memory_history"]
 
 
 def fact_chain(store: ChromaMemoryStore, namespace: str, memory_id: str) -> set[str]:
@@ -40,43 +40,33 @@ def fact_chain(store: ChromaMemoryStore, namespace: str, memory_id: str) -> set[
     return chain
 
 
-def history_of(store: ChromaMemoryStore, namespace: str, memory_id: str) -> list[AuditEntry]:
-    """Audit entries of ``memory_id`` and of the facts in its supersession chain.
+def memory_history(store: ChromaMemoryStore, namespace: str, memory_id: str) -> list[AuditEntry]:
+    """The versions of ``memory_id`` and the audit entries that changed them, oldest first.
 
-    Forget tombstones that list the id are included. Oldest first.
+    The audit entries are those of ``memory_id`` and of the facts of its supersession
+    chain, and the forget tombstones that list the id. Each record of that history still
+    stored gets an ``add`` entry holding its first text: the ``before`` of its first
+    ``update``, else its text now (built from the record, never stored).
+
+    Raises:
+        RecordNotFoundError: Neither an audit entry nor a stored record names the id.
     """
-    ns = validate_namespace(namespace)
-    if not isinstance(memory_id, str) or not memory_id.strip():
-        raise InvalidInputError("memory_id must be a non-empty string")
-    chain = fact_chain(store, ns, memory_id)
+    chain = fact_chain(store, namespace, memory_id)
     entries = [
         e
-        for e in store.list_audit(ns)
+        for e in store.list_audit(namespace)
         if e.target_id in chain or (e.action == "forget" and memory_id in e.source_ids)
     ]
     entries.sort(key=lambda e: (e.at, e.id))
-    return entries
-
-
-def stored_versions(
-    store: ChromaMemoryStore, namespace: str, memory_id: str, entries: list[AuditEntry]
-) -> list[AuditEntry]:
-    """An ``add`` entry per stored record of ``memory_id``'s history, as it was stored.
-
-    The records are ``memory_id``, the facts of its supersession chain and the targets
-    of ``entries``. Each entry holds the record's first text: the ``before`` of its first
-    ``update``, else its text now. Built from the records, never stored.
-    """
-    chain = sorted(fact_chain(store, namespace, memory_id) - {memory_id})
-    ids = list(dict.fromkeys([memory_id, *chain, *(e.target_id for e in entries)]))
-    out = []
+    ids = sorted(chain | {e.target_id for e in entries})
+    added = []
     for gran in Granularity:
         for record in store.get(gran, namespace, ids):
             first = next(
                 (e.before for e in entries if e.target_id == record.id and e.action == "update"),
                 None,
             )
-            out.append(
+            added.append(
                 AuditEntry(
                     id=f"add-{record.id}",
                     namespace=namespace,
@@ -90,4 +80,6 @@ def stored_versions(
                     source_ids=list(record.source_ids),
                 )
             )
-    return out
+    if not entries and not added:
+        raise not_found(namespace, [memory_id])
+    return sorted([*added, *entries], key=lambda e: (e.at, e.action != "add", e.id))

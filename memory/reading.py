@@ -20,7 +20,7 @@ from ..stores.expiry import unexpired
 from ..stores.filters import TimeWindow
 from ..stores.namespaces import namespace_counts, pending_namespaces
 from .async_reads import AsyncReads, search_async, with_similarity
-from .history import history_of, stored_versions
+from .history import memory_history
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
 from .inputs import (
     ROLE_SPEAKERS,
@@ -28,7 +28,6 @@ from .inputs import (
     require_positive_int,
     require_text,
 )
-from .lookup import not_found
 from .results import MemoryHit
 from .search_plan import SearchArgs, in_time_order, listing_plan, search_plan
 from .twins import in_thread
@@ -196,11 +195,7 @@ class ReadMethods:
         """
         require_text("memory_id", memory_id)
         require_namespace(namespace)
-        entries = history_of(self.store, namespace, memory_id)
-        added = stored_versions(self.store, namespace, memory_id, entries)
-        if not entries and not added:
-            raise not_found(namespace, [memory_id])
-        return sorted([*added, *entries], key=lambda e: (e.at, e.action != "add", e.id))
+        return memory_history(self.store, namespace, memory_id)
 
     ahistory = in_thread(history)
     """Async :meth:`history`, with the same arguments (run in a worker thread)."""

@@ -21,18 +21,25 @@ _NO_MODEL = cast(Any, None)
 """The caller slot of NodeDeps: build_raw_turns reads only its store and clock."""
 
 
+def store_raw(
+    store: ChromaMemoryStore, ctx: MemoryContext, turns: list[TurnInput], **marks: object
+) -> tuple[list[str], list[str]]:
+    """Write ``turns`` as raw records with the fields ``marks``; a turn already stored stays.
+
+    Every record is built and validated before the first write, so bad input stores
+    nothing. Returns the ids written and the ids already stored.
+    """
+    built = build_raw_turns(NodeDeps(store=store, caller=_NO_MODEL), ctx, turns)
+    stored = {r.id for r in store.get("raw", ctx.namespace, [r.id for r in built])}
+    fresh = list({r.id: r.model_copy(update=marks) for r in built if r.id not in stored}.values())
+    if fresh:
+        store.add(ctx.namespace, fresh)
+    return [r.id for r in fresh], sorted(stored)
+
+
 def store_verbatim(
     store: ChromaMemoryStore, ctx: MemoryContext, turns: list[TurnInput]
 ) -> AddResult:
-    """Write ``turns`` to the raw layer of ``ctx.namespace``; a turn already stored stays.
-
-    Every record is built and validated before the first write, so bad input stores
-    nothing.
-    """
-    built = build_raw_turns(NodeDeps(store=store, caller=_NO_MODEL), ctx, turns)
-    records = [r.model_copy(update={"trivial": True}) for r in built]
-    stored = {r.id for r in store.get("raw", ctx.namespace, [r.id for r in records])}
-    fresh = list({r.id: r for r in records if r.id not in stored}.values())
-    if fresh:
-        store.add(ctx.namespace, fresh)
-    return AddResult(new_raw_ids=[r.id for r in fresh], duplicate_raw_ids=sorted(stored))
+    """Write ``turns`` to the raw layer of ``ctx.namespace``, marked trivial (see above)."""
+    new, held = store_raw(store, ctx, turns, trivial=True)
+    return AddResult(new_raw_ids=new, duplicate_raw_ids=held)

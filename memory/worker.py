@@ -92,9 +92,9 @@ class Consolidator:
         self.wait = wait
         self._cond = threading.Condition()
         self._due: dict[str, float] = {}
+        """Namespaces to drain, each with the monotonic time it is due."""
         self._waiting: dict[str, float] = {}
         """When the oldest add still waiting for its namespace's build came."""
-        """Namespaces to drain, each with the monotonic time it is due."""
         self._outstanding: dict[str, int] = {}
         """Turns this Memory queued per namespace that its worker has not seen built."""
         self._errors: dict[str, str] = {}
@@ -141,12 +141,9 @@ class Consolidator:
         """Pick up the pending turns the store holds (all namespaces the first time)."""
         found = pending_namespaces(self.store) if namespace is None or not self._scanned else {}
         with self._cond:
-            if namespace is None or not self._scanned:
-                self._scanned = True
-                for ns in found:
-                    self._schedule(ns, 0.0)
-            if namespace is not None:
-                self._schedule(namespace, 0.0)
+            self._scanned = True
+            for ns in [*found, *([] if namespace is None else [namespace])]:
+                self._schedule(ns, 0.0)
             self._ensure_thread()
 
     def _schedule(self, namespace: str, delay: float) -> None:
@@ -255,15 +252,10 @@ class Consolidator:
 
     def _error_for(self, namespace: str | None) -> str | None:
         """The error keeping ``namespace`` (or any namespace) from being built now."""
-        errors = (
-            self._errors
-            if namespace is None
-            else {k: v for k, v in self._errors.items() if k == namespace}
+        errors = self._errors.items()
+        return next(
+            (e for ns, e in errors if ns != self._current and namespace in (None, ns)), None
         )
-        for ns, error in errors.items():
-            if ns != self._current:
-                return error
-        return None
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop after the batch in progress; what is left stays pending in the store."""
