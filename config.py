@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from .core.context import SMALL_MODEL_PROFILE, MemoryContext, check_fields
-from .core.former_name import OLD_NAME
+from .core.former_name import old_folders
 from .errors import InvalidInputError, StoreConfigurationError
 
 StoreKind = Literal["persistent", "memory", "http", "postgres"]
@@ -111,34 +111,26 @@ def default_data_dir() -> Path:
     return Path(base) / "lamina"
 
 
-def old_data_folder(env: Mapping[str, str] | None = None) -> Path | None:
+def old_data_folder() -> Path | None:
     """A data folder under the old name, if one exists.
 
     ``$XDG_DATA_HOME/<old name>`` or ``~/.local/share/<old name>`` (the old default
     ignored ``XDG_DATA_HOME``; :data:`~lamina.core.former_name.OLD_NAME`). lamina never
     reads it; the command line says where it is and how to move it.
     """
-    env = os.environ if env is None else env
-    if OLD_NAME is None:
-        return None
-    bases = [env.get("XDG_DATA_HOME") or "", str(Path.home() / ".local" / "share")]
-    for base in dict.fromkeys(b for b in bases if b):
-        folder = Path(base) / OLD_NAME
-        if folder.is_dir():
-            return folder
-    return None
+    found = old_folders(os.environ.get("XDG_DATA_HOME"), Path.home() / ".local" / "share")
+    return found[0] if found else None
 
 
-def data_dir_source(env: Mapping[str, str] | None = None) -> str | None:
+def data_dir_source() -> str | None:
     """What sets the data folder when no option does.
 
     ``LAMINA_DATA_DIR``, ``data_dir in FILE`` (the ``LAMINA_CONFIG`` file), or None for
     :func:`default_data_dir`.
     """
-    env = os.environ if env is None else env
-    if (env.get(ENV_PREFIX + "DATA_DIR") or "").strip():
+    if (os.environ.get(ENV_PREFIX + "DATA_DIR") or "").strip():
         return ENV_PREFIX + "DATA_DIR"
-    path = env.get(CONFIG_FILE_VAR) or None
+    path = os.environ.get(CONFIG_FILE_VAR) or None
     if path and "data_dir" in _read_toml(Path(path)):
         return f"data_dir in {path}"
     return None
@@ -457,10 +449,7 @@ class MemoryConfig(BaseModel):
             InvalidInputError: A value is malformed; the message names its variable.
             StoreConfigurationError: The config file is missing or not valid TOML.
         """
-        if env is None:
-            import os
-
-            env = os.environ
+        env = os.environ if env is None else env
         path = config_file or env.get(CONFIG_FILE_VAR) or None
         values: dict[str, Any] = _read_toml(Path(path)) if path else {}
         _refuse_retired(values, f" (in {path})")
@@ -479,9 +468,10 @@ class MemoryConfig(BaseModel):
             if name == "context":
                 continue
             for var in (ENV_PREFIX + name.upper(), *ENV_ALIASES.get(name, ())):
-                raw = env.get(var)
-                if raw is not None and raw.strip() != "":
-                    values[name] = _env_value(name, raw)
+                given = (env.get(var) or "").strip()
+                if given:  # LAMINA_LOCAL_PORT=none: pick a free port
+                    unset = name == "local_port" and given.lower() in ("none", "null")
+                    values[name] = None if unset else given
                     break
         for name in CONTEXT_ENV:
             raw = env.get(ENV_PREFIX + name.upper())
@@ -492,9 +482,6 @@ class MemoryConfig(BaseModel):
         if "context" in overrides:
             overrides["context"] = {**context, **overrides["context"]}
         return cls(**{**values, **overrides})
-
-
-_NULLABLE = {"local_port"}
 
 
 def redacted(value: str) -> str:
@@ -519,13 +506,6 @@ def _refuse_retired(values: Mapping[str, Any], where: str) -> None:
     if retired:
         why = "; ".join(f"{name}: {RETIRED[name]}" for name in retired)
         raise InvalidInputError(f"MemoryConfig has no setting {retired}{where} any more: {why}")
-
-
-def _env_value(name: str, raw: str) -> Any:
-    """An environment string as a field value; pydantic converts numbers and booleans."""
-    if name in _NULLABLE and raw.strip().lower() in ("none", "null"):
-        return None
-    return raw.strip()
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

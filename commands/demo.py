@@ -15,7 +15,6 @@ MiniLM embedder and the local Qwen model served in-process.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -97,13 +96,6 @@ def local_memory_factory(threads: int) -> MemoryFactory:
     return factory
 
 
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity where the OS tells it)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0)) or 1
-    return os.cpu_count() or 1
-
-
 def _positive(name: str, value: int | None) -> None:
     from ..errors import InvalidInputError
 
@@ -124,6 +116,8 @@ def run_demo(args: argparse.Namespace) -> int:
     args.namespace = args.namespace or DEMO_NAMESPACE
     args.trigger_policy = args.trigger_policy or "session"
     if getattr(args, "memory_factory", None) is None:
+        from ..llm.local import usable_cpus
+
         # nothing else runs while the demo waits on the model: give it every core
         args.memory_factory = local_memory_factory(args.local_threads or usable_cpus())
     if args.data_dir is not None:

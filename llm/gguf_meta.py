@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import LocalModelError
+from .gguf import GGUF_MAGIC
 
-GGUF_MAGIC = b"GGUF"
 _SCALARS = {
     0: "<B",  # uint8
     1: "<b",  # int8
@@ -48,39 +48,31 @@ class _Reader:
     def string(self) -> str:
         return self.take(self.scalar("<Q")).decode("utf-8", errors="replace")
 
-    def skip_string(self) -> None:
-        self.f.seek(self.scalar("<Q"), 1)
-
     def value(self, kind: int, keep: bool) -> Any:
+        """One value of type ``kind``; unless ``keep``, skipped by its size and None."""
         if kind in _SCALARS:
-            if not keep:
-                self.f.seek(struct.calcsize(_SCALARS[kind]), 1)
-                return None
-            return self.scalar(_SCALARS[kind])
-        if kind == _STRING:
+            if keep:
+                return self.scalar(_SCALARS[kind])
+            self.f.seek(struct.calcsize(_SCALARS[kind]), 1)
+        elif kind == _STRING:
             if keep:
                 return self.string()
-            self.skip_string()
-            return None
-        if kind == _ARRAY:
+            self.f.seek(self.scalar("<Q"), 1)
+        elif kind == _ARRAY:
             item, count = self.scalar("<I"), self.scalar("<Q")
-            if not keep and item in _SCALARS:
-                self.f.seek(count * struct.calcsize(_SCALARS[item]), 1)
-                return None
-            if keep and item in _SCALARS:
-                fmt = _SCALARS[item]
-                size = struct.calcsize(fmt)
-                raw = self.take(count * size)
-                return [v[0] for v in struct.iter_unpack(fmt, raw)]
+            if item not in _SCALARS:
+                values = [self.value(item, keep) for _ in range(count)]
+                return values if keep else None
+            fmt = _SCALARS[item]
+            size = count * struct.calcsize(fmt)
             if keep:
-                return [self.value(item, True) for _ in range(count)]
-            self._skip(item, count)
-            return None
-        raise LocalModelError(f"{self.path}: unknown GGUF value type {kind}; not a GGUF v2/v3 file")
-
-    def _skip(self, item: int, count: int) -> None:
-        for _ in range(count):
-            self.value(item, False)
+                return [v[0] for v in struct.iter_unpack(fmt, self.take(size))]
+            self.f.seek(size, 1)
+        else:
+            raise LocalModelError(
+                f"{self.path}: unknown GGUF value type {kind}; not a GGUF v2/v3 file"
+            )
+        return None
 
 
 def read_metadata(path: Path, keys: Iterable[str]) -> dict[str, Any]:

@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import SecretStr
 
-from ..errors import InvalidInputError, LocalModelError
-from .args import int_arg, seconds_arg
+from ..errors import InvalidInputError, InvalidTypeError, LocalModelError
 from .gguf import check_gguf
 
 if TYPE_CHECKING:
@@ -34,6 +33,8 @@ if TYPE_CHECKING:
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_CONTEXT = 8192
 DEFAULT_MAX_TOKENS = 2048
+PROMPT_CACHE_MIB = 1024
+"""RAM for llama.cpp's prompt cache."""
 _PROBE_PATH = "/slots"  # answered by the server's main loop, so it proves the loop runs
 
 
@@ -54,14 +55,38 @@ ServerFactory = Callable[[Any], ServerHandle]
 """Builds a running server from ``xllamacpp.CommonParams``; blocks until the model loaded."""
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def default_threads() -> int:
     """Half the CPUs this process may use, at least one.
 
     llama.cpp's worker threads spin at their barriers; with as many threads as cores on a
     busy machine, generation on 2 cores fell from ~22 to ~2 tokens/s. Half is safe.
     """
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cpus or 2) // 2)
+    return max(1, usable_cpus() // 2)
+
+
+def int_arg(name: str, value: object, minimum: int) -> int:
+    """``value`` if it is an int (not a bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def seconds_arg(name: str, value: object) -> float:
+    """``value`` as float seconds if it is a positive number (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidTypeError(f"{name} must be a number of seconds, got {type(value).__name__}")
+    if not value > 0:
+        raise InvalidInputError(f"{name} must be > 0 seconds, got {value}")
+    return float(value)
 
 
 def _xllamacpp_server(params: Any) -> ServerHandle:
@@ -84,12 +109,10 @@ class LocalLLMServer:
         parallel: Requests served at once; each gets ``n_ctx // parallel`` tokens.
         max_tokens: Tokens generated for a request that sets no ``max_tokens`` (a request's
             own value wins); -1 generates until the slot's context is full.
-        model_alias: The model name the server reports; ``None`` is the file's stem.
         startup_timeout: Seconds from the start of loading until the server must answer;
             loading itself (inside ``xllamacpp.Server``) cannot be interrupted.
         request_timeout: Default HTTP timeout of :meth:`chat_model` clients, in seconds.
         warmup: Run one empty decode at start, so the first request is not slower.
-        prompt_cache_mib: RAM for llama.cpp's prompt cache, in MiB.
         verbosity: llama.cpp log level (0 silent, 1 errors, 3 info), written to stderr.
         server_factory: Builds the running server; tests pass a fake.
 
@@ -110,11 +133,9 @@ class LocalLLMServer:
         threads_batch: int | None = None,
         parallel: int = 1,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        model_alias: str | None = None,
         startup_timeout: float = 120.0,
         request_timeout: float = 600.0,
         warmup: bool = True,
-        prompt_cache_mib: int = 1024,
         verbosity: int = 1,
         server_factory: ServerFactory | None = None,
     ) -> None:
@@ -138,14 +159,14 @@ class LocalLLMServer:
         self.max_tokens = int_arg("max_tokens", max_tokens, -1)
         if self.max_tokens == 0:
             raise InvalidInputError("max_tokens must be -1 (no bound) or >= 1, got 0")
-        self.prompt_cache_mib = int_arg("prompt_cache_mib", prompt_cache_mib, 0)
         self.verbosity = int_arg("verbosity", verbosity, 0)
         self.startup_timeout = seconds_arg("startup_timeout", startup_timeout)
         self.request_timeout = seconds_arg("request_timeout", request_timeout)
         self.port = _free_port(host) if port is None else int_arg("port", port, 1)
         if self.port > 65535:
             raise InvalidInputError(f"port must be in [1, 65535] or None, got {self.port}")
-        self.model_alias = model_alias or self.model_path.stem
+        self.model_alias = self.model_path.stem
+        """The model name the server reports: the file's stem."""
         self.warmup = bool(warmup)
         self.startup_seconds: float | None = None
         """How long the last :meth:`start` took, loading included."""
@@ -182,7 +203,7 @@ class LocalLLMServer:
         params.cpuparams.n_threads = self.threads
         params.cpuparams_batch.n_threads = self.threads_batch
         params.warmup = self.warmup
-        params.cache_ram_mib = self.prompt_cache_mib
+        params.cache_ram_mib = PROMPT_CACHE_MIB
         params.verbosity = self.verbosity
         params.ui = False
         params.endpoint_slots = True  # the readiness probe

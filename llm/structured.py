@@ -130,15 +130,13 @@ class StructuredCaller:
         self.method = method
         self.max_attempts = max_attempts
 
-    def _runnable(self, schema: type[BaseModel], method: StructuredMethod) -> Any:
-        if method == "prompt":
-            return self.model
-        return self.model.with_structured_output(schema, method=method, include_raw=True)
-
     def _plan(self, schema: type[BaseModel]) -> tuple[Any, StructuredMethod]:
         if self.method != "prompt":
             try:
-                return self._runnable(schema, self.method), self.method
+                native = self.model.with_structured_output(
+                    schema, method=self.method, include_raw=True
+                )
+                return native, self.method
             except (NotImplementedError, ValueError, TypeError):
                 pass  # the model has no native structured output: ask in the prompt
         return self.model, "prompt"
