@@ -24,6 +24,21 @@ WORKMATES_EN = frozenset({"boss", "colleague", "coworker", "co-worker"})
 """The English relations that say where a person works."""
 
 
+def forms(names: str) -> tuple[tuple[str, ...], ...]:
+    """Per weekday or month, in order, its forms: ``", "`` between names, ``/`` between forms."""
+    return tuple(tuple(name.split("/")) for name in names.split(", "))
+
+
+def counted(numbers: str) -> dict[str, int]:
+    """Number words from one up: ``", "`` between numbers, ``/`` between forms of one."""
+    return {w: n for n, name in enumerate(numbers.split(", "), start=1) for w in name.split("/")}
+
+
+def words(table: Mapping[str, str]) -> dict[str, str]:
+    """Each word -> its English meaning, from English meaning -> its words (``", "`` between)."""
+    return {word: means for means, spelled in table.items() for word in spelled.split(", ")}
+
+
 @dataclass(frozen=True)
 class Phrase:
     """A relative-time pattern and the English phrase it means.

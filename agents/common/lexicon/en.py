@@ -5,7 +5,7 @@ Its relation and pet words are the ones facts are written in, so each means itse
 
 from __future__ import annotations
 
-from .base import Lexicon, Phrase
+from .base import Lexicon, Phrase, counted, forms, words
 
 _RELATIONS = (
     "friend brother sister sibling husband wife spouse partner boyfriend girlfriend fiance "
@@ -82,77 +82,34 @@ _SLOT_PHRASES = {
 
 ENGLISH = Lexicon(
     code="en",
-    weekdays=(
-        ("monday", "mon"),
-        ("tuesday", "tue", "tues"),
-        ("wednesday", "wed", "weds"),
-        ("thursday", "thu", "thur", "thurs"),
-        ("friday", "fri"),
-        ("saturday", "sat"),
-        ("sunday", "sun"),
+    weekdays=forms(
+        "monday/mon, tuesday/tue/tues, wednesday/wed/weds, thursday/thu/thur/thurs, friday/fri, "
+        "saturday/sat, sunday/sun"
     ),
-    months=(
-        ("january", "jan"),
-        ("february", "feb"),
-        ("march", "mar"),
-        ("april", "apr"),
-        ("may",),
-        ("june", "jun"),
-        ("july", "jul"),
-        ("august", "aug"),
-        ("september", "sep", "sept"),
-        ("october", "oct"),
-        ("november", "nov"),
-        ("december", "dec"),
+    months=forms(
+        "january/jan, february/feb, march/mar, april/apr, may, june/jun, july/jul, august/aug, "
+        "september/sep/sept, october/oct, november/nov, december/dec"
     ),
     numbers={
-        "a": 1,
-        "an": 1,
-        "one": 1,
-        "two": 2,
-        "three": 3,
-        "four": 4,
-        "five": 5,
-        "six": 6,
-        "seven": 7,
-        "eight": 8,
-        "nine": 9,
-        "ten": 10,
-        "eleven": 11,
-        "twelve": 12,
-        "twenty": 20,
-        "thirty": 30,
-        "forty": 40,
-        "fifty": 50,
-        "sixty": 60,
-        "seventy": 70,
-        "eighty": 80,
-        "ninety": 90,
+        **counted("a/an/one, two, three, four, five, six, seven, eight, nine, ten, eleven, twelve"),
+        **{
+            w: 10 * n
+            for n, w in enumerate(
+                "twenty thirty forty fifty sixty seventy eighty ninety".split(), 2
+            )
+        },
         "hundred": 100,
         "thousand": 1000,
     },
-    units={
-        "day": "day",
-        "days": "day",
-        "d": "day",
-        "dys": "day",
-        "week": "week",
-        "weeks": "week",
-        "wk": "week",
-        "wks": "week",
-        "weekend": "weekend",
-        "wknd": "weekend",
-        "month": "month",
-        "months": "month",
-        "mo": "month",
-        "mos": "month",
-        "mth": "month",
-        "mths": "month",
-        "year": "year",
-        "years": "year",
-        "yr": "year",
-        "yrs": "year",
-    },
+    units=words(
+        {
+            "day": "day, days, d, dys",
+            "week": "week, weeks, wk, wks",
+            "weekend": "weekend, wknd",
+            "month": "month, months, mo, mos, mth, mths",
+            "year": "year, years, yr, yrs",
+        }
+    ),
     phrases=(
         Phrase(r"(?:yday|yesterdy|yesteday|yest)", "yesterday"),
         Phrase(r"(?:tmrw|tmr|tmrow|tomoro|tomorow|tommorow|tommorrow|2moro|2morrow)", "tomorrow"),
