@@ -73,18 +73,17 @@ async def search_async(
     store: AsyncReads, plan: SearchPlan, query: str, namespace: str, as_of: datetime | None
 ) -> list[MemoryHit]:
     """``Memory.search``'s hits for a checked ``plan``, every granularity searched at once."""
-    speakers = await store.adistinct("raw", namespace, "speaker")
-    names = [s for s in speakers if isinstance(s, str) and s not in ROLE_SPEAKERS]
-    query = with_speaker_names(query, names)
+    query = with_speakers(query, await store.adistinct("raw", namespace, "speaker"))
 
     async def one(gran: str, where: Where | None) -> list[ScoredRecord]:
         hits = await store.asearch(
             query, gran, namespace, k=plan.k, window=plan.window, where=where
         )
         hits = [h for h in unexpired(hits) if visible_at(h, as_of)]
-        if plan.minimum is not None:
-            hits = plan.similar_enough(await _similar(store, query, gran, namespace, hits))
-        return hits
+        if plan.minimum is not None and (missing := without_dense(hits)):
+            vectors = await store.avectors(gran, namespace, missing)
+            hits = with_similarity(hits, vectors, await store.embeddings.aembed_query(query))
+        return plan.similar_enough(hits)
 
     found = await asyncio.gather(*(one(gran, where) for gran, where in plan.wheres))
     return merge_hits(
@@ -92,15 +91,19 @@ async def search_async(
     )
 
 
-async def _similar(
-    store: AsyncReads, query: str, gran: str, namespace: str, hits: list[ScoredRecord]
-) -> list[ScoredRecord]:
-    """``hits`` with the query's cosine similarity filled in where the search had none."""
-    missing = [h.record.id for h in hits if "dense" not in h.channel_scores]
-    if not missing:
-        return hits
-    vectors = await store.avectors(gran, namespace, missing)
-    return with_similarity(hits, vectors, await store.embeddings.aembed_query(query))
+def with_speakers(query: str, speakers: Sequence[object]) -> str:
+    """The query with the speakers it names by a nickname or short form spelled out.
+
+    "Where did Kate go hiking?" also searches for the speaker "Katherine", as her turns
+    and the memories about her write it.
+    """
+    names = [s for s in speakers if isinstance(s, str) and s not in ROLE_SPEAKERS]
+    return with_speaker_names(query, names)
+
+
+def without_dense(hits: list[ScoredRecord]) -> list[str]:
+    """The ids of the hits the search gave no cosine similarity (dense score)."""
+    return [h.record.id for h in hits if "dense" not in h.channel_scores]
 
 
 def with_similarity(
@@ -119,4 +122,4 @@ def with_similarity(
     return out
 
 
-__all__ = ["AsyncReads", "search_async", "with_similarity"]
+__all__ = ["AsyncReads", "search_async", "with_similarity", "with_speakers", "without_dense"]

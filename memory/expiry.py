@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from ..agents.ingest.nodes.scenes import summary_of
@@ -59,16 +59,7 @@ class ExpiryMethods:
     _sweeper: threading.Thread | None = None
     _sweep_stop: threading.Event | None = None
 
-    def forget(
-        self,
-        *,
-        namespace: str,
-        memory_ids: Sequence[str] = (),
-        subject: str | None = None,
-        all: bool = False,
-    ) -> ForgetResult:
-        """The facade's ``forget`` (:class:`~lamina.memory.editing.EditMethods`)."""
-        raise NotImplementedError
+    forget: Callable[..., ForgetResult]  # the facade's (:class:`.editing.EditMethods`)
 
     def set_default_ttl(self, namespace: str, ttl: timedelta | float | None) -> None:
         """Make memories added to ``namespace`` from now on expire ``ttl`` after they are added.
@@ -107,10 +98,6 @@ class ExpiryMethods:
     """Async :meth:`set_default_ttl`, with the same arguments (run in a worker thread)."""
     adefault_ttl = in_thread(default_ttl)
     """Async :meth:`default_ttl`, with the same arguments (run in a worker thread)."""
-
-    def _default_expiry(self, namespace: str) -> datetime | None:
-        """When a memory added to ``namespace`` now expires by its default (None: never)."""
-        return default_expiry(self.store, namespace)
 
     def sweep_expired(self, namespace: str | None = None, *, now: datetime | None = None) -> int:
         """Forget every memory whose ``expires_at`` has passed; return how many were deleted.

@@ -37,7 +37,7 @@ from ..stores.chroma import ChromaMemoryStore
 from .background import BackgroundMethods, Consolidate, require_consolidate
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
 from .editing import EditMethods
-from .expiry import ExpiryMethods
+from .expiry import ExpiryMethods, default_expiry
 from .filters import require_metadata
 from .given import GivenFactsMethods
 from .inputs import (
@@ -233,7 +233,7 @@ class Memory(
             speaker=options.get("speaker"),
         )
         if expires is None:  # the namespace's default, if one was set (read once input is valid)
-            expires = self._default_expiry(namespace)
+            expires = default_expiry(self.store, namespace)
         for n, turn in enumerate(turns):
             merged = {**extra, **turn.metadata}
             update = {"metadata": require_metadata(merged), "expires_at": expires}

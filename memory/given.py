@@ -148,7 +148,7 @@ def _fact_input(item: object, n: int) -> FactInput:
 class _OnFirstCall(StructuredCaller):
     """A structured caller that gets its chat model only when a call needs it."""
 
-    def __init__(self, get_model: Callable[[], BaseChatModel], config: MemoryConfig) -> None:
+    def __init__(self, get_model: Callable[[], BaseChatModel]) -> None:
         self._get: Callable[[], BaseChatModel] = get_model
         self._model: BaseChatModel | None = None
         self.method = "json_schema"
@@ -232,7 +232,7 @@ class GivenFactsMethods:
         new = list({r.id: r for r in records if r.id not in held}.values())
         if new:  # flagged until their supersessions commit, as constructed facts are
             self.store.add(namespace, [flagged(r) for r in new])
-        deps = NodeDeps(store=self.store, caller=_OnFirstCall(self._models.get, self.config))
+        deps = NodeDeps(store=self.store, caller=_OnFirstCall(self._models.get))
         log = StepLog(JUDGE, deps)
         written: list[Written] = []
         if new:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any, Self
 
 
@@ -18,11 +19,8 @@ class LifecycleMethods:
     _finalizer: weakref.finalize[Any, Any]
     _own_postgres_store: bool
 
-    def _stop_worker(self) -> None:
-        """Stop the background worker, if any (see :mod:`.background`)."""
-
-    def _stop_sweeper(self) -> None:
-        """Stop the periodic sweeper, if any (see :mod:`.expiry`)."""
+    _stop_worker: Callable[[], None]  # the background worker's (see :mod:`.background`)
+    _stop_sweeper: Callable[[], None]  # the periodic sweeper's (see :mod:`.expiry`)
 
     def close(self) -> None:
         """Stop the local model server; close the checkpointer and Postgres store it opened.

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Unpack
 
-from ..agents.common.names import with_speaker_names
 from ..config import MemoryConfig
 from ..records.audit import AuditEntry
 from ..records.model import MemoryRecord, ProfileRecord, parse_granularity
@@ -19,15 +18,10 @@ from ..stores.chroma import ChromaMemoryStore
 from ..stores.expiry import unexpired
 from ..stores.filters import TimeWindow
 from ..stores.namespaces import namespace_counts, pending_namespaces
-from .async_reads import AsyncReads, search_async, with_similarity
+from .async_reads import AsyncReads, search_async, with_similarity, with_speakers, without_dense
 from .history import memory_history
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
-from .inputs import (
-    ROLE_SPEAKERS,
-    require_namespace,
-    require_positive_int,
-    require_text,
-)
+from .inputs import require_namespace, require_positive_int, require_text
 from .results import MemoryHit
 from .search_plan import SearchArgs, in_time_order, listing_plan, search_plan
 from .twins import in_thread
@@ -75,38 +69,18 @@ class ReadMethods:
         plan = search_plan(
             query, namespace, k, granularities, window, as_of, filters, top_k, threshold
         )
-        query = self._with_speaker_names(query, namespace)
+        query = with_speakers(query, self.store.lexical_index("raw", namespace).distinct("speaker"))
         found: dict[str, list[ScoredRecord]] = {}
         for gran, where in plan.wheres:
             hits = self.store.search(
                 query, gran, namespace, k=plan.k, window=plan.window, where=where
             )
             hits = [h for h in unexpired(hits) if visible_at(h, as_of)]
-            if plan.minimum is not None:
-                hits = self._similar(query, gran, namespace, hits)
-                hits = plan.similar_enough(hits)
-            found[gran] = hits
+            if plan.minimum is not None and (missing := without_dense(hits)):
+                vectors = self.store.vectors(gran, namespace, missing)
+                hits = with_similarity(hits, vectors, self.store.embeddings.embed_query(query))
+            found[gran] = plan.similar_enough(hits)
         return merge_hits(found, plan.k)
-
-    def _with_speaker_names(self, query: str, namespace: str) -> str:
-        """The query with the speakers it names by a nickname or short form spelled out.
-
-        "Where did Kate go hiking?" also searches for the speaker "Katherine", as her turns
-        and the memories about her write it.
-        """
-        speakers = self.store.lexical_index("raw", namespace).distinct("speaker")
-        names = [s for s in speakers if isinstance(s, str) and s not in ROLE_SPEAKERS]
-        return with_speaker_names(query, names)
-
-    def _similar(
-        self, query: str, gran: str, namespace: str, hits: list[ScoredRecord]
-    ) -> list[ScoredRecord]:
-        """``hits`` with the query's cosine similarity filled in where the search had none."""
-        missing = [h.record.id for h in hits if "dense" not in h.channel_scores]
-        if not missing:
-            return hits
-        vectors = self.store.vectors(gran, namespace, missing)
-        return with_similarity(hits, vectors, self.store.embeddings.embed_query(query))
 
     async def asearch(
         self, query: str, *, namespace: str, **options: Unpack[SearchArgs]
