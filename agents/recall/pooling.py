@@ -87,13 +87,8 @@ class PoolSettings:
     budget: int = 1500
     derived_share: float = 0.2
     limit: int = 60
-    fusion: FusionConfig = field(default_factory=lambda: FusionConfig(k=60.0))
     source_weight: float = 1.0
-    """RRF weight of the derived-to-source channel of raw turns (0: off)."""
-    window_weight: float = 1.0
-    """RRF weight of the time-window channel (0: off)."""
-    speaker_weight: float = 1.0
-    """RRF weight of the channel over the named people's turns (0: off)."""
+    """RRF weight of the derived-to-source channel of raw turns (0: off); the others weigh 1."""
 
 
 @dataclass
@@ -192,13 +187,7 @@ class EvidencePool:
                 ranked.records.setdefault(r.id, r)
                 ranked.queries.setdefault(r.id, query)
         rankings.update(extra or {})
-        s = self.settings
-        weights = {
-            SOURCE_CHANNEL: s.source_weight,
-            "window": s.window_weight,
-            "speaker": s.speaker_weight,
-        }
-        config = FusionConfig(k=s.fusion.k, weights=weights)
+        config = FusionConfig(weights={SOURCE_CHANNEL: self.settings.source_weight})
         for hit in reciprocal_rank_fusion(rankings, config):
             ranked.ids.append(hit.record_id)
             ranked.scores[hit.record_id] = hit.score
@@ -232,8 +221,7 @@ class EvidencePool:
         facts = self._fuse(self._channels("fact", queries, answers))
         by_gran = {"fact": facts, "episode": episodes, "scene": scenes}
         across = reciprocal_rank_fusion(
-            {g: [i for i in r.ids if i in r.records] for g, r in by_gran.items()},
-            self.settings.fusion,
+            {g: [i for i in r.ids if i in r.records] for g, r in by_gran.items()}, FusionConfig()
         )
         out: list[Candidate] = []
         sources: list[str] = []

@@ -75,18 +75,16 @@ TOPIC_MIN_TERMS = 2
 """A topic match needs this many of the question's content words in one turn."""
 
 
-def _content(text: str, person: str, analyzer: Analyzer) -> set[str]:
-    own = set(analyzer(person))
+def _content(text: str, person: str) -> set[str]:
+    own = set(_ANALYZER(person))
     return {
         t
-        for t in analyzer(text)
+        for t in _ANALYZER(text)
         if t not in own and t not in _FRAMING and t not in _CALENDAR and not t.isdigit()
     }
 
 
-def _about(
-    turn: Candidate, terms: set[str], person: str, others: Sequence[str], analyzer: Analyzer
-) -> bool:
+def _about(turn: Candidate, terms: set[str], person: str, others: Sequence[str]) -> bool:
     """Whether the turn's sentences that best match ``terms`` are about ``person``.
 
     ``others``: the other speakers; the person's own sentence that names or addresses
@@ -96,7 +94,7 @@ def _about(
     person and so about them ("What are their names?", "Got any fave styles?").
     """
     sentences = _SENTENCE.findall(_text(turn)) or [_text(turn)]
-    overlap = [len(terms.intersection(analyzer(s))) for s in sentences]
+    overlap = [len(terms.intersection(_ANALYZER(s))) for s in sentences]
     best = max(overlap)
     for sentence, n in zip(sentences, overlap, strict=True):
         if n != best:
@@ -121,11 +119,9 @@ def _text(turn: Candidate) -> str:
     return f"{turn.text} {turn.media_caption}." if turn.media_caption else turn.text
 
 
-def _topic_matches(
-    terms: set[str], turns: Sequence[Candidate], analyzer: Analyzer
-) -> list[Candidate]:
+def _topic_matches(terms: set[str], turns: Sequence[Candidate]) -> list[Candidate]:
     """The turns that best match the question's content words (rarer words weigh more)."""
-    words = [terms.intersection(analyzer(_text(t))) for t in turns]
+    words = [terms.intersection(_ANALYZER(_text(t))) for t in turns]
     df = Counter(w for found in words for w in found)
     n = len(turns)
     scores = [sum(math.log((n + 1) / (df[w] + 0.5)) for w in found) for found in words]
@@ -139,7 +135,7 @@ def _topic_matches(
 
 
 def _answer_matches(
-    said: set[str], topic: Collection[str], turns: Sequence[Candidate], analyzer: Analyzer
+    said: set[str], topic: Collection[str], turns: Sequence[Candidate]
 ) -> list[Candidate]:
     """The turns the answer most likely came from (none when none shares a word with it).
 
@@ -151,14 +147,14 @@ def _answer_matches(
     terms = said | set(topic)
     overlap = []
     for turn in turns:
-        words = set(analyzer(_text(turn)))
+        words = set(_ANALYZER(_text(turn)))
         overlap.append(len(terms & words) if said & words else 0)
     best = max(overlap, default=0)
     return [t for t, n in zip(turns, overlap, strict=True) if n == best] if best else []
 
 
 def _topic(
-    analysis: QueryAnalysis, question: str, shown: Sequence[Candidate], analyzer: Analyzer
+    analysis: QueryAnalysis, question: str, shown: Sequence[Candidate]
 ) -> tuple[str, list[Candidate], list[str], set[str], list[Candidate]] | None:
     """What the premise checks read from the question and the shown turns.
 
@@ -173,8 +169,8 @@ def _topic(
     asked = question
     for expression in analysis.time_expressions:
         asked = asked.replace(expression, " ")
-    topic = _content(asked, person, analyzer)
-    return person, turns, others, topic, _topic_matches(topic, turns, analyzer)
+    topic = _content(asked, person)
+    return person, turns, others, topic, _topic_matches(topic, turns)
 
 
 @dataclass(frozen=True)
@@ -194,26 +190,23 @@ class ForeignTopic:
 
 
 def foreign_topic(
-    analysis: QueryAnalysis,
-    question: str,
-    shown: Sequence[Candidate],
-    analyzer: Analyzer = _ANALYZER,
+    analysis: QueryAnalysis, question: str, shown: Sequence[Candidate]
 ) -> ForeignTopic | None:
     """The topic test alone: the question's best-matching turns, all about someone else.
 
     None when the question names no speaker or several, when no shown turn shares two
     content words with it, or when one of its best turns is about the named person.
     """
-    found = _topic(analysis, question, shown, analyzer)
+    found = _topic(analysis, question, shown)
     if found is None:
         return None
     person, turns, others, topic, best = found
-    if not best or any(_about(t, topic, person, others, analyzer) for t in best):
+    if not best or any(_about(t, topic, person, others) for t in best):
         return None
     return ForeignTopic(person, others, best, turns, frozenset(topic))
 
 
-def foreign_answer(foreign: ForeignTopic, answer: str, analyzer: Analyzer = _ANALYZER) -> bool:
+def foreign_answer(foreign: ForeignTopic, answer: str) -> bool:
     """The answer test: no turn the answer may have come from is about the person.
 
     Two readings of where it came from, and one about the person lifts the doubt:
@@ -228,53 +221,44 @@ def foreign_answer(foreign: ForeignTopic, answer: str, analyzer: Analyzer = _ANA
     False when no shown turn shares a word with the answer.
     """
     person, others, topic = foreign.person, foreign.others, foreign.topic
-    said = _content(answer, person, analyzer)
-    grounds = _answer_matches(said, topic, foreign.shown, analyzer)
+    said = _content(answer, person)
+    grounds = _answer_matches(said, topic, foreign.shown)
     if not grounds:
         return False
-    if any(_about(t, said | topic, person, others, analyzer) for t in grounds):
+    if any(_about(t, said | topic, person, others) for t in grounds):
         return False
-    for turn in _answer_matches(said, (), foreign.shown, analyzer):
-        on_topic = not topic or bool(topic.intersection(analyzer(_text(turn))))
-        if on_topic and _about(turn, said, person, others, analyzer):
+    for turn in _answer_matches(said, (), foreign.shown):
+        on_topic = not topic or bool(topic.intersection(_ANALYZER(_text(turn))))
+        if on_topic and _about(turn, said, person, others):
             return False
     return True
 
 
 def unfounded_premise(
-    analysis: QueryAnalysis,
-    question: str,
-    answer: str,
-    shown: Sequence[Candidate],
-    analyzer: Analyzer = _ANALYZER,
+    analysis: QueryAnalysis, question: str, answer: str, shown: Sequence[Candidate]
 ) -> str | None:
     """The person the question names when neither its topic nor the answer is theirs.
 
     None when the check does not apply: the topic test does not fire
     (:func:`foreign_topic`), or the answer test does not (:func:`foreign_answer`).
     """
-    foreign = foreign_topic(analysis, question, shown, analyzer)
-    if foreign is None or not foreign_answer(foreign, answer, analyzer):
+    foreign = foreign_topic(analysis, question, shown)
+    if foreign is None or not foreign_answer(foreign, answer):
         return None
     return foreign.person
 
 
-def premise_found(
-    analysis: QueryAnalysis,
-    question: str,
-    shown: Sequence[Candidate],
-    analyzer: Analyzer = _ANALYZER,
-) -> bool:
+def premise_found(analysis: QueryAnalysis, question: str, shown: Sequence[Candidate]) -> bool:
     """Whether a turn that best matches the question's topic is about the named person.
 
     Asked after :func:`unfounded_premise` fired and the graph searched again: a new
     draft does not lift the doubt, only a turn tying the person to the topic does.
     """
-    found = _topic(analysis, question, shown, analyzer)
+    found = _topic(analysis, question, shown)
     if found is None:
         return True  # no single person: nothing to doubt
     person, _, others, topic, best = found
-    return any(_about(t, topic, person, others, analyzer) for t in best)
+    return any(_about(t, topic, person, others) for t in best)
 
 
 __all__ = [

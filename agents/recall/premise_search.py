@@ -33,20 +33,19 @@ def topic_query(analysis: QueryAnalysis, question: str) -> str:
 
 
 def searched_turns(
-    store: MemoryStore, namespace: str, analysis: QueryAnalysis, question: str, k: int = SEARCH_K
+    store: MemoryStore, namespace: str, analysis: QueryAnalysis, question: str
 ) -> list[Candidate]:
     """The namespace's raw turns that best match the question's topic (BM25)."""
     query = topic_query(analysis, question)
-    hits = store.search(query, "raw", namespace, k=k, mode="bm25")
+    hits = store.search(query, "raw", namespace, k=SEARCH_K, mode="bm25")
     return [to_candidate(h.record, h.score, query) for h in hits]
 
 
 def premise_anywhere(
-    store: MemoryStore, namespace: str, analysis: QueryAnalysis, question: str, k: int = SEARCH_K
+    store: MemoryStore, namespace: str, analysis: QueryAnalysis, question: str
 ) -> bool:
     """Whether any raw turn of the namespace ties the named person to the question's topic."""
-    turns = searched_turns(store, namespace, analysis, question, k)
-    return premise_found(analysis, question, turns)
+    return premise_found(analysis, question, searched_turns(store, namespace, analysis, question))
 
 
 __all__ = ["SEARCH_K", "premise_anywhere", "searched_turns", "topic_query"]

@@ -75,17 +75,12 @@ PROFILE_FACTS_PER_PERSON = 12
 PROFILE_PEOPLE = 20
 
 
-def scene_summary(log: StepLog, ctx: MemoryContext, member_ids: list[str]) -> str:
+def summary_of(store: MemoryStore, ctx: MemoryContext, member_ids: list[str]) -> str:
     """One line per member episode in time order: its date, title and first sentence.
 
     Built without an LLM: the episodes already hold the model's words, and a scene is
     what aggregates them across sessions.
     """
-    return summary_of(log.deps.store, ctx, member_ids)
-
-
-def summary_of(store: MemoryStore, ctx: MemoryContext, member_ids: list[str]) -> str:
-    """:func:`scene_summary` from a store (the sweeper rewrites scenes with it)."""
     members = store.get("episode", ctx.namespace, member_ids)
     lines = []
     for ep in sorted(members, key=lambda e: e.occurred_at):
@@ -110,7 +105,7 @@ def assign(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> tuple[Sc
             id=stable_id("scene", ctx.namespace, episode.id),
             namespace=ctx.namespace,
             title=episode.title,
-            text=scene_summary(log, ctx, [episode.id]) or episode.text,
+            text=summary_of(store, ctx, [episode.id]) or episode.text,
             members=[episode.id],
             centroid=_centroid(log, ctx, [episode.id]) or None,
             occurred_at=episode.occurred_at,
@@ -125,7 +120,7 @@ def assign(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> tuple[Sc
         update={
             "members": members,
             "centroid": _centroid(log, ctx, members) or scene.centroid,
-            "text": scene_summary(log, ctx, members) or scene.text,
+            "text": summary_of(store, ctx, members) or scene.text,
             "occurred_at": min(scene.occurred_at, episode.occurred_at),
             "recorded_at": log.deps.clock(),
             "source_ids": list(dict.fromkeys([*scene.source_ids, *episode.source_ids])),
