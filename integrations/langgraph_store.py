@@ -37,7 +37,13 @@ from langgraph.store.base import (
 )
 
 from ..errors import InvalidInputError, InvalidTypeError
-from ..records.model import Granularity, MemoryRecord, require_encodable, utc_now
+from ..records.model import (
+    Granularity,
+    MemoryRecord,
+    require_encodable,
+    utc_now,
+    validate_namespace,
+)
 from ..stores.base import MemoryStore, SearchMode
 from .store_ingest import Ingestor, add_conversation, check_ingestor, conversation
 from .store_items import (
@@ -54,7 +60,7 @@ from .store_items import (
     registry_id,
     registry_record,
 )
-from .store_namespace import check_labels, check_root, check_writable, to_lamina
+from .store_namespace import check_labels, check_writable, to_lamina
 from .store_ops import check_page, index_config, listed
 from .store_reads import ItemReads
 from .store_scores import QuerySimilarity
@@ -138,7 +144,7 @@ class LaminaStore(ItemReads, BaseStore):
                 f"search_mode must be one of {get_args(SearchMode)}, got {search_mode!r}"
             )
         self.store = store
-        self.root = check_root(root)
+        self.root = validate_namespace(root)
         self.registry = f"{self.root}.namespaces"
         self.search_mode: SearchMode = search_mode
         self.index_config, self._paths = index_config(store, index)

@@ -63,16 +63,11 @@ class MemoryState(AgentState[Any]):
     memory_errors: NotRequired[Annotated[list[str], OmitFromInput]]
 
 
-class _Turn(TypedDict):
-    human: HumanMessage
-    index: int
-
-
-def _latest_human(messages: Sequence[AnyMessage]) -> _Turn | None:
+def _latest_human(messages: Sequence[AnyMessage]) -> tuple[int, HumanMessage] | None:
+    """The index and the message of the last user message."""
     for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, HumanMessage):
-            return {"human": message, "index": index}
+        if isinstance(message := messages[index], HumanMessage):
+            return index, message
     return None
 
 
@@ -182,15 +177,15 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         if not self.recall:
             return None
         messages = state["messages"]
-        turn = _latest_human(messages)
-        if turn is None:
+        if (turn := _latest_human(messages)) is None:
             return None
-        key = _message_key(turn["human"])
+        index, human = turn
+        key = _message_key(human)
         done = state.get("memory_recall")
-        query = turn["human"].text.strip()
+        query = human.text.strip()
         if (done is not None and done["key"] == key) or not query:
             return None
-        earlier = messages[max(0, turn["index"] - _WINDOW) : turn["index"]]
+        earlier = messages[max(0, index - _WINDOW) : index]
         window = [
             f"{'user' if isinstance(m, HumanMessage) else 'assistant'}: {m.text}"
             for m in earlier
@@ -232,12 +227,11 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         if not self.remember:
             return None
         messages = state["messages"]
-        turn = _latest_human(messages)
-        if turn is None or not turn["human"].text.strip():
+        if (turn := _latest_human(messages)) is None or not turn[1].text.strip():
             return None
-        human = turn["human"]
+        index, human = turn
         exchange: list[AnyMessage] = [HumanMessage(content=human.text, name=human.name)]
-        reply = _final_reply(messages, turn["index"])
+        reply = _final_reply(messages, index)
         if reply is not None:
             exchange.append(AIMessage(content=reply.text, name=reply.name))
         return exchange

@@ -104,15 +104,6 @@ def to_lamina(root: str, namespace: Sequence[str]) -> str:
         raise StoreNamespaceError(str(e)) from e
 
 
-def check_root(root: object) -> str:
-    """Validate the lamina namespace every tuple is mapped under.
-
-    Raises:
-        NamespaceError: if ``root`` is not a valid lamina namespace.
-    """
-    return validate_namespace(root)
-
-
 def matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     """Whether ``namespace`` satisfies a prefix or suffix condition (``*`` is any label).
 

@@ -8,7 +8,7 @@ missing namespace included, come back to the model as tool errors instead of end
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -86,23 +86,6 @@ def _forget_arguments(memory_id: str | None, subject: str | None) -> dict[str, A
     return {"subject": subject}
 
 
-def _build(
-    name: str,
-    description: str,
-    schema: type[BaseModel],
-    func: Callable[..., str],
-    coroutine: Callable[..., Awaitable[str]],
-) -> BaseTool:
-    return StructuredTool.from_function(
-        func=func,
-        coroutine=coroutine,
-        name=name,
-        description=description,
-        args_schema=schema,
-        handle_tool_error=True,
-    )
-
-
 def memory_tools(
     memory: Memory,
     *,
@@ -177,10 +160,19 @@ def memory_tools(
                 result = ForgetResult(not_found=list(arguments["memory_ids"]))
         return format_forget(result)
 
+    tools = (
+        ("search_memory", SEARCH_MEMORY_TOOL, SearchMemoryInput, search_memory, asearch_memory),
+        ("remember", REMEMBER_TOOL, RememberInput, remember, aremember),
+        ("forget", FORGET_TOOL, ForgetInput, forget, aforget),
+    )
     return [
-        _build(
-            "search_memory", SEARCH_MEMORY_TOOL, SearchMemoryInput, search_memory, asearch_memory
-        ),
-        _build("remember", REMEMBER_TOOL, RememberInput, remember, aremember),
-        _build("forget", FORGET_TOOL, ForgetInput, forget, aforget),
+        StructuredTool.from_function(
+            func=func,
+            coroutine=coroutine,
+            name=name,
+            description=description,
+            args_schema=schema,
+            handle_tool_error=True,
+        )
+        for name, description, schema, func, coroutine in tools
     ]

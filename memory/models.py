@@ -227,8 +227,9 @@ class ChatModelProvider:
             model = self._model
             if not start and self._server is not None:
                 if self._deferred is None:  # the same client, loading the model on its own
-                    starter = StartOnFirstCall(self.start_local_server)
-                    callbacks = [*_callbacks_of(model), starter]
+                    own = model.callbacks or []  # a list of handlers, or a manager of them
+                    handlers = own if isinstance(own, list) else own.handlers
+                    callbacks = [*handlers, StartOnFirstCall(self.start_local_server)]
                     self._deferred = model.model_copy(update={"callbacks": callbacks})
                 model = self._deferred
         if start:
@@ -265,13 +266,3 @@ class ChatModelProvider:
                 self._model = self._deferred = None
         if server is not None and started:
             server.stop()
-
-
-def _callbacks_of(model: BaseChatModel) -> list[Any]:
-    """The model's own callback handlers as a list (a manager's handlers, or none)."""
-    callbacks = model.callbacks
-    if callbacks is None:
-        return []
-    if isinstance(callbacks, list):
-        return list(callbacks)
-    return list(callbacks.handlers)
