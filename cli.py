@@ -10,29 +10,32 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .commands.common import MemoryFactory
 
 
+COMMAND_MODULES = (
+    "demo",
+    "add",
+    "ingest",
+    "recall",
+    "chat",
+    "manage",
+    "namespaces",
+    "local",
+    "serve_postgres",
+    "migrate",
+    "transfer",
+    "mcp",
+)
+"""The modules of :mod:`lamina.commands`, in the order ``--help`` lists their commands."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``lamina`` command."""
-    from .commands import (
-        add,
-        chat,
-        demo,
-        ingest,
-        local,
-        manage,
-        mcp,
-        migrate,
-        namespaces,
-        recall,
-        serve_postgres,
-        transfer,
-    )
-
     parser = argparse.ArgumentParser(prog="lamina", description="Long-term memory for LLM agents.")
     parser.add_argument(
         "--verbose",
@@ -41,21 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print lamina's warnings (malformed model replies, failed steps)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (
-        demo,
-        add,
-        ingest,
-        recall,
-        chat,
-        manage,
-        namespaces,
-        local,
-        serve_postgres,
-        migrate,
-        transfer,
-        mcp,
-    ):
-        module.register(sub)
+    for name in COMMAND_MODULES:
+        import_module(f"lamina.commands.{name}").register(sub)
     return parser
 
 

@@ -30,7 +30,6 @@ from .common import (
 
 if TYPE_CHECKING:
     from ..core.state import TurnInput
-    from ..memory import Memory
     from ..memory.results import AddResult
 
 EXAMPLE = 'lamina add "I adopted a greyhound called Biscuit" --speaker Alice -n user:alice'
@@ -110,16 +109,18 @@ def run_add(args: argparse.Namespace) -> int:
         require_words("text", args.text, EXAMPLE)
         if args.speaker is None:
             raise InvalidInputError(f"add needs --speaker NAME: who said it, e.g. {EXAMPLE}")
-        groups = [
-            checked_turns(args.text, namespace, at=at, session=args.session, speaker=args.speaker)
-        ]
+        groups = [to_turns(args.text, namespace, at, args)]
     config = checked_config(args)
     results: list[AddResult] = []
     with open_memory(args, config, local_model=not args.no_infer) as memory:
         try:
             for n, turns in enumerate(groups):
                 closes = n < len(groups) - 1 or args.close_session
-                results.append(store(memory, namespace, turns, closes, args.no_infer))
+                results.append(
+                    memory.add(
+                        turns, namespace=namespace, session_closed=closes, infer=not args.no_infer
+                    )
+                )
         except (LaminaError, OSError, KeyboardInterrupt):
             stored = sum(len(r.new_raw_ids) for r in results)
             if stored:
@@ -129,25 +130,13 @@ def run_add(args: argparse.Namespace) -> int:
     return 0
 
 
-def store(
-    memory: Memory, namespace: str, turns: list[TurnInput], closes: bool, no_infer: bool
-) -> AddResult:
-    """One ``Memory.add`` call for the turns of one session."""
-    return memory.add(turns, namespace=namespace, session_closed=closes, infer=not no_infer)
-
-
-def checked_turns(
-    item: object,
-    namespace: str,
-    *,
-    at: datetime | None,
-    session: str | None,
-    speaker: str | None,
+def to_turns(
+    item: object, namespace: str, at: datetime | None, args: argparse.Namespace
 ) -> list[TurnInput]:
     """``item`` as turns, validated as ``Memory.add`` will (nothing is stored here)."""
     from ..memory.inputs import to_turns
 
-    return to_turns(item, namespace=namespace, session_id=session, at=at, speaker=speaker)
+    return to_turns(item, namespace=namespace, session_id=args.session, at=at, speaker=args.speaker)
 
 
 def read_stdin_turns(
@@ -195,7 +184,7 @@ def _line_turn(
             raise InvalidInputError(f"{where}: no speaker; add one to the line or pass --speaker")
         item["speaker"] = args.speaker
     try:
-        (turn,) = checked_turns(item, namespace, at=at, session=args.session, speaker=args.speaker)
+        (turn,) = to_turns(item, namespace, at, args)
     except InvalidInputError as e:
         message = str(e).removeprefix("message #0 ").removeprefix("message #0: ")
         raise InvalidInputError(f"{where}: {message}") from e

@@ -123,32 +123,6 @@ def writable_folder(path: Path, label: str, what: str) -> Path:
     return path
 
 
-@dataclass(frozen=True)
-class DataFolder:
-    """The data folder a command will use and where that choice came from."""
-
-    path: Path
-    label: str
-    """``--data-dir PATH``, ``LAMINA_DATA_DIR=PATH``, ``data_dir in FILE`` or the default."""
-    default: bool
-    """True when no option, variable or config file chose it."""
-
-
-def data_folder(args: argparse.Namespace, config: MemoryConfig) -> DataFolder:
-    """Where ``config``'s data folder came from: an option, a variable, a file or the default."""
-    from ..config import data_dir_source
-
-    given = getattr(args, "data_dir", None)
-    if given is not None:
-        return DataFolder(config.data_dir, f"--data-dir {given}", default=False)
-    source = data_dir_source()
-    if source is None:
-        return DataFolder(config.data_dir, f"(default) {config.data_dir}", default=True)
-    if source.startswith("LAMINA_"):
-        return DataFolder(config.data_dir, f"{source}={config.data_dir}", default=False)
-    return DataFolder(config.data_dir, f"{config.data_dir} ({source})", default=False)
-
-
 def check_data_folder(args: argparse.Namespace, config: MemoryConfig) -> None:
     """Refuse an unusable data folder (persistent Chroma only), naming where it came from.
 
@@ -157,39 +131,36 @@ def check_data_folder(args: argparse.Namespace, config: MemoryConfig) -> None:
     """
     if config.store_kind != "persistent":
         return
-    folder = data_folder(args, config)
-    if folder.default:
-        from ..config import old_data_folder
+    from ..config import data_dir_source, old_data_folder
 
+    path, given = config.data_dir, getattr(args, "data_dir", None)
+    source = data_dir_source() if given is None else None
+    if given is not None:
+        label = f"--data-dir {given}"
+    elif source is None:
         old = old_data_folder()
-        if old is not None and not folder.path.exists():
-            raise InvalidInputError(old_data_message(old, folder.path))
-    writable_folder(folder.path, folder.label, "the data folder")
+        if old is not None and not path.exists():
+            raise InvalidInputError(
+                f"found a data folder under lamina's old name, {OLD_NAME}: {old}. lamina keeps "
+                f"its data in {path} and does not read the old folder; nothing was moved or "
+                f"created. To keep those memories, move it: mv {old} {path}. To use it where "
+                f"it is, pass --data-dir {old} (or set LAMINA_DATA_DIR). To start with an "
+                f"empty memory and leave it alone: mkdir -p {path}"
+            )
+        label = f"(default) {path}"
+    elif source.startswith("LAMINA_"):
+        label = f"{source}={path}"
+    else:
+        label = f"{path} ({source})"
+    writable_folder(path, label, "the data folder")
 
 
-def old_data_message(old: Path, new: Path) -> str:
-    """What to do about a data folder under lamina's old name (nothing is moved)."""
-    return (
-        f"found a data folder under lamina's old name, {OLD_NAME}: {old}. lamina keeps its "
-        f"data in {new} and does not read the old folder; nothing was moved or created. "
-        f"To keep those memories, move it: mv {old} {new}. To use it where it is, pass "
-        f"--data-dir {old} (or set LAMINA_DATA_DIR). To start with an empty memory and "
-        f"leave it alone: mkdir -p {new}"
-    )
-
-
-def note_old_model(config: MemoryConfig) -> None:
-    """Say (on stderr) where a model under the old name is, when the local model is used.
+def note_old_model_files() -> None:
+    """Say (on stderr) where a model under lamina's old name is, if there is one.
 
     Nothing is moved: the note gives the command that moves it, which saves assembling
     or downloading the 1.1 GB model again.
     """
-    if not config.uses_endpoint:
-        note_old_model_files()
-
-
-def note_old_model_files() -> None:
-    """Print :func:`note_old_model`'s note whatever the configuration."""
     from ..llm.gguf import default_model_dir, old_model_files
 
     found = old_model_files()

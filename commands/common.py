@@ -13,7 +13,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from .choices import TRIGGER_POLICIES
 
@@ -60,26 +60,22 @@ def add_memory_options(parser: argparse.ArgumentParser, *, namespace_help: str =
     group.add_argument("--trigger-policy", choices=TRIGGER_POLICIES, help="when consolidation runs")
 
 
-def given_options(args: argparse.Namespace, names: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """``{config field: value}`` for each ``(option, config field)`` the user gave."""
-    given = ((name, getattr(args, option, None)) for option, name in names)
-    return {name: value for name, value in given if value is not None}
+OPTION_FIELDS = {
+    "data_dir": "data_dir",
+    "base_url": "openai_base_url",
+    "api_key": "openai_api_key",
+    "model": "model",
+    "local_model": "local_model",
+}
+"""The memory options that set a :class:`~lamina.config.MemoryConfig` field of their own."""
 
 
 def config_from_args(args: argparse.Namespace) -> MemoryConfig:
     """The environment's configuration with the explicit options on top."""
     from ..config import MemoryConfig
 
-    overrides = given_options(
-        args,
-        (
-            ("data_dir", "data_dir"),
-            ("base_url", "openai_base_url"),
-            ("api_key", "openai_api_key"),
-            ("model", "model"),
-            ("local_model", "local_model"),
-        ),
-    )
+    given = {field: getattr(args, option, None) for option, field in OPTION_FIELDS.items()}
+    overrides: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     if getattr(args, "trigger_policy", None):
         overrides["context"] = {"trigger_policy": args.trigger_policy}
     return MemoryConfig.from_env(**overrides)
@@ -108,13 +104,13 @@ def open_memory(
         args: The parsed options.
         config: From :func:`checked_config` (checked here when not given).
         local_model: The command may call the chat model: a model file under lamina's
-            old name is pointed out (see :func:`lamina.commands.checks.note_old_model`).
+            old name is pointed out (:func:`lamina.commands.checks.note_old_model_files`).
     """
-    from .checks import note_old_model
+    from .checks import note_old_model_files
 
     config = config if config is not None else checked_config(args)
-    if local_model:
-        note_old_model(config)
+    if local_model and not config.uses_endpoint:
+        note_old_model_files()
     factory: MemoryFactory = getattr(args, "memory_factory", None) or default_memory_factory
     return factory(config)
 
@@ -124,21 +120,11 @@ def namespace_of(args: argparse.Namespace) -> str:
     return str(args.namespace or DEFAULT_NAMESPACE)
 
 
-def print_json(value: Any, out: TextIO | None = None) -> None:
+def print_json(value: Any) -> None:
     """Print pydantic models, lists and dicts of them as indented JSON."""
-    print(json.dumps(_plain(value), indent=2, ensure_ascii=False), file=out or sys.stdout)
+    from pydantic_core import to_jsonable_python
 
-
-def _plain(value: Any) -> Any:
-    from pydantic import BaseModel
-
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+    print(json.dumps(to_jsonable_python(value), indent=2, ensure_ascii=False))
 
 
 def one_line(text: str, width: int = 100) -> str:

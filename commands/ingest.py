@@ -11,7 +11,6 @@ import argparse
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,39 +51,19 @@ def register(sub: Any) -> None:
     ingest.set_defaults(func=run_ingest)
 
 
-@dataclass
-class Tally:
-    """What one namespace received."""
-
-    namespace: str
-    new: int = 0
-    duplicates: int = 0
-    written: int = 0
-    failures: list[Any] = field(default_factory=list)
-    held_before: int = 0
-    """Raw turns the namespace held before this ingest (what the store holds decides the
-    counts, so an interrupted run, or a rerun that resumes it, reports what is stored)."""
-    submitted: int = 0
-
-    def settle(self, memory: Memory) -> None:
-        """Count the new turns as the store holds them; the rest were already stored."""
-        self.new = memory.store.count("raw", self.namespace) - self.held_before
-        self.duplicates = self.submitted - self.new
-
-
 def run_ingest(args: argparse.Namespace) -> int:
-    """Validate the whole file, then store it namespace by namespace with a progress bar."""
+    """Validate the whole file, then store it batch by batch with a progress bar."""
     from tqdm import tqdm
 
     from .turn_files import load_turn_file
 
     if args.batch_size is not None and args.batch_size < 1:
         raise InvalidInputError(f"--batch-size must be >= 1, got {args.batch_size}")
-    targets = [load_turn_file(args.file, namespace=args.namespace)]
+    target = load_turn_file(args.file, namespace=args.namespace)
+    namespace, total = target.namespace, len(target.turns)
     batch_size = args.batch_size or (100 if args.raw_only else 10)
-    total = sum(t.turn_count for t in targets)
     started = time.perf_counter()
-    tallies: list[Tally] = []
+    written, failures = 0, []
     with (
         open_memory(args, local_model=not args.raw_only) as memory,
         tqdm(
@@ -97,63 +76,42 @@ def run_ingest(args: argparse.Namespace) -> int:
     ):
         writer = RawOnlyWriter(memory) if args.raw_only else None
         lines = LineProgress(total, quiet=args.no_progress or bar.disable is not True)
+        # the store decides the counts, so an interrupted run (or the rerun that resumes
+        # it) reports what is stored
+        held_before = memory.store.count("raw", namespace)
+        bar.set_postfix_str(namespace)
         try:
-            for target in targets:
-                tally = Tally(
-                    target.namespace, held_before=memory.store.count("raw", target.namespace)
-                )
-                tallies.append(tally)
-                bar.set_postfix_str(target.namespace)
-                for batch, closes_session in batches(target, batch_size):
-                    tally.submitted += len(batch)
-                    store_batch(memory, writer, tally, batch, closes_session)
-                    bar.update(len(batch))
-                    lines.update(len(batch), target.namespace)
-                tally.settle(memory)
+            for batch, closes_session in batches(target, batch_size):
+                if writer is not None:
+                    writer.write(namespace, batch)
+                else:
+                    result = memory.add(batch, namespace=namespace, session_closed=closes_session)
+                    written += len(result.written)
+                    failures += result.failures
+                bar.update(len(batch))
+                lines.update(len(batch), namespace)
         except (LaminaError, OSError, KeyboardInterrupt):
-            stored = 0
-            for tally in tallies:
-                tally.settle(memory)
-                stored += tally.new
+            stored = memory.store.count("raw", namespace) - held_before
             warn(f"stopped after storing {stored} new turn(s); running again skips them")
             raise
+        new = memory.store.count("raw", namespace) - held_before
     elapsed = time.perf_counter() - started
     mode = "raw only" if args.raw_only else "with consolidation"
-    print(f"{args.file}: jsonl, {total} turns, {len(targets)} namespace(s), {mode}")
-    for tally in tallies:
-        line = (
-            f"  {tally.namespace}: {tally.new} turns stored, {tally.duplicates} duplicates skipped"
-        )
-        if not args.raw_only:
-            line += f", {tally.written} derived records written"
-        print(line)
+    print(f"{args.file}: jsonl, {total} turns, 1 namespace(s), {mode}")
+    line = f"  {namespace}: {new} turns stored, {total - new} duplicates skipped"
+    if not args.raw_only:
+        line += f", {written} derived records written"
+    print(line)
     print(f"done in {elapsed:.1f}s")
-    report_failures([f for t in tallies for f in t.failures])
+    report_failures(failures)
     return 0
 
 
 def batches(target: NamespaceTurns, size: int) -> Iterator[tuple[list[TurnInput], bool]]:
     """Batches of at most ``size`` turns within one session; True on a session's last."""
-    for session in target.sessions:
-        turns = session.turns
+    for turns in target.sessions():
         for start in range(0, len(turns), size):
             yield turns[start : start + size], start + size >= len(turns)
-
-
-def store_batch(
-    memory: Memory,
-    writer: RawOnlyWriter | None,
-    tally: Tally,
-    batch: Sequence[TurnInput],
-    closes_session: bool,
-) -> None:
-    """Store one batch (raw only, or through the ingest graph); count what it derived."""
-    if writer is not None:
-        writer.write(tally.namespace, batch)
-        return
-    result = memory.add(list(batch), namespace=tally.namespace, session_closed=closes_session)
-    tally.written += len(result.written)
-    tally.failures.extend(result.failures)
 
 
 PROGRESS_EVERY = 100
@@ -187,7 +145,7 @@ class RawOnlyWriter:
         self._node = make_raw_write(NodeDeps(store=memory.store, caller=no_model))
 
     def write(self, namespace: str, turns: Sequence[TurnInput]) -> None:
-        """Store ``turns`` (the counts come from the store: :meth:`Tally.settle`)."""
+        """Store ``turns`` (the command counts what the store then holds)."""
         from langgraph.runtime import Runtime
 
         runtime = Runtime(context=self._memory.config.memory_context(namespace))

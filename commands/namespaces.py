@@ -103,29 +103,24 @@ def run_default_ttl(args: argparse.Namespace) -> int:
     return 0
 
 
-def empty_namespace_hint(memory: Memory, namespace: str) -> str | None:
-    """A note when ``namespace`` holds nothing: it is empty, and the nearest known ones.
+def hint_if_empty(memory: Memory, namespace: str) -> None:
+    """Note on stderr that ``namespace`` holds nothing, naming the nearest known ones.
 
-    None when the namespace holds a memory, or the store cannot list its namespaces.
+    Nothing is printed when it holds a memory, or the store cannot list its namespaces.
     """
     if memory.store.count("raw", namespace) or memory.store.count("fact", namespace):
-        return None
+        return
     try:
         known = [ns for ns, by in memory.namespaces().items() if any(by.values())]
     except Exception:  # noqa: BLE001 - a store that cannot list: no hint, the answer stands
-        return None
+        return
     note = f"namespace {namespace!r} holds no memories"
     if not known:
-        return f"{note}, and neither does any other: add some first (lamina add, lamina ingest)"
-    nearest = difflib.get_close_matches(namespace, known, n=NEAREST, cutoff=0.5)
-    others = nearest or sorted(known)[:NEAREST]
-    label = "did you mean" if nearest else "known namespaces"
-    listed = ", ".join(repr(ns) for ns in others)
-    return f"{note}; {label}: {listed} (lamina namespaces lists them all)"
-
-
-def hint_if_empty(memory: Memory, namespace: str) -> None:
-    """Print :func:`empty_namespace_hint` to stderr, if there is one."""
-    hint = empty_namespace_hint(memory, namespace)
-    if hint is not None:
-        print(f"lamina: note: {hint}", file=sys.stderr)
+        hint = f"{note}, and neither does any other: add some first (lamina add, lamina ingest)"
+    else:
+        nearest = difflib.get_close_matches(namespace, known, n=NEAREST, cutoff=0.5)
+        others = nearest or sorted(known)[:NEAREST]
+        label = "did you mean" if nearest else "known namespaces"
+        listed = ", ".join(repr(ns) for ns in others)
+        hint = f"{note}; {label}: {listed} (lamina namespaces lists them all)"
+    print(f"lamina: note: {hint}", file=sys.stderr)

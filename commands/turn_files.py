@@ -7,7 +7,9 @@ field is reported with its position and nothing from the file is half-written.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -22,30 +24,16 @@ JSONL_FIELDS = ("speaker", "text", "occurred_at", "session_id")
 
 
 @dataclass
-class Session:
-    """The turns of one session, in file order."""
-
-    session_id: str
-    turns: list[TurnInput] = field(default_factory=list)
-
-
-@dataclass
 class NamespaceTurns:
-    """Everything one namespace receives from a file, grouped by session."""
+    """Everything one namespace receives from a file, in file order."""
 
     namespace: str
-    sessions: list[Session] = field(default_factory=list)
+    turns: list[TurnInput] = field(default_factory=list)
 
-    @property
-    def turn_count(self) -> int:
-        """How many turns the namespace receives."""
-        return sum(len(s.turns) for s in self.sessions)
-
-    def add(self, turn: TurnInput) -> None:
-        """Append ``turn`` to its session (a new session if the id changes)."""
-        if not self.sessions or self.sessions[-1].session_id != turn.session_id:
-            self.sessions.append(Session(turn.session_id))
-        self.sessions[-1].turns.append(turn)
+    def sessions(self) -> Iterator[list[TurnInput]]:
+        """The turns in runs of one session each (a new run where the session id changes)."""
+        for _, run in groupby(self.turns, key=lambda turn: turn.session_id):
+            yield list(run)
 
 
 def load_turn_file(path: str | Path, *, namespace: str | None) -> NamespaceTurns:
@@ -114,10 +102,10 @@ def _jsonl(path: Path, text: str, namespace: str) -> NamespaceTurns:
         if missing:
             raise InvalidInputError(f"{where}: missing field {', '.join(map(repr, missing))}")
         try:
-            target.add(TurnInput.model_validate(item))
+            target.turns.append(TurnInput.model_validate(item))
         except ValidationError as e:
             raise InvalidInputError(f"{where}: {_first_error(e)}") from e
-    if not target.sessions:
+    if not target.turns:
         raise InvalidInputError(f"{path}: no turns found")
     return target
 
