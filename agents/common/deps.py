@@ -73,9 +73,9 @@ class StepLog:
             Failure(node=self.node, step=step, error=text[:2000], at=self.deps.clock())
         )
 
-    def count(self, check: str) -> None:
-        """Count one change a deterministic check made (reported in ``checks``)."""
-        self.checks.append(check)
+    def count(self, check: str, times: int = 1) -> None:
+        """Count ``times`` changes a deterministic check made (reported in ``checks``)."""
+        self.checks.extend([check] * times)
 
     def update(self) -> dict[str, Any]:
         """The state update carrying this node's call records, failures and checks."""

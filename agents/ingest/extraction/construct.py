@@ -197,8 +197,7 @@ def fact_records(
     notes = []
     for item in items:  # one note per person its sentences open with
         split = split_note(item, people)
-        for _ in split[1:]:
-            log.count("note_split")
+        log.count("note_split", len(split) - 1)
         notes += split
     for item in notes:
         if not content_terms(item.statement, people):  # "Maya, Maya, Maya"
@@ -233,8 +232,7 @@ def fact_records(
                 continue
             sources, source_turns = [*sources, reply.id], [*source_turns, reply]
         statement, cut = cut_unsaid_relations(item.statement, excerpt)
-        for _ in range(cut):
-            log.count("relation_unsaid")
+        log.count("relation_unsaid", cut)
         anchor = reference_day(source_turns[0].occurred_at, ctx.tz)
         text, when = resolve_statement(statement.strip(), source_turns, anchor)
         if log.deps.arms.owner_rules_on(ctx):
@@ -280,8 +278,7 @@ def fact_records(
             )
         )
     named = relation_records(ctx.namespace, turns, log.deps.clock(), episode_id)
-    for _ in named:
-        log.count("relations_named")
+    log.count("relations_named", len(named))
     return out + named
 
 
@@ -299,11 +296,9 @@ def episode_text(
     summary = cut_unsaid_relations(summary, _all_said(turns))[0]
     people = _people(log, ctx, turns)
     summary, voiced = voiced_summary(summary.strip(), turns, people)
-    for _ in range(voiced):
-        log.count("summary_voiced")
+    log.count("summary_voiced", voiced)
     summary, retold = owned_summary(summary, turns, people)
-    for _ in range(retold):
-        log.count("summary_owner_corrected")
+    log.count("summary_owner_corrected", retold)
     if summary:
         days = {reference_day(t.occurred_at, ctx.tz) for t in turns}
         if len(days) == 1:
@@ -314,6 +309,5 @@ def episode_text(
         summary = " ".join(f"{t.speaker}: {t.text}" for t in turns)[:600]
     title = draft.title.strip() or summary.split(".")[0][:80] or "Untitled episode"
     title, corrected = owned_title(title, turns, people)
-    for _ in range(corrected):
-        log.count("title_owner_corrected")
+    log.count("title_owner_corrected", corrected)
     return title, summary
