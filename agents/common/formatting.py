@@ -122,6 +122,12 @@ def distinct_items(text: str) -> str:
     return ", ".join(kept.values())
 
 
+def said_line(speaker: str, text: str, caption: str | None) -> str:
+    """``speaker: text``, with the caption of the image the speaker shared."""
+    line = f"{data_line(speaker, 200)}: {data_line(text)}"
+    return f"{line} [shared image: {data_line(caption, 300)}]" if caption else line
+
+
 def format_turns(
     turns: Sequence[RawTurn], tz: ZoneInfo, prefix: str = "t"
 ) -> tuple[str, dict[str, str]]:
@@ -130,13 +136,8 @@ def format_turns(
     for n, turn in enumerate(turns, start=1):
         label = f"{prefix}{n}"
         labels[label] = turn.id
-        line = (
-            f"[{label}] {local_time(turn.occurred_at, tz)} "
-            f"{data_line(turn.speaker, 200)}: {data_line(turn.text)}"
-        )
-        if turn.media_caption:
-            line += f" [shared image: {data_line(turn.media_caption, 300)}]"
-        lines.append(line)
+        said = said_line(turn.speaker, turn.text, turn.media_caption)
+        lines.append(f"[{label}] {local_time(turn.occurred_at, tz)} {said}")
     return "\n".join(lines), labels
 
 
@@ -154,10 +155,9 @@ def format_excerpt(turns: Sequence[RawTurn], tz: ZoneInfo) -> tuple[str, dict[st
             lines.append(f"({local:%A} {long_date(turn.occurred_at, tz)})")
         label = f"t{n}"
         labels[label] = turn.id
-        line = f"[{label}] {data_line(turn.speaker, 200)}: {data_line(turn.display_text())}"
-        if turn.media_caption:
-            line += f" [shared image: {data_line(turn.media_caption, 300)}]"
-        lines.append(line)
+        lines.append(
+            f"[{label}] {said_line(turn.speaker, turn.display_text(), turn.media_caption)}"
+        )
     return "\n".join(lines), labels
 
 

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from ...core.context import MemoryContext
 from ...core.state import Candidate
 from ...stores.lexical import Analyzer
-from ..common.formatting import data_line, long_date
+from ..common.formatting import data_line, long_date, said_line
 from ..common.lexicon import MONTHS_EN
 
 TokenCount = Callable[[str], int]
@@ -36,23 +36,11 @@ _MONTHS = frozenset(_ANALYZER(" ".join(MONTHS_EN)))
 
 
 def render_turn(
-    label: str,
-    when: datetime,
-    speaker: str,
-    text: str,
-    caption: str | None,
-    tz: ZoneInfo,
+    label: str, when: datetime, speaker: str, text: str, caption: str | None, tz: ZoneInfo
 ) -> str:
     """One conversation turn: label, date and time, speaker, text, shared image."""
     local = when.astimezone(tz)
-    return f"[{label}] ({long_date(when, tz)}, {local:%H:%M}) " + _said(speaker, text, caption)
-
-
-def _said(speaker: str, text: str, caption: str | None) -> str:
-    line = f"{data_line(speaker, 200)}: {data_line(text)}"
-    if caption:
-        line += f" [shared image: {data_line(caption, 300)}]"
-    return line
+    return f"[{label}] ({long_date(when, tz)}, {local:%H:%M}) " + said_line(speaker, text, caption)
 
 
 def _said_order(m: Candidate) -> tuple[datetime, str, int, str]:

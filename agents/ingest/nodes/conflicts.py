@@ -30,7 +30,7 @@ from ...common.token_caps import capped_log
 from ..schemas import SupersessionCheck
 from ..supersession.slots import candidate_pairs as slot_pairs
 from ..supersession.update_cues import may_change, pair_cue, plainly_said
-from ..supersession.updates import CandidatePair, candidate_pairs, event_time, same_person
+from ..supersession.updates import CandidatePair, candidate_pairs, same_person
 
 CONFLICT_K = 4
 """Nearest stored facts (by search) looked at for each new fact."""
@@ -90,7 +90,7 @@ def _said_at(log: StepLog, ctx: MemoryContext) -> Callable[[FactRecord], datetim
         if fact.id not in known:
             turns = log.deps.store.get("raw", ctx.namespace, fact.source_ids)
             times = [t.occurred_at for t in turns]
-            known[fact.id] = max(times) if times else event_time(fact)
+            known[fact.id] = max(times) if times else fact.event_time()
         return known[fact.id]
 
     return said
@@ -128,7 +128,7 @@ def _stored_for(log: StepLog, ctx: MemoryContext, new: list[FactRecord]) -> list
         store.get("fact", ns, where={"superseded": False, "subject": subjects}) if subjects else []
     )
     by_person = sorted(
-        (f for f in theirs if isinstance(f, FactRecord)), key=event_time, reverse=True
+        (f for f in theirs if isinstance(f, FactRecord)), key=FactRecord.event_time, reverse=True
     )
     return list({f.id: f for f in [*nearest.values(), *by_person]}.values())
 
@@ -178,8 +178,8 @@ def _pairs_text(pairs: list[CandidatePair], tz: ZoneInfo) -> tuple[str, dict[str
         labels[label] = pair
         lines += [
             f"[{label}] {data_line(pair.person, 120)}" + (f", {pair.about}" if pair.about else ""),
-            f"  OLD ({long_date(event_time(pair.old), tz)}): {data_line(pair.old.text, 600)}",
-            f"  NEW ({long_date(event_time(pair.new), tz)}): {data_line(pair.new.text, 600)}",
+            f"  OLD ({long_date(pair.old.event_time(), tz)}): {data_line(pair.old.text, 600)}",
+            f"  NEW ({long_date(pair.new.event_time(), tz)}): {data_line(pair.new.text, 600)}",
         ]
     return "\n".join(lines), labels
 

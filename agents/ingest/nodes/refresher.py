@@ -20,7 +20,6 @@ from ....records.audit import AuditEntry
 from ....records.model import FactRecord
 from ....stores.atomic import all_or_nothing
 from ...common.deps import NodeDeps, StepLog
-from ..supersession.updates import event_time
 from .conflicts import PENDING_KEY
 
 
@@ -32,7 +31,7 @@ def supersede(log: StepLog, ctx: MemoryContext, conflict: Conflict) -> Written |
     if not isinstance(old, FactRecord) or not isinstance(new, FactRecord):
         log.fail("supersede", f"fact {conflict.old_id} or {conflict.new_id} no longer exists")
         return None
-    at = event_time(new)  # when the new state began, never the clock
+    at = new.event_time()  # when the new state began, never the clock
     entry = AuditEntry(
         namespace=ns,
         at=log.deps.clock(),

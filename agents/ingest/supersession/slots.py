@@ -33,7 +33,7 @@ from ...common.lexicon import (
     WORKMATE_WORDS,
 )
 from ...common.names import match_speakers
-from .updates import comparable, event_time, same_person
+from .updates import comparable, same_person
 
 SLOT_PHRASES: dict[str, tuple[str, ...]] = {
     slot: tuple(p for lexicon in LEXICONS for p in lexicon.slot_phrases.get(slot, ()))
@@ -199,7 +199,7 @@ def candidate_pairs(
     order (pass the nearest by embedding first); at most ``per_fact`` stored facts are
     paired with one new fact. A stored fact that is also new is skipped.
     """
-    said = said_at or event_time
+    said = said_at or FactRecord.event_time
     new_ids = {f.id for f in new_facts}
     people = [f.subject for f in [*new_facts, *stored_facts] if f.subject]
     stored = list({f.id: f for f in stored_facts if f.id not in new_ids}.values())
@@ -231,7 +231,6 @@ __all__ = [
     "CandidatePair",
     "candidate_pairs",
     "cue_stems",
-    "event_time",
     "hedged",
     "names_in",
     "person_of",

@@ -34,11 +34,6 @@ def same_person(a: str | None, b: str | None) -> bool:
     return bool(match_speakers(a, [b]) or match_speakers(b, [a]))
 
 
-def event_time(fact: FactRecord) -> datetime:
-    """When what the fact states began: validity start, else its event time."""
-    return fact.event_time()
-
-
 @dataclass(frozen=True)
 class CandidatePair:
     """A new fact and a current stored fact about the same person, near it by embedding."""
@@ -61,7 +56,7 @@ def comparable(new: FactRecord, old: FactRecord, said: datetime) -> bool:
         return False
     if " ".join(old.text.casefold().split()) == " ".join(new.text.casefold().split()):
         return False  # a repeat
-    return event_time(new) >= said - LATE_REPORT
+    return new.event_time() >= said - LATE_REPORT
 
 
 def candidate_pairs(
@@ -70,7 +65,7 @@ def candidate_pairs(
     *,
     exclude: set[str],
     per_fact: int,
-    said_at: Callable[[FactRecord], datetime] = event_time,
+    said_at: Callable[[FactRecord], datetime] = FactRecord.event_time,
 ) -> list[CandidatePair]:
     """The pairs of ``new`` with the first ``per_fact`` comparable facts of ``nearest``.
 
@@ -96,6 +91,5 @@ __all__ = [
     "CandidatePair",
     "candidate_pairs",
     "comparable",
-    "event_time",
     "same_person",
 ]
