@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, TypeVar, Unpack
 
 from ..records.model import Granularity, MemoryRecord, utc_now
-from .base import GetOptions, ScoredRecord, SearchAnswer, SearchOptions, SearchRequest
+from .base import GetOptions, ScoredRecord, SearchAnswer, SearchByRequest, SearchRequest
 
 R = TypeVar("R", MemoryRecord, ScoredRecord)
 
@@ -54,11 +54,12 @@ def earliest_expiry(members: Sequence[MemoryRecord]) -> datetime | None:
     return min(ends) if ends else None
 
 
-class UnexpiredStore:
+class UnexpiredStore(SearchByRequest):
     """A :class:`~lamina.stores.base.MemoryStore` whose reads leave expired records out.
 
-    ``get``, ``search`` and ``search_many`` filter (searches ask :data:`OVERFETCH` more
-    hits, then keep ``k``); every other call goes to the wrapped store unchanged.
+    ``get`` and ``search_many`` (``search`` too: its plain ranking) filter (searches ask
+    :data:`OVERFETCH` more hits, then keep ``k``); every other call goes to the wrapped
+    store unchanged.
     """
 
     def __init__(self, store: Any, clock: Callable[[], datetime] | None = None) -> None:
@@ -81,19 +82,6 @@ class UnexpiredStore:
     ) -> list[MemoryRecord]:
         """The wrapped store's ``get``, expired records left out."""
         return unexpired(self.inner.get(granularity, namespace, ids, **options), self._now())
-
-    def search(
-        self,
-        query: str,
-        granularity: Granularity | str,
-        namespace: str,
-        **options: Unpack[SearchOptions],
-    ) -> list[ScoredRecord]:
-        """The wrapped store's ``search``, expired hits left out."""
-        k = options.get("k", 10)
-        asked: Any = {**options, "k": k + OVERFETCH}
-        hits = self.inner.search(query, granularity, namespace, **asked)
-        return unexpired(hits, self._now())[:k]
 
     def search_many(self, request: SearchRequest) -> SearchAnswer:
         """The wrapped store's ``search_many``, expired hits left out of every ranking."""

@@ -75,16 +75,22 @@ class Journals:
         digest = hashlib.sha256(f"{gran.value}|{namespace}".encode()).hexdigest()[:40]
         return self.root / gran.value / f"{digest}.jnl"
 
-    @contextmanager
-    def writing(self, gran: Granularity, namespace: str) -> Iterator[None]:
+    def writing(self, gran: Granularity, namespace: str) -> AbstractContextManager[None]:
         """Hold the namespace's write lock (threads and processes) across upsert, claim, append."""
-        offset = _lock_offset(gran, namespace)
+        return self._locked(1, _lock_offset(gran, namespace))
+
+    def writing_all(self) -> AbstractContextManager[None]:
+        """Hold every namespace's write lock at once (the whole lock file), e.g. to vacuum."""
+        return self._locked(0, 0)
+
+    @contextmanager
+    def _locked(self, length: int, offset: int) -> Iterator[None]:
         with self._thread_lock, open(self._lock_file, "a+b") as f:
-            fcntl.lockf(f, fcntl.LOCK_EX, 1, offset)
+            fcntl.lockf(f, fcntl.LOCK_EX, length, offset)
             try:
                 yield
             finally:
-                fcntl.lockf(f, fcntl.LOCK_UN, 1, offset)
+                fcntl.lockf(f, fcntl.LOCK_UN, length, offset)
 
     @contextmanager
     def try_writing(self, gran: Granularity, namespace: str) -> Iterator[bool]:
@@ -106,16 +112,6 @@ class Journals:
                     fcntl.lockf(f, fcntl.LOCK_UN, 1, offset)
         finally:
             self._thread_lock.release()
-
-    @contextmanager
-    def writing_all(self) -> Iterator[None]:
-        """Hold every namespace's write lock at once (the whole lock file), e.g. to vacuum."""
-        with self._thread_lock, open(self._lock_file, "a+b") as f:
-            fcntl.lockf(f, fcntl.LOCK_EX, 0, 0)
-            try:
-                yield
-            finally:
-                fcntl.lockf(f, fcntl.LOCK_UN, 0, 0)
 
     # ------------------------------------------------------------------ writes
     def intent_path(self, gran: Granularity, namespace: str) -> Path:

@@ -90,12 +90,8 @@ def replay_entries(
     rows: dict[str, MirrorRow] = {}
     deleted: set[str] = set()
     position, entries, based = start or 0, 0, False
-    while at + _FRAME.size <= len(data):
-        magic, head_len, body_len, crc = _FRAME.unpack_from(data, at)
-        begin, stop = at + _FRAME.size, at + _FRAME.size + head_len + body_len
-        if magic != _MAGIC or stop > len(data) or zlib.crc32(data[begin:stop]) != crc:
-            break  # torn or corrupt: everything from here comes from Chroma
-        meta = _decode(data[begin : begin + head_len])
+    while (found := _entry(data, at)) is not None:  # torn or corrupt: the rest from Chroma
+        meta, body, stop = found
         if _alone(meta):  # written alone: it follows slot ``hi`` and claimed none
             if meta["hi"] < position and not entries:
                 at = stop
@@ -104,7 +100,7 @@ def replay_entries(
                 break  # out of order: not trusted (below)
             # At the snapshot's own slot it may be covered too: replaying it again, in
             # order, gives the same rows (every entry puts or deletes whole rows).
-            _apply(rows, deleted, meta, data[begin + head_len : stop], namespace)
+            _apply(rows, deleted, meta, data[body:stop], namespace)
             entries, at = entries + 1, stop
             continue
         if meta["hi"] <= position and (start is not None or entries or not meta["base"]):
@@ -112,7 +108,7 @@ def replay_entries(
             continue  # already covered
         if meta["lo"] != position and not (meta["base"] and entries == 0):
             break  # a slot gap: the change log serves the rest
-        _apply(rows, deleted, meta, data[begin + head_len : stop], namespace)
+        _apply(rows, deleted, meta, data[body:stop], namespace)
         based = based or bool(meta["base"])
         position, entries, at = meta["hi"], entries + 1, stop
     return Replay(rows, position, entries, stamp, deleted, based, _servable(data, at))
@@ -122,18 +118,27 @@ def _alone(meta: dict[str, Any]) -> bool:
     return bool(meta["lo"] == meta["hi"] and not meta["base"])
 
 
+def _entry(data: bytes, at: int) -> tuple[Any, int, int] | None:
+    """The entry at offset ``at``: its head, where its body starts and where it ends.
+
+    None when no whole entry is there (the end of the file, or torn or corrupt bytes).
+    """
+    if at + _FRAME.size > len(data):
+        return None
+    magic, head_len, body_len, crc = _FRAME.unpack_from(data, at)
+    begin, stop = at + _FRAME.size, at + _FRAME.size + head_len + body_len
+    if magic != _MAGIC or stop > len(data) or zlib.crc32(data[begin:stop]) != crc:
+        return None
+    return _decode(data[begin : begin + head_len]), begin + head_len, stop
+
+
 def _servable(data: bytes, at: int) -> bool:
     """Whether the change log can serve every entry from ``at`` on (none written alone)."""
     while at < len(data):
-        if at + _FRAME.size > len(data):
+        found = _entry(data, at)
+        if found is None or _alone(found[0]):
             return False
-        magic, head_len, body_len, crc = _FRAME.unpack_from(data, at)
-        begin, stop = at + _FRAME.size, at + _FRAME.size + head_len + body_len
-        if magic != _MAGIC or stop > len(data) or zlib.crc32(data[begin:stop]) != crc:
-            return False
-        if _alone(_decode(data[begin : begin + head_len])):
-            return False
-        at = stop
+        at = found[2]
     return True
 
 

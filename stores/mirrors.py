@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from chromadb.api.models.Collection import Collection
 from langchain_core.embeddings import Embeddings
@@ -82,9 +82,9 @@ class MirrorCache:
         self._total = 0
         self._loading: dict[Key, threading.Lock] = {}
         self._tokens: dict[Key, Token | None] = {}
+        """Per mirror, the presence look taken before it last read the log (or loaded)."""
         self._pending: dict[Key, list[WriteEvent]] = {}
         """This store's writes made while a namespace loads, applied to what it loads."""
-        """Per mirror, the presence look taken before it last read the log (or loaded)."""
         self.loads = 0
         """How many mirrors were built from Chroma (first touches, resets, evictions)."""
         self.replays = 0
@@ -250,7 +250,7 @@ class MirrorCache:
         mirror = NamespaceMirror(
             gran, namespace, analyzer=self._analyzer, params=self._bm25, vectors=keep
         )
-        mirror.upsert_rows(self._as_mirror_rows(mirror, rows))
+        mirror.upsert_rows(self._with_vectors(mirror, self._mirror_rows(gran, rows)))
         mirror.position = position
         self.loads += 1
         return mirror
@@ -263,28 +263,28 @@ class MirrorCache:
         next one.
         """
         journals = self.journals
-        if journals is not None and journals.intent_size(gran, namespace):
+        if journals is None:
+            return self.load(gran, namespace)
+        if journals.intent_size(gran, namespace):
             return self._rebuilt(journals, gran, namespace)
-        if journals is not None:
-            mapped = self._from_snapshot(journals, gran, namespace)
-            if mapped is not None:
-                return mapped
-        replay = None if journals is None else journals.read(gran, namespace)
-        if journals is not None and replay is not None and not replay.based:
+        mapped = self._from_snapshot(journals, gran, namespace)
+        if mapped is not None:
+            return mapped
+        replay = journals.read(gran, namespace)
+        if replay is not None and not replay.based:
             if journals.snapshot_path(gran, namespace).exists():
                 replay = None  # what the journal held is in that snapshot, and it failed
-        if journals is not None and replay is not None and replay.trusted:
+        if replay is not None and replay.trusted:
             mirror = self._replayed(gran, namespace, replay)
-            read = None if mirror is None else self._catch_up(mirror)
+            read = None if mirror is None else self._catch_up_all([mirror])[0]
             if mirror is not None and read is not None:
                 self.replays += 1
                 if replay.entries > COMPACT_ENTRIES or read > COMPACT_ROWS:
                     self._compact(mirror, replay.stamp)
                 return mirror
-        stamp = None if journals is None else journals.stamp(gran, namespace)
+        stamp = journals.stamp(gran, namespace)
         mirror = self.load(gran, namespace)
-        if journals is not None:
-            self._compact(mirror, stamp)
+        self._compact(mirror, stamp)
         return mirror
 
     def _rebuilt(self, journals: Journals, gran: Granularity, namespace: str) -> NamespaceMirror:
@@ -357,32 +357,12 @@ class MirrorCache:
         slot = self._log.claim(gran, namespace, ids)
         rows = rows_by_id(self._calls, self._collections[gran], namespace, ids, vectors=True)
         present = {row.record_id for row in rows}
-        write = WriteEvent(
-            gran,
-            namespace,
-            slot,
-            rows=self._recorded(gran, rows),
-            deleted=[rid for rid in ids if rid not in present],
-        )
+        recorded = self._embedded(self._mirror_rows(gran, rows))
+        deleted = [rid for rid in ids if rid not in present]
+        write = WriteEvent(gran, namespace, slot, rows=recorded, deleted=deleted)
         journal_step(journals, lambda j: j.append(write))
         journals.landed(gran, namespace)
         self.adopted += 1
-
-    def _recorded(self, gran: Granularity, rows: list[Row]) -> list[MirrorRow]:
-        """Rows read from Chroma as a writer journals them: with their terms and vectors."""
-        out = []
-        for row in rows:
-            record = from_metadata(gran, row.metadata)
-            text = self._policy.render(record)
-            terms = tuple(self._analyzer(text))
-            out.append(MirrorRow(record.id, text, row.metadata, row.vector, terms))
-        todo = [i for i, row in enumerate(out) if row.vector is None]
-        if todo:  # not in this process's HNSW segment: embedded as the writer did
-            fresh = self._embeddings.embed_documents([out[i].text for i in todo])
-            for i, vector in zip(todo, fresh, strict=True):
-                had = out[i]
-                out[i] = MirrorRow(had.record_id, had.text, had.metadata, list(vector), had.terms)
-        return out
 
     def _from_snapshot(
         self, journals: Journals, gran: Granularity, namespace: str
@@ -419,7 +399,7 @@ class MirrorCache:
                 rows = [tail.rows[rid] for rid in sorted(tail.rows)]
                 mirror.upsert_rows(self._with_vectors(mirror, rows))
             mirror.position = tail.position
-        read = self._catch_up(mirror)
+        read = self._catch_up_all([mirror])[0]
         if read is None:
             return None
         self.replays += 1
@@ -466,16 +446,12 @@ class MirrorCache:
         except OSError:
             return False  # an accelerator only: the next cold load replays or reads Chroma
 
-    def _catch_up(self, mirror: NamespaceMirror) -> int | None:
-        """Apply every change after the mirror's position.
+    def _catch_up_all(self, mirrors: Sequence[NamespaceMirror]) -> list[int | None]:
+        """Apply every change after each mirror's position (one namespace's, read at once).
 
-        Returns how many records were re-read from Chroma, or None when the mirror must
+        Gives per mirror how many records were re-read from Chroma, or None when it must
         be rebuilt instead (its position was pruned from the log, or the namespace reset).
         """
-        return self._catch_up_all([mirror])[0]
-
-    def _catch_up_all(self, mirrors: Sequence[NamespaceMirror]) -> list[int | None]:
-        """:meth:`_catch_up` for mirrors of one namespace, their changes read at once."""
         if not mirrors:
             return []
         order = list(Granularity)
@@ -499,29 +475,34 @@ class MirrorCache:
             )
             present = {row.record_id for row in rows}
             mirror.delete([rid for rid in ids if rid not in present])
-            mirror.upsert_rows(self._as_mirror_rows(mirror, rows))
+            mirror.upsert_rows(
+                self._with_vectors(mirror, self._mirror_rows(mirror.granularity, rows))
+            )
         mirror.position = max(mirror.position, position)
         return len(ids) if changes else 0
 
-    def _as_mirror_rows(self, mirror: NamespaceMirror, rows: list[Row]) -> list[MirrorRow]:
+    def _mirror_rows(self, gran: Granularity, rows: list[Row]) -> list[MirrorRow]:
+        """Rows read from Chroma as a mirror (and a journal) takes them, with their terms."""
         out = []
         for row in rows:
-            record = from_metadata(mirror.granularity, row.metadata)
-            out.append(MirrorRow(record.id, self._policy.render(record), row.metadata, row.vector))
-        return self._with_vectors(mirror, out)
+            record = from_metadata(gran, row.metadata)
+            text = self._policy.render(record)
+            terms = tuple(self._analyzer(text))
+            out.append(MirrorRow(record.id, text, row.metadata, row.vector, terms))
+        return out
 
     def _with_vectors(self, mirror: NamespaceMirror, rows: Sequence[MirrorRow]) -> list[MirrorRow]:
-        """Embed the rows that came without a vector (another process wrote them)."""
-        if not mirror.has_vectors:
-            return list(rows)
-        todo = [i for i, row in enumerate(rows) if row.vector is None]
-        if not todo:
-            return list(rows)
-        fresh = self._embeddings.embed_documents([rows[i].text for i in todo])
+        """The rows, embedded where they lack a vector, if ``mirror`` keeps vectors."""
+        return self._embedded(rows) if mirror.has_vectors else list(rows)
+
+    def _embedded(self, rows: Sequence[MirrorRow]) -> list[MirrorRow]:
+        """Embed the rows that came without a vector (not in this process's HNSW segment)."""
         out = list(rows)
-        for i, vector in zip(todo, fresh, strict=True):
-            row = rows[i]
-            out[i] = MirrorRow(row.record_id, row.text, row.metadata, vector)
+        todo = [i for i, row in enumerate(out) if row.vector is None]
+        if todo:
+            fresh = self._embeddings.embed_documents([out[i].text for i in todo])
+            for i, vector in zip(todo, fresh, strict=True):
+                out[i] = replace(out[i], vector=list(vector))
         return out
 
     def _install(self, key: Key, mirror: NamespaceMirror) -> NamespaceMirror:

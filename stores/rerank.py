@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 from ..errors import InvalidInputError
 from ..records.model import EpisodeRecord, FactRecord, MemoryRecord, RawTurn, SceneRecord
 from .base import MemoryStore, ScoredRecord, SearchAnswer, SearchRequest
-from .search import check_query
+from .search import checked_searches
 from .wrapping import WrappedStore
 
 logger = logging.getLogger(__name__)
@@ -139,9 +139,7 @@ class RerankingStore(WrappedStore):
 
         Each ranking is reranked for its own query; ``search`` asks for one ranking.
         """
-        searches = request.searches()
-        for s in searches:
-            check_query(s.query, s.k, request.mode)  # the reranker reads the queries too
+        searches, _ = checked_searches(request)  # the reranker reads the queries too
         top = self.config.top_n
         rankings = {g: replace(r, k=max(r.k, top)) for g, r in request.rankings.items()}
         answer = self.inner.search_many(replace(request, rankings=rankings))

@@ -189,7 +189,7 @@ class PostgresMemoryStore(CheckedCalls, AsyncCalls, SearchByRequest, ProfilesAnd
             batches.append((gran, self._prepare(gran, namespace, group, given)))
         with self.atomic() as conn:
             for gran, rows in batches:
-                self._upsert(conn, gran, rows)
+                upsert(conn, self.names, gran, rows)
         return [r.id for r in checked]
 
     def _prepare(
@@ -215,9 +215,6 @@ class PostgresMemoryStore(CheckedCalls, AsyncCalls, SearchByRequest, ProfilesAnd
 
         return self._encoded(gran, namespace, records, stored)
 
-    def _upsert(self, conn: psycopg.Connection[Any], gran: Granularity, rows: list[Row]) -> None:
-        upsert(conn, self.names, gran, rows)
-
     def update(self, namespace: str, record: MemoryRecord) -> MemoryRecord:
         """Replace an existing record; raise :class:`RecordNotFoundError` if it is missing."""
         checked = check_record(namespace, record)
@@ -228,7 +225,7 @@ class PostgresMemoryStore(CheckedCalls, AsyncCalls, SearchByRequest, ProfilesAnd
                     f"no {gran.value} record {checked.id!r} in namespace {namespace!r}; "
                     "use add() to create it"
                 )
-            self._upsert(conn, gran, self._prepare(gran, namespace, [checked]))
+            upsert(conn, self.names, gran, self._prepare(gran, namespace, [checked]))
         return checked
 
     def _lock_rows(
@@ -248,7 +245,7 @@ class PostgresMemoryStore(CheckedCalls, AsyncCalls, SearchByRequest, ProfilesAnd
         with self.atomic() as conn:
             found = self._lock_rows(conn, fact, namespace, [asked.fact_id])
             updated, entry = asked.close(found, self.get)
-            self._upsert(conn, fact, self._prepare(fact, namespace, [updated]))
+            upsert(conn, self.names, fact, self._prepare(fact, namespace, [updated]))
             if entry is not None:
                 self._put_audit(conn, entry)
         return updated
