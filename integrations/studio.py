@@ -9,11 +9,10 @@ edge only, through :meth:`lamina.config.MemoryConfig.from_env`:
   ``OPENAI_BASE_URL`` for any OpenAI-compatible endpoint, with ``OPENAI_MODEL``; or
   their ``LAMINA_`` names). Otherwise the offline model (``LAMINA_LOCAL_MODEL``,
   default Qwen2.5-Coder-1.5B) is loaded into the server process by llama.cpp at the
-  start of the first request that calls it (about a minute on 2 cores), never while the
-  graph loads, and is reused by every later run. The choice
-  between the two is :class:`~lamina.memory.models.ChatModelProvider`'s, the same
-  one :class:`~lamina.Memory` makes; :data:`STUDIO_MODELS` is the one place that
-  holds the Studio's model for the life of the process.
+  start of the first request that calls it, never while the graph loads, and is reused
+  by every later run. :class:`~lamina.memory.models.ChatModelProvider` chooses between
+  the two, as for :class:`~lamina.Memory`; :data:`STUDIO_MODELS` holds the model for
+  the life of the process.
 * the store: ``LAMINA_DATA_DIR`` (persistent Chroma under ``<dir>/chroma``),
   ``LAMINA_STORE=http://host:port`` for a ``chroma run`` server, or a Postgres DSN in
   ``LAMINA_STORE`` (or ``LAMINA_POSTGRES_DSN``; one store per process,
@@ -52,13 +51,7 @@ from .studio_stores import StudioStores
 
 StudioGraph = StateGraph[MemoryState, MemoryContext, MemoryInput, MemoryOutput]
 
-_MODEL_SETTINGS = (
-    "openai_base_url",
-    "model",
-    "timeout",
-    "local_model",
-    "local_port",
-)
+_MODEL_SETTINGS = ("openai_base_url", "model", "timeout", "local_model", "local_port")
 """The configuration fields that choose or shape the chat model."""
 
 
@@ -166,10 +159,7 @@ def build_studio_graph(
         stores: Holds a Postgres store between calls (default :data:`STUDIO_STORES`).
     """
     chat_model = (models or STUDIO_MODELS).get(config)
-    return build_memory_graph(
-        chat_model=chat_model,
-        store=(stores or STUDIO_STORES).get(config),
-    )
+    return build_memory_graph(chat_model=chat_model, store=(stores or STUDIO_STORES).get(config))
 
 
 async def make_graph() -> StudioGraph:

@@ -34,7 +34,6 @@ import unicodedata
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from functools import partial
 
 import numpy as np
 
@@ -304,8 +303,10 @@ def forget(
     ids = as_ids(memory_ids) if memory_ids else []
     selector = _selector(ids, subject, everything)
     with all_or_nothing(store):
-        forget_some = partial(_forget_some, store, ns, selector, ids, subject, clock)
-        result = _forget_all(store, ns, selector, clock) if everything else forget_some()
+        if everything:
+            result = _forget_all(store, ns, selector, clock)
+        else:
+            result = _forget_some(store, ns, selector, ids, subject, clock)
     erase_after(store, ns, PARTS if everything else {*result.deleted, *result.updated})
     return result
 

@@ -1,15 +1,14 @@
-"""Map store hits and graph outputs to the facade's result types."""
+"""Map store hits and recall candidates to the facade's :class:`MemoryHit`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from ..core.state import Candidate
 from ..records.model import FactRecord, Granularity, RawTurn
 from ..stores.base import ScoredRecord
-from .results import AddResult, AnswerResult, MemoryHit
+from .results import MemoryHit
 
 ALL_GRANULARITIES: tuple[str, ...] = tuple(g.value for g in Granularity)
 
@@ -71,30 +70,3 @@ def merge_hits(per_granularity: Mapping[str, Sequence[ScoredRecord]], k: int) ->
         )
     )
     return [hit_from_scored(h) for h in scored[:k]]
-
-
-def add_result(output: Mapping[str, Any]) -> AddResult:
-    """The ingest path's output as an :class:`AddResult`."""
-    return AddResult(
-        new_raw_ids=list(output.get("new_raw_ids") or []),
-        duplicate_raw_ids=list(output.get("duplicate_raw_ids") or []),
-        written=list(output.get("written") or []),
-        failures=list(output.get("failures") or []),
-        llm_calls=list(output.get("llm_calls") or []),
-    )
-
-
-def answer_result(output: Mapping[str, Any], question: str = "") -> AnswerResult:
-    """The recall path's output as an :class:`AnswerResult`."""
-    return AnswerResult(
-        question=question,
-        verdicts=[dict(v) for v in output.get("verdicts") or []],
-        queries=list(dict.fromkeys(output.get("queries_tried") or [])),
-        answer=str(output.get("answer") or ""),
-        citations=list(output.get("citations") or []),
-        refused=bool(output.get("refused", False)),
-        memories=[hit_from_candidate(c) for c in output.get("candidates") or []],
-        rounds=int(output.get("rounds") or 0),
-        failures=list(output.get("failures") or []),
-        llm_calls=list(output.get("llm_calls") or []),
-    )

@@ -16,11 +16,10 @@ from langchain_core.language_models import BaseChatModel
 from ..core.calls import LLMCall
 from ..errors import ModelUnreachableError
 from ..llm.reachability import unreachable_error
-from .hits import add_result, answer_result
+from .hits import hit_from_candidate
 from .results import AddResult, AnswerResult
 
 logger = logging.getLogger("lamina.memory")
-"""The facade's logger; its name stayed ``lamina.memory`` when the facade became a package."""
 
 ModelGetter = Callable[[], BaseChatModel]
 
@@ -34,8 +33,9 @@ def model_error(calls: list[LLMCall], model: ModelGetter) -> ModelUnreachableErr
 
 
 def added(output: Any, namespace: str, model: ModelGetter) -> AddResult:
-    """The AddResult; consolidation failures are logged at WARNING and reported."""
-    result = add_result(output)
+    """The ingest path's output as an AddResult; consolidation failures are logged at WARNING."""
+    fields = ("new_raw_ids", "duplicate_raw_ids", "written", "failures", "llm_calls")
+    result = AddResult.model_validate({name: list(output.get(name) or []) for name in fields})
     error = model_error(result.llm_calls, model)
     if error is not None:
         result.model_error = str(error)
@@ -59,8 +59,23 @@ def added(output: Any, namespace: str, model: ModelGetter) -> AddResult:
 
 
 def answered(output: Any, question: str, namespace: str, model: ModelGetter) -> AnswerResult:
-    """The AnswerResult, or ModelUnreachableError when no LLM call reached the model."""
-    result = answer_result(output, question)
+    """The recall path's output as an AnswerResult.
+
+    Raises:
+        ModelUnreachableError: No LLM call reached the model.
+    """
+    result = AnswerResult(
+        question=question,
+        verdicts=[dict(v) for v in output.get("verdicts") or []],
+        queries=list(dict.fromkeys(output.get("queries_tried") or [])),
+        answer=str(output.get("answer") or ""),
+        citations=list(output.get("citations") or []),
+        refused=bool(output.get("refused", False)),
+        memories=[hit_from_candidate(c) for c in output.get("candidates") or []],
+        rounds=int(output.get("rounds") or 0),
+        failures=list(output.get("failures") or []),
+        llm_calls=list(output.get("llm_calls") or []),
+    )
     error = model_error(result.llm_calls, model)
     if error is not None:
         raise error

@@ -160,8 +160,7 @@ def write_export(store: MemoryStore, namespace: str, out: IO[str]) -> dict[str, 
     lines = export_lines(store, namespace)
     header = next(lines)
     out.write(header + "\n")
-    for line in lines:
-        out.write(line + "\n")
+    out.writelines(f"{line}\n" for line in lines)
     counts: dict[str, int] = json.loads(header)["counts"]
     return counts
 
@@ -225,24 +224,20 @@ def import_portable(
             imported[gran.value], kept[gran.value] = len(new), len(held)
         held_audit = {e.id for e in store.list_audit(target)} if audit else set()
         for entry in audit:
-            if entry.id in held_audit:
-                kept["audit"] += 1
-            else:
+            if entry.id not in held_audit:
                 store.append_audit(entry)
-                imported["audit"] += 1
+            (kept if entry.id in held_audit else imported)["audit"] += 1
         if portable.profile is not None:
-            if store.get_profile(target) is None:
+            absent = store.get_profile(target) is None
+            if absent:
                 store.put_profile(portable.profile.model_copy(update={"namespace": target}))
-                imported["profile"] = 1
-            else:
-                kept["profile"] = 1
+            (imported if absent else kept)["profile"] = 1
         if portable.settings is not None:
-            if _settings(store, target) is None:
+            absent = _settings(store, target) is None
+            if absent:
                 assert callable(put_settings)  # a store that keeps none was refused above
                 put_settings(portable.settings.model_copy(update={"namespace": target}))
-                imported["settings"] = 1
-            else:
-                kept["settings"] = 1
+            (imported if absent else kept)["settings"] = 1
     return ImportResult(namespace=target, imported=imported, kept=kept)
 
 
