@@ -189,17 +189,14 @@ class MemoryContext:
             raise InvalidInputError(
                 f"unknown trigger_policy {self.trigger_policy!r}; use one of {TRIGGER_POLICIES}"
             )
-        self._check_recall()
+        if self.context_tokens < 1:
+            raise InvalidInputError(f"context_tokens must be >= 1, got {self.context_tokens}")
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError) as e:
             raise InvalidInputError(
                 f"unknown timezone {self.timezone!r}; use an IANA name like 'Europe/Berlin'"
             ) from e
-
-    def _check_recall(self) -> None:
-        if self.context_tokens < 1:
-            raise InvalidInputError(f"context_tokens must be >= 1, got {self.context_tokens}")
 
     @property
     def tz(self) -> ZoneInfo:

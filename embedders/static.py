@@ -76,9 +76,6 @@ class StaticEmbedder:
         self._paths = (weights_path, tokenizer_path)
         self._model = LazyModel(self._open)
 
-    def _load(self) -> tuple[Any, np.ndarray]:
-        return self._model.get()
-
     def _open(self) -> tuple[Any, np.ndarray]:
         weights, tokenizer_path = self._paths
         if weights is None or tokenizer_path is None:
@@ -107,7 +104,7 @@ class StaticEmbedder:
         A text with no tokens (an empty string) gets the same fixed unit vector, never a
         zero or NaN vector that would break cosine search.
         """
-        tokenizer, table = self._load()
+        tokenizer, table = self._model.get()
         out = np.empty((len(texts), table.shape[1]), dtype=np.float32)
         if not texts:
             return out

@@ -141,12 +141,9 @@ def open_checkpointer(target: str | os.PathLike[str]) -> Iterator[BaseCheckpoint
         MissingDependencyError: for a Postgres URI without the ``postgres`` extra.
     """
     backend, location = resolve_target(target)
-    if backend == "postgres":
-        with postgres_checkpointer(location) as saver:
-            yield saver
-    else:
-        with sqlite_checkpointer(location) as sqlite_saver:
-            yield sqlite_saver
+    opened = postgres_checkpointer if backend == "postgres" else sqlite_checkpointer
+    with opened(location) as saver:
+        yield saver
 
 
 @asynccontextmanager

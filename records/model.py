@@ -69,17 +69,13 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _to_utc(value: datetime) -> datetime:
-    return value.astimezone(UTC)
-
-
 def _non_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty or whitespace only")
     return value
 
 
-UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(lambda value: value.astimezone(UTC))]
 """An aware datetime, converted to UTC. Naive datetimes fail validation."""
 
 Text = Annotated[StrictStr, AfterValidator(_non_blank)]
@@ -387,10 +383,8 @@ RECORD_TYPES: dict[Granularity, type[MemoryRecord]] = {
 
 def parse_granularity(value: object) -> Granularity:
     """Return ``value`` as a :class:`Granularity`, or raise a fix-it error."""
-    if isinstance(value, Granularity):
-        return value
     try:
-        return Granularity(str(value)) if isinstance(value, str) else Granularity(value)  # type: ignore[arg-type]
+        return Granularity(value)  # type: ignore[arg-type]
     except ValueError as e:
         allowed = ", ".join(g.value for g in Granularity)
         raise InvalidInputError(f"unknown granularity {value!r}; use one of: {allowed}") from e

@@ -24,9 +24,8 @@ def load_sample(name: str = FULL_SAMPLE) -> dict[str, Any]:
     return data
 
 
-def sample_turns(namespace: str, data: dict[str, Any] | None = None) -> list[RawTurn]:
+def sample_turns(namespace: str, data: dict[str, Any]) -> list[RawTurn]:
     """Turn a sample conversation into raw turns, one minute apart within a session."""
-    data = data if data is not None else load_sample()
     turns: list[RawTurn] = []
     for session in data["sessions"]:
         start = datetime.fromisoformat(session["started_at"])
@@ -47,9 +46,7 @@ def sample_turns(namespace: str, data: dict[str, Any] | None = None) -> list[Raw
     return turns
 
 
-def sample_sessions(
-    namespace: str, data: dict[str, Any] | None = None
-) -> list[tuple[str, list[dict[str, Any]]]]:
+def sample_sessions(namespace: str, data: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
     """The sample's sessions in order, each as ``(session_id, ingest turns)``."""
     sessions: dict[str, list[dict[str, Any]]] = {}
     for t in sample_turns(namespace, data):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -142,9 +141,7 @@ class FaultyStore:
         target = getattr(self._inner, name)
         if name not in self.methods or not callable(target):
             return target
-        return self._wrapped(name, target)
 
-    def _wrapped(self, name: str, target: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
             if not self.schedule.hit(name):
                 return target(*args, **kwargs)
