@@ -30,13 +30,12 @@ from ...errors import InvalidInputError
 from ...stores.filters import TimeWindow
 from .lexicon import ENGLISH, MONTHS_EN, SEASONS_EN
 from .names import match_speakers
-from .timeparse import reference_day, resolve_times
+from .timeparse import month_days, reference_day, resolve_times, season_days
 
 QuestionType = Literal["temporal", "aggregation", "yesno", "other"]
 
 _MAX_YEARS_AWAY = 30
 """A four-digit number further than this from the reference year is not a year."""
-_MONTHS = MONTHS_EN
 _MONTH_FORMS = sorted({m for forms in ENGLISH.months for m in forms}, key=len, reverse=True)
 _MONTH = r"(?:" + "|".join(_MONTH_FORMS) + r")\.?"
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
@@ -54,7 +53,7 @@ _ABSOLUTE = re.compile(
 """A date with a day, a month and/or a year, optionally after a preposition."""
 _BARE_MONTH = re.compile(
     r"(?<![\w-])(?P<prep>in|during|since|before|after|by|until)\s+(?P<date>"
-    + "|".join(_MONTHS)
+    + "|".join(MONTHS_EN)
     + r")(?![\w-])",
     re.IGNORECASE,
 )
@@ -71,7 +70,6 @@ _VAGUE = re.compile(
     re.IGNORECASE,
 )
 _OF = re.compile(r"\s+of\b", re.IGNORECASE)
-_SEASON_START = SEASONS_EN
 
 _TEMPORAL = re.compile(
     r"^\s*(?:when\b|what\s+(?:year|month|date|day|time|week|season)\b|which\s+(?:year|month|"
@@ -144,24 +142,11 @@ def _start_of(day: date, tz: ZoneInfo) -> datetime:
     return datetime.combine(day, time(), tz).astimezone(UTC)
 
 
-def _month_span(year: int, month: int) -> tuple[date, date]:
-    first = date(year, month, 1)
-    nxt = date(year + (month == 12), month % 12 + 1, 1)
-    return first, nxt - timedelta(days=1)
-
-
-def _season_span(name: str, year: int) -> tuple[date, date]:
-    start_month = _SEASON_START[name.lower()]
-    start = date(year, start_month, 1)
-    end_month = (start_month + 1) % 12 + 1
-    return start, _month_span(year + (end_month < start_month), end_month)[1]
-
-
 def _absolute_span(text: str, season: str | None, anchor: date) -> tuple[date, date] | None:
     """Inclusive days an absolute date expression names, or None if it is no date."""
     if season:
         year = int(re.findall(_YEAR, text)[-1])
-        return _season_span(season, year)
+        return season_days(season, year)
     if re.fullmatch(_YEAR, text.strip()):
         year = int(text)
         if abs(year - anchor.year) > _MAX_YEARS_AWAY:
@@ -181,15 +166,14 @@ def _absolute_span(text: str, season: str | None, anchor: date) -> tuple[date, d
     if data.period == "year":
         return date(point.year, 1, 1), date(point.year, 12, 31)
     if data.period == "month":
-        return _month_span(point.year, point.month)
+        return month_days(point.year, point.month)
     return point.date(), point.date()
 
 
 def _bare_month_span(name: str, anchor: date) -> tuple[date, date]:
     """The latest such month on or before the reference day's month."""
-    month = _MONTHS.index(name.lower()) + 1
-    year = anchor.year - (month > anchor.month)
-    return _month_span(year, month)
+    month = MONTHS_EN.index(name.lower()) + 1
+    return month_days(anchor.year - (month > anchor.month), month)
 
 
 class _Window:

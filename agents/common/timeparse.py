@@ -27,14 +27,11 @@ from .lexicon import ENGLISH, LEXICONS, MONTHS_EN, SEASONS_EN, UNITS_EN, WEEKDAY
 
 _MAX_YEARS = 200
 """Offsets further than this from the reference day are not resolved."""
-_WEEKDAYS = WEEKDAYS_EN
-_MONTHS = MONTHS_EN
-_SEASON_START = SEASONS_EN
 _NUMBERS = {**ENGLISH.numbers, "a couple of": 2, "couple of": 2, "a couple": 2}
 _NUM = r"(?P<num>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _UNIT = r"(?P<unit>" + "|".join(UNITS_EN) + ")s?"
-_WD = r"(?P<wd>" + "|".join(_WEEKDAYS) + ")"
-_MONTH = r"(?P<month>" + "|".join(_MONTHS) + ")"
+_WD = r"(?P<wd>" + "|".join(WEEKDAYS_EN) + ")"
+_MONTH = r"(?P<month>" + "|".join(MONTHS_EN) + ")"
 _SEASON = r"(?P<season>" + "|".join(SEASONS_EN) + ")"
 _LAST = r"(?P<rel>last|this past|past|this coming|this|next|coming)"
 
@@ -66,22 +63,28 @@ def _weekend(anchor: date, shift: int) -> tuple[date, date, TimeGranularity]:
     return saturday, saturday + timedelta(days=1), "weekend"
 
 
-def _month_span(year: int, month: int) -> tuple[date, date, TimeGranularity]:
-    first = date(year, month, 1)
+def month_days(year: int, month: int) -> tuple[date, date]:
+    """The first and the last day of a month."""
     nxt = date(year + (month == 12), month % 12 + 1, 1)
-    return first, nxt - timedelta(days=1), "month"
+    return date(year, month, 1), nxt - timedelta(days=1)
+
+
+def _month_span(year: int, month: int) -> tuple[date, date, TimeGranularity]:
+    return (*month_days(year, month), "month")
 
 
 def _year_span(year: int) -> tuple[date, date, TimeGranularity]:
     return date(year, 1, 1), date(year, 12, 31), "year"
 
 
-def _season_span(name: str, year: int) -> tuple[date, date]:
-    """Meteorological seasons (northern hemisphere); winter ``year`` starts in December."""
-    start = date(year, _SEASON_START[name], 1)
-    end_month = (_SEASON_START[name] + 2 - 1) % 12 + 1
-    end_year = year + (end_month < _SEASON_START[name])
-    return start, _month_span(end_year, end_month)[1]
+def season_days(name: str, year: int) -> tuple[date, date]:
+    """A meteorological season's first and last day (northern hemisphere).
+
+    ``name`` is an English season, any case; winter ``year`` starts in December.
+    """
+    start_month = SEASONS_EN[name.lower()]
+    end_month = (start_month + 1) % 12 + 1
+    return date(year, start_month, 1), month_days(year + (end_month < start_month), end_month)[1]
 
 
 def _expand(point: date, unit: str) -> tuple[date, date, TimeGranularity]:
@@ -169,7 +172,7 @@ def _shift(rel: str) -> int:
 
 def _relative_weekday(m: re.Match[str], anchor: date) -> Span | None:
     shift, wd = _shift(m.group("rel")), m.group("wd").lower()
-    target = _WEEKDAYS.index(wd)
+    target = WEEKDAYS_EN.index(wd)
     if shift == 0:  # "this Friday": that day of the reference day's week
         return _day_ref(anchor, target - anchor.weekday())
     point = _dateparser_point(f"{'last' if shift < 0 else 'next'} {wd}", anchor)
@@ -212,7 +215,7 @@ def _on_weekday(m: re.Match[str], anchor: date) -> Span | None:
     tense = _tense(m)
     if tense == 0:
         return None
-    back = (anchor.weekday() - _WEEKDAYS.index(m.group("wd").lower())) % 7
+    back = (anchor.weekday() - WEEKDAYS_EN.index(m.group("wd").lower())) % 7
     return _day_ref(anchor, -back if tense < 0 else (7 - back) % 7)
 
 
@@ -235,7 +238,7 @@ def _relative_unit(m: re.Match[str], anchor: date) -> Span | None:
 
 
 def _relative_month(m: re.Match[str], anchor: date) -> Span | None:
-    shift, month = _shift(m.group("rel")), _MONTHS.index(m.group("month").lower()) + 1
+    shift, month = _shift(m.group("rel")), MONTHS_EN.index(m.group("month").lower()) + 1
     year = anchor.year
     if shift < 0 and month >= anchor.month:
         year -= 1
@@ -246,14 +249,14 @@ def _relative_month(m: re.Match[str], anchor: date) -> Span | None:
 
 def _relative_season(m: re.Match[str], anchor: date) -> Span | None:
     shift, name = _shift(m.group("rel")), m.group("season").lower()
-    spans = [_season_span(name, y) for y in range(anchor.year - 2, anchor.year + 2)]
+    spans = [season_days(name, y) for y in range(anchor.year - 2, anchor.year + 2)]
     if shift < 0:
         chosen = [s for s in spans if s[1] < anchor][-1]
     elif shift > 0:
         chosen = [s for s in spans if s[0] > anchor][0]
     else:
         holding = [s for s in spans if s[0] <= anchor <= s[1]]
-        chosen = holding[0] if holding else _season_span(name, anchor.year)
+        chosen = holding[0] if holding else season_days(name, anchor.year)
     return chosen[0], chosen[1], "season"
 
 
