@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..prompts.agents import MEMORY_BLOCK, RECALLED_ANSWER
 
 if TYPE_CHECKING:
-    from ..memory.results import AnswerResult, ForgetResult, MemoryHit
+    from ..memory.results import AddResult, AnswerResult, ForgetResult, MemoryHit
 
 _MAX_TEXT = 600
 _BLOCK_TAG = re.compile(r"</?\s*memories\s*>", re.IGNORECASE)
@@ -41,6 +41,13 @@ def memory_block(hits: Sequence[MemoryHit], answer: AnswerResult | None = None) 
         clean = _BLOCK_TAG.sub("[memories-tag]", _clip(answer.answer))
         lines.insert(0, RECALLED_ANSWER.format(answer=clean))
     return MEMORY_BLOCK.format(memories="\n".join(lines) or "(none)")
+
+
+def format_add(result: AddResult) -> str:
+    """The raw turns an add stored, or already held."""
+    ids = result.new_raw_ids or result.duplicate_raw_ids
+    said = "Remembered" if result.new_raw_ids else "Already remembered"
+    return f"{said} as [raw {', '.join(ids)}]." if ids else "Nothing was stored."
 
 
 def format_forget(result: ForgetResult) -> str:

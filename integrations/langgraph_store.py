@@ -48,11 +48,13 @@ from ..stores.base import MemoryStore, SearchMode
 from .store_ingest import Ingestor, add_conversation, check_ingestor, conversation
 from .store_items import (
     ITEM,
+    ITEMS,
     KEY,
     ROLE,
     IndexPaths,
     check_filter,
     dump_value,
+    fields_of,
     index_paths,
     item_id,
     item_records,
@@ -262,9 +264,7 @@ class LaminaStore(ItemReads, BaseStore):
             for r in self.store.get(RAW, namespace, [item_id(k) for k in keys])
             if r.metadata.get(ROLE) == ITEM
         }
-        old_fields = self.store.get(
-            RAW, namespace, where={f"metadata.{ROLE}": "field", f"metadata.{KEY}": keys}
-        )
+        old_fields = self.store.get(RAW, namespace, where=fields_of(keys))
         now = self._clock()
         records = []
         for put in puts:
@@ -289,7 +289,7 @@ class LaminaStore(ItemReads, BaseStore):
             self.store.add(namespace, records)
         if stale:
             self.store.delete(RAW, namespace, stale)
-            if not self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM}, limit=1):
+            if not self.store.get(RAW, namespace, where=ITEMS, limit=1):
                 self.store.delete(RAW, self.registry, [registry_id(namespace)])
 
     def _register(self, namespace: str, labels: tuple[str, ...]) -> None:

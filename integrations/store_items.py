@@ -20,6 +20,7 @@ from langgraph.store.base import Item, get_text_at_path, tokenize_path
 
 from ..errors import InvalidInputError, InvalidTypeError
 from ..records.model import MemoryRecord, RawTurn, require_encodable, stable_id
+from ..stores.base import Where
 
 STORE_SPEAKER = "langgraph-store"
 """The speaker of every record a :class:`LaminaStore` writes."""
@@ -33,6 +34,9 @@ one of the item's search vectors, and how many vectors the item has."""
 
 ITEM, FIELD, NAMESPACE = "item", "field", "namespace"
 """Record roles: an item, one indexed field of an item, a namespace registry entry."""
+
+ITEMS: Where = {f"metadata.{ROLE}": ITEM}
+"""The store filter of item records."""
 
 WHOLE = "$"
 """The index path of the whole value."""
@@ -72,6 +76,11 @@ def item_id(key: str) -> str:
 def field_id(key: str, label: str) -> str:
     """The record id of one indexed field of an item."""
     return stable_id("langgraph-field", key, label)
+
+
+def fields_of(keys: list[str]) -> Where:
+    """The store filter of the indexed-field records of the items ``keys``."""
+    return {f"metadata.{ROLE}": FIELD, f"metadata.{KEY}": keys}
 
 
 def registry_id(namespace: str) -> str:

@@ -17,7 +17,7 @@ from langgraph.store.base import GetOp, Item, SearchItem, SearchOp
 from ..records.model import Granularity, MemoryRecord
 from ..stores.base import MemoryStore, ScoredRecord, SearchMode
 from .store_items import (
-    ITEM,
+    ITEMS,
     KEY,
     NAMESPACE,
     ROLE,
@@ -82,7 +82,7 @@ class ItemReads(TTLMethods):
     def _items(self, labels: tuple[str, ...], now: datetime) -> list[Item]:
         """Every item of one namespace, oldest first."""
         namespace = to_lamina(self.root, labels)
-        records = self.store.get(RAW, namespace, where={f"metadata.{ROLE}": ITEM})
+        records = self.store.get(RAW, namespace, where=ITEMS)
         return [i for i in (self._item(r, labels, now) for r in records) if i is not None]
 
     def _namespaces(self) -> list[tuple[str, ...]]:

@@ -26,7 +26,7 @@ from langgraph.store.base import Item, get_text_at_path
 
 from ..records.model import Granularity
 from ..stores.base import MemoryStore
-from .store_items import FIELD, KEY, ROLE, WHOLE
+from .store_items import KEY, WHOLE, fields_of
 from .store_namespace import to_lamina
 
 CACHE_SIZE = 4096
@@ -77,8 +77,8 @@ def field_texts(
         keys.setdefault(r.item.namespace, []).append(r.item.key)
     out: dict[tuple[tuple[str, ...], str], list[str]] = {}
     for labels, wanted in keys.items():
-        where = {f"metadata.{ROLE}": FIELD, f"metadata.{KEY}": wanted}
-        for record in store.get(Granularity.RAW, to_lamina(root, labels), where=where):
+        namespace = to_lamina(root, labels)
+        for record in store.get(Granularity.RAW, namespace, where=fields_of(wanted)):
             out.setdefault((labels, str(record.metadata[KEY])), []).append(record.text)
     return out
 

@@ -25,7 +25,7 @@ from langgraph.store.base import TTLConfig
 from ..errors import InvalidInputError, InvalidTypeError
 from ..records.model import Granularity, MemoryRecord
 from ..stores.base import MemoryStore
-from .store_items import ITEM, KEY, ROLE, registry_id, registry_labels
+from .store_items import ITEMS, KEY, fields_of, registry_id, registry_labels
 from .store_namespace import to_lamina
 
 EXPIRES, TTL_MINUTES = "lg_expires", "lg_ttl"
@@ -130,16 +130,12 @@ class TTLMethods:
             entries = self.store.get(Granularity.RAW, self.registry)
             for labels in filter(None, map(registry_labels, entries)):
                 namespace = to_lamina(self.root, labels)
-                items = self.store.get(Granularity.RAW, namespace, where={f"metadata.{ROLE}": ITEM})
+                items = self.store.get(Granularity.RAW, namespace, where=ITEMS)
                 gone = [r for r in items if (ends := _expires(r)) is not None and ends <= now]
                 if not gone:
                     continue
                 keys = [str(r.metadata.get(KEY)) for r in gone]
-                fields = self.store.get(
-                    Granularity.RAW,
-                    namespace,
-                    where={f"metadata.{ROLE}": "field", f"metadata.{KEY}": keys},
-                )
+                fields = self.store.get(Granularity.RAW, namespace, where=fields_of(keys))
                 self.store.delete(Granularity.RAW, namespace, [r.id for r in [*gone, *fields]])
                 swept += len(gone)
                 if len(gone) == len(items):
@@ -204,9 +200,7 @@ class TTLMethods:
             return spaces
         out = []
         for labels in spaces:
-            items = self.store.get(
-                Granularity.RAW, to_lamina(self.root, labels), where={f"metadata.{ROLE}": ITEM}
-            )
+            items = self.store.get(Granularity.RAW, to_lamina(self.root, labels), where=ITEMS)
             if any(not self._hidden(r, now) for r in items):
                 out.append(labels)
         return out

@@ -19,12 +19,11 @@ from pydantic import BaseModel, Field
 from ..errors import InvalidInputError, LaminaError, RecordNotFoundError
 from ..memory.results import ForgetResult
 from ..prompts.agents import FORGET_TOOL, REMEMBER_TOOL, SEARCH_MEMORY_TOOL
-from .formatting import format_forget, format_hits
+from .formatting import format_add, format_forget, format_hits
 from .namespace import DEFAULT_NAMESPACE_KEY, NamespaceSource, check_source, resolve_namespace
 
 if TYPE_CHECKING:
     from ..memory import Memory
-    from ..memory.results import AddResult
 
 logger = logging.getLogger(__name__)
 
@@ -64,14 +63,6 @@ def _tool_errors(action: str) -> Iterator[None]:
     except Exception as e:
         logger.warning("lamina tool %s failed", action, exc_info=e)
         raise ToolException(f"{action} failed: memory is unavailable ({type(e).__name__})") from e
-
-
-def _format_add(result: AddResult) -> str:
-    if result.new_raw_ids:
-        return "Remembered as [raw " + ", ".join(result.new_raw_ids) + "]."
-    if result.duplicate_raw_ids:
-        return "Already remembered as [raw " + ", ".join(result.duplicate_raw_ids) + "]."
-    return "Nothing was stored."
 
 
 def _forget_arguments(memory_id: str | None, subject: str | None) -> dict[str, Any]:
@@ -129,12 +120,12 @@ def memory_tools(
     def remember(text: str, runtime: AnyRuntime) -> str:
         with _tool_errors("remember"):
             result = memory.add(text, namespace=namespace(runtime), speaker=note_speaker)
-        return _format_add(result)
+        return format_add(result)
 
     async def aremember(text: str, runtime: AnyRuntime) -> str:
         with _tool_errors("remember"):
             result = await memory.aadd(text, namespace=namespace(runtime), speaker=note_speaker)
-        return _format_add(result)
+        return format_add(result)
 
     def forget(
         runtime: AnyRuntime, memory_id: str | None = None, subject: str | None = None

@@ -28,7 +28,7 @@ from ...memory.filters import require_metadata
 from ...memory.results import ForgetResult
 from ...prompts import mcp as text
 from ...records.model import MemoryRecord
-from ..formatting import format_forget, format_hit, format_hits
+from ..formatting import format_add, format_forget, format_hit, format_hits
 
 if TYPE_CHECKING:
     from ...memory import Memory
@@ -156,9 +156,7 @@ async def add_memory(call: Call, args: AddMemoryArgs) -> Output:
         metadata=args.metadata,
         infer=args.infer,
     )
-    ids = result.new_raw_ids or result.duplicate_raw_ids
-    said = "Remembered" if result.new_raw_ids else "Already remembered"
-    line = f"{said} as [raw {', '.join(ids)}]." if ids else "Nothing was stored."
+    line = format_add(result)
     if result.model_error:
         line += " Consolidation was skipped: the chat model could not be reached."
     data = {
