@@ -1,12 +1,8 @@
 """``lamina add``: remember one turn, or the turns of JSON lines on stdin.
 
-``lamina add "I adopted a greyhound" --speaker Alice -n user:alice`` stores one turn through
-:meth:`lamina.Memory.add`, exactly as a program would: the raw turn first, then
-consolidation per the trigger policy. ``--no-infer`` stores it verbatim, with no LLM
-call now or later. ``lamina add - ...`` reads one JSON object per line from stdin (its
-``text``, and optionally ``speaker``, ``at``, ``session_id``, ``turn_index``,
-``metadata``; or ``role``/``content`` as in a chat message); the options give what a line
-leaves out. Every argument and line is checked before the memory opens or a model loads.
+Turns go through :meth:`lamina.Memory.add`, exactly as a program would store them (the
+parser's description says how). Every argument and line is checked before the memory
+opens or a model loads.
 """
 
 from __future__ import annotations
@@ -33,8 +29,6 @@ if TYPE_CHECKING:
     from ..memory.results import AddResult
 
 EXAMPLE = 'lamina add "I adopted a greyhound called Biscuit" --speaker Alice -n user:alice'
-LINE_FIELDS = ("text", "speaker", "at", "occurred_at", "session_id", "turn_index", "metadata")
-"""What a stdin line may hold (besides ``role``/``content``, ``name`` and ``media_caption``)."""
 
 
 def register(sub: Any) -> None:

@@ -1,20 +1,15 @@
 """``lamina demo``: build a memory from a bundled conversation, then use it.
 
-The default is the quick tour, sized to finish in a few minutes on a 2-core machine with
-the offline model: a seven-turn conversation in two sessions is stored turn by turn (raw
-turns first, with their times resolved), each closed session is consolidated into an
-episode and facts by the model, one question is answered with the turns it cites, a fact
-is superseded and a subject is forgotten. Every line says how long the demo has run.
-``--full`` does the same with the whole three-session sample and three questions.
-``--search-only`` needs no LLM.
-
-Everything is offline by default: a persistent Chroma in a temporary folder, the bundled
-MiniLM embedder and the local Qwen model served in-process.
+The quick tour (the parser's description says what it does) is sized to finish in a few
+minutes on a 2-core machine with the offline model. Everything is offline by default: a
+persistent Chroma in a temporary folder, the bundled MiniLM embedder and the local Qwen
+model served in-process.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import tempfile
 import time
 from pathlib import Path
@@ -27,7 +22,6 @@ from .demo_progress import Progress
 if TYPE_CHECKING:
     from ..config import MemoryConfig
     from ..memory import Memory
-    from ..memory.models import LocalServer
 
 DEMO_NAMESPACE = "demo:maya"
 QUICK_QUESTIONS = 1
@@ -88,9 +82,7 @@ def local_memory_factory(threads: int) -> MemoryFactory:
         from ..memory import Memory
         from ..memory.models import default_local_server
 
-        def server(c: MemoryConfig) -> LocalServer:
-            return default_local_server(c, threads=threads)
-
+        server = functools.partial(default_local_server, threads=threads)
         return Memory(config=config, local_server_factory=server)
 
     return factory

@@ -147,10 +147,8 @@ class MiniLMEmbeddingFunction(UnitVectorFunction):
 
     @staticmethod
     def validate_config(config: dict[str, Any]) -> None:
-        """Reject configs this function cannot honour."""
-        max_length = int(config.get("max_length", DEFAULT_MAX_LENGTH))
-        if not 8 <= max_length <= 512:
-            raise ValueError(f"max_length must be in [8, 512], got {max_length}")
+        """Reject configs this function cannot honour (as :class:`OnnxMiniLM` would)."""
+        OnnxMiniLM(max_length=int(config.get("max_length", DEFAULT_MAX_LENGTH)))
 
 
 __all__ = [

