@@ -74,10 +74,7 @@ def unsupported_person(analysis: QueryAnalysis, cited: Sequence[Candidate]) -> s
 
 
 def ungrounded_person(
-    analysis: QueryAnalysis,
-    answer: str,
-    shown: Sequence[Candidate],
-    analyzer: Analyzer = _ANALYZER,
+    analysis: QueryAnalysis, answer: str, shown: Sequence[Candidate]
 ) -> str | None:
     """The person the question names when the answer's best-matching memories are others'.
 
@@ -89,10 +86,10 @@ def ungrounded_person(
     if len(analysis.persons) != 1:
         return None
     person = analysis.persons[0]
-    terms = set(analyzer(answer)) - set(analyzer(person))
+    terms = set(_ANALYZER(answer)) - set(_ANALYZER(person))
     if not terms:
         return None
-    overlap = [(len(terms.intersection(analyzer(m.text))), m) for m in shown]
+    overlap = [(len(terms.intersection(_ANALYZER(m.text))), m) for m in shown]
     best = max((n for n, _ in overlap), default=0)
     if best == 0:
         return None

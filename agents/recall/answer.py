@@ -34,24 +34,15 @@ ANSWER_MAX_TOKENS = 96
 REFUSAL = "I don't know: my memory holds nothing that answers this."
 
 
+def _answered(
+    text: str, cited: list[str], source: AnswerSource, log: StepLog, *, refused: bool = False
+) -> dict[str, Any]:
+    out = {"answer": text, "citations": cited, "refused": refused, "answer_source": source}
+    return {**out, **log.update()}
+
+
 def _refusal(source: AnswerSource, log: StepLog) -> dict[str, Any]:
-    return {
-        "answer": REFUSAL,
-        "citations": [],
-        "refused": True,
-        "answer_source": source,
-        **log.update(),
-    }
-
-
-def _answered(text: str, cited: list[str], source: AnswerSource, log: StepLog) -> dict[str, Any]:
-    return {
-        "answer": text,
-        "citations": cited,
-        "refused": False,
-        "answer_source": source,
-        **log.update(),
-    }
+    return _answered(REFUSAL, [], source, log, refused=True)
 
 
 def make_answer(deps: NodeDeps) -> Callable[..., dict[str, Any]]:
