@@ -129,8 +129,9 @@ class ChangeLog:
         return n
 
     def _set_head(self, key: str, n: int) -> None:
-        head = self._head(key)
-        if head is not None and head >= n:
+        rows = self._calls.read(self._collection.get, ids=[f"{key}|head"], include=["metadatas"])
+        metas = rows["metadatas"] or []
+        if metas and int(cast(Any, metas[0]["n"])) >= n:
             return
         self._calls.write(
             self._collection.upsert,
@@ -245,11 +246,6 @@ class ChangeLog:
                 embeddings=cast(Any, [_PLACEHOLDER] * len(old)),
                 metadatas=cast(Any, [{**m, "ids": "[]", "reset": True} for _, m in old]),
             )
-
-    def _head(self, key: str) -> int | None:
-        rows = self._calls.read(self._collection.get, ids=[f"{key}|head"], include=["metadatas"])
-        metas = rows["metadatas"] or []
-        return int(cast(Any, metas[0]["n"])) if metas else None
 
     def _exists(self, slot_id: str) -> bool:
         return bool(self._calls.read(self._collection.get, ids=[slot_id], include=[])["ids"])

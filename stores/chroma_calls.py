@@ -63,31 +63,26 @@ class ChromaCalls:
     def read(self, call: Callable[..., T], **kwargs: Any) -> T:
         """Run a read; retry it once under the store's write lock if Chroma raced a write."""
         try:
-            return self._run(call, kwargs)
+            return self.write(call, **kwargs)
         except InternalError:
             # A reader may hold a namespace mirror's lock that a writer holding the store
             # lock waits for: never wait for the store lock forever.
             locked = self._lock.acquire(timeout=RETRY_LOCK_S)
             try:
-                return self._run(call, kwargs)
+                return self.write(call, **kwargs)
             finally:
                 if locked:
                     self._lock.release()
 
     def write(self, call: Callable[..., T], **kwargs: Any) -> T:
         """Run a write; a transport failure becomes :class:`StoreUnavailableError`."""
-        return self._run(call, kwargs)
+        with self.guard():
+            return call(**kwargs)
 
     @contextmanager
     def guard(self) -> Iterator[None]:
         """Translate transport failures of a block of Chroma calls (e.g. opening collections)."""
         try:
             yield
-        except httpx.TransportError as e:
-            raise unavailable(self.where, e) from e
-
-    def _run(self, call: Callable[..., T], kwargs: dict[str, Any]) -> T:
-        try:
-            return call(**kwargs)
         except httpx.TransportError as e:
             raise unavailable(self.where, e) from e

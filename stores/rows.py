@@ -62,11 +62,7 @@ def small_namespace(calls: ChromaCalls, collection: Collection, namespace: str) 
     found = rows.get("embeddings")
     if not _aligned(found, metas):
         return None  # a concurrent write split the read: page through the ids instead
-    return [
-        Row(str(m.get("record_id")), dict(m), None if found is None else found[n])
-        for n, m in enumerate(metas)
-        if m.get("namespace") == namespace
-    ]
+    return _rows(namespace, metas, found)
 
 
 def rows_by_id(
@@ -104,12 +100,16 @@ def _page(
         if len(ids) > 1:
             return _halves(calls, collection, namespace, ids)
         found = None  # the caller re-embeds this row's index text
-    out = []
-    for n, meta in enumerate(metas):
-        if meta.get("namespace") != namespace:
-            continue
-        out.append(Row(str(meta.get("record_id")), dict(meta), None if found is None else found[n]))
-    return out
+    return _rows(namespace, metas, found)
+
+
+def _rows(namespace: str, metas: Sequence[Any], found: Any) -> list[Row]:
+    """The rows of ``namespace`` in a read (its metadata and, unless None, vectors)."""
+    return [
+        Row(str(m.get("record_id")), dict(m), None if found is None else found[n])
+        for n, m in enumerate(metas)
+        if m.get("namespace") == namespace
+    ]
 
 
 def _halves(

@@ -99,26 +99,21 @@ class AsyncCalls(RecordReads):
         async with lock:
             if self._apool is not None and self._apool_loop is loop:
                 return self._apool
-            return await self._open_async_pool(loop, self._dsn)
-
-    async def _open_async_pool(
-        self, loop: asyncio.AbstractEventLoop, dsn: str
-    ) -> AsyncConnectionPool[Any]:
-        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-            dsn,
-            min_size=1,
-            max_size=self._apool_size,
-            timeout=self.pool.timeout,  # as long as the sync pool waits for a connection
-            kwargs={"prepare_threshold": None},
-            configure=aconfigure_connection,
-            check=AsyncConnectionPool.check_connection,  # as the sync pool: drop dead ones
-            name=f"lamina async {self.where}",
-            open=False,
-        )
-        await pool.open()
-        self._apool, self._apool_loop = pool, loop
-        self._apool_guard = loop.create_task(_close_with_loop(pool), name="lamina-pool-closer")
-        return pool
+            pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+                self._dsn,
+                min_size=1,
+                max_size=self._apool_size,
+                timeout=self.pool.timeout,  # as long as the sync pool waits for a connection
+                kwargs={"prepare_threshold": None},
+                configure=aconfigure_connection,
+                check=AsyncConnectionPool.check_connection,  # as the sync pool: drop dead ones
+                name=f"lamina async {self.where}",
+                open=False,
+            )
+            await pool.open()
+            self._apool, self._apool_loop = pool, loop
+            self._apool_guard = loop.create_task(_close_with_loop(pool), name="lamina-pool-closer")
+            return pool
 
     async def aclose(self) -> None:
         """Close the async pool (if one is open) and the sync pool.
