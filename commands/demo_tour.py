@@ -20,7 +20,6 @@ from ..samples import TourForget, TourUpdate, sample_sessions
 from .common import one_line, report_failures
 from .demo_progress import Progress
 
-LAYERS = ("raw", "fact", "episode", "scene")
 WIDTH = 110
 """Detail lines are cut to this many characters."""
 SHOWN_HITS = 3
@@ -41,20 +40,16 @@ def day(when: datetime) -> str:
     return f"{when.day} {when:%B %Y}"
 
 
-def layer_counts(memory: Memory, namespace: str) -> dict[str, int]:
-    """Current memories per layer (superseded facts are not counted)."""
-    return {g: len(memory.get_all(namespace=namespace, granularities=[g])) for g in LAYERS}
+def counts_line(memory: Memory, namespace: str) -> str:
+    """``memory: 7 raw turns → 5 facts → 2 episodes (1 scene)``; superseded facts not counted."""
 
-
-def counts_line(counts: dict[str, int]) -> str:
-    """``7 raw turns → 5 facts → 2 episodes (1 scene)``."""
-
-    def n(count: int, word: str) -> str:
+    def n(gran: str, word: str) -> str:
+        count = len(memory.get_all(namespace=namespace, granularities=[gran]))
         return f"{count} {word}{'' if count == 1 else 's'}"
 
     return (
-        f"{n(counts['raw'], 'raw turn')} → {n(counts['fact'], 'fact')} → "
-        f"{n(counts['episode'], 'episode')} ({n(counts['scene'], 'scene')})"
+        f"  memory: {n('raw', 'raw turn')} → {n('fact', 'fact')} → "
+        f"{n('episode', 'episode')} ({n('scene', 'scene')})"
     )
 
 
@@ -169,7 +164,7 @@ def _show_consolidation(
                 )
             )
             progress.detail(labelled("changed", f"the Judge superseded: {old.text}"))
-    progress.line(f"  memory: {counts_line(layer_counts(memory, namespace))}")
+    progress.line(counts_line(memory, namespace))
     return superseded
 
 
@@ -296,7 +291,7 @@ def forget(memory: Memory, namespace: str, plan: TourForget, progress: Progress)
             progress.detail(labelled("found", _hit_text(hit)))
     else:
         progress.detail(f"search {plan.query!r} now: nothing mentions {plan.subject!r}")
-    progress.line(f"  memory: {counts_line(layer_counts(memory, namespace))}")
+    progress.line(counts_line(memory, namespace))
 
 
 def _mentioning(memory: Memory, namespace: str, query: str, needle: str) -> list[MemoryHit]:

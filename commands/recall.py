@@ -19,7 +19,7 @@ from .common import (
 from .namespaces import hint_if_empty
 
 if TYPE_CHECKING:
-    from ..memory.results import AnswerResult, MemoryHit
+    from ..memory.results import MemoryHit
 
 
 def register(sub: Any) -> None:
@@ -87,22 +87,17 @@ def run_ask(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print_answer(result)
+        print(result.answer)
+        by_id = {m.id: m for m in result.memories}
+        if result.citations:
+            print("citations:")
+        for memory_id in result.citations:
+            hit = by_id.get(memory_id)
+            print(f"  - {format_hit(hit) if hit else f'[{memory_id}]'}")
         if args.explain:
             print("\n" + result.explain())
     report_failures(result.failures)
     return 0
-
-
-def print_answer(result: AnswerResult, *, prefix: str = "") -> None:
-    """Print the answer, then one line per cited memory."""
-    print(f"{prefix}{result.answer}")
-    by_id = {m.id: m for m in result.memories}
-    if result.citations:
-        print("citations:")
-    for memory_id in result.citations:
-        hit = by_id.get(memory_id)
-        print(f"  - {format_hit(hit) if hit else f'[{memory_id}]'}")
 
 
 def format_hit(hit: MemoryHit) -> str:
