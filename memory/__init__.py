@@ -1,10 +1,7 @@
 """The :class:`Memory` facade: add, search, answer, update and forget over one store.
 
-This face exports the facade, :func:`open_store` (the store a config describes) and
-what the facade's calls take and return: :class:`AddResult`, :class:`MemoryHit`,
-:class:`AnswerResult`, :class:`TokenUsage`, :class:`UpdateResult`,
-:class:`ForgetResult`, :class:`ImportResult`, :class:`FactInput` and
-:class:`AddFactsResult`. The names are imported on first use (:mod:`lamina.core.lazy`).
+It exports the facade, :func:`open_store` and what the facade's calls take and return,
+each imported on first use (:mod:`lamina.core.lazy`).
 
 ``facade`` wires the store (``opening`` opens the one a config describes), the chat
 model and the memory graph. ``reading`` and ``editing`` hold the calls that need no LLM

@@ -24,6 +24,7 @@ import asyncio
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any, Literal
 
 from ..config import MemoryConfig
@@ -96,8 +97,7 @@ class BackgroundMethods:
     _closed: bool
     _worker: Consolidator | None = None
 
-    def _invoke(self, state: dict[str, Any], ctx: MemoryContext, kind: str) -> Any:
-        raise NotImplementedError  # the facade's graph run
+    _invoke: Callable[[dict[str, Any], MemoryContext, str], Any]  # the facade's graph run
 
     def _consolidator(self) -> Consolidator:
         with self._lock:

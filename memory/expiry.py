@@ -33,16 +33,17 @@ from .twins import in_thread
 logger = logging.getLogger("lamina.memory")
 
 
-def namespace_default_ttl(store: object, namespace: str) -> timedelta | None:
-    """The default TTL ``store`` keeps for ``namespace``, or None.
-
-    None too for a store that keeps no namespace settings (no default can be set on it).
-    """
+def namespace_settings(store: object, namespace: str) -> NamespaceSettings | None:
+    """The namespace's settings, or None (none set, or a store that keeps none)."""
     get = getattr(store, "get_namespace_settings", None)
-    if not callable(get):
-        return None
-    settings = get(namespace)
-    return settings.default_ttl if isinstance(settings, NamespaceSettings) else None
+    found = get(namespace) if callable(get) else None
+    return found if isinstance(found, NamespaceSettings) else None
+
+
+def namespace_default_ttl(store: object, namespace: str) -> timedelta | None:
+    """The default TTL ``store`` keeps for ``namespace``, or None."""
+    settings = namespace_settings(store, namespace)
+    return None if settings is None else settings.default_ttl
 
 
 def default_expiry(store: object, namespace: str, now: datetime | None = None) -> datetime | None:

@@ -219,10 +219,8 @@ class Memory(
     ) -> tuple[dict[str, Any], MemoryContext]:
         require_namespace(namespace)
         require_add_options(options)
-        session_closed = options.get("session_closed", False)
-        require_bool("session_closed", session_closed)
-        infer = options.get("infer", True)
-        require_bool("infer", infer)
+        session_closed = require_bool("session_closed", options.get("session_closed", False))
+        infer = require_bool("infer", options.get("infer", True))
         extra = require_metadata(options.get("metadata"))
         expires = require_expiry(options.get("expires_at"), options.get("ttl"))
         turns = to_turns(

@@ -49,6 +49,7 @@ from ..records.settings import NamespaceSettings
 from ..stores.atomic import all_or_nothing
 from ..stores.base import MemoryStore
 from ..stores.chroma import ChromaMemoryStore
+from .expiry import namespace_settings
 from .inputs import first_problem
 from .twins import in_thread
 
@@ -131,7 +132,7 @@ def export_lines(store: MemoryStore, namespace: str) -> Iterator[str]:
     records = {g: store.get(g, namespace) for g in Granularity}
     profile = store.get_profile(namespace)
     audit = store.list_audit(namespace)
-    settings = _settings(store, namespace)
+    settings = namespace_settings(store, namespace)
     counts = {g.value: len(found) for g, found in records.items()}
     counts |= {"profile": int(profile is not None), "audit": len(audit)}
     counts["settings"] = int(settings is not None)
@@ -233,19 +234,12 @@ def import_portable(
                 store.put_profile(portable.profile.model_copy(update={"namespace": target}))
             (imported if absent else kept)["profile"] = 1
         if portable.settings is not None:
-            absent = _settings(store, target) is None
+            absent = namespace_settings(store, target) is None
             if absent:
                 assert callable(put_settings)  # a store that keeps none was refused above
                 put_settings(portable.settings.model_copy(update={"namespace": target}))
             (imported if absent else kept)["settings"] = 1
     return ImportResult(namespace=target, imported=imported, kept=kept)
-
-
-def _settings(store: MemoryStore, namespace: str) -> NamespaceSettings | None:
-    """The namespace's settings, or None (none set, or a store that keeps none)."""
-    get = getattr(store, "get_namespace_settings", None)
-    found = get(namespace) if callable(get) else None
-    return found if isinstance(found, NamespaceSettings) else None
 
 
 def _embedder(store: MemoryStore) -> str:
