@@ -36,10 +36,7 @@ def content_terms(statement: str, people: Sequence[str]) -> set[str]:
 
 def source_terms(sources: Iterable[str]) -> set[str]:
     """Every stemmed word of ``sources``, as the statements' words are stemmed."""
-    found: set[str] = set()
-    for text in sources:
-        found.update(_ANALYZER(text))
-    return found
+    return {term for text in sources for term in _ANALYZER(text)}
 
 
 def support_ratio(statement: str, sources: Iterable[str], people: Sequence[str]) -> float:

@@ -39,14 +39,6 @@ def _centroid(log: StepLog, ctx: MemoryContext, member_ids: list[str]) -> list[f
     return [float(x) for x in _unit(np.mean([_unit(v) for v in vectors.values()], axis=0))]
 
 
-def _within_gap(
-    log: StepLog, ctx: MemoryContext, scene: SceneRecord, episode: EpisodeRecord
-) -> bool:
-    members = log.deps.store.get("episode", ctx.namespace, scene.members)
-    limit = timedelta(days=SCENE_MAX_GAP_DAYS)
-    return any(abs(m.occurred_at - episode.occurred_at) <= limit for m in members)
-
-
 def choose_scene(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> SceneRecord | None:
     """The scene ``episode`` belongs to: the one holding it, else the nearest eligible one."""
     scenes = [s for s in log.deps.store.get("scene", ctx.namespace) if isinstance(s, SceneRecord)]
@@ -61,10 +53,12 @@ def choose_scene(log: StepLog, ctx: MemoryContext, episode: EpisodeRecord) -> Sc
         ((float(v @ _unit(s.centroid)), s) for s in scenes if s.centroid),
         key=lambda pair: -pair[0],
     )
+    limit = timedelta(days=SCENE_MAX_GAP_DAYS)
     for similarity, scene in scored:
         if similarity < SCENE_TAU:
             break
-        if _within_gap(log, ctx, scene, episode):
+        members = log.deps.store.get("episode", ctx.namespace, scene.members)
+        if any(abs(m.occurred_at - episode.occurred_at) <= limit for m in members):
             return scene
     return None
 

@@ -202,15 +202,6 @@ def speech_act(statement: str, people: Sequence[str]) -> bool:
     return bool(set(_ANALYZER(lead.group("verb"))) & _ACTS)
 
 
-def _sentence_owner(tokens: list[str], at: int, speaker: str, addressed: str | None) -> str | None:
-    """The owner the pronouns of the sentence holding ``tokens[at]`` point to, if one way.
-
-    "My four fur babies mean everything to me": the speaker's.
-    """
-    start, end = _sentence_span(tokens, at)
-    return _turn_owner(" ".join(tokens[start:end]), speaker, addressed)
-
-
 def grammar_owner(
     statement: str, turn_text: str, speaker: str, addressed: str | None, people: Sequence[str]
 ) -> str | None:
@@ -239,8 +230,9 @@ def grammar_owner(
         hit = next((h for _, h in seen if h[0]), None)
         if hit is not None:  # a subordinate clause's subject ("when you come") votes weakly
             (weak if _subordinate(tokens, hit[1]) else votes)[str(hit[0])] += 1
-        elif seen:
-            whole = _sentence_owner(tokens, seen[0][0], speaker, addressed)
+        elif seen:  # the pronouns of its sentence ("My fur babies mean everything to me")
+            start, end = _sentence_span(tokens, seen[0][0])
+            whole = _turn_owner(" ".join(tokens[start:end]), speaker, addressed)
             if whole is not None:
                 weak[whole] += 1
     ranked = (votes or weak).most_common(2)
