@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import signal
-import sys
 import threading
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from .common import warn
 
@@ -49,6 +48,7 @@ def register(sub: Any) -> None:
 def run_serve_postgres(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C or SIGTERM; the server stops with the command."""
     from ..config import MemoryConfig
+    from ..stores.postgres.embedded import check_data_folder, embedded_postgres
 
     if args.pgdata is not None:
         folder = args.pgdata
@@ -62,7 +62,13 @@ def run_serve_postgres(args: argparse.Namespace) -> int:
         sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
     }
     try:
-        serve(folder, stop)
+        folder = check_data_folder(folder)
+        with embedded_postgres(folder) as dsn:
+            print(f"embedded Postgres with pgvector on {folder}, for a local trial")
+            print(f"export LAMINA_STORE={shlex.quote(dsn)}")
+            print("(Ctrl-C stops it; in production use a managed server's DSN)", flush=True)
+            while not stop.wait(0.5):  # a timeout, so Ctrl-C is seen at once
+                pass
     except KeyboardInterrupt:  # a Ctrl-C before the handlers were set
         pass
     finally:
@@ -71,17 +77,3 @@ def run_serve_postgres(args: argparse.Namespace) -> int:
                 signal.signal(sig, handler)
     warn("the embedded Postgres stopped")
     return 0
-
-
-def serve(folder: Path, stop: threading.Event, out: TextIO | None = None) -> None:
-    """Run the embedded Postgres on ``folder`` until ``stop`` is set; print how to reach it."""
-    from ..stores.postgres.embedded import check_data_folder, embedded_postgres
-
-    out = out or sys.stdout
-    folder = check_data_folder(folder)
-    with embedded_postgres(folder) as dsn:
-        print(f"embedded Postgres with pgvector on {folder}, for a local trial", file=out)
-        print(f"export LAMINA_STORE={shlex.quote(dsn)}", file=out)
-        print("(Ctrl-C stops it; in production use a managed server's DSN)", file=out, flush=True)
-        while not stop.wait(0.5):  # a timeout, so Ctrl-C is seen at once
-            pass

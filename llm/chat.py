@@ -11,7 +11,7 @@ from pathlib import Path
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
-from .tokens import TokenCounter, gguf_counter
+from .tokens import EstimatedTokens, TokenCounter, gguf_counter
 
 
 class LocalChatOpenAI(ChatOpenAI):
@@ -24,12 +24,8 @@ class LocalChatOpenAI(ChatOpenAI):
     def token_counter(self) -> TokenCounter:
         """The served model's own tokenizer (an estimate if it cannot be reproduced)."""
         if self._counter is None:
-            if self.gguf_path is None:
-                from .tokens import EstimatedTokens
-
-                self._counter = EstimatedTokens()
-            else:
-                self._counter = gguf_counter(self.gguf_path)
+            path = self.gguf_path
+            self._counter = EstimatedTokens() if path is None else gguf_counter(path)
         return self._counter
 
     def get_num_tokens(self, text: str) -> int:

@@ -51,13 +51,7 @@ def sample_sessions(namespace: str, data: dict[str, Any]) -> list[tuple[str, lis
     sessions: dict[str, list[dict[str, Any]]] = {}
     for t in sample_turns(namespace, data):
         sessions.setdefault(t.session_id, []).append(
-            {
-                "speaker": t.speaker,
-                "text": t.text,
-                "occurred_at": t.occurred_at,
-                "session_id": t.session_id,
-                "turn_index": t.turn_index,
-            }
+            t.model_dump(include={"speaker", "text", "occurred_at", "session_id", "turn_index"})
         )
     return list(sessions.items())
 
