@@ -340,10 +340,6 @@ class ChromaMemoryStore(CheckedCalls, SearchByRequest, ProfilesAndAudit, ChromaE
         """Return the BM25 mirror of one collection and namespace, up to date."""
         return self._mirrors.get(parse_granularity(granularity), validate_namespace(namespace))
 
-    def _build_lexical(self, gran: Granularity, namespace: str) -> BM25Index:
-        """A mirror built from Chroma alone (not cached), e.g. to compare with the live one."""
-        return self._mirrors.load(gran, namespace)
-
     def refresh_lexical(self) -> None:
         """Drop every mirror; each is rebuilt from Chroma on next use.
 

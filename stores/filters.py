@@ -21,12 +21,8 @@ _FILTERABLE: dict[Granularity, frozenset[str]] = {
     Granularity.EPISODE: frozenset(),
     Granularity.SCENE: frozenset(),
 }
-"""The record fields the codec writes as Chroma metadata, per granularity."""
-
-
-def filterable_fields(granularity: Granularity) -> frozenset[str]:
-    """Record fields that :class:`SearchFilter` may test."""
-    return _FILTERABLE[granularity] | {"record_id"}
+"""The record fields the codec writes as Chroma metadata, per granularity (and every
+record's ``record_id``): what a :class:`SearchFilter` may test."""
 
 
 OCCURRED_TS = "occurred_ts"
@@ -126,7 +122,7 @@ class SearchFilter:
 
     def metadata_conditions(self, granularity: Granularity) -> list[tuple[str, list[Any]]]:
         """Return ``(metadata_key, allowed_values)`` pairs after validating the keys."""
-        allowed = filterable_fields(granularity)
+        allowed = _FILTERABLE[granularity] | {"record_id"}
         out: list[tuple[str, list[Any]]] = []
         for key, value in self.where.items():
             if key.startswith("metadata."):
@@ -167,7 +163,3 @@ class SearchFilter:
             return all(metadata.get(key) in values for key, values in conditions)
 
         return test
-
-    def matches(self, granularity: Granularity, metadata: Mapping[str, Any]) -> bool:
-        """Return True if one record's stored metadata passes the filter."""
-        return self.predicate(granularity)(metadata)

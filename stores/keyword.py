@@ -1,21 +1,10 @@
 """The seam between :class:`~lamina.stores.chroma.ChromaMemoryStore` and its search engine.
 
-Local Chroma has no sparse or hybrid search (its ``Search`` API and sparse indexes are
-refused locally; see ``docs/concepts/storage.md``), so the store ranks a namespace over a
-mirror of its own: BM25 postings beside exact dense vectors (:mod:`.mirror`), loaded from
-Chroma and kept in step with every process's writes (:mod:`.mirrors`). The store talks to
-that engine through two protocols only:
-
-* :class:`KeywordIndex`, what the store tells it and asks of it: each write it made, each
-  namespace it deleted, and the up-to-date :class:`RankedIndex` of a namespace's
-  granularities for a search;
-* :class:`RankedIndex`, what a search (:func:`~lamina.stores.search.search_mirror`) and
-  the HNSW fallback (:mod:`.hnsw`) read of one namespace and granularity.
-
-:class:`~lamina.stores.mirrors.MirrorCache` is the implementation. A backend with native
-sparse or hybrid search plugs in through ``ChromaMemoryStore(keyword_index=...)``, a
-factory given the store's :class:`KeywordSources`; the nodes see the same
-``MemoryStore`` either way.
+The store tells a :class:`KeywordIndex` of each write and each deleted namespace, and asks
+it for the up-to-date :class:`RankedIndex` of a namespace's granularities, which a search
+(:func:`~lamina.stores.search.search_mirror`) and the HNSW fallback (:mod:`.hnsw`) read.
+:class:`~lamina.stores.mirrors.MirrorCache` is the implementation; another engine plugs in
+through ``ChromaMemoryStore(keyword_index=...)`` (see docs/concepts/storage.md, "The seam").
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def test_a_cold_store_replays_the_journal_and_matches_a_chroma_build(written, tm
     cold = open_store(tmp_path)
     assert ids(cold, "paper boat canal", "bm25")[0] == turns[4].id
     assert cold._mirrors.replays == 1 and cold._mirrors.loads == 0  # no row read from Chroma
-    live, built = cold.lexical_index("raw", NS), cold._build_lexical(RAW, NS)
+    live, built = cold.lexical_index("raw", NS), cold._mirrors.load(RAW, NS)
     assert live.ids() == built.ids() == {t.id for t in turns} - {turns[3].id}
     assert live.scores("kite windy hill 7") == built.scores("kite windy hill 7")
     for t in (turns[0], turns[29]):
@@ -111,7 +111,7 @@ def test_a_damaged_journal_is_never_trusted(written, tmp_path, damage) -> None: 
     expected = {r.id for r in writer.get("raw", NS)}
     assert cold.lexical_index("raw", NS).ids() == expected
     assert ids(cold, "paper boat canal", "bm25")[0] == turns[4].id
-    assert cold.lexical_index("raw", NS).scores("kite") == cold._build_lexical(RAW, NS).scores(
+    assert cold.lexical_index("raw", NS).scores("kite") == cold._mirrors.load(RAW, NS).scores(
         "kite"
     )
 

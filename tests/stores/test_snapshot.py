@@ -156,7 +156,7 @@ def hits(store: ChromaMemoryStore, query: str, mode: str = "hybrid") -> list[str
 
 def exact(store: ChromaMemoryStore) -> None:
     """The store's mirror holds what Chroma holds, and scores as a fresh build does."""
-    live, built = store.lexical_index("raw", NS), store._build_lexical(RAW, NS)
+    live, built = store.lexical_index("raw", NS), store._mirrors.load(RAW, NS)
     assert live.ids() == built.ids() == {r.id for r in store.get("raw", NS)}
     for query in QUERIES:
         assert live.scores(query) == built.scores(query)

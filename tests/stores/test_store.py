@@ -49,7 +49,7 @@ def fresh_lexical_scores(store, gran: Granularity, ns: str, q: str) -> dict[str,
     """Keyword scores derived from the stored records alone: Chroma's BM25 mirror rebuilt
     from Chroma; on Postgres, the keyword channel of a search ranking the table."""
     if isinstance(store, ChromaMemoryStore):
-        return store._build_lexical(gran, ns).scores(q)
+        return store._mirrors.load(gran, ns).scores(q)
     hits = store.search(q, gran, ns, k=1000, mode="bm25")
     return {h.record.id: h.channel_scores["bm25"] for h in hits}
 
