@@ -80,14 +80,6 @@ def input_file(path: Path, what: str) -> Path:
     return path
 
 
-def _nearest_existing(path: Path) -> Path:
-    """The closest ancestor of ``path`` (or ``path`` itself) that exists."""
-    here = path.absolute()
-    while not here.exists() and here != here.parent:
-        here = here.parent
-    return here
-
-
 # ---------------------------------------------------------------- output folders
 def writable_folder(path: Path, label: str, what: str) -> Path:
     """``path`` as a folder this process can write to, created if missing.
@@ -109,8 +101,11 @@ def writable_folder(path: Path, label: str, what: str) -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         reason = e.strerror or str(e)
-        if e.errno == errno.ENOENT:
-            reason += f"; {_nearest_existing(path)} does not let lamina create folders in it"
+        if e.errno == errno.ENOENT:  # name the nearest folder that exists
+            here = path.absolute()
+            while not here.exists() and here != here.parent:
+                here = here.parent
+            reason += f"; {here} does not let lamina create folders in it"
         raise InvalidInputError(f"{what} {label} cannot be created ({reason})") from e
     try:  # os.access is True for root even on a read-only file system: try a write
         fd, probe = tempfile.mkstemp(dir=path, prefix=".lamina-write-check-")

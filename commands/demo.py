@@ -119,17 +119,15 @@ def run_demo(args: argparse.Namespace) -> int:
             args.data_dir = Path(tmp)
         if args.search_only:
             return _search_only(args, data, questions)
-        return _tour(args, data, questions, Progress())
+        return _tour(args, data, questions)
 
 
-def _tour(
-    args: argparse.Namespace, data: dict[str, Any], questions: list[str], progress: Progress
-) -> int:
+def _tour(args: argparse.Namespace, data: dict[str, Any], questions: list[str]) -> int:
     from ..errors import InvalidInputError, LocalModelError
     from ..samples import sample_tour
     from . import demo_tour
 
-    tour = sample_tour(data)
+    tour, progress = sample_tour(data), Progress()
     ns = args.namespace
     turns = sum(len(s["turns"]) for s in data["sessions"])
     which = "full" if args.full else "quick"
