@@ -25,11 +25,11 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..errors import InvalidInputError, InvalidTypeError
+from ..memory.hits import ALL_GRANULARITIES
 from ..memory.results import MemoryHit
-from ..records.model import Granularity, parse_granularity, validate_namespace
+from ..records.model import parse_granularity, validate_namespace
 from ..stores.filters import TimeWindow
 
-ALL_GRANULARITIES = tuple(g.value for g in Granularity)
 _DEFAULT_K = 5
 _OVERRIDES = frozenset({"k", "window", "as_of", "filters", "threshold"})
 

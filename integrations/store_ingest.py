@@ -87,15 +87,10 @@ def conversation(value: Mapping[str, Any]) -> list[dict[str, str]] | None:
     return turns
 
 
-def session_of(key: str) -> str:
-    """The lamina session an item's conversation is added under."""
-    return f"{STORE_SESSION}:{key}"
-
-
 def add_conversation(
     ingestor: Ingestor, namespace: str, key: str, turns: list[dict[str, str]]
 ) -> None:
-    """Add one item's conversation; consolidation failures are logged, never raised."""
-    result = ingestor.add(turns, namespace=namespace, session_id=session_of(key))
+    """Add one item's conversation (its own session); failures are logged, never raised."""
+    result = ingestor.add(turns, namespace=namespace, session_id=f"{STORE_SESSION}:{key}")
     for failure in getattr(result, "failures", None) or []:
         logger.warning("lamina could not consolidate store item %r: %s", key, failure)

@@ -51,14 +51,11 @@ MAX_RETRIES = 2
 LOCAL_STARTUP_TIMEOUT = 300.0
 """Seconds the local model may take to load before its start is reported as failed."""
 MAX_TOKENS = 1024
-"""The most tokens one request to lamina's own model (the endpoint's or the offline one)
-may generate: a ceiling for a model that will not stop. Each step that replies at length
-caps itself lower (construction 480, the judge 192, the answer 96), so the ceiling only
-ends a runaway reply early."""
+"""The most tokens one request to lamina's own model may generate: a ceiling for a model
+that will not stop (each step that replies at length caps itself lower)."""
 LOCAL_CONTEXT = 8192
 """The offline model's context window in tokens: room for a question, the recalled
-memories (``MemoryContext.context_tokens``, 1,500) and the longest reply, at a memory
-cost a laptop bears. ``lamina serve-llm --ctx N`` serves the model with another."""
+memories and the longest reply (``lamina serve-llm --ctx N`` serves it with another)."""
 
 LocalServerFactory = Callable[[MemoryConfig], LocalServer]
 """Builds (but does not start) the local server for a config; tests pass a fake."""
