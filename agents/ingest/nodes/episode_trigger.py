@@ -65,18 +65,6 @@ class _Plan:
             self.reasons.append(f"{why}: episode of {len(turns)} turn(s)")
 
 
-def _llm_boundary(ctx: MemoryContext, history: list[RawTurn], turn: RawTurn, plan: _Plan) -> bool:
-    """Ask the boundary judge; a failed call counts as 'no boundary' (nothing is lost)."""
-    history_text, _ = format_turns(history[-12:], ctx.tz, prefix="h")
-    new_text, _ = format_turns([turn], ctx.tz, prefix="n")
-    messages = BOUNDARY.format_messages(history=history_text, new=new_text)
-    decision = plan.log.ask(BoundaryDecision, messages, "boundary")
-    if decision is None or not decision.new_episode:
-        return False
-    plan.reasons.append(f"boundary judge: {decision.reason or 'new episode'}")
-    return True
-
-
 def _walk(
     plan: _Plan,
     buffer: list[RawTurn],
@@ -106,7 +94,15 @@ def _eager(
         )
 
     def judged(history: list[RawTurn], turn: RawTurn) -> str | None:
-        return "boundary judge" if _llm_boundary(ctx, history, turn, plan) else None
+        """Ask the boundary judge; a failed call counts as no boundary (nothing is lost)."""
+        history_text, _ = format_turns(history[-12:], ctx.tz, prefix="h")
+        new_text, _ = format_turns([turn], ctx.tz, prefix="n")
+        messages = BOUNDARY.format_messages(history=history_text, new=new_text)
+        decision = plan.log.ask(BoundaryDecision, messages, "boundary")
+        if decision is None or not decision.new_episode:
+            return None
+        plan.reasons.append(f"boundary judge: {decision.reason or 'new episode'}")
+        return "boundary judge"
 
     return _walk(plan, buffer, new, closed, judged)
 
@@ -137,13 +133,11 @@ def _boundary(
 ) -> _Plan:
     count = token_counter_for(deps.caller.model)  # the served model's tokenizer, if known
     most = deps.arms.boundary_max_tokens
-    return _walk(
-        _Plan(StepLog(EPISODE_TRIGGER, deps)),
-        buffer,
-        new,
-        closed,
-        lambda history, turn: _heuristic_boundary(ctx, history, turn, count, max_tokens=most),
-    )
+
+    def ends(history: list[RawTurn], turn: RawTurn) -> str | None:
+        return _heuristic_boundary(ctx, history, turn, count, max_tokens=most)
+
+    return _walk(_Plan(StepLog(EPISODE_TRIGGER, deps)), buffer, new, closed, ends)
 
 
 def _session(
