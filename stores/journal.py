@@ -41,7 +41,7 @@ from .changelog import ChangeLog
 from .indexing import IndexTextPolicy
 from .journal_format import Replay, encode_entry, replay_entries
 from .lexical import Analyzer
-from .mirror import MirrorRow, WriteEvent
+from .mirror import WriteEvent
 from .schema import persist_directory
 from .snapshot import read_snapshot, write_snapshot
 from .snapshot_merge import merge_rows, pruned
@@ -257,31 +257,6 @@ class Journals:
         """
         self.snapshot_path(gran, namespace).unlink(missing_ok=True)
         self.path(gran, namespace).unlink(missing_ok=True)
-
-    def compact(
-        self,
-        gran: Granularity,
-        namespace: str,
-        rows: Sequence[MirrorRow],
-        position: int,
-        stamp: tuple[int, int] | None,
-    ) -> bool:
-        """Replace the journal by one entry holding ``rows`` as of ``position``.
-
-        Skipped (False) when the file changed since ``stamp``: a writer appended, and a
-        later cold load will compact. The new file is renamed into place whole.
-        """
-        path = self.path(gran, namespace)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self.writing(gran, namespace):
-            if _stamp(path) != stamp:
-                return False
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as f:
-                f.write(self._header(gran, namespace))
-                f.write(encode_entry(0, position, rows, (), base=True))
-            os.replace(tmp, path)
-        return True
 
     def snapshot_path(self, gran: Granularity, namespace: str) -> Path:
         """The snapshot file of a namespace's mirror (beside its journal)."""

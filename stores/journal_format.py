@@ -34,7 +34,7 @@ class Replay:
     position: int
     entries: int
     stamp: tuple[int, int] | None
-    """(inode, size) of the file read, so a compaction can tell nobody appended since."""
+    """(inode, size) of the file read, so a snapshot can tell nobody appended since."""
     deleted: set[str] = field(default_factory=set)
     """Ids deleted (and not written again) by the entries read."""
     based: bool = False
@@ -49,7 +49,8 @@ def encode_entry(
 ) -> bytes:
     """One entry: the write that moved the namespace from slot ``lo`` to ``hi``.
 
-    ``base``: the rows are the whole namespace as of ``hi`` (a compaction).
+    ``base``: the rows are the whole namespace as of ``hi`` (versions before snapshots
+    compacted a journal so; such files are still replayed).
     """
     with_vectors = bool(rows) and all(r.vector is not None for r in rows)
     vectors = (

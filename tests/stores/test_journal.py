@@ -30,6 +30,12 @@ def ids(store: ChromaMemoryStore, query: str, mode: str = "hybrid", ns: str = NS
     return [h.record.id for h in store.search(query, "raw", ns, k=10, mode=mode)]  # type: ignore[arg-type]
 
 
+def write_whole_namespace(journals, rows, position: int) -> None:  # type: ignore[no-untyped-def]
+    """Replace the journal by one whole-namespace entry, as versions before snapshots did."""
+    entry = journal_format.encode_entry(0, position, rows, (), base=True)
+    journals.path(RAW, NS).write_bytes(journals._header(RAW, NS) + entry)
+
+
 @pytest.fixture
 def written(tmp_path: Path) -> tuple[ChromaMemoryStore, list[RawTurn]]:
     store = open_store(tmp_path)
@@ -81,12 +87,10 @@ def test_a_write_the_journal_missed_is_read_from_the_change_log(
 def test_a_write_after_a_compacted_journal_is_seen(written, tmp_path) -> None:  # type: ignore[no-untyped-def]
     writer, _ = written
     first = open_store(tmp_path)
-    first._mirrors.journals.compact(  # type: ignore[union-attr]
-        RAW,
-        NS,
+    write_whole_namespace(
+        first._mirrors.journals,
         first.lexical_index("raw", NS).rows(),  # type: ignore[attr-defined]
         first.lexical_index("raw", NS).position,  # type: ignore[attr-defined]
-        first._mirrors.journals.stamp(RAW, NS),  # type: ignore[union-attr]
     )
     late = turn(NS, 50, "an albatross on the mast")
     writer.add(NS, [late])
@@ -174,7 +178,7 @@ def test_a_whole_namespace_entry_at_slot_zero_is_replayed_without_a_snapshot(wri
     writer, turns = written
     journals = writer._mirrors.journals
     rows = writer.lexical_index("raw", NS).rows()  # type: ignore[attr-defined]
-    assert journals.compact(RAW, NS, rows, 0, journals.stamp(RAW, NS))  # type: ignore[union-attr]
+    write_whole_namespace(journals, rows, 0)
     replay = journals.read(RAW, NS)  # type: ignore[union-attr]
     assert replay is not None and replay.based and replay.entries == 1
     assert set(replay.rows) == {t.id for t in turns} - {turns[3].id}
