@@ -238,11 +238,6 @@ ROLE_SPEAKERS = frozenset({*_ROLES.values(), "system", "tool"})
 _TURN_FIELDS = frozenset(TurnInput.model_fields)
 
 
-def default_session_id(namespace: str, at: datetime) -> str:
-    """The session of turns sent without one: one per namespace and UTC day."""
-    return f"{namespace}:{at.astimezone(UTC).date().isoformat()}"
-
-
 def message_text(content: object) -> str:
     """The text of a message's content (a string or a list of content blocks)."""
     if isinstance(content, str):
@@ -347,9 +342,16 @@ def to_turns(
         data.setdefault("occurred_at", base + timedelta(microseconds=n))
         when = data["occurred_at"]
         if isinstance(when, str):
-            when = data["occurred_at"] = _parse_time(when, n)
-        if isinstance(when, datetime):
-            data.setdefault("session_id", session_id or default_session_id(namespace, when))
+            try:
+                when = data["occurred_at"] = datetime.fromisoformat(when)
+            except ValueError as e:
+                raise InvalidInputError(
+                    f"message #{n}: occurred_at {when!r} is not an ISO 8601 time such as "
+                    "'2024-05-08T18:20:00+00:00'"
+                ) from e
+        if isinstance(when, datetime):  # default: one session per namespace and UTC day
+            day = when.astimezone(UTC).date().isoformat()
+            data.setdefault("session_id", session_id or f"{namespace}:{day}")
         elif session_id is not None:
             data.setdefault("session_id", session_id)
         if not str(data.get("text", "")).strip():
@@ -359,13 +361,3 @@ def to_turns(
         except ValidationError as e:
             raise InvalidInputError(f"message #{n} is not a valid turn: {e}") from e
     return turns
-
-
-def _parse_time(value: str, n: int) -> datetime:
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError as e:
-        raise InvalidInputError(
-            f"message #{n}: occurred_at {value!r} is not an ISO 8601 time such as "
-            "'2024-05-08T18:20:00+00:00'"
-        ) from e
