@@ -67,12 +67,7 @@ def _llm_cost(result: AddResult | Any, seconds: float) -> str:
 
 def labelled(label: str, text: str) -> str:
     """``text`` on one line after a label padded to a column, cut to :data:`WIDTH`."""
-    return one_line(text, WIDTH).join((f"{label:<8} ", ""))
-
-
-def _fact_line(fact: FactRecord) -> str:
-    who = f"[{fact.subject}] " if fact.subject else ""
-    return labelled("fact", f"{who}{fact.text}")
+    return f"{label:<8} {one_line(text, WIDTH)}"
 
 
 # ------------------------------------------------------------------------- build
@@ -151,7 +146,8 @@ def _show_consolidation(
             progress.detail(labelled("episode", f"{record.title}: {record.text}"))
     for record in _records(memory, namespace, "fact", new_facts):
         if isinstance(record, FactRecord):
-            progress.detail(_fact_line(record))
+            who = f"[{record.subject}] " if record.subject else ""
+            progress.detail(labelled("fact", f"{who}{record.text}"))
     if result.model_error:
         progress.detail(f"no model reached: {one_line(result.model_error, WIDTH)}")
     report_failures(result.failures)
@@ -235,7 +231,7 @@ def update(
 def _update_by_hand(
     memory: Memory, namespace: str, plan: TourUpdate, progress: Progress
 ) -> Supersession | None:
-    facts = [f for f in memory.get_all(namespace=namespace, granularities=["fact"])]
+    facts = memory.get_all(namespace=namespace, granularities=["fact"])
     target = next((f for f in facts if plan.find.casefold() in f.text.casefold()), None)
     if target is None:
         hits = memory.search(plan.query, namespace=namespace, granularities=["fact"], k=1)

@@ -52,14 +52,11 @@ class ParsedReply:
     repaired: bool = False
 
 
-@dataclass(frozen=True)
-class _Span:
-    start: int
-    end: int  # exclusive; -1 when the value never closed
+def _spans(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each top-level bracketed value of ``text``, in order.
 
-
-def _spans(text: str) -> Iterator[_Span]:
-    """Top-level bracketed values of ``text``, in order; an unclosed one ends the scan."""
+    ``end`` is exclusive, -1 for a value that never closed, which ends the scan.
+    """
     depth, start, quote, escaped = 0, -1, "", False
     last = ""  # the last non-space character outside strings
     for i, char in enumerate(text):
@@ -81,11 +78,11 @@ def _spans(text: str) -> Iterator[_Span]:
         elif char in _CLOSERS and depth:
             depth -= 1
             if depth == 0:
-                yield _Span(start, i + 1)
+                yield start, i + 1
         if not char.isspace():
             last = char
     if depth:
-        yield _Span(start, -1)
+        yield start, -1
 
 
 def _strict(text: str) -> Any:
@@ -131,12 +128,12 @@ def read_reply(text: str) -> ParsedReply:
     except json.JSONDecodeError:
         pass
     closed: list[str] = []
-    for n, span in enumerate(_spans(stripped)):
-        if span.end < 0:  # never read what is inside a cut-off value on its own
+    for n, (start, end) in enumerate(_spans(stripped)):
+        if end < 0:  # never read what is inside a cut-off value on its own
             raise TruncatedReplyError(
                 f"the reply was cut off inside a JSON value: ...{stripped[-120:]!r}"
             )
-        candidate = stripped[span.start : span.end]
+        candidate = stripped[start:end]
         try:
             return ParsedReply(_strict(candidate))
         except json.JSONDecodeError:
