@@ -39,10 +39,7 @@ def run_export(args: argparse.Namespace) -> int:
     """Write the namespace's export to ``--output`` or standard output; counts to stderr."""
     namespace = namespace_of(args)
     with open_memory(args) as memory:
-        if args.output is None:
-            counts = memory.export(sys.stdout, namespace=namespace)
-        else:
-            counts = memory.export(args.output, namespace=namespace)
+        counts = memory.export(args.output or sys.stdout, namespace=namespace)
     shown = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     print(f"exported {namespace!r}: {shown}", file=sys.stderr)
     return 0
