@@ -149,12 +149,8 @@ class BM25Index:
         if size <= len(self._doc_len):
             return
         size = max(size, 16, 2 * len(self._doc_len))
-        grown = np.zeros(size, dtype=np.float64)
-        grown[: len(self._doc_len)] = self._doc_len
-        self._doc_len = grown
-        times = np.full(size, np.nan)
-        times[: len(self._times)] = self._times
-        self._times = times
+        self._doc_len = grown(self._doc_len, size, 0.0)
+        self._times = grown(self._times, size, np.nan)
 
     def delete(self, record_ids: Iterable[str]) -> None:
         """Remove documents; unknown ids are ignored."""
@@ -334,3 +330,12 @@ class BM25Index:
                 if len(chosen) >= len(slots):
                     return hits
                 want *= 8
+
+
+def grown(array: np.ndarray, size: int, fill: Any) -> np.ndarray:
+    """``array`` at least ``size`` long, the new slots holding ``fill``."""
+    if len(array) >= size:
+        return array
+    out = np.full(size, fill, dtype=array.dtype)
+    out[: len(array)] = array
+    return out

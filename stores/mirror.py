@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..records.model import Granularity, MemoryRecord
-from .bm25 import BM25Index
+from .bm25 import BM25Index, grown
 from .codec import RECORD_KEY, from_metadata
 from .filters import SearchFilter
 from .frozen import FrozenBase
@@ -149,10 +149,10 @@ class NamespaceMirror(BM25Index):
     def _place(self, slot: int, row: MirrorRow, n_terms: int) -> None:
         size = len(self._doc_len)
         if len(self._live) < size:
-            self._live = _grown(self._live, size, False)
-            self._cost = _grown(self._cost, size, 0)
+            self._live = grown(self._live, size, False)
+            self._cost = grown(self._cost, size, 0)
             for key, (codes, vocab) in self._columns.items():
-                self._columns[key] = (_grown(codes, size, _MISSING), vocab)
+                self._columns[key] = (grown(codes, size, _MISSING), vocab)
         self._live[slot] = True
         cost = row_cost(row.metadata, n_terms)
         self._cost[slot] = cost
@@ -188,10 +188,10 @@ class NamespaceMirror(BM25Index):
     def _moved(self, old_slots: np.ndarray) -> None:
         size = len(self._doc_len)
         n = len(old_slots)
-        self._live = _grown(self._live[old_slots], size, False)
-        self._cost = _grown(self._cost[old_slots], size, 0)
+        self._live = grown(self._live[old_slots], size, False)
+        self._cost = grown(self._cost[old_slots], size, 0)
         for key, (codes, vocab) in self._columns.items():
-            self._columns[key] = (_grown(codes[old_slots], size, _MISSING), vocab)
+            self._columns[key] = (grown(codes[old_slots], size, _MISSING), vocab)
         if self._vectors is not None:
             moved = np.zeros((size, self._vectors.shape[1]), dtype=np.float32)
             moved[:n] = self._vectors[old_slots]
@@ -326,11 +326,3 @@ def _code(vocab: dict[Any, int], value: Any) -> int:
         return vocab.setdefault(value, len(vocab))
     except TypeError:  # an unhashable value (a list) never equals a filter scalar
         return _MISSING
-
-
-def _grown(array: np.ndarray, size: int, fill: Any) -> np.ndarray:
-    if len(array) >= size:
-        return array
-    out = np.full(size, fill, dtype=array.dtype)
-    out[: len(array)] = array
-    return out
