@@ -285,15 +285,11 @@ class LaminaStore(ItemReads, BaseStore):
         stale = [r.id for r in old_fields if r.id not in fresh]
         stale += [item_id(p.key) for p in puts if p.text is None and p.key in existing]
         if records:
-            self._register(namespace, labels)
+            if not self.store.get(RAW, self.registry, [registry_id(namespace)]):
+                entry = registry_record(self.registry, namespace, labels, utc_now())
+                self.store.add(self.registry, [entry])
             self.store.add(namespace, records)
         if stale:
             self.store.delete(RAW, namespace, stale)
             if not self.store.get(RAW, namespace, where=ITEMS, limit=1):
                 self.store.delete(RAW, self.registry, [registry_id(namespace)])
-
-    def _register(self, namespace: str, labels: tuple[str, ...]) -> None:
-        if not self.store.get(RAW, self.registry, [registry_id(namespace)]):
-            self.store.add(
-                self.registry, [registry_record(self.registry, namespace, labels, utc_now())]
-            )

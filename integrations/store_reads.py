@@ -15,7 +15,7 @@ from typing import Any
 from langgraph.store.base import GetOp, Item, SearchItem, SearchOp
 
 from ..records.model import Granularity, MemoryRecord
-from ..stores.base import MemoryStore, ScoredRecord, SearchMode
+from ..stores.base import MemoryStore, SearchMode
 from .store_items import (
     ITEMS,
     KEY,
@@ -32,7 +32,7 @@ from .store_items import (
 from .store_namespace import to_lamina
 from .store_ops import search_hit
 from .store_scores import QuerySimilarity, Ranked, page_scores
-from .store_ttl import TTL_MINUTES, TTLMethods
+from .store_ttl import TTLMethods
 
 RAW = Granularity.RAW
 _FIRST_DEPTH = 10
@@ -57,17 +57,6 @@ class ItemReads(TTLMethods):
         if item is not None:
             self._read_items[(labels, item.key)] = record
         return item
-
-    def _refreshed(self, refresh: bool, found: Any, now: datetime) -> None:
-        """Refresh the TTLs of the items an op returned (their records were just read)."""
-        if not refresh:
-            return
-        for item in found or ():
-            if item is None:  # a get that found nothing
-                continue
-            record = self._read_items.get((tuple(item.namespace), item.key))
-            if record is not None and record.metadata.get(TTL_MINUTES) is not None:
-                self._refresh(to_lamina(self.root, tuple(item.namespace)), [record], now)
 
     def _get(self, op: GetOp, now: datetime) -> Item | None:
         if not op.namespace:
@@ -146,6 +135,7 @@ class ItemReads(TTLMethods):
         found: dict[str, tuple[Item, bool, int] | None] = {}  # None: gone or filtered out
         best: dict[str, float] = {}
         depth = max(_FIRST_DEPTH, 2 * need)
+        by_dense = self.search_mode == "dense"
         while True:
             hits = self.store.search(
                 query, RAW, namespace, k=depth, where={f"metadata.{VECTOR}": True},
@@ -154,8 +144,9 @@ class ItemReads(TTLMethods):
             keys = [str(h.record.metadata.get(KEY)) for h in hits]
             found |= self._read(namespace, labels, [k for k in keys if k not in found], flt, now)
             for key, hit in zip(keys, hits, strict=True):  # best first: a key's first is best
-                if found.get(key) is not None and key not in best:
-                    best[key] = self._rank(hit)
+                if found.get(key) is not None and key not in best:  # ranked by its search score
+                    score = hit.channel_scores.get("dense", hit.score) if by_dense else hit.score
+                    best[key] = float(score)
             if len(best) >= need or len(hits) < depth:
                 break
             depth *= 4
@@ -184,9 +175,3 @@ class ItemReads(TTLMethods):
                     fields = int(count) - whole if isinstance(count, int) else 1
                     out[item.key] = (item, whole, fields)
         return out
-
-    def _rank(self, hit: ScoredRecord) -> float:
-        """The key the page is ordered by: the lamina search's score of the hit."""
-        if self.search_mode == "dense":
-            return float(hit.channel_scores.get("dense", hit.score))
-        return float(hit.score)

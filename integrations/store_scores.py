@@ -93,12 +93,10 @@ class QuerySimilarity:
 
     Args:
         embeddings: The lamina store's embeddings (a LangChain ``Embeddings``).
-        cache_size: How many texts' embeddings are kept.
     """
 
-    def __init__(self, embeddings: Any, *, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(self, embeddings: Any) -> None:
         self.embeddings = embeddings
-        self.cache_size = cache_size
         self._cache: OrderedDict[str, np.ndarray[Any, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -128,7 +126,7 @@ class QuerySimilarity:
                 for text, vector in zip(missing, fresh, strict=True):
                     self._cache[text] = vector
                     known[text] = vector
-                while len(self._cache) > self.cache_size:
+                while len(self._cache) > CACHE_SIZE:
                     self._cache.popitem(last=False)
         return known
 

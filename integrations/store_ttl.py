@@ -97,6 +97,7 @@ class TTLMethods:
     ttl_config: TTLConfig | None
     _clock: Callable[[], datetime]
     _lock: threading.RLock
+    _read_items: dict[tuple[tuple[str, ...], str], MemoryRecord]
     _sweeper: tuple[threading.Thread, threading.Event] | None = None
 
     def _omit_expired(self) -> bool:
@@ -107,14 +108,18 @@ class TTLMethods:
         ends = _expires(record)
         return self._omit_expired() and ends is not None and ends <= now.timestamp()
 
-    def _refresh(self, namespace: str, records: list[MemoryRecord], now: datetime) -> None:
-        """Move the expiry of the item records read, ``ttl`` minutes past ``now``."""
-        for record in records:
-            ttl = record.metadata.get(TTL_MINUTES)
-            ends = _expires(record)
+    def _refreshed(self, refresh: bool, found: Any, now: datetime) -> None:
+        """Move the expiry of the items an op returned (just read), ``ttl`` minutes past now."""
+        if not refresh:
+            return
+        for item in filter(None, found or ()):  # a get that found nothing gives None
+            if (record := self._read_items.get((tuple(item.namespace), item.key))) is None:
+                continue
+            ttl, ends = record.metadata.get(TTL_MINUTES), _expires(record)
             if not isinstance(ttl, int | float) or ends is None or ends <= now.timestamp():
                 continue  # no TTL, or already expired: a read does not bring it back
             meta = {**record.metadata, EXPIRES: now.timestamp() + float(ttl) * 60}
+            namespace = to_lamina(self.root, tuple(item.namespace))
             self.store.update(namespace, record.model_copy(update={"metadata": meta}))
 
     def sweep_ttl(self) -> int:
