@@ -160,12 +160,9 @@ def run_command(prog: str, args: argparse.Namespace) -> int:
     logger.setLevel(logging.WARNING if args.verbose else logging.ERROR)
     try:
         return int(args.func(args))
-    except ModelUnreachableError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return 1
     except LaminaError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(e, ModelUnreachableError) else 2
     except OSError as e:  # e.g. a data dir that cannot be created
         where = f" ({e.filename})" if e.filename else ""
         print(f"{prog}: error: {e.strerror or e}{where}", file=sys.stderr)
