@@ -120,7 +120,7 @@ class EvidencePool:
         tz: ZoneInfo,
         count: TokenCount,
         as_of: datetime | None = None,
-        on_error: Failed | None = None,
+        on_error: Failed,
     ) -> None:
         self.store, self.namespace, self.settings = store, namespace, settings
         self.tz, self.count, self.as_of = tz, count, as_of
@@ -135,12 +135,10 @@ class EvidencePool:
         return record.superseded_by is None
 
     def _safely(self, step: str, call: Callable[[], T], fallback: T) -> T:
-        """``call()``; when it fails and failures are reported (``on_error``), ``fallback``."""
+        """``call()``, or ``fallback`` once its failure is reported (``on_error``)."""
         try:
             return call()
         except Exception as e:  # a failing read degrades recall, never crashes it
-            if self.on_error is None:
-                raise
             self.on_error(step, e)
             return fallback
 
