@@ -210,32 +210,25 @@ def check_question(question: str, config: MemoryConfig) -> None:
     byte), so only a longer one is counted: with the model's own tokenizer (read from its
     GGUF file, which is not loaded as a model) when the file is in place, else estimated.
     """
-    budget = question_budget(config)
-    if budget is None or len(question.encode("utf-8")) <= budget.limit:
+    budget, size = question_budget(config), len(question.encode("utf-8"))
+    if budget is None or size <= budget.limit:
         return
-    tokens, estimated = _count(question, config.local_model)
+    from ..llm.tokens import EstimatedTokens, gguf_counter
+
+    path = _gguf_in_place(config.local_model)
+    counter = EstimatedTokens() if path is None else gguf_counter(path)
+    tokens = counter(question)
+    if counter.estimated:  # words x 1.3 undercounts text without spaces: floor 4 bytes a token
+        tokens = max(tokens, size // 4)
     if tokens <= budget.limit:
         return
-    about = "about " if estimated else ""
+    about = "about " if counter.estimated else ""
     raise InvalidInputError(
         f"the question is {about}{tokens:,} tokens, longer than the local model can read: "
         f"its window is {budget.window:,} tokens and a "
         f"question may take at most {budget.limit:,} of them; the rest holds the recalled "
         "memories, the instructions and the answer. Shorten the question"
     )
-
-
-def _count(text: str, local_model: str) -> tuple[int, bool]:
-    """Tokens of ``text`` for the local model, and whether the count is an estimate."""
-    from ..llm.tokens import EstimatedTokens, gguf_counter
-
-    path = _gguf_in_place(local_model)
-    if path is not None:
-        counter = gguf_counter(path)
-        if not counter.estimated:
-            return counter(text), False
-    # words x 1.3 undercounts text without spaces; 4 bytes a token is a common floor
-    return max(EstimatedTokens()(text), len(text.encode("utf-8")) // 4), True
 
 
 def _gguf_in_place(local_model: str) -> Path | None:

@@ -159,7 +159,7 @@ def test_a_short_question_is_never_tokenized(monkeypatch: pytest.MonkeyPatch) ->
     def no_count(*args: Any) -> Any:
         raise AssertionError("a short question was counted")
 
-    monkeypatch.setattr("lamina.commands.checks._count", no_count)
+    monkeypatch.setattr("lamina.commands.checks._gguf_in_place", no_count)
     check_question("What is my dog called?" * 100, MemoryConfig(store="memory"))
 
 
