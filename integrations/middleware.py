@@ -71,12 +71,6 @@ def _latest_human(messages: Sequence[AnyMessage]) -> tuple[int, HumanMessage] | 
     return None
 
 
-def _message_key(message: HumanMessage) -> str:
-    if message.id:
-        return message.id
-    return hashlib.sha256(message.text.encode("utf-8")).hexdigest()[:32]
-
-
 def _final_reply(messages: Sequence[AnyMessage], after: int) -> AIMessage | None:
     """The last AI message after index ``after`` that has text and calls no tool."""
     for message in reversed(messages[after + 1 :]):
@@ -180,7 +174,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
         if (turn := _latest_human(messages)) is None:
             return None
         index, human = turn
-        key = _message_key(human)
+        key = human.id or hashlib.sha256(human.text.encode("utf-8")).hexdigest()[:32]
         done = state.get("memory_recall")
         query = human.text.strip()
         if (done is not None and done["key"] == key) or not query:

@@ -68,12 +68,6 @@ class ItemReads(TTLMethods):
                 return item
         return None
 
-    def _items(self, labels: tuple[str, ...], now: datetime) -> list[Item]:
-        """Every item of one namespace, oldest first."""
-        namespace = to_lamina(self.root, labels)
-        records = self.store.get(RAW, namespace, where=ITEMS)
-        return [i for i in (self._item(r, labels, now) for r in records) if i is not None]
-
     def _namespaces(self) -> list[tuple[str, ...]]:
         """Every namespace tuple that holds at least one item (from the registry)."""
         records = self.store.get(RAW, self.registry, where={f"metadata.{ROLE}": NAMESPACE})
@@ -107,13 +101,12 @@ class ItemReads(TTLMethods):
             ranked_keys[labels] = {r.item.key for r in ranked}
         unscored: list[Item] = []
         if len(scored) < need:
-            for labels in chosen:
+            for labels in chosen:  # every item of the namespace
                 skip = ranked_keys.get(labels, set())
-                unscored.extend(
-                    i
-                    for i in self._items(labels, now)
-                    if i.key not in skip and passes(i.value, flt)
-                )
+                for record in self.store.get(RAW, to_lamina(self.root, labels), where=ITEMS):
+                    item = self._item(record, labels, now)
+                    if item is not None and item.key not in skip and passes(item.value, flt):
+                        unscored.append(item)
         scored.sort(key=lambda r: -r.rank)  # across namespaces, by the search's own score
         unscored.sort(key=lambda i: i.created_at)
         page = scored[op.offset : need]

@@ -100,7 +100,8 @@ class StudioModels:
             LocalModelError: No API model is configured and the offline model is not
                 installed; the message says how to fix it.
         """
-        key = _model_key(config)
+        secret = config.openai_api_key.get_secret_value() if config.openai_api_key else None
+        key = (secret, *(getattr(config, name) for name in _MODEL_SETTINGS))
         with self._lock:
             if self._provider is None or key != self._key:
                 self._close()
@@ -131,11 +132,6 @@ class StudioModels:
         """Stop the offline model if one was started; safe to call twice."""
         with self._lock:
             self._close()
-
-
-def _model_key(config: MemoryConfig) -> tuple[object, ...]:
-    key = config.openai_api_key.get_secret_value() if config.openai_api_key else None
-    return (key, *(getattr(config, name) for name in _MODEL_SETTINGS))
 
 
 STUDIO_MODELS = StudioModels()

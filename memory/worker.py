@@ -232,11 +232,12 @@ class Consolidator:
             if left == 0:
                 return
             with self._cond:
-                error = self._error_for(namespace)
-                if error is not None:
+                errors = self._errors.items()  # a namespace being built now may yet succeed
+                failed = [e for ns, e in errors if ns != self._current and namespace in (None, ns)]
+                if failed:
                     raise ConsolidationPendingError(
                         f"{left} turn(s) still pending in {where}: the last build could not "
-                        f"run ({error}); they stay stored and the worker tries again in "
+                        f"run ({failed[0]}); they stay stored and the worker tries again in "
                         f"{BACKOFF_SECONDS:g} s",
                         pending=left,
                     )
@@ -249,13 +250,6 @@ class Consolidator:
                     )
                 wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - now)
                 self._cond.wait(wait)
-
-    def _error_for(self, namespace: str | None) -> str | None:
-        """The error keeping ``namespace`` (or any namespace) from being built now."""
-        errors = self._errors.items()
-        return next(
-            (e for ns, e in errors if ns != self._current and namespace in (None, ns)), None
-        )
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop after the batch in progress; what is left stays pending in the store."""
