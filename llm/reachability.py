@@ -33,10 +33,6 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
-def _class_names(exc: BaseException) -> set[str]:
-    return {f"{c.__module__}.{c.__qualname__}" for c in type(exc).__mro__}
-
-
 _TRANSPORT = frozenset(
     {
         "openai.APIConnectionError",  # connection refused, DNS, reset; APITimeoutError too
@@ -54,7 +50,7 @@ def unreachable_reason(exc: BaseException) -> str | None:
     status = _status(exc)
     if status is not None and (status in UNREACHABLE_STATUS or status >= 500):
         return f"HTTP {status}"
-    names = _class_names(exc)
+    names = {f"{c.__module__}.{c.__qualname__}" for c in type(exc).__mro__}
     if names & _TRANSPORT or isinstance(exc, ConnectionError):
         timed_out = any("Timeout" in n for n in names) or isinstance(exc, TimeoutError)
         return "timed out" if timed_out else "connection failed"
