@@ -45,7 +45,7 @@ from ..base import (
 )
 from ..indexing import IndexTextPolicy
 from ..writes import prepare
-from .connections import TIMEOUTS, timed_out, timeout_setting, unavailable
+from .connections import HNSW_EF_SEARCH, TIMEOUTS, timed_out, timeout_setting, unavailable
 from .documents import audit_query, body_query
 from .reads import RecordReads
 from .rows import Row, encode, upsert_params, upsert_statement
@@ -56,7 +56,7 @@ from .sql import decode_hits, plan_request
 async def aconfigure_connection(conn: psycopg.AsyncConnection[Any]) -> None:
     """The session settings of :func:`~.connections.configure_connection`, for async pools."""
     await conn.execute("SET hnsw.iterative_scan = relaxed_order")
-    await conn.execute("SET hnsw.ef_search = 100")
+    await conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH:d}")
     await conn.commit()
 
 

@@ -336,3 +336,23 @@ def test_memory_async_reads_await_the_store_and_match_the_sync_ones(
     assert sum(len(h) for per in expected for h in per) > 0
     assert got == listed and all(len(r) == 3 for r in got)
     assert prof == profile is not None
+
+
+def test_async_pool_connections_get_the_sync_pool_session_settings(
+    postgres_dsn: str, schema: str
+) -> None:
+    """An async search scans HNSW as widely as a sync one: the same ``hnsw.*`` settings."""
+    names = ("hnsw.ef_search", "hnsw.iterative_scan")
+    store = PostgresMemoryStore.connect(postgres_dsn, schema=schema, embeddings=FakeEmbeddings())
+    try:
+        with store.pool.connection() as conn:
+            sync = [conn.execute(f"SHOW {name}").fetchone() for name in names]
+
+        async def settings() -> list[Any]:
+            pool = await store._async_pool()
+            async with pool.connection() as conn:
+                return [await (await conn.execute(f"SHOW {name}")).fetchone() for name in names]
+
+        assert asyncio.run(settings()) == sync == [("800",), ("relaxed_order",)]
+    finally:
+        store.close()
