@@ -110,8 +110,6 @@ class LaminaRetriever(BaseRetriever):
     def _checked(self) -> LaminaRetriever:
         if self.k is not None:
             _check_k(self.k)
-        if self.window is not None and not isinstance(self.window, TimeWindow):
-            raise InvalidTypeError("window must be a lamina TimeWindow")
         return self
 
     # ----------------------------------------------------------------- plan

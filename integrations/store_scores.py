@@ -61,7 +61,7 @@ def page_scores(
         return [r.rank for r in page]
     fields = field_texts(store, root, [r for r in page if r.fields])
     texts = [
-        ([whole_text(r.item.value)] if r.whole else [])
+        ([get_text_at_path(r.item.value, WHOLE)[0]] if r.whole else [])  # as LangGraph does
         + fields.get((r.item.namespace, r.item.key), [])
         for r in page
     ]
@@ -81,11 +81,6 @@ def field_texts(
         for record in store.get(Granularity.RAW, namespace, where=fields_of(wanted)):
             out.setdefault((labels, str(record.metadata[KEY])), []).append(record.text)
     return out
-
-
-def whole_text(value: dict[str, Any]) -> str:
-    """The text LangGraph embeds for the whole value (index path ``"$"``)."""
-    return get_text_at_path(value, WHOLE)[0]
 
 
 class QuerySimilarity:

@@ -28,7 +28,6 @@ from ..agents.common.deps import NodeDeps, StepLog
 from ..agents.ingest.nodes.conflicts import flagged, judge_facts
 from ..agents.ingest.nodes.refresher import settle
 from ..config import MemoryConfig
-from ..core.calls import LLMCall
 from ..core.nodes import JUDGE
 from ..core.state import Failure, Written
 from ..errors import InvalidInputError, InvalidTypeError
@@ -239,13 +238,12 @@ class GivenFactsMethods:
             settled: set[str] = set()
             conflicts = judge_facts(log, ctx, [r.id for r in new], settled=settled)
             written = settle(log, ctx, conflicts, sorted(settled))
-        calls: list[LLMCall] = list(log.calls)
         return AddFactsResult(
             new_fact_ids=[r.id for r in new],
             duplicate_fact_ids=sorted(held),
             written=written,
             failures=log.failures,
-            llm_calls=calls,
+            llm_calls=list(log.calls),
         )
 
     aadd_facts = in_thread(add_facts)

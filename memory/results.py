@@ -157,10 +157,7 @@ class AnswerResult(_LLMResult):
         them, the labels the Judge's ``conflicting`` list uses.
         """
         lines = [f"question: {self.question}"] if self.question else []
-        if self.refused:
-            lines.append(f"refused: {self.answer}")
-        else:
-            lines.append(f"answer: {self.answer}")
+        lines.append(f"{'refused' if self.refused else 'answer'}: {self.answer}")
         used = self.usage
         unreported = f", {used.unreported_calls} without usage" if used.unreported_calls else ""
         lines.append(
