@@ -63,7 +63,7 @@ from .store_items import (
     registry_record,
 )
 from .store_namespace import check_labels, check_writable, to_lamina
-from .store_ops import check_page, index_config, listed
+from .store_ops import check_depth, check_key, check_page, index_config, listed
 from .store_reads import ItemReads
 from .store_scores import QuerySimilarity
 from .store_ttl import check_ttl, check_ttl_config, expiry
@@ -213,9 +213,14 @@ class LaminaStore(ItemReads, BaseStore):
         for op in ops:
             if isinstance(op, GetOp):
                 check_labels(op.namespace)
+                check_key(op.key)
             elif isinstance(op, SearchOp):
                 check_labels(op.namespace_prefix, what="namespace_prefix")
                 check_filter(op.filter)
+                if op.query is not None and not isinstance(op.query, str):
+                    raise InvalidTypeError(
+                        f"a search query must be a str or None, got {type(op.query).__name__}"
+                    )
                 if isinstance(op.query, str):
                     require_encodable("query", op.query)
                 check_page(op.limit, op.offset)
@@ -223,6 +228,7 @@ class LaminaStore(ItemReads, BaseStore):
                 for condition in op.match_conditions or ():
                     check_labels(condition.path, what=f"{condition.match_type} condition")
                 check_page(op.limit, op.offset)
+                check_depth(op.max_depth)
             elif isinstance(op, PutOp):
                 puts.append(self._checked_put(op))
             else:
@@ -235,8 +241,7 @@ class LaminaStore(ItemReads, BaseStore):
     def _checked_put(self, op: PutOp) -> _Put:
         labels = check_writable(op.namespace)
         to_lamina(self.root, labels)
-        if not isinstance(op.key, str):
-            raise InvalidTypeError(f"an item key must be a str, got {type(op.key).__name__}")
+        check_key(op.key)
         ttl = check_ttl(op.ttl)
         if op.value is None:
             return _Put(labels, op.key, None, None, [])

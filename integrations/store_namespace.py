@@ -59,6 +59,13 @@ def check_labels(namespace: object, *, what: str = "namespace") -> tuple[str, ..
             )
         if "\x00" in label:
             raise StoreNamespaceError(f"{what} {labels!r}: label {label!r} contains a NUL byte")
+        try:
+            label.encode("utf-8")
+        except UnicodeEncodeError:
+            raise StoreNamespaceError(
+                f"{what} {labels!r}: label {label!r} holds a lone UTF-16 surrogate, which is "
+                "not valid text; decode the original bytes with errors='replace' first"
+            ) from None
     return labels
 
 

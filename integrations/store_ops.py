@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from langgraph.store.base import IndexConfig, Item, ListNamespacesOp, SearchItem
 
 from ..errors import InvalidInputError, InvalidTypeError
+from ..records.model import require_encodable
 from ..stores.base import MemoryStore
 from .store_items import WHOLE, IndexPaths, index_paths
 from .store_namespace import matches
@@ -41,6 +42,30 @@ def check_page(limit: object, offset: object) -> None:
     for name, value in (("limit", limit), ("offset", offset)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise InvalidInputError(f"{name} must be an int >= 0, got {value!r}")
+
+
+def check_key(key: object) -> str:
+    """Validate an item key: a str that is valid text.
+
+    Raises:
+        InvalidTypeError: if ``key`` is not a str.
+        InvalidInputError: if it holds a lone UTF-16 surrogate.
+    """
+    if not isinstance(key, str):
+        raise InvalidTypeError(f"an item key must be a str, got {type(key).__name__}")
+    return require_encodable("key", key)
+
+
+def check_depth(max_depth: object) -> None:
+    """Validate a listing's ``max_depth``.
+
+    Raises:
+        InvalidInputError: if ``max_depth`` is neither None nor an int >= 0.
+    """
+    if max_depth is not None and (
+        not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 0
+    ):
+        raise InvalidInputError(f"max_depth must be an int >= 0 or None, got {max_depth!r}")
 
 
 def index_config(store: MemoryStore, index: object) -> tuple[IndexConfig | None, IndexPaths]:

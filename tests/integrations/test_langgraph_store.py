@@ -986,6 +986,31 @@ def test_bad_arguments_rejected(store: LaminaStore, backend: ChromaMemoryStore) 
     assert store.list_namespaces() == []
 
 
+def test_bad_keys_queries_and_depths_get_lamina_errors(store: LaminaStore) -> None:
+    """A query that is not a str is refused, not taken for no query (which listed every
+    item); a key or label holding a lone surrogate, and a max_depth that is not an int
+    >= 0, get lamina errors instead of UnicodeEncodeError / TypeError; nothing is written."""
+    store.put(("a",), "k", {"text": "greyhound"})
+    with pytest.raises(InvalidTypeError, match="query must be a str or None, got int"):
+        store.search(("a",), query=5)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="query must be a str or None, got int"):
+        asyncio.run(store.asearch(("a",), query=5))  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="key holds a lone UTF-16 surrogate"):
+        store.put(("a",), "bad \ud800", {"text": "x"})
+    with pytest.raises(InvalidInputError, match="key holds a lone UTF-16 surrogate"):
+        store.get(("a",), "bad \ud800")
+    with pytest.raises(NamespaceError, match="lone UTF-16 surrogate"):
+        store.put(("\ud800",), "k", {"text": "x"})
+    with pytest.raises(InvalidNamespaceError, match="lone UTF-16 surrogate"):
+        asyncio.run(store.aget(("b", "\ud800"), "k"))
+    with pytest.raises(InvalidInputError, match="max_depth must be an int >= 0"):
+        store.list_namespaces(max_depth="1")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="max_depth must be an int >= 0"):
+        store.list_namespaces(max_depth=-1)
+    assert store.list_namespaces() == [("a",)]
+    assert [i.key for i in store.search(("a",))] == ["k"]
+
+
 # -------------------------------------------------------------------- in a graph
 class _State(TypedDict):
     user: str
