@@ -30,9 +30,10 @@ from typing import Any, Literal
 from ..config import MemoryConfig
 from ..core.context import MemoryContext
 from ..core.state import TurnInput
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, InvalidTypeError
 from ..records.model import PendingBuild, RawTurn, utc_now
 from ..stores.chroma import ChromaMemoryStore
+from .inputs import require_namespace
 from .models import ChatModelProvider
 from .outcome import added
 from .results import AddResult
@@ -167,7 +168,15 @@ class BackgroundMethods:
             ConsolidationPendingError: Past ``timeout``, or when the last build could not
                 reach the model or the store; ``pending`` says how many turns still wait
                 (they stay stored, and the worker goes on).
+            NamespaceError: A malformed ``namespace``; InvalidTypeError: a ``timeout``
+                that is not a number of seconds (both before the worker starts).
         """
+        if namespace is not None:
+            require_namespace(namespace)
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout != timeout
+        ):
+            raise InvalidTypeError(f"timeout must be a number of seconds or None, got {timeout!r}")
         if self._closed:
             raise InvalidInputError("this Memory is closed; create a new one")
         self._consolidator().flush(namespace, timeout)

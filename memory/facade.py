@@ -219,6 +219,7 @@ class Memory(
     ) -> tuple[dict[str, Any], MemoryContext]:
         require_namespace(namespace)
         require_add_options(options)
+        require_consolidate(options.get("consolidate", "inline"))  # infer=False ignores it
         session_closed = require_bool("session_closed", options.get("session_closed", False))
         infer = require_bool("infer", options.get("infer", True))
         extra = require_metadata(options.get("metadata"))

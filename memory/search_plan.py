@@ -40,7 +40,8 @@ def granularities_of(granularities: object) -> list[str]:
             "granularities must be a list of 'raw', 'fact', 'episode', 'scene' or None, "
             f"got {type_name(granularities)}"
         )
-    grans = [parse_granularity(g).value for g in (granularities or ALL_GRANULARITIES)]
+    asked = ALL_GRANULARITIES if granularities is None else granularities
+    grans = [parse_granularity(g).value for g in asked]
     if not grans:
         raise InvalidInputError("granularities must name at least one granularity")
     return list(dict.fromkeys(grans))

@@ -117,6 +117,12 @@ ERRORS: list[Case] = [
     ),
     wrong_type("add int speaker", "add", "hi", speaker=3, must_be="a str"),
     wrong_type("add str session_closed", "add", "hi", session_closed="yes", must_be="a bool"),
+    (
+        "add verbatim with an unknown consolidate",  # infer=False used to store it anyway
+        lambda m: m.add("hi", namespace=NS, infer=False, consolidate="later"),  # type: ignore[arg-type]
+        InvalidInputError,
+        "consolidate must be one of",
+    ),
     # --------------------------------------------------------------- search
     (
         "search int query",
@@ -141,6 +147,18 @@ ERRORS: list[Case] = [
         "dog",
         granularities=3,
         must_be="a list of 'raw', 'fact', 'episode', 'scene' or None",
+    ),
+    (
+        "search no granularity",  # an empty list used to search all four
+        lambda m: m.search("dog", namespace=NS, granularities=[]),
+        InvalidInputError,
+        "granularities must name at least one granularity",
+    ),
+    (
+        "get_all no granularity",
+        lambda m: m.get_all(namespace=NS, granularities=()),
+        InvalidInputError,
+        "granularities must name at least one granularity",
     ),
     (
         "search empty namespace",
@@ -325,7 +343,25 @@ ASYNC: list[Case] = [
         InvalidTypeError,
         "unexpected keyword argument 'sesion_id'",
     ),
+    (
+        "aadd verbatim with an unknown consolidate",
+        lambda m: m.aadd("x", namespace=NS, infer=False, consolidate="later"),  # type: ignore[typeddict-item]
+        InvalidInputError,
+        "consolidate must be one of",
+    ),
     ("asearch int", lambda m: m.asearch(1, namespace=NS), InvalidTypeError, "got int"),
+    (
+        "asearch no granularity",
+        lambda m: m.asearch("dog", namespace=NS, granularities=[]),
+        InvalidInputError,
+        "at least one granularity",
+    ),
+    (
+        "aget_all no granularity",
+        lambda m: m.aget_all(namespace=NS, granularities=[]),
+        InvalidInputError,
+        "at least one granularity",
+    ),
     ("asearch empty", lambda m: m.asearch("", namespace=NS), InvalidInputError, "empty"),
     ("aanswer int", lambda m: m.aanswer(1, namespace=NS), InvalidTypeError, "got int"),
     ("aanswer empty", lambda m: m.aanswer("", namespace=NS), InvalidInputError, "empty"),
@@ -357,6 +393,27 @@ def test_async_twins_reject_the_same_input(
     memory: Memory, call: Call, error: type[Exception], message: str
 ) -> None:
     raises_and_changes_nothing(memory, lambda: asyncio.run(call(memory)), error, message)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"timeout": "5"}, InvalidTypeError, "timeout must be a number of seconds or None"),
+        ({"timeout": float("nan")}, InvalidTypeError, "timeout must be a number"),
+        ({"namespace": ""}, NamespaceError, "namespace is an empty string"),
+        ({"namespace": 7}, NamespaceError, "got int"),
+    ],
+)
+def test_flush_refuses_bad_arguments_before_starting_the_worker(
+    memory: Memory, options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """flush() and aflush() check their arguments first: a bad one used to start the
+    background worker (which then failed on it) or raise a bare TypeError."""
+    with pytest.raises(error, match=message):
+        memory.flush(**options)
+    with pytest.raises(error, match=message):
+        asyncio.run(memory.aflush(**options))
+    assert memory._worker is None
 
 
 def test_reads_of_an_unknown_namespace_are_empty_and_change_nothing(memory: Memory) -> None:
