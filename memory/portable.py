@@ -369,8 +369,14 @@ class PortableMethods:
             path = Path(file).expanduser()
             if not path.is_file():
                 raise InvalidInputError(f"no export file at {str(path)!r}")
-            with path.open(encoding="utf-8") as lines:
-                portable = read_portable(lines, where=str(path))
+            try:
+                with path.open(encoding="utf-8") as lines:
+                    portable = read_portable(lines, where=str(path))
+            except UnicodeDecodeError as e:
+                raise InvalidInputError(
+                    f"{str(path)!r} is not a lamina export: it is not UTF-8 text ({e.reason} "
+                    f"at byte {e.start}); nothing was imported"
+                ) from e
         else:
             portable = read_portable(file)
         return import_portable(self.store, portable, target)

@@ -416,6 +416,31 @@ def test_cli_import_of_a_broken_file_names_the_line_and_imports_nothing(
         assert memory.namespaces() == {}
 
 
+def test_a_file_that_is_not_utf8_is_refused_and_imports_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file of other bytes (latin-1 text, a binary) is not a lamina export: an
+    InvalidInputError naming the file (it was a bare UnicodeDecodeError, a traceback
+    from ``lamina import``)."""
+
+    def factory(config: MemoryConfig) -> Memory:
+        return Memory(config=config, embeddings=FakeEmbeddings())
+
+    lines = exported_lines()
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes(("\n".join(lines) + '\n{"note": "caf\u00e9"}\n').encode("latin-1"))
+    target = Memory(store=ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    with pytest.raises(InvalidInputError, match="not UTF-8 text.*nothing was imported"):
+        target.import_(latin)
+    assert target.namespaces() == {}
+    data = tmp_path / "data"
+    assert main(["import", str(latin), "--data-dir", str(data)], memory_factory=factory) == 2
+    err = capsys.readouterr().err
+    assert "not UTF-8 text" in err and len(err.splitlines()) == 1
+    with factory(MemoryConfig(data_dir=data)) as memory:
+        assert memory.namespaces() == {}
+
+
 def test_a_failed_import_on_postgres_leaves_nothing(
     make_postgres_store: Callable[..., MemoryStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
