@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .filters import OCCURRED_TS
+from .filters import OCCURRED_TS, value_key
 from .frozen import LAZY, FrozenBase
 from .lexical import Analyzer
 from .okapi import BM25Params, OkapiScorer
@@ -274,16 +274,16 @@ class BM25Index:
 
     def distinct(self, key: str, limit: int = 64) -> list[Any]:
         """Distinct values of a metadata field, newest documents first, at most ``limit``."""
-        seen: dict[Any, None] = {}
+        seen: dict[Any, Any] = {}  # by value_key: True and 1 are two values
         with self._lock:
             for slot in range(len(self._meta) - 1, -1, -1):
                 meta = self._meta_at(slot)
                 if meta is None or key not in meta:
                     continue
-                seen.setdefault(meta[key], None)
+                seen.setdefault(value_key(meta[key]), meta[key])
                 if len(seen) >= limit:
                     break
-        return list(seen)
+        return list(seen.values())
 
     def search(
         self,

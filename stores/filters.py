@@ -32,6 +32,15 @@ USER_META_PREFIX = "meta."
 """Metadata key prefix for a record's free-form ``metadata``."""
 
 
+def value_key(value: Any) -> Any:
+    """``value`` as filters compare it: a bool never equals a number, ``1`` equals ``1.0``.
+
+    So the Python side of a filter matches what Chroma's ``where`` and Postgres's jsonb
+    match, where Python alone has ``True == 1``.
+    """
+    return (bool, value) if isinstance(value, bool) else value
+
+
 def _aware(value: datetime | None, name: str) -> datetime | None:
     if value is None:
         return None
@@ -152,7 +161,10 @@ class SearchFilter:
 
     def predicate(self, granularity: Granularity) -> Callable[[Mapping[str, Any]], bool]:
         """Compile the same conditions into a test on one record's stored metadata."""
-        conditions = self.metadata_conditions(granularity)
+        conditions = [
+            (key, [value_key(v) for v in values])
+            for key, values in self.metadata_conditions(granularity)
+        ]
         namespace, window = self.namespace, self.window
 
         def test(metadata: Mapping[str, Any]) -> bool:
@@ -160,6 +172,6 @@ class SearchFilter:
                 return False
             if window is not None and not window.contains(float(metadata[OCCURRED_TS])):
                 return False
-            return all(metadata.get(key) in values for key, values in conditions)
+            return all(value_key(metadata.get(key)) in keys for key, keys in conditions)
 
         return test

@@ -22,7 +22,7 @@ import numpy as np
 from ..records.model import Granularity, MemoryRecord
 from .bm25 import BM25Index, grown
 from .codec import RECORD_KEY, from_metadata
-from .filters import SearchFilter
+from .filters import SearchFilter, value_key
 from .frozen import FrozenBase
 from .lexical import Analyzer
 from .okapi import BM25Params
@@ -224,7 +224,8 @@ class NamespaceMirror(BM25Index):
                     mask &= times < flt.window.before.timestamp()
             for key, values in flt.metadata_conditions(self.granularity):
                 codes, vocab = self._column(key)
-                wanted = [vocab[v] for v in values if v in vocab]
+                keys = [value_key(v) for v in values]
+                wanted = [vocab[key] for key in keys if key in vocab]
                 mask &= np.isin(codes[:n], np.asarray(wanted, dtype=np.int32))
             return mask
 
@@ -254,7 +255,7 @@ class NamespaceMirror(BM25Index):
                 return []
             newest = np.full(len(vocab), -1, dtype=np.int64)
             np.maximum.at(newest, codes[slots], slots)
-            values = list(vocab)  # a value's code is its position in the vocabulary
+            values = vocab_values(vocab)  # a value's code is its position in the vocabulary
         present = np.flatnonzero(newest >= 0)
         order = present[np.argsort(-newest[present], kind="stable")][:limit]
         return [values[int(c)] for c in order]
@@ -319,10 +320,16 @@ def row_cost(metadata: Mapping[str, Any], n_terms: int) -> int:
     return 64 * len(metadata) + len(str(metadata.get(RECORD_KEY, ""))) + 120 * n_terms + 200
 
 
+def vocab_values(vocab: dict[Any, int]) -> list[Any]:
+    """The values of a filter column's vocabulary, in code order."""
+    return [key[1] if isinstance(key, tuple) else key for key in vocab]
+
+
 def _code(vocab: dict[Any, int], value: Any) -> int:
+    """The code of ``value`` in a filter column's ``vocab`` (keyed by :func:`value_key`)."""
     if value is None:
         return _MISSING
     try:
-        return vocab.setdefault(value, len(vocab))
+        return vocab.setdefault(value_key(value), len(vocab))
     except TypeError:  # an unhashable value (a list) never equals a filter scalar
         return _MISSING

@@ -20,9 +20,10 @@ import orjson
 
 from ..records.model import Granularity
 from .codec import RECORD_KEY
+from .filters import value_key
 from .frozen import FrozenBase
 from .lexical import Analyzer
-from .mirror import NamespaceMirror, _code
+from .mirror import NamespaceMirror, _code, vocab_values
 from .okapi import BM25Params
 
 _SCALARS = (str, int, float, bool)
@@ -98,7 +99,7 @@ def _columns(
         coded = np.fromiter((_code(vocab, v) for v in column), np.int32, len(column))
         if len(vocab) > max(_FEW, len(column) // 4):
             continue  # nearly one value per row (ids, times): no filter works by code
-        codes[key], values[key] = coded, list(vocab)
+        codes[key], values[key] = coded, vocab_values(vocab)
     return values, codes
 
 
@@ -171,7 +172,10 @@ def mirror_from_snapshot(
         granularity, namespace, analyzer=analyzer, params=params, vectors=vectors
     )
     columns = {
-        key: (np.array(arrays[f"column:{key}"], dtype=np.int32), {v: i for i, v in enumerate(vals)})
+        key: (
+            np.array(arrays[f"column:{key}"], dtype=np.int32),
+            {value_key(v): i for i, v in enumerate(vals)},
+        )
         for key, vals in header["columns"].items()
     }
     mirror._adopt_snapshot(

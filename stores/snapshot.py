@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2
+"""The snapshot layout; 2: a filter column codes ``True`` and ``1`` apart (1 merged them)."""
 _ALIGN = 64
 
 

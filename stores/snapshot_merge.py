@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .filters import OCCURRED_TS
-from .mirror import MirrorRow, _code, row_cost
+from .filters import OCCURRED_TS, value_key
+from .mirror import MirrorRow, _code, row_cost, vocab_values
 from .mirror_snapshot import _blob, _columns, _meta_bytes, _unblob, index_arrays
 
 _EMPTY_BYTES = np.zeros(0, dtype=np.uint8)
@@ -138,10 +138,10 @@ def merge_rows(
         new_values = [m.get(key) for m in metas]
         if any(v is not None and not isinstance(v, str | int | float | bool) for v in new_values):
             continue  # left to be built from the metadata if a filter asks for it
-        codes_vocab = {v: i for i, v in enumerate(values)}
+        codes_vocab = {value_key(v): i for i, v in enumerate(values)}
         fresh_codes = np.fromiter((_code(codes_vocab, v) for v in new_values), np.int32, len(new))
         out[f"column:{key}"] = np.concatenate([base[f"column:{key}"][keep], fresh_codes])
-        columns[key] = list(codes_vocab)
+        columns[key] = vocab_values(codes_vocab)
     if header is None:  # a first snapshot: a column for every scalar field
         columns, codes = _columns(metas)
         out.update({f"column:{key}": c for key, c in codes.items()})

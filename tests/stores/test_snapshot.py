@@ -356,3 +356,33 @@ def test_a_journal_with_a_lost_append_is_not_folded_nor_reread_on_every_write(
         writer.add(NS, turns[i : i + 5])
     assert 1 <= len(tries) <= 6  # 22 writes past the size: retried as the journal doubles
     exact(open_store(tmp_path))
+
+
+def test_a_filter_column_keeps_true_and_one_apart_through_snapshots(tmp_path: Path) -> None:
+    """``True`` and ``1`` are two values of a filter column (``1`` and ``1.0`` one), in the
+    mirror, in a snapshot of it, and in one that journal rows were merged into: a filter on
+    one never selects the other, as Chroma's ``where`` and Postgres compare them."""
+    values: list[object] = [True, 1, False, 0, 1.0, "1"]
+    rows = [with_terms(row(i, t, **{"meta.flag": values[i % 6]})) for i, t in enumerate(texts(24))]
+    m = mirror_of(rows)
+    header, arrays = snapshot_arrays(m)
+    assert "meta.flag" in header["columns"]
+    later = [with_terms(row(i, "kite", **{"meta.flag": values[i % 6]})) for i in range(24, 30)]
+    merged = merge_rows(header, arrays, later, set(), 9)
+    assert merged is not None
+    combined = mirror_from_snapshot(
+        RAW, NS, *merged, analyzer=Analyzer(), params=BM25Params(), vectors=True
+    )
+    assert combined is not None
+    m_all = mirror_of(rows + later)
+
+    def selected(mirror: NamespaceMirror, wanted: object) -> set[int]:
+        allowed = mirror.allowed(SearchFilter(NS, where={"metadata.flag": wanted}))  # type: ignore[dict-item]
+        return {int(rid.removeprefix("id")) % 6 for rid in mirror.window_ids(allowed)}
+
+    for mirror in (m, round_trip(m, tmp_path), combined, m_all):
+        assert selected(mirror, 1) == {1, 4}
+        assert selected(mirror, True) == {0}
+        assert selected(mirror, 0) == {3}
+        assert selected(mirror, [False, "1"]) == {2, 5}
+        assert sorted(map(repr, mirror.distinct("meta.flag"))) == ["'1'", "0", "1", "False", "True"]

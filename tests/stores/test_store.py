@@ -429,3 +429,31 @@ def searched_with_the_index(store, mine) -> None:  # type: ignore[no-untyped-def
     for mode in ("dense", "hybrid"):
         hits = store.search("Rex the puppy chewed a shoe", "raw", NS, k=5, mode=mode)  # type: ignore[arg-type]
         assert [h.record.id for h in hits] == [mine.id], mode
+
+
+def test_a_filter_on_a_number_never_matches_a_boolean(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    """``True`` and ``1`` are different metadata values on every path, as Chroma's ``where``
+    and Postgres's jsonb compare them (``1`` and ``1.0`` are the same number).
+
+    Chroma's search filters and its ``get`` by ids compared them in Python, where
+    ``True == 1``: a search for ``metadata.n = 1`` found the records flagged ``True`` too,
+    which ``get(where=...)`` and the Postgres store left out.
+    """
+    values = [1, True, 1.0, "1", False, 0]
+    turns = [
+        make_turn(NS, f"Rex note number {i}", i, metadata={"n": v}) for i, v in enumerate(values)
+    ]
+    store.add(NS, turns)
+    ids = [t.id for t in turns]
+    for wanted, matching in [(1, {0, 2}), (True, {1}), (1.0, {0, 2}), ([True, False], {1, 4})]:
+        where = {"metadata.n": wanted}
+        expected = {ids[i] for i in matching}
+        assert {r.id for r in store.get("raw", NS, where=where)} == expected, wanted
+        assert {r.id for r in store.get("raw", NS, ids, where=where)} == expected, wanted
+        for mode in ("hybrid", "dense", "bm25"):
+            hits = store.search("Rex note", "raw", NS, k=10, where=where, mode=mode)  # type: ignore[arg-type]
+            assert {h.record.id for h in hits} == expected, (wanted, mode)
+    assert store.get("raw", NS, where={"turn_index": True}) == []
+    assert store.search("Rex note", "raw", NS, where={"turn_index": True}) == []
+    distinct = store.lexical_index("raw", NS).distinct("meta.n")
+    assert sorted(map(repr, distinct)) == sorted(["1", "True", "'1'", "False", "0"])
