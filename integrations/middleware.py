@@ -24,7 +24,7 @@ from langchain.agents.middleware.types import OmitFromInput, PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, InvalidTypeError
 from ..memory.background import Consolidate, require_consolidate
 from .formatting import memory_block
 from .namespace import (
@@ -146,11 +146,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any, Any]):
 
         Raises:
             InvalidInputError: for an unknown ``mode`` or a ``k`` below 1.
-            InvalidTypeError: if ``namespace_from`` or ``session_from`` has the wrong type.
+            InvalidTypeError: if ``k`` is not an int, or ``namespace_from`` or
+                ``session_from`` has the wrong type.
         """
         super().__init__()
         if mode not in _MODES:
             raise InvalidInputError(f"mode must be one of {_MODES}, got {mode!r}")
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise InvalidTypeError(f"k must be an int, got {type(k).__name__}")
         if k < 1:
             raise InvalidInputError(f"k must be a positive number of memories, got {k}")
         self.memory = memory

@@ -16,7 +16,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from ..errors import InvalidInputError, LaminaError, RecordNotFoundError
+from ..errors import InvalidInputError, InvalidTypeError, LaminaError, RecordNotFoundError
 from ..memory.results import ForgetResult
 from ..prompts.agents import FORGET_TOOL, REMEMBER_TOOL, SEARCH_MEMORY_TOOL
 from .formatting import format_add, format_forget, format_hits
@@ -97,10 +97,13 @@ def memory_tools(
         The three tools, ready for ``create_agent(tools=...)``.
 
     Raises:
-        InvalidTypeError: if ``namespace_from`` is neither a field name nor a callable.
+        InvalidTypeError: if ``namespace_from`` is neither a field name nor a callable, or
+            ``k`` is not an int.
         InvalidInputError: if ``k`` is not positive or ``note_speaker`` is blank.
     """
     source = check_source(namespace_from)
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise InvalidTypeError(f"k must be an int, got {type(k).__name__}")
     if k < 1:
         raise InvalidInputError(f"k must be a positive number of memories, got {k}")
     if not note_speaker.strip():

@@ -212,6 +212,9 @@ def test_tools_run_async(memory: Memory) -> None:
         ({"namespace_from": 42}, InvalidTypeError),
         ({"namespace_from": " "}, InvalidTypeError),
         ({"k": 0}, InvalidInputError),
+        ({"k": 2.5}, InvalidTypeError),  # accepted, then every search failed
+        ({"k": True}, InvalidTypeError),
+        ({"k": "3"}, InvalidTypeError),  # a bare TypeError from the comparison
         ({"note_speaker": ""}, InvalidInputError),
     ],
 )

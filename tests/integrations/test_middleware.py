@@ -303,6 +303,9 @@ def test_async_agent_recalls_and_remembers(memory: Memory) -> None:
     [
         ({"mode": "summarise"}, InvalidInputError),
         ({"k": 0}, InvalidInputError),
+        ({"k": 2.5}, InvalidTypeError),  # accepted, then every search failed
+        ({"k": True}, InvalidTypeError),
+        ({"k": "3"}, InvalidTypeError),  # a bare TypeError from the comparison
         ({"namespace_from": None}, InvalidTypeError),
         ({"session_from": 3}, InvalidTypeError),
     ],
