@@ -98,6 +98,20 @@ class TimeWindow:
         return not (self.before is not None and ts >= self.before.timestamp())
 
 
+def _member(key: str, values: list[Any]) -> dict[str, Any]:
+    """Chroma's clause for ``key`` taking one of ``values``: an ``$in`` per value type.
+
+    Chroma refuses an ``$in`` list of mixed types (``["pets", 2]``, ``[1, 1.5]``).
+    """
+    by_type: dict[type, list[Any]] = {}
+    for value in values:
+        by_type.setdefault(type(value), []).append(value)
+    tests = [
+        {key: {"$in": vs}} if len(vs) > 1 else {key: {"$eq": vs[0]}} for vs in by_type.values()
+    ]
+    return tests[0] if len(tests) == 1 else {"$or": tests}
+
+
 @dataclass(frozen=True)
 class SearchFilter:
     """Namespace plus optional time window and metadata equality conditions.
@@ -156,7 +170,7 @@ class SearchFilter:
             if self.window.before is not None:
                 clauses.append({OCCURRED_TS: {"$lt": self.window.before.timestamp()}})
         for key, values in self.metadata_conditions(granularity):
-            clauses.append({key: {"$in": values}} if len(values) > 1 else {key: {"$eq": values[0]}})
+            clauses.append(_member(key, values))
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
     def predicate(self, granularity: Granularity) -> Callable[[Mapping[str, Any]], bool]:

@@ -457,3 +457,27 @@ def test_a_filter_on_a_number_never_matches_a_boolean(store, make_turn) -> None:
     assert store.search("Rex note", "raw", NS, where={"turn_index": True}) == []
     distinct = store.lexical_index("raw", NS).distinct("meta.n")
     assert sorted(map(repr, distinct)) == sorted(["1", "True", "'1'", "False", "0"])
+
+
+def test_a_filter_on_values_of_several_types_matches_any_of_them(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    """``where`` with a list of values of several types (``["pets", 2]``) selects the
+    records holding any of them, in every call that takes it.
+
+    Chroma refuses an ``$in`` list of mixed types: ``get`` and ``delete`` (and so
+    ``Memory.get_all`` with such ``filters``) raised a bare ``ValueError`` on Chroma.
+    """
+    values = ["pets", 2, "2", True, "other"]
+    turns = [
+        make_turn(NS, f"Rex note number {i}", i, metadata={"topic": v})
+        for i, v in enumerate(values)
+    ]
+    store.add(NS, turns)
+    ids = [t.id for t in turns]
+    for wanted, matching in [(["pets", 2], {0, 1}), ([2.0, True, "x"], {1, 3})]:
+        where = {"metadata.topic": wanted}
+        expected = {ids[i] for i in matching}
+        assert {r.id for r in store.get("raw", NS, where=where)} == expected, wanted
+        hits = store.search("Rex note", "raw", NS, k=10, where=where)
+        assert {h.record.id for h in hits} == expected, wanted
+    assert store.delete("raw", NS, where={"metadata.topic": ["pets", True]}) == 2
+    assert {r.id for r in store.get("raw", NS)} == {ids[i] for i in (1, 2, 4)}
