@@ -309,7 +309,9 @@ class ChromaMemoryStore(CheckedCalls, SearchByRequest, ProfilesAndAudit, ChromaE
             found = self._calls.read(
                 collection.get, where=flt.to_chroma_where(gran), include=["metadatas"]
             )
-            records = [from_metadata(gran, dict(m)) for m in found["metadatas"] or []]
+            test = flt.predicate(gran)  # Chroma's where takes 1 for 1.5 in an int field
+            metas = [dict(m) for m in found["metadatas"] or []]
+            records = [from_metadata(gran, m) for m in metas if test(m)]
             records.sort(key=lambda r: (r.occurred_at, r.id))
         return records
 

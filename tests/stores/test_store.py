@@ -481,3 +481,27 @@ def test_a_filter_on_values_of_several_types_matches_any_of_them(store, make_tur
         assert {h.record.id for h in hits} == expected, wanted
     assert store.delete("raw", NS, where={"metadata.topic": ["pets", True]}) == 2
     assert {r.id for r in store.get("raw", NS)} == {ids[i] for i in (1, 2, 4)}
+
+
+def test_a_filter_on_a_fraction_never_matches_its_whole_part(store, make_turn) -> None:  # type: ignore[no-untyped-def]
+    """``where`` on ``1.5`` selects the records holding ``1.5``, not those holding ``1``.
+
+    Chroma's ``where`` compares a float with a stored int as an int: ``get`` and
+    ``delete`` with ``metadata.x = 1.5`` took the records holding ``1`` too (the search,
+    filtered in Python, and Postgres did not).
+    """
+    values = [1, 1.5, 2, 2.5, 1.0]
+    turns = [
+        make_turn(NS, f"Rex note number {i}", i, metadata={"x": v}) for i, v in enumerate(values)
+    ]
+    store.add(NS, turns)
+    ids = [t.id for t in turns]
+    for wanted, matching in [(1.5, {1}), ([1.5, 2.5], {1, 3}), (1, {0, 4}), (2.0, {2})]:
+        where = {"metadata.x": wanted}
+        expected = {ids[i] for i in matching}
+        assert {r.id for r in store.get("raw", NS, where=where)} == expected, wanted
+        assert {r.id for r in store.get("raw", NS, ids, where=where)} == expected, wanted
+        hits = store.search("Rex note", "raw", NS, k=10, where=where)
+        assert {h.record.id for h in hits} == expected, wanted
+    assert store.delete("raw", NS, where={"metadata.x": 2.5}) == 1
+    assert {r.id for r in store.get("raw", NS)} == {ids[i] for i in (0, 1, 2, 4)}
