@@ -207,6 +207,8 @@ class AsyncCalls(RecordReads):
     async def asearch_many(self, request: SearchRequest) -> SearchAnswer:
         """Async :meth:`search_many`: every query and filter is checked before embedding."""
         searches, rankings, params = plan_request(request, embed=_unused, fusion=self.fusion)
+        if not rankings:  # a statement of no ranking is no statement
+            return {}
         if request.mode != "bm25":
             texts = {r.query_key: s.query for s, r in zip(searches, rankings, strict=True)}
             for key, text in texts.items():

@@ -119,11 +119,14 @@ class RecordReads(Transactions):
         """Every ranking of ``request`` in one SQL statement: dense, lexical and their RRF.
 
         Every query and filter is checked before any work, and each distinct query text
-        is embedded once. A namespace with no records ranks nothing.
+        is embedded once. A namespace with no records ranks nothing; a request of no
+        ranking answers ``{}``.
         """
         searches, rankings, params = plan_request(
             request, embed=self.embeddings.embed_query, fusion=self.fusion
         )
+        if not rankings:  # a statement of no ranking is no statement
+            return {}
         statement = self._statement(request.mode, rankings, params)
         with self.atomic() as conn:
             rows = conn.execute(statement, params).fetchall()

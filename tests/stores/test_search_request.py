@@ -193,3 +193,12 @@ def test_a_bad_request_is_refused_before_any_search(store: ChromaMemoryStore) ->
     with pytest.raises(InvalidInputError, match="k must"):
         store.search_many(request(rankings={"raw": Ranking(k=0)}))
     assert embeddings.calls == []  # nothing was embedded
+
+
+def test_a_request_of_no_granularity_finds_nothing(store: ChromaMemoryStore) -> None:
+    """A request that asks no ranking answers ``{}`` on every backend, as the protocol's
+    own one-search-per-ranking answer does; on Postgres its statement had no ranking
+    and the server refused it (a bare ``psycopg`` syntax error)."""
+    for mode in ("hybrid", "dense", "bm25"):
+        assert store.search_many(request(rankings={}, mode=mode)) == {}, mode
+        assert store.search_many(request(rankings={}, channels={}, mode=mode)) == {}, mode

@@ -356,3 +356,26 @@ def test_async_pool_connections_get_the_sync_pool_session_settings(
         assert asyncio.run(settings()) == sync == [("800",), ("relaxed_order",)]
     finally:
         store.close()
+
+
+def test_an_async_request_of_no_granularity_finds_nothing(postgres_dsn: str, schema: str) -> None:
+    """``asearch_many`` of a request that asks no ranking answers ``{}``, as the sync call;
+    the statement of no ranking was sent to the server, which refused it."""
+    store = PostgresMemoryStore.connect(postgres_dsn, schema=schema, embeddings=FakeEmbeddings())
+    store.add("user:alice", turns("user:alice"))
+
+    async def scenario() -> list[Any]:
+        try:
+            return [
+                await store.asearch_many(
+                    SearchRequest(query="Biscuit", namespace="user:alice", rankings={}, mode=mode)
+                )
+                for mode in ("hybrid", "dense", "bm25")
+            ]
+        finally:
+            await store.aclose()
+
+    try:
+        assert asyncio.run(scenario()) == [{}, {}, {}]
+    finally:
+        store.close()
