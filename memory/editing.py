@@ -18,12 +18,11 @@ from ..stores.chroma import ChromaMemoryStore
 from .erasure import erase_memory_files
 from .forget import forget as forget_records
 from .inputs import (
-    optional_text,
     require_aware,
     require_bool,
     require_ids,
     require_namespace,
-    require_text,
+    require_query,
 )
 from .lookup import find_record, known_ids, not_found
 from .results import ForgetResult
@@ -76,8 +75,8 @@ class EditMethods:
             InvalidInputError: The fact was already superseded, or the raw turn has
                 memories derived from it (update those instead).
         """
-        require_text("memory_id", memory_id)
-        require_text("text", text)
+        require_query("memory_id", memory_id)
+        require_query("text", text)
         require_namespace(namespace)
         record = find_record(self.store, namespace, memory_id)
         tz = self.config.memory_context(namespace).tz
@@ -94,7 +93,7 @@ class EditMethods:
             RecordNotFoundError: ``memory_id`` names no memory of ``namespace``; nothing
                 is deleted.
         """
-        require_text("memory_id", memory_id)
+        require_query("memory_id", memory_id)
         require_namespace(namespace)
         if not known_ids(self.store, namespace, [memory_id]):
             raise not_found(namespace, [memory_id])
@@ -146,7 +145,8 @@ class EditMethods:
         """
         require_namespace(namespace)
         require_bool("all", all)
-        optional_text("subject", subject)
+        if subject is not None:
+            require_query("subject", subject)
         ids = require_ids(memory_ids) if memory_ids != () else []
         if ids:
             known = known_ids(self.store, namespace, ids)

@@ -218,6 +218,7 @@ def require_lines(name: str, value: object) -> list[str]:
     for n, line in enumerate(value):
         if not isinstance(line, str):
             raise InvalidTypeError(f"{name}[{n}] must be a str, got {type_name(line)}")
+        require_encodable(f"{name}[{n}]", line)
     return list(value)
 
 
@@ -229,7 +230,7 @@ def require_ids(value: object) -> list[str]:
         )
     if isinstance(value, _BINARY) or not isinstance(value, Sequence):
         raise InvalidTypeError(f"memory_ids must be a list of str, got {type_name(value)}")
-    return [require_text(f"memory_ids[{n}]", v) for n, v in enumerate(value)]
+    return [require_query(f"memory_ids[{n}]", v) for n, v in enumerate(value)]
 
 
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}

@@ -21,7 +21,7 @@ from ..stores.namespaces import namespace_counts, pending_namespaces
 from .async_reads import AsyncReads, search_async, with_similarity, with_speakers, without_dense
 from .history import memory_history
 from .hits import ALL_GRANULARITIES, merge_hits, visible_at
-from .inputs import require_namespace, require_positive_int, require_text
+from .inputs import require_namespace, require_positive_int, require_query, require_text
 from .results import MemoryHit
 from .search_plan import SearchArgs, in_time_order, listing_plan, search_plan
 from .twins import in_thread
@@ -167,7 +167,7 @@ class ReadMethods:
             RecordNotFoundError: ``memory_id`` names no memory of ``namespace``, stored
                 or forgotten.
         """
-        require_text("memory_id", memory_id)
+        require_query("memory_id", memory_id)
         require_namespace(namespace)
         return memory_history(self.store, namespace, memory_id)
 

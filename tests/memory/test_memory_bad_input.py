@@ -252,6 +252,49 @@ ERRORS: list[Case] = [
         NamespaceError,
         "empty string",
     ),
+    # ------------------------------------------- text that is not valid (a lone surrogate)
+    (
+        "update surrogate text",  # was a bare pydantic ValidationError
+        lambda m: m.update(m.store.get("raw", NS)[0].id, "bad \ud800", namespace=NS),
+        InvalidInputError,
+        "text holds a lone UTF-16 surrogate",
+    ),
+    (
+        "update surrogate id",
+        lambda m: m.update("x\ud800", "new text", namespace=NS),
+        InvalidInputError,
+        "memory_id holds a lone UTF-16 surrogate",
+    ),
+    (
+        "delete surrogate id",  # was a UnicodeEncodeError
+        lambda m: m.delete("x\ud800", namespace=NS),
+        InvalidInputError,
+        "memory_id holds a lone UTF-16 surrogate",
+    ),
+    (
+        "history surrogate id",
+        lambda m: m.history("x\ud800", namespace=NS),
+        InvalidInputError,
+        "memory_id holds a lone UTF-16 surrogate",
+    ),
+    (
+        "forget surrogate id",
+        lambda m: m.forget(namespace=NS, memory_ids=["x\ud800"]),
+        InvalidInputError,
+        r"memory_ids\[0\] holds a lone UTF-16 surrogate",
+    ),
+    (
+        "forget surrogate subject",  # was accepted: a tombstone was written
+        lambda m: m.forget(namespace=NS, subject="Biscuit \ud800"),
+        InvalidInputError,
+        "subject holds a lone UTF-16 surrogate",
+    ),
+    (
+        "answer surrogate window line",  # was handed to the chat model
+        lambda m: m.answer("what?", namespace=NS, window=["fine", "bad \ud800"]),
+        InvalidInputError,
+        r"window\[1\] holds a lone UTF-16 surrogate",
+    ),
     # --------------------------------------------------------------- forget
     (
         "forget str ids",
@@ -378,6 +421,24 @@ ASYNC: list[Case] = [
         lambda m: m.aforget(namespace=NS, memory_ids=["nope"]),
         RecordNotFoundError,
         "no memory 'nope'",
+    ),
+    (
+        "aforget surrogate subject",
+        lambda m: m.aforget(namespace=NS, subject="Biscuit \ud800"),
+        InvalidInputError,
+        "subject holds a lone UTF-16 surrogate",
+    ),
+    (
+        "aupdate surrogate text",
+        lambda m: m.aupdate(m.store.get("raw", NS)[0].id, "bad \ud800", namespace=NS),
+        InvalidInputError,
+        "text holds a lone UTF-16 surrogate",
+    ),
+    (
+        "aanswer surrogate window line",
+        lambda m: m.aanswer("what?", namespace=NS, window=["bad \ud800"]),
+        InvalidInputError,
+        r"window\[0\] holds a lone UTF-16 surrogate",
     ),
     (
         "aforget str ids",
