@@ -33,10 +33,11 @@ from ..core.state import Failure, Written
 from ..errors import InvalidInputError, InvalidTypeError
 from ..graphs.options import DEFAULT_MAX_ATTEMPTS
 from ..llm.structured import StructuredCaller
-from ..records.model import FactRecord, MetadataValue, stable_id, utc_now
+from ..records.model import FactRecord, MetadataValue, require_encodable, stable_id, utc_now
 from ..stores.chroma import ChromaMemoryStore
 from .expiry import default_expiry
-from .inputs import first_problem, require_aware, require_expiry, require_namespace
+from .filters import require_metadata
+from .inputs import first_problem, require_aware, require_expiry, require_namespace, type_name
 from .models import ChatModelProvider
 from .results import _LLMResult
 from .twins import in_thread
@@ -105,6 +106,7 @@ def given_records(
             raise InvalidInputError(
                 f"facts[{n}] names no person: give subject= to add_facts or in the fact"
             )
+        require_encodable(f"facts[{n}] subject", person)
         since = require_aware(f"facts[{n}].valid_from", fact.valid_from or valid_from)
         meta = {**(metadata or {}), **fact.metadata, GIVEN_KEY: "given"}
         text = " ".join(fact.text.split())
@@ -204,13 +206,17 @@ class GivenFactsMethods:
             ttl: ``expires_at`` as a time from now (a timedelta, or seconds).
 
         Raises:
-            InvalidTypeError: ``facts`` or an item has a type add_facts does not take.
+            InvalidTypeError: ``facts`` or an item, ``subject`` or ``metadata`` (or one of
+                its values) has a type add_facts does not take, as in :meth:`add`.
             InvalidInputError: An empty text, no person, a naive datetime, a bad
-                metadata value, or an ``expires_at``/``ttl`` not in the future; nothing
-                is stored.
+                metadata key or value, or an ``expires_at``/``ttl`` not in the future;
+                nothing is stored.
             NamespaceError: A missing or malformed namespace.
         """
         namespace = require_namespace(namespace)
+        if subject is not None and not isinstance(subject, str):
+            raise InvalidTypeError(f"subject must be a str or None, got {type_name(subject)}")
+        metadata = require_metadata(metadata)
         ctx = self.config.memory_context(
             namespace, small_model=self._models.small_model
         )  # a bad setting fails before any write

@@ -135,6 +135,34 @@ def test_a_failed_check_keeps_both_facts_and_flags_a_retry() -> None:
             InvalidInputError,
             r"facts\[1\]\.valid_from is a naive",
         ),
+        # checked as add() checks them (were AttributeError, UnicodeEncodeError, TypeError,
+        # or an error blaming facts[0] for the call's metadata)
+        (["Alice likes tea"], {"subject": 5}, InvalidTypeError, "subject must be a str"),
+        (["likes tea"], {"subject": "Al\ud800"}, InvalidInputError, r"facts\[0\] subject holds"),
+        (
+            ["ok", {"text": "likes tea", "subject": "Bo\ud800"}],
+            {"subject": "Alice"},
+            InvalidInputError,
+            r"facts\[1\] subject holds a lone UTF-16 surrogate",
+        ),
+        (
+            ["Alice likes tea"],
+            {"subject": "Alice", "metadata": "tea"},
+            InvalidTypeError,
+            "metadata must be a dict",
+        ),
+        (
+            ["Alice likes tea"],
+            {"subject": "Alice", "metadata": {"tags": ["a", "b"]}},
+            InvalidTypeError,
+            r"metadata\['tags'\] must be a str, int, float or bool, got list",
+        ),
+        (
+            ["Alice likes tea"],
+            {"subject": "Alice", "metadata": {"occurred_at": "2024"}},
+            InvalidInputError,
+            "metadata key 'occurred_at' is reserved",
+        ),
     ],
 )
 def test_bad_input_is_refused_before_anything_is_stored(
