@@ -341,11 +341,25 @@ class PortableMethods:
         ``file`` is a path (written as UTF-8, replaced if it exists) or an open text
         stream. The format is described in :mod:`lamina.memory.portable`; vectors are
         left out. Returns how many records of each kind were written. No LLM is used.
+        A path is opened once the store has been read: an export that cannot read it
+        (the store unreachable) leaves a file already there as it was.
+
+        Raises:
+            InvalidTypeError: ``file`` is neither a path nor a text stream.
         """
         namespace = validate_namespace(namespace)
         if isinstance(file, str | Path):
+            lines = export_lines(self.store, namespace)
+            header = next(lines)  # every read of the store is made here, before the file
             with Path(file).expanduser().open("w", encoding="utf-8") as out:
-                return write_export(self.store, namespace, out)
+                out.write(header + "\n")
+                out.writelines(f"{line}\n" for line in lines)
+            counts: dict[str, int] = json.loads(header)["counts"]
+            return counts
+        if not callable(getattr(file, "write", None)):
+            raise InvalidTypeError(
+                f"file must be a path or an open text stream, got {type(file).__name__}"
+            )
         return write_export(self.store, namespace, file)
 
     aexport = in_thread(export)
@@ -377,8 +391,12 @@ class PortableMethods:
                     f"{str(path)!r} is not a lamina export: it is not UTF-8 text ({e.reason} "
                     f"at byte {e.start}); nothing was imported"
                 ) from e
-        else:
+        elif isinstance(file, Iterable) and not isinstance(file, bytes | bytearray):
             portable = read_portable(file)
+        else:
+            raise InvalidTypeError(
+                f"file must be a path or an open text stream, got {type(file).__name__}"
+            )
         return import_portable(self.store, portable, target)
 
     aimport_ = in_thread(import_)

@@ -20,7 +20,7 @@ import pytest
 
 from lamina import Memory, MemoryConfig
 from lamina.cli import main
-from lamina.errors import InvalidInputError
+from lamina.errors import InvalidInputError, InvalidTypeError, StoreUnavailableError
 from lamina.memory.portable import VERSION, read_portable
 from lamina.records import (
     EpisodeRecord,
@@ -414,6 +414,35 @@ def test_cli_import_of_a_broken_file_names_the_line_and_imports_nothing(
     assert "line 1: export version 99" in capsys.readouterr().err
     with factory(MemoryConfig(data_dir=data)) as memory:
         assert memory.namespaces() == {}
+
+
+def test_an_export_that_cannot_read_the_store_leaves_the_file_there_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path was opened (emptied) before the store was read, so a store that failed
+    left an earlier export at that path empty."""
+    memory = build(ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    file = tmp_path / "ana.jsonl"
+    memory.export(file, namespace=NS)
+    before = file.read_bytes()
+
+    def down(namespace: str) -> list[Any]:
+        raise StoreUnavailableError("cannot reach the store")
+
+    monkeypatch.setattr(memory.store, "list_audit", down)
+    with pytest.raises(StoreUnavailableError):
+        memory.export(file, namespace=NS)
+    assert file.read_bytes() == before
+
+
+def test_a_file_argument_of_another_type_is_refused() -> None:
+    memory = Memory(store=ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    with pytest.raises(InvalidTypeError, match="path or an open text stream, got int"):
+        memory.export(5, namespace=NS)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="path or an open text stream, got int"):
+        memory.import_(5)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="path or an open text stream, got bytes"):
+        memory.import_(b"ana.jsonl")  # type: ignore[arg-type]
 
 
 def test_a_file_that_is_not_utf8_is_refused_and_imports_nothing(
