@@ -391,12 +391,13 @@ class PortableMethods:
                     f"{str(path)!r} is not a lamina export: it is not UTF-8 text ({e.reason} "
                     f"at byte {e.start}); nothing was imported"
                 ) from e
-        elif isinstance(file, Iterable) and not isinstance(file, bytes | bytearray):
-            portable = read_portable(file)
         else:
-            raise InvalidTypeError(
-                f"file must be a path or an open text stream, got {type(file).__name__}"
-            )
+            given: object = file  # what a caller passed, whatever the annotation says
+            if isinstance(given, bytes | bytearray) or not isinstance(given, Iterable):
+                raise InvalidTypeError(
+                    f"file must be a path or an open text stream, got {type(given).__name__}"
+                )
+            portable = read_portable(file)
         return import_portable(self.store, portable, target)
 
     aimport_ = in_thread(import_)
