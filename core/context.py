@@ -104,6 +104,16 @@ RETIRED: Mapping[str, str] = MappingProxyType(
 )
 """Former :class:`MemoryContext` fields and where each went, for a fix-it error."""
 
+
+def _encodable(text: str) -> bool:
+    """Whether ``text`` can be encoded as UTF-8 (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 __all__ = [
     "DEFAULT_TRIGGER_POLICY",
     "DERIVED_KINDS",
@@ -180,6 +190,11 @@ class MemoryContext:
             not isinstance(self.instructions, str) or not self.instructions.strip()
         ):
             raise InvalidInputError("instructions must be non-empty text, or None for none")
+        if self.instructions is not None and not _encodable(self.instructions):
+            raise InvalidInputError(
+                "instructions hold a lone UTF-16 surrogate, which is not valid text; decode "
+                "the original bytes with errors='replace' first"
+            )
         if self.instructions is not None and len(self.instructions) > MAX_INSTRUCTIONS:
             raise InvalidInputError(
                 f"instructions are {len(self.instructions)} characters; at most "

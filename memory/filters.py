@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import InvalidInputError, InvalidTypeError
-from ..records.model import MetadataValue
+from ..records.model import MetadataValue, require_encodable
 from ..stores.base import Where
 from ..stores.filters import TimeWindow
 from .inputs import type_name
@@ -34,7 +34,7 @@ def _key(name: str, key: object) -> str:
         raise InvalidTypeError(f"{name} keys must be str, got {type_name(key)} ({key!r})")
     if not key.strip() or len(key) > MAX_KEY_CHARS:
         raise InvalidInputError(f"{name} keys must be 1-{MAX_KEY_CHARS} characters, got {key!r}")
-    return key
+    return require_encodable(f"{name} key {key!r}", key)
 
 
 def require_scalar(name: str, value: object) -> MetadataValue:
@@ -43,7 +43,9 @@ def require_scalar(name: str, value: object) -> MetadataValue:
         raise InvalidTypeError(
             f"{name} is None; JSON null cannot be stored or filtered on: leave the key out"
         )
-    if isinstance(value, bool | str):
+    if isinstance(value, str):
+        return require_encodable(name, value)
+    if isinstance(value, bool):
         return value
     if isinstance(value, int):
         if not -_INT64 <= value < _INT64:

@@ -295,6 +295,30 @@ ERRORS: list[Case] = [
         InvalidInputError,
         r"window\[1\] holds a lone UTF-16 surrogate",
     ),
+    (
+        "get_all surrogate filter value",  # was chromadb's InvalidArgumentError
+        lambda m: m.get_all(namespace=NS, filters={"pet": "dog \ud800"}),
+        InvalidInputError,
+        r"filters\['pet'\] holds a lone UTF-16 surrogate",
+    ),
+    (
+        "search surrogate filter key",
+        lambda m: m.search("dog", namespace=NS, filters={"p\ud800": 1}),
+        InvalidInputError,
+        "filters key .* holds a lone UTF-16 surrogate",
+    ),
+    (
+        "add surrogate instructions",  # was stored and handed to the chat model
+        lambda m: m.add("hi", namespace=NS, instructions="keep pets \ud800"),
+        InvalidInputError,
+        "instructions hold a lone UTF-16 surrogate",
+    ),
+    (
+        "add background surrogate instructions",  # was stored in the pending mark
+        lambda m: m.add("hi", namespace=NS, instructions="keep \ud800", consolidate="background"),
+        InvalidInputError,
+        "instructions hold a lone UTF-16 surrogate",
+    ),
     # --------------------------------------------------------------- forget
     (
         "forget str ids",
@@ -439,6 +463,12 @@ ASYNC: list[Case] = [
         lambda m: m.aanswer("what?", namespace=NS, window=["bad \ud800"]),
         InvalidInputError,
         r"window\[0\] holds a lone UTF-16 surrogate",
+    ),
+    (
+        "aget_all surrogate filter value",
+        lambda m: m.aget_all(namespace=NS, filters={"pet": ["cat", "dog \ud800"]}),
+        InvalidInputError,
+        r"filters\['pet'\]\[1\] holds a lone UTF-16 surrogate",
     ),
     (
         "aforget str ids",
