@@ -188,7 +188,13 @@ class SearchByRequest:
 def plain_request(
     query: str, granularity: Granularity | str, namespace: str, options: SearchOptions
 ) -> tuple[Granularity, SearchRequest]:
-    """The request whose plain ranking of ``granularity`` is what ``search`` returns."""
+    """The request whose plain ranking of ``granularity`` is what ``search`` returns.
+
+    A keyword that :class:`SearchOptions` does not name is refused, as ``get`` refuses one.
+    """
+    from .arguments import keywords  # it imports this module
+
+    keywords("search", options, SearchOptions)
     gran = parse_granularity(granularity)
     own = Ranking(
         k=options.get("k", DEFAULT_SEARCH_K),

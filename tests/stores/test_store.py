@@ -264,6 +264,8 @@ def test_same_record_id_in_two_namespaces_does_not_collide(store) -> None:  # ty
         (lambda s, t: s.search("q", "raw", NS, k=0), InvalidInputError),
         (lambda s, t: s.search("q", "raw", NS, mode="fuzzy"), InvalidInputError),
         (lambda s, t: s.search("q", "bogus", NS), InvalidInputError),
+        (lambda s, t: s.search("q", "raw", NS, limit=3), TypeError),  # get's keyword
+        (lambda s, t: s.search("q", "raw", NS, top_k=3), TypeError),
         (lambda s, t: s.get("raw", NS, "just-one-id"), InvalidTypeError),
         (lambda s, t: s.get("raw", NS, where={"mood": "x"}), InvalidInputError),
     ],
