@@ -77,7 +77,15 @@ def parse_duration(text: str) -> timedelta:
             f"cannot read the duration {text!r}: give seconds or a number with s, m, h or d, "
             "e.g. 3600, 90m, 12h or 30d"
         )
-    return timedelta(seconds=float(found["n"]) * UNITS[found["unit"]])
+    from ..memory.inputs import MAX_TTL
+
+    seconds = float(found["n"]) * UNITS[found["unit"]]
+    if not seconds <= MAX_TTL.total_seconds():  # timedelta could not hold some of them
+        raise InvalidInputError(
+            f"the duration {text!r} is longer than {MAX_TTL.days} days; use --clear for "
+            "memories that never expire"
+        )
+    return timedelta(seconds=seconds)
 
 
 def describe_ttl(ttl: timedelta | None) -> str:

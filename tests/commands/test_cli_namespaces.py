@@ -132,6 +132,9 @@ def test_default_ttl_sets_shows_and_clears_a_namespace_default(run: Run, tmp_pat
         (("0",), "ttl must be positive"),
         (("soon",), "cannot read the duration 'soon'"),
         (("30d", "--clear"), "not both"),
+        # were an OverflowError traceback
+        (("99999999999999d",), "longer than 365000 days"),
+        (("1" + "0" * 400,), "longer than 365000 days"),
     ],
 )
 def test_default_ttl_refuses_a_bad_duration_and_keeps_the_default(
