@@ -48,7 +48,11 @@ def check_ttl(ttl: object, what: str = "ttl") -> float | None:
         return None
     if isinstance(ttl, bool) or not isinstance(ttl, int | float):
         raise InvalidTypeError(f"{what} must be a number of minutes or None, got {ttl!r}")
-    if not math.isfinite(ttl) or ttl <= 0:
+    try:
+        finite = math.isfinite(ttl)
+    except OverflowError:  # an int beyond any float
+        finite = False
+    if not finite or ttl <= 0:
         raise InvalidInputError(
             f"{what} must be a positive number of minutes, got {ttl!r}: an item with it "
             "would expire before it is stored"

@@ -173,10 +173,13 @@ class BackgroundMethods:
         """
         if namespace is not None:
             require_namespace(namespace)
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout != timeout
+        given: object = timeout  # what a caller passed, whatever the annotation says
+        if given is not None and (
+            isinstance(given, bool) or not isinstance(given, int | float) or given != given
         ):
-            raise InvalidTypeError(f"timeout must be a number of seconds or None, got {timeout!r}")
+            raise InvalidTypeError(f"timeout must be a number of seconds or None, got {given!r}")
+        if isinstance(given, int) and given > 10**9:  # past any float: as long as None waits
+            timeout = None
         if self._closed:
             raise InvalidInputError("this Memory is closed; create a new one")
         self._consolidator().flush(namespace, timeout)

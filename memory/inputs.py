@@ -8,6 +8,7 @@ it got and the types it accepts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict
@@ -144,7 +145,10 @@ def require_ttl(name: str, ttl: object) -> timedelta:
         raise InvalidTypeError(
             f"{name} must be a timedelta or a number of seconds, got {type_name(ttl)}"
         )
-    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+    try:
+        seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+    except OverflowError:  # an int beyond any float: further than MAX_TTL either way
+        seconds = math.inf if ttl > 0 else -math.inf  # type: ignore[operator]
     if not seconds > 0:
         raise InvalidInputError(
             f"{name} must be positive, got {seconds:g} s: a memory that has already "

@@ -319,6 +319,25 @@ ERRORS: list[Case] = [
         InvalidInputError,
         "instructions hold a lone UTF-16 surrogate",
     ),
+    # ------------------------------------------- an int no float holds (was an OverflowError)
+    (
+        "add ttl past any float",
+        lambda m: m.add("hi", namespace=NS, infer=False, ttl=10**400),
+        InvalidInputError,
+        "ttl of inf s is longer than 365000 days",
+    ),
+    (
+        "add ttl below any float",
+        lambda m: m.add("hi", namespace=NS, infer=False, ttl=-(10**400)),
+        InvalidInputError,
+        "ttl must be positive",
+    ),
+    (
+        "set_default_ttl past any float",
+        lambda m: m.set_default_ttl(NS, 10**400),
+        InvalidInputError,
+        "longer than 365000 days",
+    ),
     # --------------------------------------------------------------- forget
     (
         "forget str ids",
@@ -505,6 +524,11 @@ def test_flush_refuses_bad_arguments_before_starting_the_worker(
     with pytest.raises(error, match=message):
         asyncio.run(memory.aflush(**options))
     assert memory._worker is None
+
+
+def test_flush_with_a_timeout_past_any_float_waits_as_none_does(memory: Memory) -> None:
+    memory.flush(timeout=10**400)  # was an OverflowError (nothing is pending)
+    asyncio.run(memory.aflush(timeout=10**400))
 
 
 def test_reads_of_an_unknown_namespace_are_empty_and_change_nothing(memory: Memory) -> None:
