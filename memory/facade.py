@@ -33,6 +33,7 @@ from ..core.context import MemoryContext
 from ..errors import InvalidInputError, InvalidTypeError
 from ..graphs.memory import build_memory_graph
 from ..records.model import MetadataValue
+from ..stores.base import MemoryStore
 from ..stores.chroma import ChromaMemoryStore
 from .background import BackgroundMethods, Consolidate, require_consolidate
 from .checkpointing import add_thread, choose_add_thread, configured_checkpointer, supports_async
@@ -104,6 +105,16 @@ class Memory(
         if store is not None and embeddings is not None:
             raise InvalidInputError(
                 "pass embeddings= to the store you built, not to Memory, when passing store="
+            )
+        if store is not None and not isinstance(store, MemoryStore):
+            raise InvalidTypeError(
+                "store must be a lamina MemoryStore such as ChromaMemoryStore.ephemeral() or "
+                f"PostgresMemoryStore.connect(dsn), got {type(store).__name__}"
+            )
+        if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointSaver):
+            raise InvalidTypeError(
+                "checkpointer must be a LangGraph BaseCheckpointSaver (e.g. InMemorySaver()), "
+                f"got {type(checkpointer).__name__}"
             )
         if chat_model is not None and not isinstance(chat_model, BaseChatModel):
             raise InvalidTypeError(

@@ -191,6 +191,23 @@ def test_add_consolidates_per_the_configured_trigger_policy(store: ChromaMemoryS
     assert [f.text for f in store.get("fact", NS)] == ["Alice bakes bread"]
 
 
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        ({"store": "chroma"}, "store must be a lamina MemoryStore .*got str"),
+        ({"store": {"raw": []}}, "store must be a lamina MemoryStore .*got dict"),
+        ({"checkpointer": "sqlite:///x.db"}, "checkpointer must be a LangGraph .*got str"),
+    ],
+)
+def test_a_store_or_checkpointer_of_another_type_is_refused_at_construction(
+    argument: dict[str, Any], message: str
+) -> None:
+    """They were accepted, and the first call that used them raised AttributeError."""
+    argument.setdefault("store", ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()))
+    with pytest.raises(InvalidTypeError, match=message):
+        Memory(chat_model=SchemaChatModel(), **argument)
+
+
 def test_add_rejects_a_bad_namespace(memory: Memory) -> None:
     with pytest.raises(NamespaceError):
         memory.add("hi", namespace="bad namespace!", at=T0)
