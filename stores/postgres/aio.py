@@ -22,7 +22,7 @@ from typing import Any, Unpack
 
 import psycopg
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from ...errors import InvalidInputError
 from ...records.audit import AuditEntry
@@ -87,6 +87,8 @@ class AsyncCalls(RecordReads):
 
         Calls that start together on a fresh loop wait for one pool, never open several.
         """
+        if self.closed:  # as the sync calls are: a closed store opens no pool again
+            raise unavailable(PoolClosed(f"the store on {self.where} is closed"), self.where)
         loop = asyncio.get_running_loop()
         if self._apool is not None and (self._dsn is None or self._apool_loop in (None, loop)):
             return self._apool

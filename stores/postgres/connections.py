@@ -100,6 +100,8 @@ class Transactions:
     pool: ConnectionPool[Any]
     where: str
     """Where the database is, for error messages (never the password)."""
+    closed: bool = False
+    """Whether :meth:`close` was called."""
     _active: ContextVar[psycopg.Connection[Any] | None]
 
     def _bind(self, pool: ConnectionPool[Any], where: str) -> None:
@@ -108,7 +110,8 @@ class Transactions:
         self._active = ContextVar(f"lamina_pg_{id(self)}", default=None)
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool; the store's async calls are refused from now on too."""
+        self.closed = True
         self.pool.close()
 
     @contextmanager

@@ -338,6 +338,29 @@ def test_memory_async_reads_await_the_store_and_match_the_sync_ones(
     assert prof == profile is not None
 
 
+def test_a_closed_memory_s_async_reads_fail_as_its_sync_reads_do(
+    postgres_dsn: str, schema: str
+) -> None:
+    """Once ``close()`` closed the Postgres store a Memory opened, ``asearch``,
+    ``aget_all`` and ``aprofile`` raise what ``search`` raises; they opened a new async
+    pool on the DSN instead (one that nothing closed) and answered."""
+    config = MemoryConfig(store=postgres_dsn, prefix=schema)
+    memory = Memory(config=config, embeddings=FakeEmbeddings())
+    memory.add(TEXTS[0], namespace="user:a", speaker="Alice", at=T0, infer=False)
+    memory.close()
+    with pytest.raises(StoreUnavailableError) as sync:
+        memory.search("Biscuit", namespace="user:a")
+    for call in (
+        memory.asearch("Biscuit", namespace="user:a"),
+        memory.aget_all(namespace="user:a"),
+        memory.aprofile(namespace="user:a"),
+    ):
+        with pytest.raises(StoreUnavailableError, match="closed") as got:
+            asyncio.run(call)
+        assert type(got.value) is type(sync.value)
+    assert memory.store._apool is None  # no pool was opened again
+
+
 def test_async_pool_connections_get_the_sync_pool_session_settings(
     postgres_dsn: str, schema: str
 ) -> None:
