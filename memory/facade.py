@@ -228,11 +228,13 @@ class Memory(
     def _add_request(
         self, messages: AddInput, namespace: str, options: AddOptions
     ) -> tuple[dict[str, Any], MemoryContext]:
+        if self._closed:  # before the store is read: a closed Postgres store cannot answer
+            raise InvalidInputError("this Memory is closed; create a new one")
         require_namespace(namespace)
         require_add_options(options)
         require_consolidate(options.get("consolidate", "inline"))  # infer=False ignores it
         session_closed = require_bool("session_closed", options.get("session_closed", False))
-        infer = require_bool("infer", options.get("infer", True))
+        require_bool("infer", options.get("infer", True))
         extra = require_metadata(options.get("metadata"))
         expires = require_expiry(options.get("expires_at"), options.get("ttl"))
         turns = to_turns(
@@ -249,8 +251,6 @@ class Memory(
             update = {"metadata": require_metadata(merged), "expires_at": expires}
             turns[n] = turn.model_copy(update=update)
         state = {"turns": turns, "session_closed": session_closed}
-        if not infer and self._closed:
-            raise InvalidInputError("this Memory is closed; create a new one")
         return state, self.config.memory_context(
             namespace, small_model=self._models.small_model, **call_context(options)
         )

@@ -343,7 +343,9 @@ def test_a_closed_memory_s_async_reads_fail_as_its_sync_reads_do(
 ) -> None:
     """Once ``close()`` closed the Postgres store a Memory opened, ``asearch``,
     ``aget_all`` and ``aprofile`` raise what ``search`` raises; they opened a new async
-    pool on the DSN instead (one that nothing closed) and answered."""
+    pool on the DSN instead (one that nothing closed) and answered. An ``add`` says the
+    Memory is closed, as on Chroma; it read the store first and raised a retryable
+    StoreUnavailableError."""
     config = MemoryConfig(store=postgres_dsn, prefix=schema)
     memory = Memory(config=config, embeddings=FakeEmbeddings())
     memory.add(TEXTS[0], namespace="user:a", speaker="Alice", at=T0, infer=False)
@@ -359,6 +361,11 @@ def test_a_closed_memory_s_async_reads_fail_as_its_sync_reads_do(
             asyncio.run(call)
         assert type(got.value) is type(sync.value)
     assert memory.store._apool is None  # no pool was opened again
+    for mode in ({"infer": False}, {"consolidate": "background"}, {}):  # read the store first
+        with pytest.raises(InvalidInputError, match="this Memory is closed"):
+            memory.add("Biscuit", namespace="user:a", speaker="Alice", **mode)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match="this Memory is closed"):
+            asyncio.run(memory.aadd("Biscuit", namespace="user:a", speaker="Alice", **mode))  # type: ignore[arg-type]
 
 
 def test_async_pool_connections_get_the_sync_pool_session_settings(
