@@ -210,7 +210,14 @@ def check_question(question: str, config: MemoryConfig) -> None:
     byte), so only a longer one is counted: with the model's own tokenizer (read from its
     GGUF file, which is not loaded as a model) when the file is in place, else estimated.
     """
-    budget, size = question_budget(config), len(question.encode("utf-8"))
+    try:
+        size = len(question.encode("utf-8"))
+    except UnicodeEncodeError as e:  # bytes the terminal could not decode (surrogateescape)
+        raise InvalidInputError(
+            f"the question holds {question[e.start : e.end]!r}, bytes that are not UTF-8 "
+            "text; give the question as UTF-8"
+        ) from None
+    budget = question_budget(config)
     if budget is None or size <= budget.limit:
         return
     from ..llm.tokens import EstimatedTokens, gguf_counter

@@ -153,6 +153,14 @@ def test_the_question_limit_follows_the_window_and_the_endpoint_has_none() -> No
     check_question(question * 10, endpoint)
 
 
+def test_a_question_with_bytes_that_are_not_utf8_is_refused(run: Run, built: list[Any]) -> None:
+    """An argument the terminal could not decode reaches Python with lone surrogates
+    (surrogateescape); ``lamina ask`` crashed with a UnicodeEncodeError traceback."""
+    status, _, err = run("ask", "Where is \udcff?")
+    assert status == 2 and "not UTF-8 text" in one_error(err)
+    assert built == []
+
+
 def test_a_short_question_is_never_tokenized(monkeypatch: pytest.MonkeyPatch) -> None:
     """A question of at most ``limit`` bytes fits whatever the tokenizer (no file read)."""
 
