@@ -98,7 +98,7 @@ def memory_tools(
 
     Raises:
         InvalidTypeError: if ``namespace_from`` is neither a field name nor a callable, or
-            ``k`` is not an int.
+            ``k`` is not an int, or ``note_speaker`` is not a str.
         InvalidInputError: if ``k`` is not positive or ``note_speaker`` is blank.
     """
     source = check_source(namespace_from)
@@ -106,6 +106,8 @@ def memory_tools(
         raise InvalidTypeError(f"k must be an int, got {type(k).__name__}")
     if k < 1:
         raise InvalidInputError(f"k must be a positive number of memories, got {k}")
+    if not isinstance(note_speaker, str):
+        raise InvalidTypeError(f"note_speaker must be a str, got {type(note_speaker).__name__}")
     if not note_speaker.strip():
         raise InvalidInputError("note_speaker must be a non-empty speaker name")
 

@@ -216,6 +216,7 @@ def test_tools_run_async(memory: Memory) -> None:
         ({"k": True}, InvalidTypeError),
         ({"k": "3"}, InvalidTypeError),  # a bare TypeError from the comparison
         ({"note_speaker": ""}, InvalidInputError),
+        ({"note_speaker": None}, InvalidTypeError),  # an AttributeError
     ],
 )
 def test_bad_options_fail_at_construction(
