@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Unpack
+from collections.abc import Callable, Sequence
+from typing import Unpack
 
 from langchain_core.embeddings import Embeddings
 from pydantic import ValidationError
@@ -18,7 +18,7 @@ from ..records.model import (
     validate_namespace,
 )
 from .audited import Supersede
-from .base import GetOptions, Scope, SupersedeOptions
+from .base import GetOptions, Scope, SupersedeOptions, keywords
 
 
 def as_embeddings(embeddings: object) -> Embeddings:
@@ -88,13 +88,6 @@ def as_ids(ids: object) -> list[str]:
     if bad:
         raise InvalidTypeError(f"ids must be strings, got {bad[:3]!r}")
     return list(dict.fromkeys(ids))
-
-
-def keywords(call: str, given: Mapping[str, object], options: Any) -> None:
-    """Refuse a keyword that the TypedDict ``options`` does not name, as a signature would."""
-    unknown = sorted(set(given) - options.__optional_keys__ - options.__required_keys__)
-    if unknown:
-        raise TypeError(f"{call}() got an unexpected keyword argument {unknown[0]!r}")
 
 
 def get_limit(options: GetOptions) -> int | None:

@@ -185,6 +185,13 @@ class SearchByRequest:
         return self.search_many(request)[gran.value][PLAIN]
 
 
+def keywords(call: str, given: Mapping[str, object], options: Any) -> None:
+    """Refuse a keyword that the TypedDict ``options`` does not name, as a signature would."""
+    unknown = sorted(set(given) - options.__optional_keys__ - options.__required_keys__)
+    if unknown:
+        raise TypeError(f"{call}() got an unexpected keyword argument {unknown[0]!r}")
+
+
 def plain_request(
     query: str, granularity: Granularity | str, namespace: str, options: SearchOptions
 ) -> tuple[Granularity, SearchRequest]:
@@ -192,8 +199,6 @@ def plain_request(
 
     A keyword that :class:`SearchOptions` does not name is refused, as ``get`` refuses one.
     """
-    from .arguments import keywords  # it imports this module
-
     keywords("search", options, SearchOptions)
     gran = parse_granularity(granularity)
     own = Ranking(
