@@ -34,6 +34,7 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ..records.model import PendingBuild, RawTurn, utc_now
 from ..stores.chroma import ChromaMemoryStore
 from .inputs import require_namespace
+from .lifecycle import CLOSED
 from .models import ChatModelProvider
 from .outcome import added
 from .results import AddResult
@@ -118,7 +119,7 @@ class BackgroundMethods:
     ) -> AddResult:
         """Store the turns pending and hand them to the worker; no LLM call."""
         if self._closed:
-            raise InvalidInputError("this Memory is closed; create a new one")
+            raise InvalidInputError(CLOSED)
         turns: list[TurnInput] = state["turns"]
         worker = self._consolidator()
         worker.reserve(len(turns))
@@ -181,7 +182,7 @@ class BackgroundMethods:
         if isinstance(given, int) and given > 10**9:  # past any float: as long as None waits
             timeout = None
         if self._closed:
-            raise InvalidInputError("this Memory is closed; create a new one")
+            raise InvalidInputError(CLOSED)
         self._consolidator().flush(namespace, timeout)
 
     async def aflush(self, namespace: str | None = None, *, timeout: float | None = None) -> None:

@@ -54,7 +54,7 @@ from .inputs import (
     require_query,
     to_turns,
 )
-from .lifecycle import LifecycleMethods
+from .lifecycle import CLOSED, LifecycleMethods, refuse_once_closed
 from .models import ChatModelProvider, LocalServerFactory
 from .opening import open_store
 from .outcome import added, answered
@@ -67,6 +67,7 @@ from .worker import pending_count
 
 
 @trace_calls  # each call is an OpenTelemetry span when tracing is set up
+@refuse_once_closed
 class Memory(
     ReadMethods,
     EditMethods,
@@ -169,7 +170,7 @@ class Memory(
     def _compiled(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         """The compiled memory graph, built on first use (this starts a local model)."""
         if self._closed:
-            raise InvalidInputError("this Memory is closed; create a new one")
+            raise InvalidInputError(CLOSED)
         with self._lock:
             if self._graph is None:
                 if self.checkpointer is None:
@@ -228,8 +229,6 @@ class Memory(
     def _add_request(
         self, messages: AddInput, namespace: str, options: AddOptions
     ) -> tuple[dict[str, Any], MemoryContext]:
-        if self._closed:  # before the store is read: a closed Postgres store cannot answer
-            raise InvalidInputError("this Memory is closed; create a new one")
         require_namespace(namespace)
         require_add_options(options)
         require_consolidate(options.get("consolidate", "inline"))  # infer=False ignores it

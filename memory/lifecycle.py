@@ -3,10 +3,54 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Any, Self, TypeVar
+
+from ..errors import InvalidInputError
+from .spans import TRACED_ASYNC_CALLS, TRACED_CALLS
+
+C = TypeVar("C", bound=type)
+
+CLOSED = "this Memory is closed; create a new one"
+
+
+def _open_only(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method``, raising :data:`CLOSED` as an InvalidInputError once the Memory is closed."""
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def acall(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if self._closed:
+                raise InvalidInputError(CLOSED)
+            return await method(self, *args, **kwargs)
+
+        return acall
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._closed:
+            raise InvalidInputError(CLOSED)
+        return method(self, *args, **kwargs)
+
+    return call
+
+
+def refuse_once_closed(cls: C) -> C:
+    """Make each public call of ``cls`` (the calls that are spans) refuse a closed Memory.
+
+    After ``close()`` every call raises the same :class:`~lamina.errors.InvalidInputError`,
+    whatever the store: a Chroma store that the Memory did not open would otherwise still
+    answer and take writes, and a closed Postgres store raise a retryable
+    ``StoreUnavailableError``. The async twins that run their sync call in a thread are
+    refused by that call.
+    """
+    for name in (*TRACED_CALLS, *TRACED_ASYNC_CALLS):
+        setattr(cls, name, _open_only(getattr(cls, name)))
+    return cls
 
 
 class LifecycleMethods:

@@ -18,6 +18,7 @@ from ..errors import ConsolidationBacklogError, ConsolidationPendingError, Inval
 from ..records.model import RawTurn
 from ..stores.namespaces import pending_namespaces
 from ..stores.worker_lock import worker_lock
+from .lifecycle import CLOSED
 
 logger = logging.getLogger("lamina.memory")
 
@@ -153,7 +154,7 @@ class Consolidator:
 
     def _ensure_thread(self) -> None:
         if self._stopping:
-            raise InvalidInputError("this Memory is closed; create a new one")
+            raise InvalidInputError(CLOSED)
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(
                 target=self._run, name="lamina-consolidator", daemon=True

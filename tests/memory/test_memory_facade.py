@@ -520,3 +520,57 @@ def test_the_root_package_file_imports_on_its_own() -> None:
     assert module.LaminaError is lamina.LaminaError
     assert module.Memory is Memory
     assert module.__version__ == lamina.__version__
+
+
+def test_a_closed_memory_refuses_every_call_and_changes_nothing(store, model, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """After ``close()`` each public call, sync or async, raises the closed Memory's
+    InvalidInputError, and the store it was given (still open) is left as it was: reads,
+    update, delete and forget used to answer and write through a closed Memory on Chroma."""
+    memory = Memory(store=store, chat_model=model)
+    memory.add("I have a dog named Biscuit", namespace=NS, speaker="Alice", at=T0, infer=False)
+    turn = memory.get_all(namespace=NS)[0]
+    before = {g: store.get(g, NS) for g in ("raw", "fact", "episode", "scene")}
+    memory.close()
+    file = tmp_path / "export.jsonl"
+    file.write_text("")
+    calls: dict[str, Any] = {
+        "add": lambda: memory.add("more", namespace=NS, at=T0, infer=False),
+        "add_facts": lambda: memory.add_facts(["has a cat"], namespace=NS, subject="Alice"),
+        "answer": lambda: memory.answer("What is the dog called?", namespace=NS),
+        "search": lambda: memory.search("Biscuit", namespace=NS),
+        "get_all": lambda: memory.get_all(namespace=NS),
+        "history": lambda: memory.history(turn.id, namespace=NS),
+        "profile": lambda: memory.profile(namespace=NS),
+        "inspect": lambda: memory.inspect(namespace=NS),
+        "namespaces": lambda: memory.namespaces(),
+        "update": lambda: memory.update(turn.id, "I have a cat", namespace=NS),
+        "delete": lambda: memory.delete(turn.id, namespace=NS),
+        "delete_all": lambda: memory.delete_all(namespace=NS),
+        "forget": lambda: memory.forget(namespace=NS, subject="dog"),
+        "export": lambda: memory.export(file, namespace=NS),
+        "import_": lambda: memory.import_(file, namespace=NS),
+        "flush": lambda: memory.flush(NS),
+        "set_default_ttl": lambda: memory.set_default_ttl(NS, None),
+        "default_ttl": lambda: memory.default_ttl(NS),
+        "sweep_expired": lambda: memory.sweep_expired(),
+        "aadd": lambda: asyncio.run(memory.aadd("more", namespace=NS, at=T0, infer=False)),
+        "aanswer": lambda: asyncio.run(memory.aanswer("What dog?", namespace=NS)),
+        "asearch": lambda: asyncio.run(memory.asearch("Biscuit", namespace=NS)),
+        "aget_all": lambda: asyncio.run(memory.aget_all(namespace=NS)),
+        "aprofile": lambda: asyncio.run(memory.aprofile(namespace=NS)),
+        "aupdate": lambda: asyncio.run(memory.aupdate(turn.id, "a cat", namespace=NS)),
+        "aforget": lambda: asyncio.run(memory.aforget(namespace=NS, subject="dog")),
+        "aflush": lambda: asyncio.run(memory.aflush(NS)),
+    }
+    not_refused = []
+    for name, call in calls.items():
+        try:
+            call()
+            not_refused.append(name)
+        except Exception as e:  # noqa: BLE001 - each call's outcome is listed below
+            if not (isinstance(e, InvalidInputError) and "this Memory is closed" in str(e)):
+                not_refused.append(f"{name}: {type(e).__name__}")
+    assert not_refused == []
+    assert {g: store.get(g, NS) for g in ("raw", "fact", "episode", "scene")} == before
+    assert file.read_text() == ""
+    assert store.search("Biscuit", "raw", NS)  # the store itself is not closed

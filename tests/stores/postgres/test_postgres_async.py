@@ -342,26 +342,26 @@ def test_a_closed_memory_s_async_reads_fail_as_its_sync_reads_do(
     postgres_dsn: str, schema: str
 ) -> None:
     """Once ``close()`` closed the Postgres store a Memory opened, ``asearch``,
-    ``aget_all`` and ``aprofile`` raise what ``search`` raises; they opened a new async
-    pool on the DSN instead (one that nothing closed) and answered. An ``add`` says the
-    Memory is closed, as on Chroma; it read the store first and raised a retryable
-    StoreUnavailableError."""
+    ``aget_all`` and ``aprofile`` raise what ``search`` raises: the closed Memory's
+    InvalidInputError, as on Chroma. They opened a new async pool on the DSN instead (one
+    that nothing closed) and answered; ``search`` and ``add`` raised a retryable
+    StoreUnavailableError, as if the server were away."""
     config = MemoryConfig(store=postgres_dsn, prefix=schema)
     memory = Memory(config=config, embeddings=FakeEmbeddings())
     memory.add(TEXTS[0], namespace="user:a", speaker="Alice", at=T0, infer=False)
     memory.close()
-    with pytest.raises(StoreUnavailableError) as sync:
+    with pytest.raises(InvalidInputError, match="this Memory is closed") as sync:
         memory.search("Biscuit", namespace="user:a")
     for call in (
         memory.asearch("Biscuit", namespace="user:a"),
         memory.aget_all(namespace="user:a"),
         memory.aprofile(namespace="user:a"),
     ):
-        with pytest.raises(StoreUnavailableError, match="closed") as got:
+        with pytest.raises(InvalidInputError, match="this Memory is closed") as got:
             asyncio.run(call)
         assert type(got.value) is type(sync.value)
     assert memory.store._apool is None  # no pool was opened again
-    for mode in ({"infer": False}, {"consolidate": "background"}, {}):  # read the store first
+    for mode in ({"infer": False}, {"consolidate": "background"}, {}):
         with pytest.raises(InvalidInputError, match="this Memory is closed"):
             memory.add("Biscuit", namespace="user:a", speaker="Alice", **mode)  # type: ignore[arg-type]
         with pytest.raises(InvalidInputError, match="this Memory is closed"):
