@@ -71,7 +71,8 @@ class LifecycleMethods:
 
         A background worker stops after the batch it is building; turns still pending
         stay in the store, for the next Memory on it (``flush()`` first to wait for them).
-        Safe to call twice; also runs at interpreter exit for a Memory never closed.
+        Every call after it raises InvalidInputError. Safe to call twice; also runs at
+        interpreter exit for a Memory never closed.
         """
         self._closed = True
         self._stop_sweeper()
