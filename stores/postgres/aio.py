@@ -49,7 +49,7 @@ from .connections import HNSW_EF_SEARCH, TIMEOUTS, timed_out, timeout_setting, u
 from .documents import audit_query, body_query
 from .reads import RecordReads
 from .rows import Row, encode, upsert_params, upsert_statement
-from .schema import Names
+from .schema import BIGINT_MAX, Names
 from .sql import decode_hits, plan_request
 
 
@@ -203,7 +203,7 @@ class AsyncCalls(RecordReads):
             "WHERE namespace = %(ns)s AND meta ? %(key)s GROUP BY 1) s "
             "ORDER BY w DESC LIMIT %(limit)s"
         ).format(self.names.records(parse_granularity(granularity)))
-        params = {"ns": validate_namespace(namespace), "key": key, "limit": limit}
+        params = {"ns": validate_namespace(namespace), "key": key, "limit": min(limit, BIGINT_MAX)}
         return [r[0] for r in await self._rows(query, params)]
 
     async def asearch_many(self, request: SearchRequest) -> SearchAnswer:

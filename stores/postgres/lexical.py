@@ -15,7 +15,7 @@ import psycopg
 from psycopg import sql
 
 from ...records.model import Granularity
-from .schema import Names
+from .schema import BIGINT_MAX, Names
 
 Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
 """A connection inside a transaction, checked out of the store's pool."""
@@ -99,4 +99,4 @@ class PostgresLexicalIndex:
             "WHERE namespace = %(ns)s AND meta ? %(key)s GROUP BY 1) s "
             "ORDER BY w DESC LIMIT %(limit)s"
         ).format(self._table)
-        return [r[0] for r in self._rows(query, {"key": key, "limit": limit})]
+        return [r[0] for r in self._rows(query, {"key": key, "limit": min(limit, BIGINT_MAX)})]

@@ -27,6 +27,9 @@ from ...records.model import Granularity
 SCHEMA_VERSION = 3
 """The newest schema version this code writes and reads."""
 
+BIGINT_MAX = 2**63 - 1
+"""The largest ``LIMIT`` Postgres takes; a larger ``k`` or ``limit`` asks for every row anyway."""
+
 HNSW_M = 8
 """Links per node of each table's HNSW index (pgvector's default is 16)."""
 HNSW_EF_CONSTRUCTION = 32

@@ -21,7 +21,7 @@ from ..base import ScoredRecord, Search, SearchAnswer, SearchMode, SearchRequest
 from ..filters import SearchFilter
 from ..fusion import FusionConfig
 from ..search import checked_searches
-from .schema import Names
+from .schema import BIGINT_MAX, Names
 
 
 def pg_text(value: Any) -> Any:
@@ -115,7 +115,7 @@ def search_statement(
         table = names.records(r.granularity)
         where = filter_clause(r.flt, r.granularity, params, f"r{i}_")
         depth, k = f"r{i}_depth", f"r{i}_k"
-        params[depth], params[k] = r.depth, r.k
+        params[depth], params[k] = min(r.depth, BIGINT_MAX), min(r.k, BIGINT_MAX)
         q, vec = sql.Placeholder(r.query_key), sql.Placeholder(f"{r.query_key}_vec")
         d, dr, lx, lr, f = (sql.Identifier(f"{c}{i}") for c in ("d", "dr", "l", "lr", "f"))
         channels: list[sql.Composable] = []

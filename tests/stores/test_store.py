@@ -507,3 +507,15 @@ def test_a_filter_on_a_fraction_never_matches_its_whole_part(store, make_turn) -
         assert {h.record.id for h in hits} == expected, wanted
     assert store.delete("raw", NS, where={"metadata.x": 2.5}) == 1
     assert {r.id for r in store.get("raw", NS)} == {ids[i] for i in (0, 1, 2, 4)}
+
+
+@pytest.mark.parametrize("k", [2**63, 10**30])
+def test_a_k_past_any_row_count_returns_every_hit(store, make_turn, k) -> None:  # type: ignore[no-untyped-def]
+    """A ``k`` (or ``distinct`` limit) larger than Postgres's bigint asks for every row, as
+    on Chroma; Postgres raised its driver's NumericValueOutOfRange ("bigint out of range")."""
+    seed(store, make_turn)
+    for mode in ("hybrid", "dense", "bm25"):
+        everything = store.search("Rex hiking", "raw", NS, k=len(TEXTS), mode=mode)
+        huge = store.search("Rex hiking", "raw", NS, k=k, mode=mode)
+        assert [h.record.id for h in huge] == [h.record.id for h in everything], mode
+    assert sorted(store.lexical_index("raw", NS).distinct("speaker", k)) == ["Alice", "Bob"]

@@ -409,3 +409,24 @@ def test_an_async_request_of_no_granularity_finds_nothing(postgres_dsn: str, sch
         assert asyncio.run(scenario()) == [{}, {}, {}]
     finally:
         store.close()
+
+
+def test_an_async_k_past_bigint_returns_every_hit(postgres_dsn: str, schema: str) -> None:
+    """``asearch`` and ``adistinct`` take a ``k`` or limit past Postgres's bigint as asking
+    for every row, as the sync calls do; the server refused it ("bigint out of range")."""
+    store = PostgresMemoryStore.connect(postgres_dsn, schema=schema, embeddings=FakeEmbeddings())
+    store.add("user:alice", turns("user:alice"))
+
+    async def scenario() -> tuple[list[str], list[Any]]:
+        try:
+            hits = await store.asearch("Biscuit Lisbon", "raw", "user:alice", k=2**63)
+            speakers = await store.adistinct("raw", "user:alice", "speaker", 10**30)
+            return [h.record.id for h in hits], speakers
+        finally:
+            await store.aclose()
+
+    try:
+        everything = store.search("Biscuit Lisbon", "raw", "user:alice", k=len(TEXTS))
+        assert asyncio.run(scenario()) == ([h.record.id for h in everything], ["Alice"])
+    finally:
+        store.close()
