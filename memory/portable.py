@@ -118,6 +118,14 @@ class Portable:
     profile: ProfileRecord | None = None
     audit: list[AuditEntry] = field(default_factory=list)
     settings: NamespaceSettings | None = None
+    first_lines: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
+    """The line each ``(kind, id)`` was read from: an id read twice is refused."""
+
+    def once(self, kind: str, id_: str, n: int) -> None:
+        """Note that line ``n`` holds ``kind``'s ``id_``; ValueError if an earlier line did."""
+        first = self.first_lines.setdefault((kind, id_), n)
+        if first != n:
+            raise ValueError(f"the {kind} id {id_!r} again (first on line {first})")
 
     def counts(self) -> dict[str, int]:
         """How many of each kind the file holds."""
@@ -171,8 +179,8 @@ def read_portable(lines: Iterable[str], where: str = "the export file") -> Porta
 
     Raises:
         InvalidInputError: No header, another format or version, a line that does not
-            parse or holds another namespace's record, or counts the header does not
-            match. The message names the line.
+            parse, holds another namespace's record or repeats an id, or counts the
+            header does not match. The message names the line.
     """
     numbered = ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
     first = next(numbered, None)
@@ -301,13 +309,16 @@ def _take(portable: Portable, value: dict[str, Any], where: str, n: int, ns: str
                 raise ValueError(
                     f"a record of namespace {record.namespace!r} in an export of {ns!r}"
                 )
+            portable.once(gran.value, record.id, n)
             portable.records.setdefault(gran, []).append(record)
         elif kind == "profile":
             if portable.profile is not None:
                 raise ValueError("a second profile")
             portable.profile = ProfileRecord.model_validate(value.get("profile"))
         elif kind == "audit":
-            portable.audit.append(AuditEntry.model_validate(value.get("entry")))
+            entry = AuditEntry.model_validate(value.get("entry"))
+            portable.once("audit", entry.id, n)
+            portable.audit.append(entry)
         elif kind == "settings" and portable.header.version >= 2:
             if portable.settings is not None:
                 raise ValueError("a second settings line")

@@ -505,3 +505,23 @@ def test_ingest_points_memory_files_to_import(
     assert "`lamina inspect --json` report" in capsys.readouterr().err
     assert main(["ingest", str(export), "--data-dir", str(data), "--raw-only"], **cli) == 2
     assert f"lamina import {export}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["record", "audit"])
+def test_an_id_twice_in_the_file_is_refused_naming_both_lines(
+    fresh: Callable[[], MemoryStore], kind: str
+) -> None:
+    """A record or audit entry whose id an earlier line already holds (the header's counts
+    raised to match) is refused naming both lines, and nothing is imported. It was
+    imported once and counted twice on Chroma."""
+    lines = exported_lines()
+    at = next(i for i, line in enumerate(lines) if json.loads(line).get("type") == kind)
+    header = json.loads(lines[0])
+    counted = json.loads(lines[at]).get("granularity", "audit")
+    header["counts"][counted] += 1
+    damaged = [json.dumps(header), *lines[1:], lines[at]]
+    target = Memory(store=fresh())
+    with pytest.raises(InvalidInputError, match=f"line {len(damaged)}: .*first on line {at + 1}"):
+        target.import_(io.StringIO("\n".join(damaged) + "\n"))
+    assert all(target.store.count(g, NS) == 0 for g in Granularity)
+    assert target.store.list_audit(NS) == []
