@@ -125,6 +125,9 @@ class ExpiryMethods:
             deleted += self._rewrite_scenes(ns, found.get("scene", []), at)
         return deleted
 
+    asweep_expired = in_thread(sweep_expired)
+    """Async :meth:`sweep_expired`, with the same arguments (run in a worker thread)."""
+
     def _rewrite_scenes(self, namespace: str, ids: list[str], now: datetime) -> int:
         """Scenes hidden by an expired member: rebuilt from the others, or forgotten."""
         gone = []

@@ -154,6 +154,9 @@ class ReadMethods:
             counts.setdefault(ns, {})["pending"] = n
         return dict(sorted(counts.items()))
 
+    anamespaces = in_thread(namespaces)
+    """Async :meth:`namespaces` (run in a worker thread)."""
+
     def history(self, memory_id: str, *, namespace: str) -> list[AuditEntry]:
         """The versions of a memory and what changed them, oldest first (mem0's history).
 
@@ -194,3 +197,6 @@ class ReadMethods:
             require_text("granularity", granularity)
         grans = [parse_granularity(granularity).value] if granularity else ALL_GRANULARITIES
         return {g: unexpired(self.store.get(g, namespace))[-limit:] for g in grans}
+
+    ainspect = in_thread(inspect)
+    """Async :meth:`inspect`, with the same arguments (run in a worker thread)."""

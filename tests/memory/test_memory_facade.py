@@ -574,3 +574,25 @@ def test_a_closed_memory_refuses_every_call_and_changes_nothing(store, model, tm
     assert {g: store.get(g, NS) for g in ("raw", "fact", "episode", "scene")} == before
     assert file.read_text() == ""
     assert store.search("Biscuit", "raw", NS)  # the store itself is not closed
+
+
+def test_every_call_has_an_async_twin(store, model) -> None:  # type: ignore[no-untyped-def]
+    """Each public call has an ``a``-prefixed coroutine twin, as the docs promise; the
+    twins of ``namespaces``, ``inspect`` and ``sweep_expired`` answer as their calls do
+    (the three had none)."""
+    from lamina.memory.spans import TRACED_CALLS  # every public call
+
+    missing = [
+        n for n in TRACED_CALLS if not asyncio.iscoroutinefunction(getattr(Memory, f"a{n}", None))
+    ]
+    assert missing == []
+    memory = Memory(store=store, chat_model=model)
+    memory.add("I have a dog named Biscuit", namespace=NS, speaker="Alice", at=T0, infer=False)
+    memory.add("a note", namespace=NS, at=T0, infer=False, ttl=timedelta(hours=1))
+    assert asyncio.run(memory.anamespaces()) == memory.namespaces() == {NS: {"raw": 2}}
+    assert asyncio.run(memory.ainspect(namespace=NS, limit=1)) == memory.inspect(
+        namespace=NS, limit=1
+    )
+    later = datetime.now(UTC) + timedelta(hours=2)
+    assert asyncio.run(memory.asweep_expired(NS, now=later)) == 1
+    assert memory.namespaces() == {NS: {"raw": 1}}
