@@ -59,6 +59,7 @@ class ExpiryMethods:
     config: MemoryConfig
     _sweeper: threading.Thread | None = None
     _sweep_stop: threading.Event | None = None
+    _closed: bool  # the facade's (:class:`.lifecycle.LifecycleMethods`)
 
     forget: Callable[..., ForgetResult]  # the facade's (:class:`.editing.EditMethods`)
 
@@ -164,6 +165,8 @@ class ExpiryMethods:
                 try:
                     self.sweep_expired()
                 except Exception as e:  # a store that is down: the next sweep tries again
+                    if self._closed:  # closed mid-sweep: the rest waits for the next Memory
+                        return
                     logger.warning("sweeping expired memories failed: %s", e)
 
         self._sweep_stop = stop

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -170,3 +171,28 @@ def test_postgres_finds_expired_records(postgres_dsn: str) -> None:
         assert found not in {r.id for r in memory.store.get("raw", NS)}
     finally:
         store.close()
+
+
+def test_a_sweep_cut_short_by_close_ends_the_sweeper_without_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A Memory closed while its sweeper is sweeping refuses the sweep's forget; the
+    sweeper thread ends quietly instead of warning that sweeping failed."""
+    memory = Memory(
+        config=MemoryConfig(sweep_interval_minutes=0.0005),
+        store=ChromaMemoryStore.ephemeral(embeddings=FakeEmbeddings()),
+    )
+    sweeps = []
+
+    def closed_mid_sweep() -> int:
+        sweeps.append(1)
+        memory.close()  # what close() from another thread does between two namespaces
+        return memory.forget(namespace="user:a", all=True).count
+
+    sweeper = memory._sweeper
+    assert sweeper is not None
+    with caplog.at_level(logging.WARNING, logger="lamina"):
+        memory.sweep_expired = closed_mid_sweep  # type: ignore[method-assign]
+        sweeper.join(timeout=10)
+    assert not sweeper.is_alive() and sweeps == [1]
+    assert [r.getMessage() for r in caplog.records if "sweeping" in r.getMessage()] == []
