@@ -47,9 +47,10 @@ from ..indexing import IndexTextPolicy
 from ..writes import prepare
 from .connections import HNSW_EF_SEARCH, TIMEOUTS, timed_out, timeout_setting, unavailable
 from .documents import audit_query, body_query
+from .lexical import DISTINCT, distinct_params
 from .reads import RecordReads
 from .rows import Row, encode, upsert_params, upsert_statement
-from .schema import BIGINT_MAX, Names
+from .schema import Names
 from .sql import decode_hits, plan_request
 
 
@@ -198,12 +199,8 @@ class AsyncCalls(RecordReads):
         self, granularity: Granularity | str, namespace: str, key: str, limit: int = 64
     ) -> list[Any]:
         """Async ``lexical_index(granularity, namespace).distinct(key, limit)``."""
-        query = sql.SQL(
-            "SELECT v FROM (SELECT meta -> %(key)s AS v, max(written) AS w FROM {} "
-            "WHERE namespace = %(ns)s AND meta ? %(key)s GROUP BY 1) s "
-            "ORDER BY w DESC LIMIT %(limit)s"
-        ).format(self.names.records(parse_granularity(granularity)))
-        params = {"ns": validate_namespace(namespace), "key": key, "limit": min(limit, BIGINT_MAX)}
+        query = DISTINCT.format(self.names.records(parse_granularity(granularity)))
+        params = {"ns": validate_namespace(namespace), **distinct_params(key, limit)}
         return [r[0] for r in await self._rows(query, params)]
 
     async def asearch_many(self, request: SearchRequest) -> SearchAnswer:

@@ -17,6 +17,19 @@ from psycopg import sql
 from ...records.model import Granularity
 from .schema import BIGINT_MAX, Names
 
+DISTINCT = sql.SQL(
+    "SELECT v FROM (SELECT meta -> %(key)s AS v, max(written) AS w FROM {} "
+    "WHERE namespace = %(ns)s AND meta ? %(key)s GROUP BY 1) s "
+    "ORDER BY w DESC LIMIT %(limit)s"
+)
+"""A namespace's distinct values of ``meta -> key``, last-written first (format: the table)."""
+
+
+def distinct_params(key: str, limit: int) -> dict[str, Any]:
+    """:data:`DISTINCT`'s parameters but the namespace; a limit past bigint asks for all."""
+    return {"key": key, "limit": min(limit, BIGINT_MAX)}
+
+
 Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
 """A connection inside a transaction, checked out of the store's pool."""
 
@@ -94,9 +107,4 @@ class PostgresLexicalIndex:
 
     def distinct(self, key: str, limit: int = 64) -> list[Any]:
         """Distinct values of a metadata field, last-written documents first, at most ``limit``."""
-        query = sql.SQL(
-            "SELECT v FROM (SELECT meta -> %(key)s AS v, max(written) AS w FROM {} "
-            "WHERE namespace = %(ns)s AND meta ? %(key)s GROUP BY 1) s "
-            "ORDER BY w DESC LIMIT %(limit)s"
-        ).format(self._table)
-        return [r[0] for r in self._rows(query, {"key": key, "limit": min(limit, BIGINT_MAX)})]
+        return [r[0] for r in self._rows(DISTINCT.format(self._table), distinct_params(key, limit))]
